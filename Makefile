@@ -1,0 +1,48 @@
+# hybridops-tf developer entry points. Every target builds .venv from nothing when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MODULE ?= modules/sim/vm
+HYOPS := $(BIN)/hyops
+
+.PHONY: install test unit integration demo lint bench apply destroy status clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[sim,test]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+unit: install
+	$(BIN)/python -m pytest -q tests/unit
+
+integration: install
+	$(BIN)/python -m pytest -q tests/integration
+
+demo: install
+	$(BIN)/python scripts/demo.py
+
+lint: install
+	$(BIN)/pip install --quiet ruff
+	$(BIN)/ruff check hybridops_tf tests scripts bench
+
+bench: install
+	$(BIN)/python bench/run.py
+
+apply: install
+	$(HYOPS) apply $(MODULE)
+
+destroy: install
+	$(HYOPS) destroy $(MODULE)
+
+status: install
+	$(HYOPS) status --all
+
+clean:
+	rm -rf $(VENV) .hyops
