@@ -55,6 +55,14 @@ class LazyGroup(click.Group):
             return None
         return getattr(module, attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """The one place a HyopsError becomes a message and its exit code (CliRunner too)."""
+        try:
+            return super().invoke(ctx)
+        except HyopsError as err:
+            click.echo(f"hyops: error: {err.message}", err=True)
+            ctx.exit(err.exit_code)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -93,7 +101,7 @@ def cli(ctx: click.Context, runtime_root: Path, engine: str | None, modules_root
 def main() -> None:
     """Console entry: HyopsError -> one line on stderr and its exit code."""
     try:
-        cli.main(standalone_mode=False)
+        rc = cli.main(standalone_mode=False)
     except HyopsError as err:
         click.echo(f"hyops: error: {err.message}", err=True)
         sys.exit(err.exit_code)
@@ -102,12 +110,12 @@ def main() -> None:
         sys.exit(130)
     except click.ClickException as err:
         err.show()
-        sys.exit(2 if isinstance(err, click.UsageError) else err.exit_code)
+        sys.exit(2 if isinstance(err, click.UsageError | click.BadParameter) else err.exit_code)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
     except BrokenPipeError:
         os._exit(1)
-    sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":

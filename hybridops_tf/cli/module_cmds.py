@@ -1,0 +1,84 @@
+"""`hyops apply`, `destroy`, `plan`: parse options, call the core, render."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hybridops_tf.cli.options import PassthroughCommand, input_options, lock_option, module_options, target
+from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
+
+
+def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs_file: Path | None,
+         var_options: tuple[str, ...], lock_timeout: float, allow_uncertain: bool = False) -> None:
+    from hybridops_tf import operation
+
+    tgt = target(ctx, module_dir, ref)
+    outcome = operation.run(operation.ModuleRequest(
+        command=command, target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+        inputs_file=inputs_file, var_options=var_options, passthrough=ctx.meta["passthrough"],
+        lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
+        on_event=ProgressPrinter(),
+    ))
+    echo_outcome(outcome, command, tgt.ref, str(module_dir))
+    ctx.exit(outcome.exit_code)
+
+
+@click.command("apply", cls=PassthroughCommand)
+@module_options
+@input_options
+@lock_option
+@click.option("--allow-uncertain", is_flag=True,
+              help="Apply even though the record says the last outcome is uncertain.")
+@click.pass_context
+def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
+              var_options: tuple[str, ...], lock_timeout: float, allow_uncertain: bool) -> None:
+    """Apply MODULE_DIR, recording `running` before the engine may change anything.
+
+    \b
+    Example:
+      hyops apply modules/sim/vm --var network_id=net-1234abcd
+      hyops apply modules/sim/network -- -parallelism=2
+    """
+    _run(ctx, "apply", module_dir, ref, inputs_file, var_options, lock_timeout, allow_uncertain)
+
+
+@click.command("destroy", cls=PassthroughCommand)
+@module_options
+@input_options
+@lock_option
+@click.pass_context
+def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
+                var_options: tuple[str, ...], lock_timeout: float) -> None:
+    """Destroy MODULE_DIR; `destroyed` only once the state is confirmed empty.
+
+    \b
+    Example:
+      hyops destroy modules/sim/vm --var network_id=net-1234abcd
+    """
+    _run(ctx, "destroy", module_dir, ref, inputs_file, var_options, lock_timeout)
+
+
+@click.command("plan", cls=PassthroughCommand)
+@module_options
+@input_options
+@click.pass_context
+def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
+             var_options: tuple[str, ...]) -> None:
+    """Plan MODULE_DIR into a run folder (events + redacted plan.json). Never changes status.
+
+    \b
+    Example:
+      hyops plan modules/sim/network
+    """
+    from hybridops_tf import planning
+
+    tgt = target(ctx, module_dir, ref)
+    outcome = planning.run_plan(planning.PlanRequest(
+        target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, inputs_file=inputs_file,
+        var_options=var_options, passthrough=ctx.meta["passthrough"], argv=sys.argv[1:],
+    ))
+    click.echo(outcome.message)
+    ctx.exit(outcome.exit_code)

@@ -1,0 +1,85 @@
+"""Pure argv builders for the engine: every command hyops runs is spelled here.
+
+Nothing here spawns a process (that is process.py's job), so each builder is unit-tested
+as an exact list. `-chdir=DIR` comes first, exactly as `tofu -chdir=DIR apply` would be
+typed, so local state and `.terraform` land where a raw run puts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+Argv = list[str]
+
+
+def _base(engine: Path | str, module_dir: Path | str | None) -> Argv:
+    argv = [str(engine)]
+    if module_dir is not None:
+        argv.append(f"-chdir={module_dir}")
+    return argv
+
+
+def version(engine: Path | str) -> Argv:
+    return [str(engine), "version", "-json"]
+
+
+def init(engine: Path | str, module_dir: Path | str) -> Argv:
+    return [*_base(engine, module_dir), "init", "-input=false", "-no-color"]
+
+
+def apply(engine: Path | str, module_dir: Path | str, extra: Sequence[str] = ()) -> Argv:
+    return [*_base(engine, module_dir), "apply", "-auto-approve", "-input=false", "-json", *extra]
+
+
+def destroy(engine: Path | str, module_dir: Path | str, extra: Sequence[str] = ()) -> Argv:
+    return [*_base(engine, module_dir), "destroy", "-auto-approve", "-input=false", "-json", *extra]
+
+
+def plan(
+    engine: Path | str,
+    module_dir: Path | str,
+    out: Path | str | None = None,
+    *,
+    refresh_only: bool = False,
+    destroy: bool = False,
+    extra: Sequence[str] = (),
+) -> Argv:
+    argv = [*_base(engine, module_dir), "plan", "-input=false", "-json"]
+    if refresh_only:
+        argv.append("-refresh-only")
+    if destroy:
+        argv.append("-destroy")
+    if out is not None:
+        argv.append(f"-out={out}")
+    return [*argv, *extra]
+
+
+def show_state(engine: Path | str, module_dir: Path | str) -> Argv:
+    return [*_base(engine, module_dir), "show", "-json", "-no-color"]
+
+
+def show_plan(engine: Path | str, module_dir: Path | str, plan_file: Path | str) -> Argv:
+    return [*_base(engine, module_dir), "show", "-json", "-no-color", str(plan_file)]
+
+
+def output(engine: Path | str, module_dir: Path | str) -> Argv:
+    return [*_base(engine, module_dir), "output", "-json", "-no-color"]
+
+
+def state_list(engine: Path | str, module_dir: Path | str) -> Argv:
+    return [*_base(engine, module_dir), "state", "list", "-no-color"]
+
+
+def import_(
+    engine: Path | str, module_dir: Path | str, address: str, object_id: str, extra: Sequence[str] = ()
+) -> Argv:
+    return [*_base(engine, module_dir), "import", "-input=false", "-no-color", *extra, address, object_id]
+
+
+def workspace_select(engine: Path | str, module_dir: Path | str, name: str) -> Argv:
+    return [*_base(engine, module_dir), "workspace", "select", "-no-color", name]
+
+
+def workspace_new(engine: Path | str, module_dir: Path | str, name: str) -> Argv:
+    return [*_base(engine, module_dir), "workspace", "new", "-no-color", name]

@@ -1,0 +1,78 @@
+"""Durable file writes: temp file in the same directory, fsync, replace, fsync the dir.
+
+Every file hyops writes under the runtime root goes through here, so a crash at any
+instant leaves either the old file or the new one, never a torn one. Modes are 0600 for
+files and 0700 for directories (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create path (and parents) with mode 0700; refuse a symlink where a directory should be."""
+    if path.is_symlink():
+        raise OSError(f"refusing to use symlinked directory {path}")
+    if path.is_dir():
+        return path
+    missing = []
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for part in reversed(missing):  # every level we create is 0700, not just the leaf
+        try:
+            part.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            pass
+        os.chmod(part, DIR_MODE)
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a directory")
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace path with data atomically and durably (mode 0600)."""
+    ensure_dir(path.parent)
+    if path.is_symlink():
+        raise OSError(f"refusing to replace symlink {path}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def open_append(path: Path):  # noqa: ANN201 - a binary file object
+    """Open an append-only log (events.jsonl, stderr log) created with mode 0600."""
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+    return os.fdopen(fd, "ab")

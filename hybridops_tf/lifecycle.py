@@ -1,0 +1,80 @@
+"""Statuses and the rules between them (DESIGN §5). Pure: no I/O, exhaustively tested.
+
+One Enum per vocabulary, shared by code, docs and tests, so the words cannot drift.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Status(str, Enum):
+    """Module record status (`latest.json` "status")."""
+
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    DESTROYED = "destroyed"
+    ABSENT = "absent"
+    RETAINED = "retained"
+
+
+class ResourceStatus(str, Enum):
+    """Per-resource status inside a record's "resources" map."""
+
+    COMPLETE = "complete"
+    ERROR = "error"
+    PENDING = "pending"  # planned, never started
+    DESTROYED = "destroyed"
+
+
+class MemberStatus(str, Enum):
+    """Stack member status in a stack run report (DESIGN §8)."""
+
+    OK = "ok"
+    ERROR = "error"
+    PENDING = "pending"
+    DESTROYED = "destroyed"
+    ABSENT = "absent"
+    RETAINED = "retained"
+    SKIPPED = "skipped"
+
+
+# Outcomes that claim "nothing of this module may exist remotely".
+CLAIMS_EMPTY = frozenset({Status.DESTROYED, Status.ABSENT})
+
+
+def destroy_eligible(status: Status | None, *, include_retained: bool = False) -> bool:
+    """Skip only destroyed and absent; retained only on request; no record is eligible.
+
+    `error`, a stale `running` and `ok` may all hold live objects, so they are destroyed.
+    """
+    if status is None:
+        return True
+    if status in CLAIMS_EMPTY:
+        return False
+    if status is Status.RETAINED:
+        return include_retained
+    return True
+
+
+def is_stale(status: Status, lock_free: bool) -> bool:
+    """A running record whose lock no live process holds: its outcome is uncertain."""
+    return status is Status.RUNNING and lock_free
+
+
+def apply_refusal(
+    status: Status | None, *, stale: bool, suspect_orphans: int, allow_uncertain: bool
+) -> str | None:
+    """Why a new apply must not start blind, or None when it may.
+
+    A create whose response was lost may have made an object the state does not know; a
+    blind re-apply would make a second one. Destroy is never guarded: cleanup stays open.
+    """
+    if allow_uncertain:
+        return None
+    if status is Status.RUNNING and stale:
+        return "the last operation was interrupted (stale 'running' record): its outcome is uncertain"
+    if suspect_orphans:
+        return f"{suspect_orphans} suspect orphan(s) recorded: creates that started and left no state"
+    return None

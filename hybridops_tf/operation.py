@@ -1,0 +1,234 @@
+"""apply/destroy for one module: DESIGN §6, step by step.
+
+1 validate -> 2 lock -> 3 preflight + uncertain-outcome guard -> 4 persist `running` ->
+5 run the engine, streaming events -> 6 settle from evidence -> 7 release. Never retry.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf import settle
+from hybridops_tf.engine import commands, process
+from hybridops_tf.engine.events import Event, OutputsMessage, ResourceTracker, parse_event, summarize_diagnostics
+from hybridops_tf.engine.runner import Engine
+from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.lifecycle import Status, apply_refusal
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.record import OperationRecord, Owner, RecordStore
+from hybridops_tf.runs import EventLog, RunFolder, new_run_id
+from hybridops_tf.runtime import Runtime
+
+EventSink = Callable[[Event], None]
+
+
+@dataclass
+class ModuleRequest:
+    """Everything one apply/destroy of one module needs; built by the CLI or the stack runner."""
+
+    command: str  # "apply" | "destroy"
+    target: ModuleTarget
+    runtime_root: Path
+    engine: str | None = None
+    inputs_file: Path | None = None
+    var_options: Sequence[str] = ()
+    stack_inputs: Mapping[str, Any] | None = None
+    passthrough: Sequence[str] = ()
+    lock_timeout: float = 0
+    allow_uncertain: bool = False
+    argv: Sequence[str] = ()
+    workspace: str | None = None
+    on_event: EventSink | None = None
+    on_stderr: Callable[[str], None] | None = process.echo_stderr
+    run_id: str | None = None
+
+
+@dataclass
+class Outcome:
+    record: OperationRecord | None
+    exit_code: int
+    run_id: str
+    run_dir: Path | None
+    message: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run(req: ModuleRequest) -> Outcome:
+    """The whole contract; raises HyopsError for refusals and preflight failures."""
+    ws = Runtime(req.runtime_root)
+    resolved = ws.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs)  # step 1
+    run_id = req.run_id or new_run_id(req.command)
+    store = RecordStore(req.runtime_root)
+    ws.ensure_root()
+    with process.FORWARDER, store.lock(req.target.ref, run_id, req.lock_timeout):  # step 2
+        previous = store.read(req.target.ref)
+        folder = RunFolder.create(req.runtime_root, req.target.ref, run_id)
+        meta = ws.meta(req, run_id, resolved)
+        folder.write_meta(meta)
+        try:
+            engine = ws.engine_for(req.target, req.engine, resolved, req.workspace, folder)  # step 3
+            meta["engine"] = engine.info.to_json()
+            _guard(req, previous)
+            if process.FORWARDER.received is not None:
+                raise Interrupted("interrupted before the engine started; nothing was changed")
+            inputs_files = ws.write_inputs(req.target, folder, resolved)
+            running = settle.begin(previous, settle.RunStart(
+                command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
+                run_id=run_id, owner=Owner.current(run_id), resolved_inputs_file=str(inputs_files[0]),
+                rerun_inputs_file=str(inputs_files[1]), inputs_digest=resolved.digest(),
+                engine=engine.info.to_json(), workspace=req.workspace,
+            ))
+            try:
+                store.write(running)  # step 4
+            except OSError as err:
+                raise RefusedError(
+                    f"could not write the running record {store.record_path(req.target.ref)}: "
+                    f"{err.strerror or err}; the engine was not started"
+                ) from None
+        except HyopsError as err:
+            ws.finish_run(folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
+            raise
+        outcome = _execute(req, engine, store, running, folder, previous)  # steps 5-6
+        ws.finish_run(folder, meta, outcome.exit_code, {
+            "outcome": outcome.record.status.value if outcome.record else "unknown",
+            "error": outcome.record.last_error if outcome.record else outcome.message,
+            "resources": {a: r.to_dict() for a, r in ((outcome.record.resources or {}) if outcome.record else {}).items()},
+            "suspect_orphans": [o.to_dict() for o in (outcome.record.suspect_orphans if outcome.record else [])],
+        })
+        return outcome
+
+
+def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
+    """Uncertain-outcome guard. We hold the lock, so a `running` record we see is stale."""
+    if req.command != "apply" or previous is None:
+        return
+    why = apply_refusal(
+        previous.status,
+        stale=previous.status is Status.RUNNING,
+        suspect_orphans=len(previous.suspect_orphans),
+        allow_uncertain=req.allow_uncertain,
+    )
+    if why:
+        raise RefusedError(
+            f"apply of {req.target.ref} refused: {why}; run `hyops reconcile {req.target.directory} "
+            f"--ref {req.target.ref}` first, or pass --allow-uncertain to apply anyway"
+        )
+
+
+def _execute(
+    req: ModuleRequest,
+    engine: Engine,
+    store: RecordStore,
+    running: OperationRecord,
+    folder: RunFolder,
+    previous: OperationRecord | None,
+) -> Outcome:
+    builder = commands.apply if req.command == "apply" else commands.destroy
+    argv = engine.argv(builder, list(req.passthrough))
+    tracker = ResourceTracker()
+    seen: list[Event] = []
+    outputs_msg: list[OutputsMessage] = []
+    log = EventLog(folder)
+
+    def on_line(line: str) -> None:
+        log.append(line)  # raw line first
+        event = parse_event(line)
+        tracker.feed(event)
+        if isinstance(event, OutputsMessage):
+            outputs_msg.append(event)
+        elif getattr(event, "type", "") == "diagnostic":
+            seen.append(event)
+        if req.on_event is not None:
+            req.on_event(event)
+
+    try:
+        result = engine.stream(argv, on_line, folder.stderr_path, req.on_stderr)
+    finally:
+        log.close()
+    interrupted = result.interrupted
+    ok = result.returncode == 0 and interrupted is None
+
+    try:
+        settled = _settle(req, engine, running, tracker, seen, outputs_msg, ok, result, interrupted)
+    except EngineError as err:  # evidence could not be read after the run: stay honest
+        settled = settle.failed(
+            running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
+            recovered_outputs=None, resources=settle.resources_from_progress(tracker.resources), orphans=[],
+        )
+    try:
+        store.write(settled)
+    except OSError as err:
+        message = (
+            f"could not write the settled record {store.record_path(req.target.ref)}: {err.strerror or err}; "
+            f"the record still says 'running' (outcome uncertain): run `hyops reconcile "
+            f"{req.target.directory} --ref {req.target.ref}`"
+        )
+        print(f"hyops: ERROR: {message}", file=sys.stderr, flush=True)
+        return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
+    if interrupted is not None:
+        code, message = ExitCode.INTERRUPTED, settled.last_error or "interrupted"
+    elif settled.status is Status.ERROR:
+        code, message = ExitCode.FAILED, settled.last_error or "failed"
+    else:
+        code, message = ExitCode.OK, f"{req.command} of {req.target.ref}: {settled.status.value}"
+    return Outcome(settled, code, running.run_id, folder.path, message)
+
+
+def _settle(
+    req: ModuleRequest,
+    engine: Engine,
+    running: OperationRecord,
+    tracker: ResourceTracker,
+    diagnostics: list[Event],
+    outputs_msg: list[OutputsMessage],
+    ok: bool,
+    result: process.ProcessResult,
+    interrupted: int | None,
+) -> OperationRecord:
+    from hybridops_tf.engine.state import outputs_plain, parse_outputs, parse_state
+
+    if ok and req.command == "apply":
+        if outputs_msg:
+            outputs = outputs_plain(outputs_msg[-1].outputs)
+        else:  # older engines may not send the outputs message
+            outputs = outputs_plain(parse_outputs(engine.output_doc()))
+        return settle.apply_succeeded(running, outputs, settle.resources_from_progress(tracker.resources))
+
+    state = parse_state(engine.show_state_doc())
+    tainted = [r.address for r in state.resources if r.tainted]
+    resources = settle.resources_from_progress(tracker.resources, tainted)
+    if ok:  # destroy: success only when the state is confirmed empty
+        if state.is_empty:
+            return settle.destroy_verified(running, resources)
+        remaining = sorted(state.addresses())
+        return settle.failed(
+            running, command="destroy", resources=resources, orphans=[],
+            error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
+            recovered_outputs=outputs_plain(state.outputs),
+        )
+    if interrupted is not None:
+        import signal
+
+        error = f"interrupted by {signal.Signals(interrupted).name}; the engine stopped (exit {result.returncode})"
+        summary = summarize_diagnostics(diagnostics)
+        error = f"{error}: {summary}" if summary else error
+    elif not result.started:
+        error = "the engine was not started"
+    else:
+        error = summarize_diagnostics(diagnostics) or f"engine exited with code {result.returncode}"
+    errored_state = engine.module_dir / "errored.tfstate"
+    if errored_state.exists():
+        error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"
+    return settle.failed(
+        running,
+        command=req.command,
+        error=error,
+        recovered_outputs=outputs_plain(state.outputs),
+        resources=resources,
+        orphans=settle.new_suspect_orphans(tracker.resources, state.addresses(), running.run_id),
+    )

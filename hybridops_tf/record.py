@@ -1,0 +1,313 @@
+"""The operation record (`latest.json`, schema_version 1) and its store (DESIGN §3, §4).
+
+The record says what was attempted; provider state says what exists. This module only
+reads and writes records: under a per-module lock held for the whole operation, always
+atomically, never over a file it could not understand.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.errors import RefusedError, UsageError
+from hybridops_tf.fsutil import atomic_write_text, ensure_dir
+from hybridops_tf.lifecycle import Status
+
+SCHEMA_VERSION = 1
+REQUIRED = ("schema_version", "module_ref", "status", "run_id", "updated_at")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CorruptRecordError(UsageError):
+    """A latest.json we cannot understand: never overwritten (exit 2)."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"record {path} is unreadable ({why}); it was left untouched: inspect it "
+            f"(cat {path}), then move it aside to start over or restore it from a backup"
+        )
+        self.path = path
+
+
+class LockBusyError(RefusedError):
+    """Another live process holds the module lock (exit 4)."""
+
+
+@dataclass(slots=True)
+class Owner:
+    pid: int
+    host: str
+    user: str
+    run_id: str
+
+    @classmethod
+    def current(cls, run_id: str) -> Owner:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = str(os.getuid())
+        return cls(pid=os.getpid(), host=socket.gethostname(), user=user, run_id=run_id)
+
+
+@dataclass(slots=True)
+class ResourceEntry:
+    status: str
+    action: str
+    id: str | None = None
+    tainted: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"status": self.status, "action": self.action}
+        if self.id is not None:
+            doc["id"] = self.id
+        if self.tainted:
+            doc["tainted"] = True
+        return doc
+
+
+@dataclass(slots=True)
+class SuspectOrphan:
+    address: str
+    action: str
+    run_id: str
+    at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"address": self.address, "action": self.action, "run_id": self.run_id, "at": self.at}
+
+
+@dataclass(slots=True)
+class OperationRecord:
+    module_ref: str
+    status: Status
+    run_id: str
+    updated_at: str = field(default_factory=utc_now)
+    schema_version: int = SCHEMA_VERSION
+    module_dir: str | None = None
+    active_command: str | None = None
+    failed_command: str | None = None
+    last_error: str | None = None
+    started_at: str | None = None
+    owner: Owner | None = None
+    resolved_inputs_file: str | None = None
+    rerun_inputs_file: str | None = None
+    inputs_digest: str | None = None
+    workspace: str | None = None
+    outputs: dict[str, Any] | None = None
+    resources: dict[str, ResourceEntry] | None = None
+    suspect_orphans: list[SuspectOrphan] = field(default_factory=list)
+    previous_outputs: dict[str, Any] | None = None
+    engine: dict[str, str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # fields from newer writers, kept as-is
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "module_ref": self.module_ref,
+            "status": self.status.value,
+            "run_id": self.run_id,
+            "updated_at": self.updated_at,
+        }
+        for name in (
+            "module_dir", "active_command", "failed_command", "last_error", "started_at",
+            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "workspace",
+            "outputs", "previous_outputs", "engine",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                doc[name] = value
+        if self.owner is not None:
+            doc["owner"] = {"pid": self.owner.pid, "host": self.owner.host,
+                            "user": self.owner.user, "run_id": self.owner.run_id}
+        if self.resources is not None:
+            doc["resources"] = {addr: r.to_dict() for addr, r in sorted(self.resources.items())}
+        if self.suspect_orphans:
+            doc["suspect_orphans"] = [o.to_dict() for o in self.suspect_orphans]
+        for key, value in self.extra.items():
+            doc.setdefault(key, value)
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> OperationRecord:
+        """Parse a record; raise ValueError with the reason when it is not a v1 record."""
+        if not isinstance(doc, dict):
+            raise ValueError("top level is not a JSON object")
+        missing = [k for k in REQUIRED if k not in doc]
+        if missing:
+            raise ValueError(f"missing required field(s): {', '.join(missing)}")
+        if doc["schema_version"] != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {doc['schema_version']!r} is not {SCHEMA_VERSION}")
+        try:
+            status = Status(doc["status"])
+        except ValueError:
+            raise ValueError(f"unknown status {doc['status']!r}") from None
+        for key in ("module_ref", "run_id", "updated_at"):
+            if not isinstance(doc[key], str):
+                raise ValueError(f"field {key} is not a string")
+        known = {f.name for f in fields(cls)}
+        rec = cls(module_ref=doc["module_ref"], status=status, run_id=doc["run_id"],
+                  updated_at=doc["updated_at"])
+        for name in (
+            "module_dir", "active_command", "failed_command", "last_error", "started_at",
+            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "workspace",
+        ):
+            value = doc.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"field {name} is not a string")
+            setattr(rec, name, value)
+        for name in ("outputs", "previous_outputs", "engine"):
+            value = doc.get(name)
+            if value is not None and not isinstance(value, dict):
+                raise ValueError(f"field {name} is not an object")
+            setattr(rec, name, value)
+        try:
+            if doc.get("owner") is not None:
+                o = doc["owner"]
+                rec.owner = Owner(int(o["pid"]), str(o["host"]), str(o["user"]), str(o["run_id"]))
+            if doc.get("resources") is not None:
+                rec.resources = {
+                    str(addr): ResourceEntry(str(r["status"]), str(r.get("action", "")),
+                                             r.get("id"), r.get("tainted"))
+                    for addr, r in doc["resources"].items()
+                }
+            rec.suspect_orphans = [
+                SuspectOrphan(str(o["address"]), str(o.get("action", "create")),
+                              str(o.get("run_id", "")), str(o.get("at", "")))
+                for o in doc.get("suspect_orphans") or []
+            ]
+        except (KeyError, TypeError, AttributeError, ValueError) as err:
+            raise ValueError(f"malformed owner/resources/suspect_orphans: {err!r}") from None
+        rec.extra = {k: v for k, v in doc.items() if k not in known}
+        return rec
+
+
+def module_id(module_ref: str) -> str:
+    return module_ref.replace("/", "__")
+
+
+class ModuleLock:
+    """The per-module lock, held for a whole operation; names its holder when busy."""
+
+    def __init__(self, store: RecordStore, module_ref: str, run_id: str, timeout: float) -> None:
+        from filelock import FileLock
+
+        self.store = store
+        self.module_ref = module_ref
+        self.run_id = run_id
+        self.timeout = timeout
+        self.owner_path = store.module_dir(module_ref) / ".lock.owner.json"
+        self._lock = FileLock(str(store.lock_path(module_ref)), timeout=timeout, mode=0o600)
+
+    def __enter__(self) -> ModuleLock:
+        from filelock import Timeout
+
+        try:
+            ensure_dir(self.owner_path.parent)
+            self._lock.acquire()
+        except Timeout:
+            raise LockBusyError(self._busy_message()) from None
+        except OSError as err:
+            raise RefusedError(
+                f"cannot take the lock {self.store.lock_path(self.module_ref)}: {err.strerror or err}; "
+                "check that the runtime root is writable"
+            ) from None
+        try:
+            owner = Owner.current(self.run_id)
+            atomic_write_text(self.owner_path, json.dumps(
+                {"pid": owner.pid, "host": owner.host, "user": owner.user,
+                 "run_id": owner.run_id, "since": utc_now()}))
+        except OSError:
+            pass  # the holder note is a courtesy; the lock itself is what protects
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.owner_path.unlink()
+        except OSError:
+            pass
+        self._lock.release()
+
+    def _busy_message(self) -> str:
+        try:
+            h = json.loads(self.owner_path.read_text())
+            who = (f"pid {h.get('pid')} on {h.get('host')} (user {h.get('user')}, run {h.get('run_id')}, "
+                   f"since {h.get('since')})")
+        except (OSError, ValueError, AttributeError):
+            who = "another process"
+        waited = f" after waiting {self.timeout:g}s" if self.timeout > 0 else ""
+        return (f"module {self.module_ref} is locked by {who}{waited}; wait for it to finish "
+                "or pass --lock-timeout SECONDS")
+
+
+class RecordStore:
+    """Records under `<runtime_root>/state/modules/<module_id>/`."""
+
+    def __init__(self, runtime_root: Path) -> None:
+        self.root = runtime_root
+
+    def module_dir(self, module_ref: str) -> Path:
+        return self.root / "state" / "modules" / module_id(module_ref)
+
+    def record_path(self, module_ref: str) -> Path:
+        return self.module_dir(module_ref) / "latest.json"
+
+    def lock_path(self, module_ref: str) -> Path:
+        return self.module_dir(module_ref) / ".lock"
+
+    def lock(self, module_ref: str, run_id: str, timeout: float = 0) -> ModuleLock:
+        return ModuleLock(self, module_ref, run_id, timeout)
+
+    def lock_is_free(self, module_ref: str) -> bool:
+        """True when no live process holds the module lock (a probe, released at once)."""
+        from filelock import FileLock, Timeout
+
+        path = self.lock_path(module_ref)
+        if not path.exists():
+            return True
+        probe = FileLock(str(path), timeout=0, mode=0o600)
+        try:
+            probe.acquire()
+        except Timeout:
+            return False
+        except OSError:
+            return False
+        probe.release()
+        return True
+
+    def read(self, module_ref: str) -> OperationRecord | None:
+        """The record, None when there is none; CorruptRecordError when unreadable."""
+        path = self.record_path(module_ref)
+        if path.is_symlink():
+            raise CorruptRecordError(path, "it is a symlink, which hyops refuses to follow")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as err:
+            raise CorruptRecordError(path, str(err)) from None
+        try:
+            return OperationRecord.from_dict(json.loads(text))
+        except ValueError as err:
+            raise CorruptRecordError(path, str(err)) from None
+
+    def write(self, record: OperationRecord) -> None:
+        record.updated_at = utc_now()
+        text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
+        atomic_write_text(self.record_path(record.module_ref), text)
+
+    def module_dirs(self) -> list[Path]:
+        """Folders under state/modules/ that hold a latest.json."""
+        base = self.root / "state" / "modules"
+        if not base.is_dir():
+            return []
+        return sorted(d for d in base.iterdir() if (d / "latest.json").exists() or (d / "latest.json").is_symlink())

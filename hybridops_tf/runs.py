@@ -1,0 +1,94 @@
+"""The run folder of one command on one module (DESIGN §3).
+
+meta.json is written first and result.json last, so `result.json` existing means the run
+finished; events.jsonl gets each engine line as it arrives, before it is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
+from hybridops_tf.record import module_id, utc_now
+
+SCHEMA_VERSION = 1
+
+
+def new_run_id(command: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{command}-{stamp}-{secrets.token_hex(4)}"
+
+
+def _dump(doc: dict[str, Any]) -> str:
+    return json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=2, default=str) + "\n"
+
+
+@dataclass
+class RunFolder:
+    path: Path
+    run_id: str
+
+    @classmethod
+    def create(cls, runtime_root: Path, module_ref: str, run_id: str) -> RunFolder:
+        path = runtime_root / "runs" / module_id(module_ref) / run_id
+        ensure_dir(path)
+        return cls(path, run_id)
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.path / "engine.stderr.log"
+
+    @property
+    def resolved_inputs_path(self) -> Path:
+        return self.path / "resolved.inputs.yml"
+
+    @property
+    def result_path(self) -> Path:
+        return self.path / "result.json"
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        atomic_write_text(self.path / "meta.json", _dump(meta))
+
+    def write_text(self, name: str, text: str) -> Path:
+        target = self.path / name
+        atomic_write_text(target, text)
+        return target
+
+    def write_json(self, name: str, doc: dict[str, Any]) -> Path:
+        return self.write_text(name, json.dumps(doc, indent=2) + "\n")
+
+    def open_events(self) -> BinaryIO:
+        return open_append(self.events_path)
+
+    def write_result(self, result: dict[str, Any]) -> None:
+        """Last write of a run: its presence means the run finished."""
+        atomic_write_text(self.result_path, _dump({"finished_at": utc_now(), **result}))
+
+
+class EventLog:
+    """Raw line first: append each engine stdout line to events.jsonl, flushed at once."""
+
+    def __init__(self, folder: RunFolder) -> None:
+        self._fh = folder.open_events()
+
+    def append(self, line: str) -> None:
+        self._fh.write(line.encode("utf-8") + b"\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        import os
+
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        finally:
+            self._fh.close()

@@ -1,0 +1,149 @@
+"""Pure record transitions of the apply/destroy contract (DESIGN §6 steps 4 and 6).
+
+Each function takes the record as it stands plus the evidence of the run and returns the
+record to write. No I/O, so every rule (outputs never fewer, orphans never hidden,
+destroyed only when verified) is unit-tested without a process.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hybridops_tf.engine.events import ResourceProgress
+from hybridops_tf.engine.events import ResourceStatus as Progress
+from hybridops_tf.lifecycle import ResourceStatus, Status
+from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan, utc_now
+
+CREATE_ACTIONS = frozenset({"create", "replace"})
+
+_PROGRESS_TO_STATUS = {
+    Progress.PENDING: ResourceStatus.PENDING,
+    Progress.STARTED: ResourceStatus.ERROR,  # in flight when the engine stopped: not complete
+    Progress.COMPLETE: ResourceStatus.COMPLETE,
+    Progress.DESTROYED: ResourceStatus.DESTROYED,
+    Progress.ERROR: ResourceStatus.ERROR,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """What step 4 persists before the engine may mutate anything."""
+
+    command: str
+    module_ref: str
+    module_dir: str
+    run_id: str
+    owner: Owner
+    resolved_inputs_file: str
+    rerun_inputs_file: str
+    inputs_digest: str
+    engine: Mapping[str, str]
+    workspace: str | None = None
+
+
+def begin(previous: OperationRecord | None, start: RunStart) -> OperationRecord:
+    """`running`, carrying everything already known (outputs, orphans, previous outputs)."""
+    rec = copy.deepcopy(previous) if previous is not None else OperationRecord(
+        module_ref=start.module_ref, status=Status.RUNNING, run_id=start.run_id
+    )
+    rec.module_ref = start.module_ref
+    rec.status = Status.RUNNING
+    rec.run_id = start.run_id
+    rec.module_dir = start.module_dir
+    rec.active_command = start.command
+    rec.failed_command = None
+    rec.last_error = None
+    rec.started_at = utc_now()
+    rec.owner = start.owner
+    rec.resolved_inputs_file = start.resolved_inputs_file
+    rec.rerun_inputs_file = start.rerun_inputs_file
+    rec.inputs_digest = start.inputs_digest
+    rec.engine = dict(start.engine)
+    rec.workspace = start.workspace
+    return rec
+
+
+def resources_from_progress(
+    progress: Mapping[str, ResourceProgress], tainted: Iterable[str] = ()
+) -> dict[str, ResourceEntry]:
+    tainted_set = set(tainted)
+    entries: dict[str, ResourceEntry] = {}
+    for addr, p in progress.items():
+        entries[addr] = ResourceEntry(
+            status=_PROGRESS_TO_STATUS[p.status].value,
+            action=p.action or (p.planned_action or ""),
+            id=p.id_value,
+            tainted=True if addr in tainted_set else None,
+        )
+    return entries
+
+
+def new_suspect_orphans(
+    progress: Mapping[str, ResourceProgress], state_addresses: Iterable[str], run_id: str
+) -> list[SuspectOrphan]:
+    """Creates that started and left nothing in state: the object may exist, unrecorded."""
+    in_state = set(state_addresses)
+    now = utc_now()
+    return [
+        SuspectOrphan(address=addr, action="create", run_id=run_id, at=now)
+        for addr, p in progress.items()
+        if p.action in CREATE_ACTIONS
+        and p.status in (Progress.STARTED, Progress.ERROR)
+        and addr not in in_state
+    ]
+
+
+def _finish(rec: OperationRecord, status: Status) -> OperationRecord:
+    rec.status = status
+    rec.active_command = None
+    rec.owner = None
+    if status is not Status.ERROR:
+        rec.failed_command = None
+        rec.last_error = None
+    return rec
+
+
+def apply_succeeded(
+    running: OperationRecord, outputs: Mapping[str, Any], resources: dict[str, ResourceEntry]
+) -> OperationRecord:
+    rec = _finish(copy.deepcopy(running), Status.OK)
+    rec.outputs = dict(outputs)
+    rec.resources = resources
+    return rec
+
+
+def failed(
+    running: OperationRecord,
+    *,
+    command: str,
+    error: str,
+    recovered_outputs: Mapping[str, Any] | None,
+    resources: dict[str, ResourceEntry] | None,
+    orphans: list[SuspectOrphan],
+) -> OperationRecord:
+    """`error`: outputs = known outputs merged with what the partial state holds, never fewer."""
+    rec = copy.deepcopy(running)
+    merged = dict(running.outputs or {})
+    merged.update(recovered_outputs or {})
+    rec.outputs = merged or running.outputs
+    if resources is not None:
+        rec.resources = resources
+    known = {(o.address, o.run_id) for o in rec.suspect_orphans}
+    rec.suspect_orphans = [*rec.suspect_orphans, *(o for o in orphans if (o.address, o.run_id) not in known)]
+    rec = _finish(rec, Status.ERROR)
+    rec.failed_command = command
+    rec.last_error = error
+    return rec
+
+
+def destroy_verified(running: OperationRecord, resources: dict[str, ResourceEntry]) -> OperationRecord:
+    """`destroyed` only after the state was confirmed empty: outputs move to previous_outputs."""
+    rec = _finish(copy.deepcopy(running), Status.DESTROYED)
+    if running.outputs:
+        rec.previous_outputs = dict(running.outputs)
+    rec.outputs = None
+    rec.resources = resources
+    return rec
