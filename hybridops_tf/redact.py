@@ -1,0 +1,52 @@
+"""Replace secret values before anything is shown or written (DESIGN §7).
+
+Sensitive inputs reach the engine only through its environment; every copy that can end up
+in a file, a log or a terminal (meta.json argv, resolved.inputs.yml, rerun.inputs.yml) goes
+through these helpers first, so "<redacted>" is the one spelling readers and tests look for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+REDACTED = "<redacted>"
+
+# hyops' own option and the engine's passthrough flag; Go's flag package accepts either dash.
+_VAR_FLAGS = frozenset({"--var", "-var"})
+
+
+def redact_mapping(values: Mapping[str, Any], sensitive_names: Collection[str]) -> dict[str, Any]:
+    """Copy `values`, replacing the value of every sensitive name with REDACTED."""
+    return {name: REDACTED if name in sensitive_names else value for name, value in values.items()}
+
+
+def redact_argv(argv: Sequence[str], sensitive_names: Collection[str]) -> list[str]:
+    """Copy argv with the VALUE of `--var NAME=VALUE` redacted for sensitive names.
+
+    Handles `--var NAME=VALUE`, `--var=NAME=VALUE` and the engine's `-var` forms after `--`,
+    so meta.json can keep the exact command line without ever holding a secret.
+    """
+    redacted: list[str] = []
+    value_follows = False
+    for arg in argv:
+        if value_follows:
+            redacted.append(_redact_assignment(arg, sensitive_names))
+            value_follows = False
+        elif arg in _VAR_FLAGS:
+            redacted.append(arg)
+            value_follows = True
+        else:
+            flag, eq, rest = arg.partition("=")
+            if eq and flag in _VAR_FLAGS:
+                redacted.append(f"{flag}={_redact_assignment(rest, sensitive_names)}")
+            else:
+                redacted.append(arg)
+    return redacted
+
+
+def _redact_assignment(text: str, sensitive_names: Collection[str]) -> str:
+    name, eq, _value = text.partition("=")
+    if eq and name.strip() in sensitive_names:
+        return f"{name}={REDACTED}"
+    return text

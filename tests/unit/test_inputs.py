@@ -1,0 +1,332 @@
+"""Inputs: variable discovery with python-hcl2, source precedence, validation, secrets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hybridops_tf import inputs
+from hybridops_tf.errors import UsageError
+from hybridops_tf.inputs import (
+    REDACTED,
+    VariableSpec,
+    dump_yaml,
+    load_inputs_file,
+    parse_var_option,
+    read_outputs,
+    read_variables,
+    redact_argv,
+    resolve_inputs,
+)
+
+MODULE_TF = """
+variable "network_id" {
+  type        = string
+  description = "Network to attach to"
+}
+variable "size" {
+  type    = string
+  default = "small"
+}
+variable "tags" {
+  type    = map(string)
+  default = null
+}
+variable "password" {
+  type      = string
+  sensitive = true
+}
+variable "ports" {
+  type    = list(number)
+  default = [22, 443]
+}
+variable "ratio" { default = 1e3 }
+output "vm_id" { value = "x" }
+output "secret" {
+  value     = var.password
+  sensitive = true
+}
+"""
+
+
+def write_module(directory: Path, files: dict[str, str] | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in ({"main.tf": MODULE_TF} if files is None else files).items():
+        (directory / name).write_text(text)
+    return directory
+
+
+def spec(name: str, *, required: bool = False, default: Any = None, sensitive: bool = False,
+         type_expr: str | None = "string") -> VariableSpec:
+    return VariableSpec(name, required, default, sensitive, type_expr)
+
+
+@pytest.fixture
+def module(tmp_path: Path) -> Path:
+    return write_module(tmp_path / "vm")
+
+
+# --- reading variables -------------------------------------------------------------------
+
+def test_variable_without_default_is_required(module: Path) -> None:
+    specs = read_variables(module)
+    assert specs["network_id"].required and specs["password"].required
+    assert not specs["size"].required and specs["size"].default == "small"
+
+
+def test_null_default_is_optional_with_none_default(module: Path) -> None:
+    tags = read_variables(module)["tags"]
+    assert tags.required is False and tags.default is None
+
+
+def test_sensitive_flag_type_and_description_are_read_unquoted(module: Path) -> None:
+    specs = read_variables(module)
+    assert specs["password"].sensitive and not specs["size"].sensitive
+    assert [specs[n].type_expr for n in ("size", "tags", "ports")] == [
+        "string", "map(string)", "list(number)"]
+    assert specs["network_id"].description == "Network to attach to"
+    assert specs["ports"].default == [22, 443] and specs["ratio"].default == 1000
+
+
+def test_every_top_level_tf_file_is_read_but_not_subdirectories(tmp_path: Path) -> None:
+    root = write_module(tmp_path / "m", {"a.tf": 'variable "a" {}', "b.tf": 'variable "b" {}',
+                                         "notes.txt": 'variable "c" {}'})
+    write_module(root / "nested", {"x.tf": 'variable "nested" {}'})
+    assert sorted(read_variables(root)) == ["a", "b"]
+
+
+def test_variable_declared_in_two_files_is_usage_error(tmp_path: Path) -> None:
+    root = write_module(tmp_path / "m", {"a.tf": 'variable "x" {}', "b.tf": 'variable "x" {}'})
+    with pytest.raises(UsageError, match=r"variable 'x' is declared twice \(a.tf and b.tf"):
+        read_variables(root)
+
+
+def test_override_file_merges_into_base_declaration(tmp_path: Path) -> None:
+    root = write_module(tmp_path / "m", {
+        "a_override.tf": 'variable "x" {\n  default = "over"\n}',
+        "main.tf": 'variable "x" {\n  type = string\n}'})
+    x = read_variables(root)["x"]
+    assert (x.required, x.default, x.type_expr) == (False, "over", "string")
+
+
+def test_hcl_syntax_error_names_the_file_on_one_line(tmp_path: Path) -> None:
+    root = write_module(tmp_path / "m", {"ok.tf": 'variable "a" {}',
+                                         "broken.tf": 'variable "x" {\n  default = \n'})
+    with pytest.raises(UsageError) as caught:
+        read_variables(root)
+    assert str(root / "broken.tf") in caught.value.message
+    assert "\n" not in caught.value.message
+
+
+@pytest.mark.parametrize("make_dir", [lambda p: p / "missing", lambda p: write_module(p / "e", {})])
+def test_directory_without_tf_files_is_usage_error(tmp_path: Path, make_dir: Any) -> None:
+    with pytest.raises(UsageError, match="module directory"):
+        read_variables(make_dir(tmp_path))
+
+
+def test_read_outputs_reports_sensitive_flag(module: Path) -> None:
+    outputs = read_outputs(module)
+    assert {name: o.sensitive for name, o in outputs.items()} == {"vm_id": False, "secret": True}
+
+
+def test_unquoted_labels_from_older_python_hcl2_are_accepted(
+        module: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old_shape = {"variable": [{"region": {"type": "${string}", "default": "eu"}},
+                              {"key": {"sensitive": True}}]}
+    monkeypatch.setattr(inputs, "_parse_hcl", lambda path: old_shape)
+    specs = read_variables(write_module(module.parent / "old", {"main.tf": "# old"}))
+    assert specs["region"] == VariableSpec("region", False, "eu", False, "string")
+    assert specs["key"].required and specs["key"].sensitive
+
+
+# --- cache --------------------------------------------------------------------------------
+
+@pytest.fixture
+def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    calls: list[Path] = []
+    real = inputs._parse_hcl
+
+    def counting(path: Path) -> dict[str, Any]:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(inputs, "_parse_hcl", counting)
+    return calls
+
+
+def test_unchanged_module_is_parsed_once(module: Path, parse_calls: list[Path]) -> None:
+    read_variables(module)
+    read_outputs(module)
+    read_variables(module)
+    assert parse_calls == [module.resolve() / "main.tf"]
+
+
+def test_changed_file_invalidates_the_cache(module: Path, parse_calls: list[Path]) -> None:
+    assert "added" not in read_variables(module)
+    tf = module / "main.tf"
+    tf.write_text(MODULE_TF + 'variable "added" {}\n')
+    stat = tf.stat()
+    os.utime(tf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert "added" in read_variables(module)
+    assert len(parse_calls) == 2
+
+
+# --- --var and --inputs -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("size=large", ("size", "large")),
+    ("count=3", ("count", 3)),
+    ("enabled=true", ("enabled", True)),
+    ("ports=[22, 443]", ("ports", [22, 443])),
+    ("tags={a: b}", ("tags", {"a": "b"})),
+    ('zone="3"', ("zone", "3")),
+    ("note=", ("note", "")),
+    ("url=http://x/?a=b", ("url", "http://x/?a=b")),
+    ("day=2024-01-02", ("day", "2024-01-02")),
+])
+def test_var_option_value_is_read_as_yaml(text: str, expected: tuple[str, Any]) -> None:
+    assert parse_var_option(text) == expected
+
+
+@pytest.mark.parametrize("text", ["size", "=large", "1size=x", "my size=x", "tags={a: b"])
+def test_bad_var_option_is_usage_error_naming_the_option(text: str) -> None:
+    with pytest.raises(UsageError, match="--var"):
+        parse_var_option(text)
+
+
+def test_bad_var_option_never_echoes_the_value() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_var_option("password=[hunter2")
+    assert "hunter2" not in caught.value.message
+
+
+def test_inputs_file_is_read_as_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "in.yml"
+    path.write_text("size: large\ntags: {a: b}\n")
+    assert load_inputs_file(path) == {"size": "large", "tags": {"a": "b"}}
+    path.write_text("")
+    assert load_inputs_file(path) == {}
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    (None, "cannot read inputs file"),
+    ("size: [large\n", "is not valid YAML"),
+    ("- size\n- large\n", "must be a YAML mapping"),
+    ("1: one\n", "key 1 is not a string"),
+])
+def test_bad_inputs_file_is_usage_error_naming_the_file(
+        tmp_path: Path, content: str | None, fragment: str) -> None:
+    path = tmp_path / "in.yml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsageError) as caught:
+        load_inputs_file(path)
+    assert fragment in caught.value.message and str(path) in caught.value.message
+
+
+# --- resolution ---------------------------------------------------------------------------
+
+SPECS = {n: spec(n, default=f"default-{n}") for n in ("a", "b", "c", "d")}
+
+
+def test_later_sources_win_over_earlier_ones() -> None:
+    resolved = resolve_inputs(SPECS, stack_inputs={"b": "stack", "c": "stack", "d": "stack"},
+                              inputs_file={"c": "file", "d": "file"}, var_options={"d": "var"})
+    assert resolved.values == {"a": "default-a", "b": "stack", "c": "file", "d": "var"}
+    assert resolved.explicit == {"b": "stack", "c": "file", "d": "var"}
+
+
+@pytest.mark.parametrize("source", ["stack_inputs", "inputs_file", "var_options"])
+def test_unknown_input_from_any_source_is_usage_error(source: str) -> None:
+    labels = {"stack_source": "stack member vm", "inputs_file_source": "--inputs in.yml",
+              "var_source": "--var"}
+    label = {"stack_inputs": "stack member vm", "inputs_file": "--inputs in.yml",
+             "var_options": "--var"}[source]
+    with pytest.raises(UsageError) as caught:
+        resolve_inputs(SPECS, **{source: {"x": 1}}, **labels)  # type: ignore[arg-type]
+    assert caught.value.message == f"unknown input 'x' in {label} (module declares: a, b, c, d)"
+
+
+def test_missing_required_input_says_how_to_pass_it(module: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        resolve_inputs(read_variables(module), module_dir=module, var_options={"password": "p"})
+    assert caught.value.message == (f"missing required input 'network_id' for {module}: "
+                                    "pass --var network_id=... or add it to --inputs")
+
+
+def test_redacted_placeholder_is_refused_as_a_value() -> None:
+    with pytest.raises(UsageError, match="placeholder"):
+        resolve_inputs({"pw": spec("pw", sensitive=True)}, inputs_file={"pw": REDACTED})
+
+
+@pytest.mark.parametrize(("type_expr", "value"), [(None, [1]), ("string", {"a": "b"}),
+                                                  ("string", None), (None, None)])
+def test_value_the_engine_would_read_as_text_is_refused(type_expr: str | None, value: Any) -> None:
+    with pytest.raises(UsageError, match="would read it as text"):
+        resolve_inputs({"v": spec("v", type_expr=type_expr)}, var_options={"v": value})
+
+
+# --- secrets and encodings ----------------------------------------------------------------
+
+SECRET = "s3cr3t-value"
+
+
+def test_redacted_and_rerun_inputs_never_contain_the_secret(module: Path) -> None:
+    resolved = resolve_inputs(read_variables(module), var_options={
+        "network_id": "net-1", "password": SECRET})
+    assert resolved.redacted()["password"] == REDACTED
+    assert resolved.redacted()["size"] == "small"  # defaults are shown
+    assert resolved.rerun_inputs() == {"network_id": "net-1", "password": REDACTED}
+    for text in (dump_yaml(resolved.redacted()), dump_yaml(resolved.rerun_inputs())):
+        assert SECRET not in text and REDACTED in text
+
+
+def test_engine_env_encodes_each_explicit_input_for_tf_var(module: Path) -> None:
+    specs = read_variables(module) | {"anything": spec("anything", type_expr="any"),
+                                      "count": spec("count", type_expr="number")}
+    resolved = resolve_inputs(specs, var_options={
+        "network_id": "net ${x}", "password": SECRET, "tags": {"k": 'a "${b}"'},
+        "ports": [1, 2], "anything": True, "count": 3})
+    assert resolved.engine_env() == {
+        "TF_VAR_network_id": "net ${x}", "TF_VAR_password": SECRET,
+        "TF_VAR_tags": '{"k" = "a \\"$${b}\\""}', "TF_VAR_ports": "[1, 2]",
+        "TF_VAR_anything": "true", "TF_VAR_count": "3"}
+
+
+def test_engine_env_hcl_values_parse_back_to_the_same_value() -> None:
+    from hcl2 import loads
+    from hcl2.utils import SerializationOptions
+
+    value = {"list": [1, 2.5, True, None, 'tab\t "q" \\ \b\n'], "map": {"k": "v"}}
+    resolved = resolve_inputs({"v": spec("v", type_expr="any")}, var_options={"v": value})
+    text = "v = " + resolved.engine_env()["TF_VAR_v"] + "\n"
+    assert loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))[
+        "v"] == value
+
+
+def test_digest_ignores_order_and_changes_with_any_value() -> None:
+    specs = {"a": spec("a", type_expr="number"), "b": spec("b", type_expr="map(number)")}
+    first = resolve_inputs(specs, var_options={"a": 1, "b": {"x": 1, "y": 2}})
+    reordered = resolve_inputs(specs, var_options={"b": {"y": 2, "x": 1}, "a": 1})
+    changed = resolve_inputs(specs, var_options={"a": 2, "b": {"x": 1, "y": 2}})
+    assert first.digest() == reordered.digest() != changed.digest()
+    assert len(first.digest()) == 64
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--var", "password=x", "--var", "size=big"],
+     ["--var", f"password={REDACTED}", "--var", "size=big"]),
+    (["--var=password=x=y"], [f"--var=password={REDACTED}"]),
+    (["--", "-var", "password=x", "-var=password=y", "-target=a"],
+     ["--", "-var", f"password={REDACTED}", f"-var=password={REDACTED}", "-target=a"]),
+    (["--inputs", "password=x"], ["--inputs", "password=x"]),
+])
+def test_redact_argv_hides_sensitive_var_values(argv: list[str], expected: list[str]) -> None:
+    assert redact_argv(argv, {"password"}) == expected
+
+
+def test_dump_yaml_is_sorted_and_stable() -> None:
+    assert dump_yaml({"b": 1, "a": {"d": 2, "c": [1]}}) == "a:\n  c:\n  - 1\n  d: 2\nb: 1\n"
