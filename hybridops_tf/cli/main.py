@@ -42,7 +42,10 @@ class LazyGroup(click.Group):
     """A click group whose subcommands are imported only when invoked."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(_COMMANDS)
+        """Commands whose module is installed (found without importing it)."""
+        from importlib.util import find_spec
+
+        return sorted(name for name, (target, _) in _COMMANDS.items() if find_spec(target.split(":")[0]))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = _COMMANDS.get(cmd_name)
