@@ -1,0 +1,573 @@
+"""Typed messages of the engine's machine-readable UI stream (`-json`), and a fold over them.
+
+Why this exists: the `-json` stream is the only honest, line-by-line account of what the engine
+attempted, and the operation record (DESIGN §4, §6) is settled from it. The stream differs in
+detail between Terraform 1.0 and OpenTofu 1.8+ (new message types, float vs int elapsed time,
+`tofu` vs `terraform` version keys), and a line may be cut short when the engine is killed. So
+`parse_event` never raises: a line it cannot read becomes `GarbageLine`, a type it does not
+know becomes `UnknownEvent`, and every known field is optional on the wire. The raw line is
+written to `events.jsonl` before it reaches this module (STYLE habit 4); nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+from hybridops_tf.engine.state import OutputValue, parse_output_value
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    """The `resource` object of hook and change payloads; `addr` links messages together."""
+
+    addr: str
+    module: str = ""
+    resource: str = ""
+    implied_provider: str = ""
+    resource_type: str = ""
+    resource_name: str = ""
+    resource_key: int | str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """Fields every UI message carries. `timestamp` stays the engine's string, unparsed."""
+
+    level: str = ""
+    message: str = ""
+    module: str = ""
+    timestamp: str = ""
+    type: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionMessage(Message):
+    """First line of a stream: which engine (`terraform` or `tofu` key) and UI schema."""
+
+    type: str = "version"
+    engine: str = ""  # "terraform" or "tofu": whichever key carried the version
+    version: str = ""
+    ui: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogMessage(Message):
+    """Unstructured human-readable line; only `message` matters."""
+
+    type: str = "log"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic(Message):
+    """A warning or error. Decisions use `severity`, never the human text (STYLE habit 3)."""
+
+    type: str = "diagnostic"
+    severity: str = ""
+    summary: str = ""
+    detail: str = ""
+    address: str | None = None
+    filename: str | None = None
+    start_line: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ResourceMessage(Message):
+    """Any message about one resource instance; `addr` is the key the tracker folds on."""
+
+    resource: ResourceRef = ResourceRef(addr="")
+
+    @property
+    def addr(self) -> str:
+        return self.resource.addr
+
+    @property
+    def resource_type(self) -> str:
+        return self.resource.resource_type
+
+    @property
+    def resource_name(self) -> str:
+        return self.resource.resource_name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedChange(_ResourceMessage):
+    """One resource the engine plans to touch (`change` payload); `reason` only for some."""
+
+    type: str = "planned_change"
+    action: str = ""
+    reason: str | None = None
+    previous_addr: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceDrift(_ResourceMessage):
+    """A resource changed outside the engine (seen by refresh)."""
+
+    type: str = "resource_drift"
+    action: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeSummary(Message):
+    """Counts after a plan/apply/destroy. `import_count`/`forget` are newer, hence optional."""
+
+    type: str = "change_summary"
+    add: int = 0
+    change: int = 0
+    remove: int = 0
+    import_count: int | None = None
+    forget: int | None = None
+    operation: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyStart(_ResourceMessage):
+    """The engine is about to call the provider: from here on the remote side may change."""
+
+    type: str = "apply_start"
+    action: str = ""
+    id_key: str | None = None
+    id_value: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyProgress(_ResourceMessage):
+    """Periodic 'still creating' tick; proves the call is in flight."""
+
+    type: str = "apply_progress"
+    action: str = ""
+    elapsed_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyComplete(_ResourceMessage):
+    """The provider answered success; `id_value` is the remote object's id when known."""
+
+    type: str = "apply_complete"
+    action: str = ""
+    id_key: str | None = None
+    id_value: str | None = None
+    elapsed_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyErrored(_ResourceMessage):
+    """The provider call failed; the reason follows as a `diagnostic`."""
+
+    type: str = "apply_errored"
+    action: str = ""
+    elapsed_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefreshStart(_ResourceMessage):
+    """Reading one existing object during refresh."""
+
+    type: str = "refresh_start"
+    id_key: str | None = None
+    id_value: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefreshComplete(_ResourceMessage):
+    """Refresh of one object finished; it still exists remotely under `id_value`."""
+
+    type: str = "refresh_complete"
+    id_key: str | None = None
+    id_value: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputsMessage(Message):
+    """Root outputs after apply. The engine omits the value of a sensitive output."""
+
+    type: str = "outputs"
+    outputs: Mapping[str, OutputValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownEvent(Message):
+    """A well-formed message of a type we do not model (provision_*, test_*, newer types)."""
+
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class GarbageLine:
+    """A line that is not a JSON object: a truncated write, stray text, an empty line."""
+
+    raw: str
+    type: str = ""
+
+
+Event: TypeAlias = Message | GarbageLine
+
+
+# --- tolerant field readers: the wire may omit anything or carry the wrong JSON type ---------
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _opt_str(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # ids are strings on the wire, but be generous
+    return None
+
+
+def _num(value: Any) -> float | None:
+    """A JSON number (Terraform 1.0 sends ints where OpenTofu sends floats), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _opt_int(value: Any) -> int | None:
+    num = _num(value)
+    return None if num is None else int(num)
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _resource(payload: Mapping[str, Any]) -> ResourceRef:
+    res = _dict(payload.get("resource"))
+    key = res.get("resource_key")
+    return ResourceRef(
+        addr=_str(res.get("addr")),
+        module=_str(res.get("module")),
+        resource=_str(res.get("resource")),
+        implied_provider=_str(res.get("implied_provider")),
+        resource_type=_str(res.get("resource_type")),
+        resource_name=_str(res.get("resource_name")),
+        resource_key=key if isinstance(key, (int, str)) and not isinstance(key, bool) else None,
+    )
+
+
+def _common(obj: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        "level": _str(obj.get("@level")),
+        "message": _str(obj.get("@message")),
+        "module": _str(obj.get("@module")),
+        "timestamp": _str(obj.get("@timestamp")),
+        "type": _str(obj.get("type")),
+    }
+
+
+# --- parsers: each receives the decoded object and the common fields ------------------------
+
+_Parser: TypeAlias = Callable[[Mapping[str, Any], dict[str, str]], Message]
+
+
+def _version(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    engine = next((k for k in ("tofu", "terraform", "opentf") if isinstance(obj.get(k), str)), "")
+    return VersionMessage(
+        **c, engine=engine, version=_str(obj.get(engine)) if engine else "", ui=_str(obj.get("ui"))
+    )
+
+
+def _log(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    return LogMessage(**c)
+
+
+def _diagnostic(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    d = _dict(obj.get("diagnostic"))
+    rng = _dict(d.get("range"))
+    return Diagnostic(
+        **c,
+        severity=_str(d.get("severity")),
+        summary=_str(d.get("summary")),
+        detail=_str(d.get("detail")),
+        address=_opt_str(d.get("address")) or None,
+        filename=_opt_str(rng.get("filename")),
+        start_line=_opt_int(_dict(rng.get("start")).get("line")),
+    )
+
+
+def _resource_parser(cls: type[_ResourceMessage], key: str) -> _Parser:
+    """Build the parser of one `hook`/`change` message from the fields its class declares."""
+    names = {f.name for f in fields(cls)}
+
+    def parse(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+        p = _dict(obj.get(key))
+        kw: dict[str, Any] = {"resource": _resource(p)}
+        if "action" in names:
+            kw["action"] = _str(p.get("action"))
+        if "id_key" in names:
+            kw["id_key"] = _opt_str(p.get("id_key"))
+            kw["id_value"] = _opt_str(p.get("id_value"))
+        if "elapsed_seconds" in names:
+            kw["elapsed_seconds"] = _num(p.get("elapsed_seconds")) or 0.0
+        if "reason" in names:
+            kw["reason"] = _opt_str(p.get("reason")) or None
+            prev = p.get("previous_resource")
+            kw["previous_addr"] = _resource({"resource": prev}).addr or None if prev else None
+        return cls(**c, **kw)
+
+    return parse
+
+
+def _change_summary(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    ch = _dict(obj.get("changes"))
+    return ChangeSummary(
+        **c,
+        add=_opt_int(ch.get("add")) or 0,
+        change=_opt_int(ch.get("change")) or 0,
+        remove=_opt_int(ch.get("remove")) or 0,
+        import_count=_opt_int(ch.get("import")),
+        forget=_opt_int(ch.get("forget")),
+        operation=_str(ch.get("operation")),
+    )
+
+
+def _outputs(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    outs = _dict(obj.get("outputs"))
+    return OutputsMessage(**c, outputs={str(k): parse_output_value(v) for k, v in outs.items()})
+
+
+_PARSERS: dict[str, _Parser] = {
+    "version": _version,
+    "log": _log,
+    "diagnostic": _diagnostic,
+    "change_summary": _change_summary,
+    "outputs": _outputs,
+    "planned_change": _resource_parser(PlannedChange, "change"),
+    "resource_drift": _resource_parser(ResourceDrift, "change"),
+    "apply_start": _resource_parser(ApplyStart, "hook"),
+    "apply_progress": _resource_parser(ApplyProgress, "hook"),
+    "apply_complete": _resource_parser(ApplyComplete, "hook"),
+    "apply_errored": _resource_parser(ApplyErrored, "hook"),
+    "refresh_start": _resource_parser(RefreshStart, "hook"),
+    "refresh_complete": _resource_parser(RefreshComplete, "hook"),
+}
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Parse one stream line. Never raises: the stream must never crash the run that reads it.
+
+    Missing or wrongly typed fields of a known type read as their defaults (empty address,
+    no id); should a payload still defeat its parser, the line becomes an `UnknownEvent`.
+    """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", errors="replace")
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return GarbageLine(raw=line)
+    if not isinstance(obj, dict):
+        return GarbageLine(raw=line)
+    common = _common(obj)
+    parser = _PARSERS.get(common["type"])
+    if parser is None:
+        return UnknownEvent(**common, raw=obj)
+    try:
+        return parser(obj, common)
+    except Exception:  # noqa: BLE001 - a bad payload must not stop the stream
+        return UnknownEvent(**common, raw=obj)
+
+
+def iter_events(lines: Iterable[str | bytes]) -> Iterator[Event]:
+    """Parse lines lazily; blank lines (trailing newline of a file) are skipped, not garbage."""
+    for line in lines:
+        if line.strip():
+            yield parse_event(line)
+
+
+# --- diagnostics summary for the record's `last_error` ---------------------------------------
+
+_MAX_SUMMARY_ITEMS = 5
+_MAX_SUMMARY_CHARS = 1000
+
+
+def _first_line(text: str) -> str:
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if stripped:
+            return stripped
+    return ""
+
+
+def summarize_diagnostics(events: Iterable[Event]) -> str:
+    """One short paragraph from the error diagnostics, for `last_error` (DESIGN §4).
+
+    Each error reads `ADDRESS: SUMMARY: first line of detail`; duplicates (the engine repeats
+    some) are dropped, at most five are listed, and the text is capped so a record stays small.
+    Returns "" when the stream holds no error diagnostic.
+    """
+    parts: list[str] = []
+    seen: set[str] = set()
+    extra = 0
+    for event in events:
+        if not isinstance(event, Diagnostic) or not event.is_error:
+            continue
+        where = event.address
+        if not where and event.filename:
+            where = event.filename + (f" line {event.start_line}" if event.start_line else "")
+        detail = _first_line(event.detail)
+        text = event.summary.strip() or "error"
+        if detail and detail != text:
+            text = f"{text}: {detail}"
+        if where:
+            text = f"{where}: {text}"
+        if text in seen:
+            continue
+        seen.add(text)
+        if len(parts) < _MAX_SUMMARY_ITEMS:
+            parts.append(text)
+        else:
+            extra += 1
+    if extra:
+        parts.append(f"and {extra} more error(s)")
+    summary = "; ".join(parts)
+    if len(summary) > _MAX_SUMMARY_CHARS:
+        summary = summary[: _MAX_SUMMARY_CHARS - 3].rstrip() + "..."
+    return summary
+
+
+# --- the fold: per-resource progress, for the record's `resources` and `suspect_orphans` -----
+
+
+class ResourceStatus(StrEnum):
+    """Where one resource stands. `started` is internal: it never survives a settled record,
+    it becomes an orphan suspect (create) or `error`. The rest are DESIGN §4's statuses."""
+
+    PENDING = "pending"
+    STARTED = "started"
+    COMPLETE = "complete"
+    DESTROYED = "destroyed"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceProgress:
+    """What the stream proves about one address. `action` is the last action the engine
+    reported for it (a replace shows as delete then create); `planned_action` what was planned."""
+
+    address: str
+    status: ResourceStatus
+    action: str
+    planned_action: str | None = None
+    reason: str | None = None
+    id_key: str | None = None
+    id_value: str | None = None
+    elapsed_seconds: float | None = None
+
+
+class ResourceTracker:
+    """Pure, linear fold of events into `{address: ResourceProgress}`.
+
+    Feed events as they arrive (live progress) or all at once; each event costs one dict
+    lookup. Rules: planned_change -> pending (never downgrades a started resource);
+    apply_start -> started; apply_complete -> complete, or destroyed for a delete;
+    apply_errored -> error. A create_before_destroy replace completes its create before the
+    deposed object's delete, so a delete completing after a create of the same address
+    leaves the resource complete, not destroyed.
+    """
+
+    __slots__ = ("_by_addr", "_created")
+
+    def __init__(self) -> None:
+        self._by_addr: dict[str, ResourceProgress] = {}
+        self._created: set[str] = set()
+
+    def feed(self, event: Event) -> ResourceProgress | None:
+        """Fold one event; returns the address's new progress, or None if it is not about one."""
+        if not isinstance(event, _ResourceMessage) or not event.resource.addr:
+            return None
+        addr = event.resource.addr
+        cur = self._by_addr.get(addr)
+        new: ResourceProgress
+        if isinstance(event, PlannedChange):
+            if cur is not None and cur.status is not ResourceStatus.PENDING:
+                return cur
+            new = ResourceProgress(
+                addr, ResourceStatus.PENDING, event.action, event.action, event.reason
+            )
+        elif isinstance(event, ApplyStart):
+            # the deposed half of a create_before_destroy must not replace the new object's id
+            deposed = event.action == "delete" and addr in self._created
+            id_key = None if deposed or event.action == "create" else event.id_key
+            id_value = None if deposed or event.action == "create" else event.id_value
+            new = _set(cur, addr, ResourceStatus.STARTED, event.action, id_key, id_value)
+        elif isinstance(event, ApplyProgress):
+            if cur is not None and cur.status is not ResourceStatus.PENDING:
+                if cur.status is not ResourceStatus.STARTED:
+                    return cur  # a late tick never reopens a finished resource
+                new = replace(cur, elapsed_seconds=event.elapsed_seconds)
+            else:
+                new = _set(cur, addr, ResourceStatus.STARTED, event.action)
+                new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        elif isinstance(event, ApplyComplete):
+            status = ResourceStatus.COMPLETE
+            if event.action == "delete" and addr not in self._created:
+                status = ResourceStatus.DESTROYED
+            elif event.action == "create":
+                self._created.add(addr)
+            keep_new_id = event.action == "delete" and addr in self._created
+            id_key = cur.id_key if keep_new_id and cur else event.id_key
+            id_value = cur.id_value if keep_new_id and cur else event.id_value
+            new = _set(cur, addr, status, event.action, id_key, id_value)
+            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        elif isinstance(event, ApplyErrored):
+            new = _set(cur, addr, ResourceStatus.ERROR, event.action)
+            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        else:
+            return cur  # refresh and drift messages say nothing about this run's mutations
+        self._by_addr[addr] = new
+        return new
+
+    def feed_all(self, events: Iterable[Event]) -> ResourceTracker:
+        for event in events:
+            self.feed(event)
+        return self
+
+    @property
+    def resources(self) -> Mapping[str, ResourceProgress]:
+        """Read-only view, in the order addresses first appeared."""
+        return MappingProxyType(self._by_addr)
+
+    def _with(self, status: ResourceStatus) -> list[ResourceProgress]:
+        return [p for p in self._by_addr.values() if p.status is status]
+
+    def started_without_complete(self) -> list[ResourceProgress]:
+        """Calls in flight when the stream ended: their outcome is unknown (orphan suspects)."""
+        return self._with(ResourceStatus.STARTED)
+
+    def errored(self) -> list[ResourceProgress]:
+        return self._with(ResourceStatus.ERROR)
+
+    def pending(self) -> list[ResourceProgress]:
+        """Planned and never started: provably untouched by this run."""
+        return self._with(ResourceStatus.PENDING)
+
+
+def _set(
+    cur: ResourceProgress | None,
+    addr: str,
+    status: ResourceStatus,
+    action: str,
+    id_key: str | None = None,
+    id_value: str | None = None,
+) -> ResourceProgress:
+    """Advance `cur`, keeping what the plan said and the last id known when none is given."""
+    if cur is None:
+        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value)
+    if id_value is None and action != "create":
+        id_key, id_value = cur.id_key, cur.id_value
+    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value)
+
+
+def track(events: Iterable[Event]) -> dict[str, ResourceProgress]:
+    """Fold a whole stream at once (see `ResourceTracker` for the rules)."""
+    return dict(ResourceTracker().feed_all(events).resources)
