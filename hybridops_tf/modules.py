@@ -35,6 +35,10 @@ def validate_ref(ref: str, *, source: str = "--ref") -> str:
                 problem = "it has an empty segment"
             elif set(seg) == {"."}:
                 problem = f"segment '{seg}' is only dots"
+            elif ".." in seg:
+                problem = f"segment '{seg}' contains '..'"
+            elif "__" in seg:
+                problem = f"segment '{seg}' contains '__' (reserved: a ref's '/' becomes '__' in file names)"
             elif not _SEGMENT.match(seg):
                 problem = f"segment '{seg}' may use only lowercase letters, digits, '_', '.', '-'"
             if problem:

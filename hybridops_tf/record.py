@@ -145,7 +145,7 @@ class OperationRecord:
         missing = [k for k in REQUIRED if k not in doc]
         if missing:
             raise ValueError(f"missing required field(s): {', '.join(missing)}")
-        if doc["schema_version"] != SCHEMA_VERSION:
+        if type(doc["schema_version"]) is not int or doc["schema_version"] != SCHEMA_VERSION:
             raise ValueError(f"schema_version {doc['schema_version']!r} is not {SCHEMA_VERSION}")
         try:
             status = Status(doc["status"])

@@ -82,10 +82,11 @@ class SignalForwarder:
         for child in children:
             _send(child, signum)
 
-    def register(self, child: subprocess.Popen[Any]) -> None:
+    def register(self, child: subprocess.Popen[Any], *, catch_up: bool = False) -> None:
+        """Track child; with catch_up, pass on a signal that arrived while it was spawning."""
         with self._lock:
             self._children.add(child)
-        if self.received is not None:  # the signal beat the registration
+        if catch_up and self.received is not None:
             _send(child, self.received)
 
     def unregister(self, child: subprocess.Popen[Any]) -> None:
@@ -140,13 +141,17 @@ def run_streaming(
     with FORWARDER:
         if FORWARDER.received is not None:
             return ProcessResult(returncode=128 + FORWARDER.received, interrupted=FORWARDER.received, started=False)
-        proc = _spawn(argv, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        FORWARDER.register(proc)
+        log = open_append(stderr_log) if stderr_log is not None else None  # fails before any spawn
+        try:
+            proc = _spawn(argv, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except BaseException:
+            if log is not None:
+                log.close()
+            raise
+        FORWARDER.register(proc, catch_up=True)
         try:
             assert proc.stdout is not None and proc.stderr is not None
-            tee = threading.Thread(
-                target=_tee_stderr, args=(proc.stderr, stderr_log, on_stderr_line), daemon=True
-            )
+            tee = threading.Thread(target=_tee_stderr, args=(proc.stderr, log, on_stderr_line), daemon=True)
             tee.start()
             for raw in proc.stdout:
                 on_stdout_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
@@ -160,15 +165,17 @@ def run_streaming(
         return ProcessResult(returncode=returncode, interrupted=FORWARDER.received)
 
 
-def _tee_stderr(
-    stream: IO[bytes], log_path: Path | None, on_line: Callable[[str], None] | None
-) -> None:
-    log = open_append(log_path) if log_path is not None else None
+def _tee_stderr(stream: IO[bytes], log: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
+    """Drain the engine's stderr to the end, whatever happens to the log: a full pipe
+    would block the engine."""
     try:
         for raw in stream:
             if log is not None:
-                log.write(raw)
-                log.flush()
+                try:
+                    log.write(raw)
+                    log.flush()
+                except OSError:
+                    log = None  # keep draining; the run's result still records the outcome
             if on_line is not None:
                 on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
     finally:
@@ -177,10 +184,12 @@ def _tee_stderr(
 
 
 def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> Captured:
-    """Run a read-only engine command to completion and return its output."""
+    """Run a read-only engine command to completion and return its output.
+
+    Unlike run_streaming it runs even after a signal: reading state after an interrupted
+    apply is how the record learns what the engine left behind.
+    """
     with FORWARDER:
-        if FORWARDER.received is not None:
-            return Captured(128 + FORWARDER.received, "", "", interrupted=FORWARDER.received)
         proc = _spawn(argv, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         FORWARDER.register(proc)
         try:
