@@ -20,8 +20,9 @@ from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import Status, apply_refusal
 from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import OperationRecord, Owner, RecordStore
-from hybridops_tf.runs import EventLog, RunFolder, new_run_id
+from hybridops_tf.record import OperationRecord, Owner, RecordStore, SuspectOrphan
+from hybridops_tf.runs import EventLog, RunFolder, new_run_id, read_run_events
+from hybridops_tf.redact import redact_event_line
 from hybridops_tf.runtime import Runtime
 
 EventSink = Callable[[Event], None]
@@ -67,25 +68,42 @@ def run(req: ModuleRequest) -> Outcome:
     ws.ensure_root()
     with process.FORWARDER, store.lock(req.target.ref, run_id, req.lock_timeout):  # step 2
         previous = store.read(req.target.ref)
-        folder = RunFolder.create(req.runtime_root, req.target.ref, run_id)
         meta = ws.meta(req, run_id, resolved)
-        folder.write_meta(meta)
+        try:
+            folder = RunFolder.create(req.runtime_root, req.target.ref, run_id)
+            folder.write_meta(meta)
+        except OSError as err:
+            raise RefusedError(
+                f"could not create the run folder under {req.runtime_root}: {err.strerror or err}; "
+                "nothing was changed"
+            ) from None
         try:
             engine = ws.engine_for(req.target, req.engine, resolved, req.workspace, folder)  # step 3
             meta["engine"] = engine.info.to_json()
             _guard(req, previous)
             if process.FORWARDER.received is not None:
                 raise Interrupted("interrupted before the engine started; nothing was changed")
-            inputs_files = ws.write_inputs(req.target, folder, resolved)
+            try:
+                inputs_files = ws.write_inputs(req.target, folder, resolved)
+            except OSError as err:
+                raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
+                                   "the engine was not started") from None
+            inherited = _orphans_of_interrupted_run(req, previous, engine)
             running = settle.begin(previous, settle.RunStart(
                 command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
                 run_id=run_id, owner=Owner.current(run_id), resolved_inputs_file=str(inputs_files[0]),
                 rerun_inputs_file=str(inputs_files[1]), inputs_digest=resolved.digest(),
                 engine=engine.info.to_json(), workspace=req.workspace,
-            ))
+            ), inherited)
+            try:
+                log = EventLog(folder)
+            except OSError as err:
+                raise RefusedError(f"could not open {folder.events_path}: {err.strerror or err}; "
+                                   "the engine was not started") from None
             try:
                 store.write(running)  # step 4
             except OSError as err:
+                log.close()
                 raise RefusedError(
                     f"could not write the running record {store.record_path(req.target.ref)}: "
                     f"{err.strerror or err}; the engine was not started"
@@ -93,7 +111,7 @@ def run(req: ModuleRequest) -> Outcome:
         except HyopsError as err:
             ws.finish_run(folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
             raise
-        outcome = _execute(req, engine, store, running, folder, previous)  # steps 5-6
+        outcome = _execute(req, engine, store, running, folder, log)  # steps 5-6
         ws.finish_run(folder, meta, outcome.exit_code, {
             "outcome": outcome.record.status.value if outcome.record else "unknown",
             "error": outcome.record.last_error if outcome.record else outcome.message,
@@ -120,23 +138,42 @@ def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
+def _orphans_of_interrupted_run(
+    req: ModuleRequest, previous: OperationRecord | None, engine: Engine
+) -> list[SuspectOrphan]:
+    """A stale `running` record: creates its run started and the state does not hold.
+
+    hyops died while that run's engine may still have been creating things; without this,
+    a later verified destroy could say `destroyed` while such an object lives on.
+    """
+    if previous is None or previous.status is not Status.RUNNING:
+        return []
+    from hybridops_tf.engine.state import StateFormatError, parse_state
+
+    progress = ResourceTracker().feed_all(read_run_events(req.runtime_root, req.target.ref, previous.run_id))
+    try:
+        in_state = parse_state(engine.show_state_doc()).addresses()
+    except (EngineError, StateFormatError):
+        in_state = []  # unreadable state: every started create stays a suspect
+    return settle.new_suspect_orphans(progress.resources, in_state, previous.run_id)
+
+
 def _execute(
     req: ModuleRequest,
     engine: Engine,
     store: RecordStore,
     running: OperationRecord,
     folder: RunFolder,
-    previous: OperationRecord | None,
+    log: EventLog,
 ) -> Outcome:
     builder = commands.apply if req.command == "apply" else commands.destroy
     argv = engine.argv(builder, list(req.passthrough))
     tracker = ResourceTracker()
     seen: list[Event] = []
     outputs_msg: list[OutputsMessage] = []
-    log = EventLog(folder)
 
     def on_line(line: str) -> None:
-        log.append(line)  # raw line first
+        log.append(redact_event_line(line))  # raw line first (never a secret)
         event = parse_event(line)
         tracker.feed(event)
         if isinstance(event, OutputsMessage):

@@ -20,6 +20,7 @@ from hybridops_tf.engine.state import redact_sensitive
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.operation import Outcome
+from hybridops_tf.redact import redact_event_line
 from hybridops_tf.runs import EventLog, RunFolder, new_run_id
 from hybridops_tf.runtime import Runtime
 
@@ -62,7 +63,7 @@ def run_plan(req: PlanRequest) -> Outcome:
             log = EventLog(folder)
 
             def on_line(line: str) -> None:
-                log.append(line)
+                log.append(redact_event_line(line))
                 event = parse_event(line)
                 if isinstance(event, ChangeSummary):
                     summary.append(event)

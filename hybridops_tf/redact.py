@@ -50,3 +50,29 @@ def _redact_assignment(text: str, sensitive_names: Collection[str]) -> str:
     if eq and name.strip() in sensitive_names:
         return f"{name}={REDACTED}"
     return text
+
+
+def redact_event_line(line: str) -> str:
+    """The engine line as events.jsonl may hold it: sensitive output values blanked.
+
+    Terraform 1.0's `outputs` message carries sensitive values in the clear (OpenTofu omits
+    them). Every other line is kept byte for byte; only lines that mention a sensitive
+    output are parsed at all, so the cost on ordinary lines is one substring test.
+    """
+    if '"sensitive":true' not in line.replace(" ", ""):
+        return line
+    import json
+
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return line
+    outputs = doc.get("outputs") if isinstance(doc, dict) else None
+    if not isinstance(outputs, dict):
+        return line
+    changed = False
+    for out in outputs.values():
+        if isinstance(out, dict) and out.get("sensitive") is True and "value" in out:
+            out["value"] = REDACTED
+            changed = True
+    return json.dumps(doc, separators=(",", ":")) if changed else line

@@ -74,6 +74,18 @@ class RunFolder:
         atomic_write_text(self.result_path, _dump({"finished_at": utc_now(), **result}))
 
 
+def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[Any]:
+    """The parsed events.jsonl of an earlier run ([] when it left none)."""
+    from hybridops_tf.engine.events import iter_events
+
+    path = runtime_root / "runs" / module_id(module_ref) / run_id / "events.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return list(iter_events(lines))
+
+
 class EventLog:
     """Raw line first: append each engine stdout line to events.jsonl, flushed at once."""
 

@@ -44,8 +44,13 @@ class RunStart:
     workspace: str | None = None
 
 
-def begin(previous: OperationRecord | None, start: RunStart) -> OperationRecord:
-    """`running`, carrying everything already known (outputs, orphans, previous outputs)."""
+def begin(
+    previous: OperationRecord | None, start: RunStart, inherited_orphans: Iterable[SuspectOrphan] = ()
+) -> OperationRecord:
+    """`running`, carrying everything already known (outputs, orphans, previous outputs).
+
+    inherited_orphans come from an interrupted earlier run (a stale `running` record).
+    """
     rec = copy.deepcopy(previous) if previous is not None else OperationRecord(
         module_ref=start.module_ref, status=Status.RUNNING, run_id=start.run_id
     )
@@ -63,7 +68,18 @@ def begin(previous: OperationRecord | None, start: RunStart) -> OperationRecord:
     rec.inputs_digest = start.inputs_digest
     rec.engine = dict(start.engine)
     rec.workspace = start.workspace
+    rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, inherited_orphans)
     return rec
+
+
+def _merge_orphans(known: list[SuspectOrphan], new: Iterable[SuspectOrphan]) -> list[SuspectOrphan]:
+    seen = {(o.address, o.run_id) for o in known}
+    merged = list(known)
+    for orphan in new:
+        if (orphan.address, orphan.run_id) not in seen:
+            seen.add((orphan.address, orphan.run_id))
+            merged.append(orphan)
+    return merged
 
 
 def resources_from_progress(
@@ -131,8 +147,7 @@ def failed(
     rec.outputs = merged or running.outputs
     if resources is not None:
         rec.resources = resources
-    known = {(o.address, o.run_id) for o in rec.suspect_orphans}
-    rec.suspect_orphans = [*rec.suspect_orphans, *(o for o in orphans if (o.address, o.run_id) not in known)]
+    rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, orphans)
     rec = _finish(rec, Status.ERROR)
     rec.failed_command = command
     rec.last_error = error
