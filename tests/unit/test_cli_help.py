@@ -1,0 +1,129 @@
+"""The CLI documents itself (STYLE habit 11): every command has help with an example, every
+command is in the README, and `hyops --help` stays light (no hcl2, grpc or tf imported)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from hybridops_tf.cli.main import _COMMANDS, LazyGroup, cli
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+HEAVY = ("hcl2", "grpc", "tf")
+
+
+def top_level_commands() -> list[str]:
+    assert isinstance(cli, LazyGroup)
+    return cli.list_commands(click.Context(cli))
+
+
+def all_command_paths() -> list[tuple[str, ...]]:
+    """(name,) for each listed command, plus (group, sub) for each subcommand of a group."""
+    paths: list[tuple[str, ...]] = []
+    ctx = click.Context(cli)
+    for name in top_level_commands():
+        paths.append((name,))
+        command = cli.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            sub_ctx = click.Context(command, parent=ctx, info_name=name)
+            paths.extend((name, sub) for sub in command.list_commands(sub_ctx))
+    return paths
+
+
+def test_the_design_commands_are_all_registered() -> None:
+    assert set(_COMMANDS) >= {
+        "apply",
+        "destroy",
+        "plan",
+        "status",
+        "outputs",
+        "reconcile",
+        "stack",
+        "sim",
+    }
+
+
+def test_top_level_help_lists_every_available_command_and_an_example() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output
+    for name in top_level_commands():
+        assert re.search(rf"^\s+{re.escape(name)}\s", result.output, re.MULTILINE), name
+
+
+@pytest.mark.parametrize("name", top_level_commands())
+def test_every_listed_command_can_be_loaded(name: str) -> None:
+    assert cli.get_command(click.Context(cli), name) is not None
+
+
+@pytest.mark.parametrize("path", all_command_paths(), ids=" ".join)
+def test_every_command_has_help_with_an_example(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(cli, [*path, "--help"])
+
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output, f"`hyops {' '.join(path)} --help` shows no example"
+    assert f"hyops {' '.join(path)}" in result.output, "the example should show the command itself"
+
+
+def test_the_readme_exists() -> None:
+    assert README.is_file(), f"{README} is missing"
+
+
+@pytest.mark.parametrize("path", all_command_paths(), ids=" ".join)
+def test_every_command_appears_in_the_readme(path: tuple[str, ...]) -> None:
+    assert README.is_file(), f"{README} is missing"
+    text = README.read_text(encoding="utf-8")
+
+    assert f"hyops {' '.join(path)}" in text, f"README.md never shows `hyops {' '.join(path)}`"
+
+
+HEAVY_PROBE = """
+import json, sys
+{preload}
+sys.argv = ["hyops", "--help"]
+from hybridops_tf.cli.main import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "heavy": heavy}}) + "\\n")
+"""
+
+
+def probe_help_imports(preload: str = "") -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", HEAVY_PROBE.format(preload=preload, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
+    assert lines, result.stderr
+    report = json.loads(lines[-1][len("PROBE ") :])
+    report["stdout"] = result.stdout
+    return report
+
+
+def test_hyops_help_imports_no_hcl2_grpc_or_tf() -> None:
+    report = probe_help_imports()
+
+    assert report["code"] in (0, None)
+    assert "Usage:" in report["stdout"]
+    assert report["heavy"] == []
+
+
+def test_the_import_probe_does_see_a_heavy_module() -> None:
+    """Control for the test above: the probe is able to fail."""
+    report = probe_help_imports(preload="import hcl2")
+
+    assert "hcl2" in report["heavy"]

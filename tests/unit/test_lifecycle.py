@@ -1,0 +1,119 @@
+"""lifecycle.py: statuses, destroy eligibility, staleness and the apply guard (DESIGN §5, §6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybridops_tf.lifecycle import (
+    CLAIMS_EMPTY,
+    MemberStatus,
+    ResourceStatus,
+    Status,
+    apply_refusal,
+    destroy_eligible,
+    is_stale,
+)
+
+# (status, include_retained) -> eligible. Skip only destroyed and absent; retained on request.
+ELIGIBLE = {
+    (Status.RUNNING, False): True,
+    (Status.RUNNING, True): True,
+    (Status.OK, False): True,
+    (Status.OK, True): True,
+    (Status.ERROR, False): True,
+    (Status.ERROR, True): True,
+    (Status.DESTROYED, False): False,
+    (Status.DESTROYED, True): False,
+    (Status.ABSENT, False): False,
+    (Status.ABSENT, True): False,
+    (Status.RETAINED, False): False,
+    (Status.RETAINED, True): True,
+    (None, False): True,  # no record: nothing proves the module is empty
+    (None, True): True,
+}
+
+
+def test_the_eligibility_table_covers_every_status() -> None:
+    assert {s for s, _ in ELIGIBLE} == {*Status, None}
+
+
+@pytest.mark.parametrize(("status", "include_retained"), sorted(ELIGIBLE, key=str))
+def test_destroy_eligibility(status: Status | None, include_retained: bool) -> None:
+    assert (
+        destroy_eligible(status, include_retained=include_retained)
+        is ELIGIBLE[(status, include_retained)]
+    )
+
+
+def test_destroy_eligible_defaults_to_skipping_retained() -> None:
+    assert destroy_eligible(Status.RETAINED) is False
+
+
+def test_only_destroyed_and_absent_claim_the_module_is_empty() -> None:
+    assert {Status.DESTROYED, Status.ABSENT} == CLAIMS_EMPTY
+
+
+def test_status_words_match_the_contract() -> None:
+    assert [s.value for s in Status] == [
+        "running",
+        "ok",
+        "error",
+        "destroyed",
+        "absent",
+        "retained",
+    ]
+    assert {s.value for s in ResourceStatus} == {"complete", "error", "pending", "destroyed"}
+    assert {s.value for s in MemberStatus} == {
+        "ok",
+        "error",
+        "pending",
+        "destroyed",
+        "absent",
+        "retained",
+        "skipped",
+    }
+    assert "pending" not in {s.value for s in Status}, (
+        "pending is never written into a module record"
+    )
+
+
+@pytest.mark.parametrize("status", list(Status))
+@pytest.mark.parametrize("lock_free", [True, False])
+def test_only_a_running_record_with_a_free_lock_is_stale(status: Status, lock_free: bool) -> None:
+    assert is_stale(status, lock_free) is (status is Status.RUNNING and lock_free)
+
+
+@pytest.mark.parametrize(
+    ("status", "stale", "orphans", "allow", "refused"),
+    [
+        (None, False, 0, False, False),
+        (Status.OK, False, 0, False, False),
+        (Status.ERROR, False, 0, False, False),  # a plain failure may be re-applied
+        (Status.DESTROYED, False, 0, False, False),
+        (Status.ABSENT, False, 0, False, False),
+        (Status.RETAINED, False, 0, False, False),
+        (Status.RUNNING, True, 0, False, True),  # stale running: outcome uncertain
+        (Status.RUNNING, False, 0, False, False),  # live holder: the lock decides, not this guard
+        (Status.ERROR, False, 1, False, True),  # suspect orphans recorded
+        (Status.OK, False, 3, False, True),
+        (Status.RUNNING, True, 2, False, True),
+        (Status.RUNNING, True, 2, True, False),  # --allow-uncertain
+        (Status.ERROR, False, 1, True, False),
+    ],
+)
+def test_apply_refusal(
+    status: Status | None, stale: bool, orphans: int, allow: bool, refused: bool
+) -> None:
+    why = apply_refusal(status, stale=stale, suspect_orphans=orphans, allow_uncertain=allow)
+
+    assert (why is not None) is refused
+    if why is not None:
+        assert why.strip()
+
+
+def test_apply_refusal_explains_each_reason() -> None:
+    stale = apply_refusal(Status.RUNNING, stale=True, suspect_orphans=0, allow_uncertain=False)
+    orphans = apply_refusal(Status.ERROR, stale=False, suspect_orphans=2, allow_uncertain=False)
+
+    assert stale is not None and "stale" in stale
+    assert orphans is not None and "2 suspect orphan" in orphans

@@ -1,0 +1,281 @@
+"""Fault rules: validation with one-line errors, matching, `times` accounting, and what
+each mode does to the simulated cloud (no engine: SimCloud is called directly)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hybridops_tf.sim.cloud import SimCloud
+from hybridops_tf.sim.faults import (
+    DEFAULT_HANG_SECONDS,
+    FaultMode,
+    FaultOp,
+    FaultRule,
+    FaultsError,
+    claim,
+    load_rules,
+    matching,
+    parse_rules,
+)
+from hybridops_tf.sim.store import SimStore
+
+
+# ----- parsing and validation -----
+def test_parse_accepts_a_list_or_a_rules_mapping() -> None:
+    rule = {"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}
+    assert parse_rules([rule]) == parse_rules({"rules": [rule]})
+    (parsed,) = parse_rules([rule])
+    assert parsed == FaultRule(1, "sim_vm", FaultOp.CREATE, FaultMode.FAIL_AFTER_CREATE, None, 1)
+    assert parse_rules(None) == [] and parse_rules({"rules": None}) == []
+
+
+def test_op_is_inferred_when_the_mode_fits_only_one() -> None:
+    rules = parse_rules(
+        [{"type": "sim_vm", "mode": "lose_response"}, {"type": "*", "mode": "fail_delete"}]
+    )
+    assert [r.op for r in rules] == [FaultOp.CREATE, FaultOp.DELETE]
+
+
+def test_hang_defaults_to_30_seconds() -> None:
+    (rule,) = parse_rules([{"type": "*", "op": "read", "mode": "hang"}])
+    assert rule.seconds == DEFAULT_HANG_SECONDS == 30.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"type": "sim_vm", "op": "create", "mode": "explode"}, "rule 1: unknown mode 'explode'"),
+        ({"type": "sim_vm", "op": "frob", "mode": "hang"}, "rule 1: unknown op 'frob'"),
+        ({"type": "sim_vmm", "mode": "lose_response"}, "rule 1: unknown type 'sim_vmm'"),
+        ({"op": "create", "mode": "hang"}, "rule 1: missing field 'type'"),
+        ({"type": "sim_vm", "op": "create"}, "rule 1: missing field 'mode'"),
+        ({"type": "sim_vm", "mode": "hang"}, "rule 1: missing field 'op'"),
+        ({"type": "sim_vm", "op": "create", "mode": "fail_delete"}, "does not apply to op create"),
+        ({"type": "sim_vm", "mode": "lose_response", "tims": 1}, "unknown field 'tims'"),
+        ({"type": "sim_vm", "mode": "lose_response", "times": 0}, "'times' must be a positive"),
+        ({"type": "sim_vm", "mode": "lose_response", "times": True}, "'times' must be a positive"),
+        ({"type": "sim_vm", "mode": "lose_response", "seconds": 1}, "only applies to mode hang"),
+        ({"type": "sim_vm", "op": "read", "mode": "hang", "seconds": -1}, "'seconds' must be"),
+        ({"type": "sim_vm", "mode": "lose_response", "name": ""}, "'name' must be"),
+        ("sim_vm", "rule 1: expected a mapping"),
+    ],
+)
+def test_invalid_rules_give_one_line_errors(raw: Any, message: str) -> None:
+    with pytest.raises(FaultsError) as info:
+        parse_rules([raw])
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_errors_name_the_rule_position() -> None:
+    good = {"type": "sim_vm", "mode": "lose_response"}
+    with pytest.raises(FaultsError, match=r"^rule 3: unknown mode"):
+        parse_rules([good, good, {"type": "sim_vm", "mode": "nope"}])
+
+
+def test_bad_document_shapes() -> None:
+    with pytest.raises(FaultsError, match="unknown top-level key 'rule'"):
+        parse_rules({"rule": []})
+    with pytest.raises(FaultsError, match="expected a list of rules"):
+        parse_rules("fail everything")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("bad.yml", "- {type: sim_vm, mode: [\n", "invalid YAML at line"),
+        ("bad.json", '[{"type": "sim_vm",]', "invalid JSON at line 1"),
+        ("unknown.yml", "- {type: sim_vm, op: create, mode: explode}\n", "unknown mode 'explode'"),
+    ],
+)
+def test_load_rules_errors_start_with_the_path(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(FaultsError) as info:
+        load_rules(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_load_rules_unreadable_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yml"
+    with pytest.raises(FaultsError, match=r"missing\.yml: cannot read faults file"):
+        load_rules(missing)
+
+
+def test_load_rules_reads_yaml_and_json(tmp_path: Path) -> None:
+    yml = tmp_path / "f.yml"
+    yml.write_text("rules:\n  - {type: sim_vm, mode: lose_response, times: 2}\n")
+    js = tmp_path / "f.json"
+    js.write_text('[{"type": "sim_vm", "mode": "lose_response", "times": 2}]')
+    assert load_rules(yml) == load_rules(js)
+    empty = tmp_path / "empty.yml"
+    empty.write_text("")
+    assert load_rules(empty) == []
+
+
+# ----- matching and times -----
+def test_matching_by_type_name_glob_and_op() -> None:
+    rules = parse_rules(
+        [
+            {"type": "*", "name": "web-*", "op": "create", "mode": "fail_before_create"},
+            {"type": "sim_vm", "op": "delete", "mode": "fail_delete"},
+        ]
+    )
+    assert matching(rules, "sim_network", "web-1", "create") == [rules[0]]
+    assert matching(rules, "sim_vm", "db-1", "create") == []
+    assert matching(rules, "sim_vm", None, "create") == []
+    assert matching(rules, "sim_vm", "db-1", "delete") == [rules[1]]
+
+
+class MemoryCounter:
+    """An in-process FireCounter, to test `claim` without a store."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def try_fire(self, key: str, limit: int | None) -> bool:
+        if limit is not None and self.counts.get(key, 0) >= limit:
+            return False
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return True
+
+
+def test_claim_respects_times_and_falls_through_to_the_next_rule() -> None:
+    rules = parse_rules(
+        [
+            {"type": "sim_vm", "mode": "fail_after_create", "times": 1},
+            {"type": "sim_vm", "mode": "lose_response", "times": 2},
+        ]
+    )
+    counter = MemoryCounter()
+    fired = [claim(rules, counter, "sim_vm", "x", "create") for _ in range(4)]
+    assert [r.mode if r else None for r in fired] == [
+        FaultMode.FAIL_AFTER_CREATE,
+        FaultMode.LOSE_RESPONSE,
+        FaultMode.LOSE_RESPONSE,
+        None,
+    ]
+
+
+def test_rule_key_changes_when_the_rule_is_edited() -> None:
+    (a,) = parse_rules([{"type": "sim_vm", "mode": "lose_response", "times": 1}])
+    (b,) = parse_rules([{"type": "sim_vm", "mode": "lose_response", "times": 2}])
+    assert a.key != b.key and a.key.startswith("1:")
+
+
+def test_times_is_shared_by_every_store_handle_and_thread(tmp_path: Path) -> None:
+    """Provider processes share counts through the sim root; threads never over-fire."""
+    rules = parse_rules([{"type": "*", "mode": "fail_before_create", "times": 5}])
+    fired: list[FaultRule | None] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        store = SimStore(tmp_path)  # a separate handle, like a separate provider process
+        for _ in range(4):
+            got = claim(rules, store, "sim_vm", "x", "create")
+            with lock:
+                fired.append(got)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(1 for r in fired if r is not None) == 5
+    assert SimStore(tmp_path).fired_counts() == {rules[0].key: 5}
+
+
+# ----- what each mode does to the cloud -----
+@pytest.fixture
+def cloud(tmp_path: Path) -> SimCloud:
+    store = SimStore(tmp_path / "cloud")
+    store.create("sim_network", "net", {"cidr": "10.1.0.0/24"}, "net-00000001")
+    return SimCloud(store)
+
+
+def with_rules(cloud: SimCloud, *rules: dict[str, Any]) -> SimCloud:
+    cloud.rules = parse_rules(list(rules))
+    return cloud
+
+
+VM_PLAN = {"name": "web", "network_id": "net-00000001", "size": "small"}
+
+
+def test_no_fault_create_returns_full_state(cloud: SimCloud) -> None:
+    out = cloud.create("sim_vm", VM_PLAN)
+    assert out.error is None and out.state is not None
+    assert out.state["id"].startswith("vm-") and out.state["ip"].startswith("10.1.0.")
+    assert cloud.store.get(out.state["id"]) is not None
+
+
+def test_fail_before_create_creates_nothing(cloud: SimCloud) -> None:
+    out = with_rules(cloud, {"type": "sim_vm", "mode": "fail_before_create"}).create(
+        "sim_vm", VM_PLAN
+    )
+    assert out.state is None and "fail_before_create" in (out.error or "")
+    assert cloud.store.list_objects("sim_vm") == []
+
+
+def test_fail_after_create_returns_state_and_error(cloud: SimCloud) -> None:
+    out = with_rules(cloud, {"type": "sim_vm", "mode": "fail_after_create"}).create(
+        "sim_vm", VM_PLAN
+    )
+    assert out.state is not None and "fail_after_create" in (out.error or "")
+    assert [o.id for o in cloud.store.list_objects("sim_vm")] == [out.state["id"]]
+
+
+def test_lose_response_creates_but_returns_no_state(cloud: SimCloud) -> None:
+    out = with_rules(cloud, {"type": "sim_vm", "mode": "lose_response"}).create("sim_vm", VM_PLAN)
+    assert out.state is None and "lose_response" in (out.error or "")
+    assert len(cloud.store.list_objects("sim_vm")) == 1
+
+
+def test_hang_sleeps_then_proceeds(cloud: SimCloud) -> None:
+    slept: list[float] = []
+    cloud.sleep = slept.append
+    rule = {"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 2.5}
+    out = with_rules(cloud, rule).create("sim_vm", VM_PLAN)
+    assert slept == [2.5] and out.error is None and out.state is not None
+
+
+def test_fail_delete_keeps_the_object_and_the_state(cloud: SimCloud) -> None:
+    created = cloud.create("sim_vm", VM_PLAN).state
+    assert created is not None
+    out = with_rules(cloud, {"type": "*", "mode": "fail_delete"}).delete("sim_vm", created)
+    assert out.state == created and "fail_delete" in (out.error or "")
+    assert cloud.store.get(created["id"]) is not None
+
+
+def test_fail_on_read_reports_an_error(cloud: SimCloud) -> None:
+    created = cloud.create("sim_vm", VM_PLAN).state
+    assert created is not None
+    out = with_rules(cloud, {"type": "sim_vm", "op": "read", "mode": "fail"}).read(
+        "sim_vm", created
+    )
+    assert out.error and out.state == created
+
+
+def test_fault_calls_are_logged_with_the_watched_file(cloud: SimCloud, tmp_path: Path) -> None:
+    watch = tmp_path / "latest.json"
+    watch.write_text("running")
+    cloud.watch_file = watch
+    with_rules(cloud, {"type": "sim_vm", "mode": "lose_response"}).create("sim_vm", VM_PLAN)
+    watch.unlink()
+    cloud.read("sim_vm", {"id": "vm-00000000", "name": "web"})
+    cloud.delete("sim_vm", {"id": "vm-00000000", "name": "web"})
+    calls = cloud.store.read_calls()
+    assert [(c["op"], c["fault"]) for c in calls] == [
+        ("create", "lose_response"),
+        ("read", None),
+        ("delete", None),
+    ]
+    assert calls[0]["watched"] == "running" and calls[0]["id"].startswith("vm-")
+    assert "watched" not in calls[1]  # only creates and deletes carry it
+    assert calls[2]["watched"] is None  # the file was gone at that moment
