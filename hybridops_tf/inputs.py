@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from hybridops_tf.errors import UsageError
 from hybridops_tf.redact import REDACTED, redact_argv, redact_mapping
@@ -66,17 +65,64 @@ _Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
 _CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
 
 
-def read_variables(module_dir: Path) -> dict[str, VariableSpec]:
-    """The variables declared by the module's top-level `*.tf` files, by name."""
-    return dict(_load_module(module_dir)[0])
+def read_variables(module_dir: Path, cache_dir: Path | None = None) -> dict[str, VariableSpec]:
+    """The variables declared by the module's top-level `*.tf` files, by name.
+
+    With cache_dir, the parse is also kept on disk (keyed by file names, mtimes and sizes)
+    so the next hyops process skips python-hcl2 entirely.
+    """
+    return dict(_load_module(module_dir, cache_dir)[0])
 
 
-def read_outputs(module_dir: Path) -> dict[str, OutputSpec]:
+def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, OutputSpec]:
     """The outputs declared by the module's top-level `*.tf` files, by name."""
-    return dict(_load_module(module_dir)[1])
+    return dict(_load_module(module_dir, cache_dir)[1])
 
 
-def _load_module(module_dir: Path) -> _Module:
+_DISK_CACHE_VERSION = 1
+
+
+def _disk_cache_path(cache_dir: Path, directory: Path) -> Path:
+    return cache_dir / (hashlib.sha256(str(directory).encode()).hexdigest()[:32] + ".json")
+
+
+def _read_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, ...]) -> _Module | None:
+    try:
+        doc = json.loads(_disk_cache_path(cache_dir, directory).read_text(encoding="utf-8"))
+        if doc.get("schema_version") != _DISK_CACHE_VERSION or doc.get("fingerprint") != [
+            list(f) for f in fingerprint
+        ]:
+            return None
+        variables = {n: VariableSpec(**v) for n, v in doc["variables"].items()}
+        outputs = {n: OutputSpec(**o) for n, o in doc["outputs"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return variables, outputs
+
+
+def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, ...], module: _Module) -> None:
+    """Best effort. A sensitive variable's default is stored as REDACTED: it is only ever
+    shown redacted (defaults are not passed to the engine), and secrets never touch disk."""
+    from dataclasses import asdict
+
+    from hybridops_tf.fsutil import atomic_write_text
+
+    variables = {}
+    for name, spec in module[0].items():
+        doc = asdict(spec)
+        if spec.sensitive and not spec.required:
+            doc["default"] = REDACTED
+        variables[name] = doc
+    try:
+        text = json.dumps({"schema_version": _DISK_CACHE_VERSION, "directory": str(directory),
+                           "fingerprint": [list(f) for f in fingerprint], "variables": variables,
+                           "outputs": {n: asdict(o) for n, o in module[1].items()}})
+        atomic_write_text(_disk_cache_path(cache_dir, directory), text)
+    except (OSError, TypeError, ValueError):
+        pass  # a default JSON cannot hold, or an unwritable cache: parse again next time
+
+
+def _load_module(module_dir: Path, cache_dir: Path | None = None) -> _Module:
     """Parse once per content: a stack run asks for the same module many times."""
     directory = Path(module_dir).resolve()
     if not directory.is_dir():
@@ -91,7 +137,11 @@ def _load_module(module_dir: Path) -> _Module:
     cached = _CACHE.get(directory)
     if cached is not None and cached[0] == fingerprint:
         return cached[1]
-    module = _build_module([(path, _parse_hcl(path)) for path in files])
+    module = _read_disk_cache(cache_dir, directory, fingerprint) if cache_dir is not None else None
+    if module is None:
+        module = _build_module([(path, _parse_hcl(path)) for path in files])
+        if cache_dir is not None:
+            _write_disk_cache(cache_dir, directory, fingerprint, module)
     _CACHE[directory] = (fingerprint, module)
     return module
 
@@ -209,6 +259,8 @@ def parse_var_option(text: str) -> tuple[str, Any]:
     if not raw.strip():
         return name, raw
     try:
+        import yaml
+
         value = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         raise UsageError(f"--var {name}=...: value is not valid YAML ({_yaml_problem(exc)}); "
@@ -223,6 +275,8 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read inputs file {path}: {_reason(exc)}") from exc
     try:
+        import yaml
+
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise UsageError(f"inputs file {path} is not valid YAML: {_yaml_problem(exc)}") from exc
@@ -368,10 +422,14 @@ def _hcl(value: Any) -> str:
 
 def dump_yaml(data: Mapping[str, Any]) -> str:
     """Deterministic YAML for resolved.inputs.yml and rerun.inputs.yml (diffable runs)."""
+    if not data:
+        return "{}\n"  # the common no-inputs case, without importing yaml (~15 ms)
+    import yaml
+
     return yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def _yaml_problem(exc: Any) -> str:
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     mark = getattr(exc, "problem_mark", None)
     return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark else problem

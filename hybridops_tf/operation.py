@@ -39,6 +39,7 @@ class ModuleRequest:
     inputs_file: Path | None = None
     var_options: Sequence[str] = ()
     stack_inputs: Mapping[str, Any] | None = None
+    sensitive_inputs: frozenset[str] = frozenset()  # e.g. wired from a sensitive upstream output
     passthrough: Sequence[str] = ()
     lock_timeout: float = 0
     allow_uncertain: bool = False
@@ -62,7 +63,8 @@ class Outcome:
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     ws = Runtime(req.runtime_root)
-    resolved = ws.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs)  # step 1
+    resolved = ws.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs,
+                                 req.sensitive_inputs)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = RecordStore(req.runtime_root)
     ws.ensure_root()

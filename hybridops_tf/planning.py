@@ -33,6 +33,7 @@ class PlanRequest:
     inputs_file: Path | None = None
     var_options: Sequence[str] = ()
     stack_inputs: dict | None = None
+    sensitive_inputs: frozenset[str] = frozenset()
     passthrough: Sequence[str] = ()
     argv: Sequence[str] = ()
     command: str = "plan"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf import __version__
 from hybridops_tf import inputs as inputs_mod
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
@@ -25,15 +26,6 @@ from hybridops_tf.runs import RunFolder
 
 if TYPE_CHECKING:
     from hybridops_tf.inputs import ResolvedInputs
-
-
-def hyops_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hybridops-tf")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 class Runtime:
@@ -58,15 +50,20 @@ class Runtime:
         inputs_file: Path | None,
         var_options: Sequence[str],
         stack_inputs: Mapping[str, Any] | None,
+        extra_sensitive: frozenset[str] = frozenset(),
     ) -> ResolvedInputs:
-        """Step 1: every input parses, names a declared variable, and covers the required ones."""
-        specs = inputs_mod.read_variables(target.directory)
+        """Step 1: every input parses, names a declared variable, and covers the required ones.
+
+        extra_sensitive marks inputs secret although their variable is not (a value wired
+        from a sensitive upstream output): they are redacted like sensitive variables.
+        """
+        specs = inputs_mod.read_variables(target.directory, self.root / "cache" / "hcl")
         from_file = inputs_mod.load_inputs_file(inputs_file) if inputs_file is not None else None
         from_vars: dict[str, Any] = {}
         for text in var_options:
             name, value = inputs_mod.parse_var_option(text)
             from_vars[name] = value
-        return inputs_mod.resolve_inputs(
+        resolved = inputs_mod.resolve_inputs(
             specs,
             stack_inputs=stack_inputs,
             inputs_file=from_file,
@@ -74,6 +71,11 @@ class Runtime:
             module_dir=str(target.directory),
             inputs_file_source=f"--inputs {inputs_file}",
         )
+        if extra_sensitive:
+            from dataclasses import replace
+
+            resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
+        return resolved
 
     def engine_cache(self) -> Path:
         return self.root / "cache" / "engines.json"
@@ -96,8 +98,9 @@ class Runtime:
         if workspace:
             env["TF_WORKSPACE"] = workspace
         engine = Engine(info, target.directory, env)
-        if engine.needs_init():
-            engine.init(folder.path / "init.log" if folder is not None else None)
+        markers = self.root / "cache" / "init"
+        if engine.needs_init(markers):
+            engine.init(folder.path / "init.log" if folder is not None else None, markers)
         return engine
 
     def meta(self, req: Any, run_id: str, resolved: ResolvedInputs) -> dict[str, Any]:
@@ -113,7 +116,7 @@ class Runtime:
             "run_id": run_id,
             "workspace": req.workspace,
             "started_at": utc_now(),
-            "hyops_version": hyops_version(),
+            "hyops_version": __version__,
             "python": platform.python_version(),
             "pid": os.getpid(),
             "host": socket.gethostname(),

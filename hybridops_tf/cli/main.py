@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from hybridops_tf import __version__
 from hybridops_tf.errors import HyopsError
 
 # command name -> "module:attribute" of a click command, loaded on first use.
@@ -88,7 +89,7 @@ class LazyGroup(click.Group):
     envvar="HYOPS_MODULES_ROOT",
     help="Root that module refs are relative to (env HYOPS_MODULES_ROOT; default ./modules).",
 )
-@click.version_option(package_name="hybridops-tf")
+@click.version_option(version=__version__, prog_name="hyops")
 @click.pass_context
 def cli(ctx: click.Context, runtime_root: Path, engine: str | None, modules_root: Path | None) -> None:
     """hyops: apply and destroy OpenTofu/Terraform modules with an honest operation record.

@@ -95,10 +95,19 @@ class SignalForwarder:
 
 
 def _send(child: subprocess.Popen[Any], signum: int) -> None:
+    """Signal the engine's whole process group, as a terminal's Ctrl-C would.
+
+    The engine leads its own group (start_new_session), so this reaches it and its
+    provider plugins, and nothing else. Terraform 1.0 ignores a SIGINT sent to its pid
+    alone but stops gracefully when its group gets one.
+    """
     try:
-        child.send_signal(signum)
-    except ProcessLookupError:
-        pass
+        os.killpg(child.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
 
 
 FORWARDER = SignalForwarder()

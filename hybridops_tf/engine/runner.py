@@ -26,20 +26,43 @@ class Engine:
     def argv(self, builder: Callable[..., list[str]], *args: Any, **kwargs: Any) -> list[str]:
         return builder(self.info.binary, self.module_dir, *args, **kwargs)
 
-    def needs_init(self) -> bool:
-        """No `.terraform` yet: a raw user would run `init` first, so do we."""
-        return not (self.module_dir / ".terraform").is_dir()
+    def _config_fingerprint(self) -> str:
+        import hashlib
 
-    def init(self, log_path: Path | None) -> None:
+        parts = []
+        for path in sorted(self.module_dir.iterdir()):
+            if path.suffix == ".tf" or path.name == ".terraform.lock.hcl":
+                st = path.stat()
+                parts.append(f"{path.name}:{st.st_mtime_ns}:{st.st_size}")
+        return hashlib.sha256("|".join([str(self.module_dir), *parts]).encode()).hexdigest()
+
+    def needs_init(self, marker_dir: Path | None = None) -> bool:
+        """No `.terraform` yet: a raw user would run `init` first, so do we.
+
+        A module with no providers or backend gets no `.terraform` from init; marker_dir
+        remembers that init already ran for exactly these files, so it is not repeated.
+        """
+        if (self.module_dir / ".terraform").is_dir():
+            return False
+        if marker_dir is None:
+            return True
+        return not (marker_dir / self._config_fingerprint()).exists()
+
+    def init(self, log_path: Path | None, marker_dir: Path | None = None) -> None:
         """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1)."""
+        from hybridops_tf.fsutil import atomic_write_text
+
         captured = process.run_capture(self.argv(commands.init), env=self.env)
         if log_path is not None:
-            from hybridops_tf.fsutil import atomic_write_text
-
             atomic_write_text(log_path, captured.stdout + captured.stderr)
         if captured.returncode != 0:
             detail = _last_error_line(captured.stderr or captured.stdout)
             raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}")
+        if marker_dir is not None and not (self.module_dir / ".terraform").is_dir():
+            try:
+                atomic_write_text(marker_dir / self._config_fingerprint(), "")
+            except OSError:
+                pass  # only costs another init next time
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env)

@@ -1,0 +1,141 @@
+"""`hyops sim`: look inside the simulated cloud and set the engine up to reach it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from hybridops_tf.errors import UsageError
+from hybridops_tf.sim.faults import FaultRule, FaultsError, faults_path_from_env, load_rules
+from hybridops_tf.sim.install import (
+    CLI_CONFIG_ENV,
+    SIM_PYTHON_ENV,
+    default_sim_root,
+    write_cli_config,
+)
+from hybridops_tf.sim.store import SIM_ROOT_ENV, SimObject, SimStore, StoreError
+
+
+def _sim_root(ctx: click.Context, sim_root: Path | None) -> Path:
+    return sim_root if sim_root is not None else default_sim_root(ctx.obj.runtime_root)
+
+
+def _load_faults(path: Path) -> list[FaultRule]:
+    try:
+        return load_rules(path)
+    except FaultsError as err:
+        raise UsageError(str(err)) from None
+
+
+def _visible_attributes(obj: SimObject) -> dict[str, object]:
+    """Secrets' digests are the cloud's business, not the listing's."""
+    return {k: v for k, v in obj.attributes.items() if not k.endswith("_sha256")}
+
+
+def _object_json(obj: SimObject) -> dict[str, object]:
+    return {
+        "type": obj.type,
+        "id": obj.id,
+        "name": obj.name,
+        "attributes": _visible_attributes(obj),
+        "created_at": obj.created_at,
+    }
+
+
+@click.group("sim")
+def sim_group() -> None:
+    """The simulated cloud: list its objects, check fault files, install the provider.
+
+    \b
+    Example:
+      hyops sim install
+      HYOPS_SIM_FAULTS=faults.yml hyops apply modules/sim/vm
+      hyops sim ls
+    """
+
+
+@sim_group.command("ls")
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"objects": [...]} sorted by type, name.'
+)
+@click.option(
+    "--sim-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar=SIM_ROOT_ENV,
+    help="Sim cloud directory (env HYOPS_SIM_ROOT; default <runtime-root>/sim/cloud).",
+)
+@click.pass_context
+def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
+    """List the live objects of the simulated cloud.
+
+    \b
+    Example:
+      hyops sim ls --json
+    """
+    faults = faults_path_from_env()
+    if faults is not None:
+        _load_faults(faults)
+    try:
+        objects = SimStore(_sim_root(ctx, sim_root)).list_objects()
+    except StoreError as err:
+        raise UsageError(str(err)) from None
+    if as_json:
+        click.echo(json.dumps({"objects": [_object_json(o) for o in objects]}, indent=2))
+        return
+    if not objects:
+        click.echo(f"no live objects in {_sim_root(ctx, sim_root)}")
+        return
+    rows = [("TYPE", "ID", "NAME", "ATTRIBUTES")]
+    for obj in objects:
+        attrs = _visible_attributes(obj)
+        details = " ".join(f"{k}={v}" for k, v in sorted(attrs.items()) if v is not None)
+        rows.append((obj.type, obj.id, obj.name, details))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+
+
+@sim_group.command("check-faults")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def check_faults_cmd(file: Path | None) -> None:
+    """Validate a faults file (default: $HYOPS_SIM_FAULTS) and list its rules.
+
+    Exit 2 with one line naming the problem when the file cannot be used.
+
+    \b
+    Example:
+      hyops sim check-faults faults.yml
+    """
+    path = file if file is not None else faults_path_from_env()
+    if path is None:
+        raise UsageError("no faults file: pass FILE or set HYOPS_SIM_FAULTS")
+    rules = _load_faults(path)
+    click.echo(f"{path}: {len(rules)} rule(s) OK")
+    for rule in rules:
+        limit = "always" if rule.times is None else f"times={rule.times}"
+        click.echo(f"  {rule.describe()} {limit}")
+
+
+@sim_group.command("install")
+@click.pass_context
+def install_cmd(ctx: click.Context) -> None:
+    """Write the provider mirror and CLI config into the runtime root.
+
+    hyops does this by itself for modules that use the sim provider; run it to use raw
+    tofu/terraform on those modules with the lines it prints.
+
+    \b
+    Example:
+      eval "$(hyops sim install)" && terraform -chdir=modules/sim/network init
+    """
+    runtime_root: Path = ctx.obj.runtime_root
+    config = write_cli_config(runtime_root)
+    click.echo(f"export {CLI_CONFIG_ENV}={shlex.quote(str(config))}")
+    click.echo(f"export {SIM_PYTHON_ENV}={shlex.quote(sys.executable)}")
+    sim_root = os.environ.get(SIM_ROOT_ENV) or str(default_sim_root(runtime_root))
+    click.echo(f"export {SIM_ROOT_ENV}={shlex.quote(sim_root)}")

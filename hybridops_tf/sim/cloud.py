@@ -1,0 +1,226 @@
+"""What each provider call does to the simulated cloud: faults first, then the store.
+
+Kept free of tf/grpc so the behaviour the engine sees (created? state returned? error?)
+is unit-testable in-process. States here are plain dicts; the tf adapter in
+`resources.py` drops values that are still unknown before calling in, so a missing key
+means "computed by the cloud".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.sim.faults import (
+    FaultMode,
+    FaultRule,
+    claim,
+    faults_path_from_env,
+    load_rules,
+)
+from hybridops_tf.sim.kinds import Kind, kind_of
+from hybridops_tf.sim.store import CallEntry, MissingParentError, SimObject, SimStore
+
+WATCH_FILE_ENV = "HYOPS_SIM_WATCH_FILE"
+HEALTH_PASSING = "passing"
+_FAILS_NOTHING_DONE = (FaultMode.FAIL_BEFORE_CREATE, FaultMode.FAIL_DELETE, FaultMode.FAIL)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The answer to the engine: a state (or None) and, when something failed, an error."""
+
+    state: dict[str, Any] | None
+    error: str | None = None
+    detail: str = ""
+
+
+def secret_digest(value: Any) -> str | None:
+    """sha256 of a sensitive value: the cloud keeps this, never the secret itself."""
+    return None if value is None else hashlib.sha256(str(value).encode()).hexdigest()
+
+
+def vm_ip(cidr: str | None, object_id: str) -> str:
+    """A stable host address inside the network's CIDR, derived from the vm id."""
+    try:
+        net = ipaddress.ip_network(cidr or "10.0.0.0/16", strict=False)
+    except ValueError:
+        net = ipaddress.ip_network("10.0.0.0/16")
+    hosts = max(1, net.num_addresses - 2)
+    return str(net.network_address + 1 + int(object_id.rsplit("-", 1)[-1], 16) % hosts)
+
+
+@dataclass
+class SimCloud:
+    """The store plus the fault rules loaded when the provider was configured."""
+
+    store: SimStore
+    rules: list[FaultRule] = field(default_factory=list)
+    faults_file: Path | None = None
+    watch_file: Path | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> SimCloud:
+        """Build from HYOPS_SIM_ROOT / HYOPS_SIM_FAULTS / HYOPS_SIM_WATCH_FILE.
+
+        Raises SimRootError or FaultsError (one-line messages) so the provider can turn
+        them into a diagnostic instead of a traceback.
+        """
+        env = os.environ if environ is None else environ
+        store = SimStore.from_env(env)
+        store.ensure()
+        faults_file = faults_path_from_env(env)
+        rules = load_rules(faults_file) if faults_file is not None else []
+        watch = env.get(WATCH_FILE_ENV, "").strip()
+        return cls(store, rules, faults_file, Path(watch) if watch else None)
+
+    # ----- helpers -----
+    def _claim(self, type_name: str, name: str | None, op: str) -> FaultRule | None:
+        if not self.rules:
+            return None
+        return claim(self.rules, self.store, type_name, name, op)
+
+    def _log(
+        self, op: str, type_name: str, name: Any, object_id: Any, rule: FaultRule | None
+    ) -> None:
+        watching = self.watch_file is not None and op in ("create", "delete")
+        watched = None
+        if watching and self.watch_file is not None:
+            try:
+                watched = self.watch_file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                watched = None
+        self.store.record_call(
+            CallEntry(
+                op=op,
+                type=type_name,
+                name=name if isinstance(name, str) else None,
+                id=object_id if isinstance(object_id, str) else None,
+                fault=str(rule.mode) if rule else None,
+                watched=watched,
+                watching=watching,
+            )
+        )
+
+    def _fault(self, rule: FaultRule, type_name: str, name: Any, what: str) -> tuple[str, str]:
+        source = f" in {self.faults_file}" if self.faults_file else ""
+        summary = f'sim: injected fault {rule.mode} on {type_name} "{name}"'
+        return summary, f"{rule.describe()}{source} fired: {what}"
+
+    @staticmethod
+    def _state(kind: Kind, obj: SimObject, known: Mapping[str, Any]) -> dict[str, Any]:
+        """Engine state from a stored object; secrets come back only if their digest matches."""
+        state: dict[str, Any] = {"id": obj.id, "name": obj.name}
+        for attr in kind.attrs:
+            state[attr] = obj.attributes.get(attr)
+        for attr in kind.secrets:
+            stored = obj.attributes.get(f"{attr}_sha256")
+            value = known.get(attr)
+            state[attr] = value if stored is not None and secret_digest(value) == stored else None
+        return state
+
+    def _attributes(self, kind: Kind, values: Mapping[str, Any], object_id: str) -> dict[str, Any]:
+        attributes = {attr: values.get(attr, kind.defaults.get(attr)) for attr in kind.attrs}
+        for attr in kind.secrets:
+            attributes[f"{attr}_sha256"] = secret_digest(values.get(attr))
+        if kind.type == "sim_vm" and attributes.get("ip") is None:
+            network = self.store.get(str(attributes.get("network_id") or "net-missing"))
+            cidr = network.attributes.get("cidr") if network is not None else None
+            attributes["ip"] = vm_ip(cidr, object_id)
+        if kind.type == "sim_health_check" and attributes.get("status") is None:
+            attributes["status"] = HEALTH_PASSING
+        return attributes
+
+    # ----- the four lifecycle calls and import -----
+    def create(self, type_name: str, planned: Mapping[str, Any]) -> Outcome:
+        kind = kind_of(type_name)
+        name = planned.get("name")
+        rule = self._claim(type_name, name, "create")
+        object_id = self.store.new_id(type_name)
+        self._log("create", type_name, name, object_id, rule)
+        if rule is not None and rule.mode is FaultMode.HANG:
+            self.sleep(rule.seconds)
+        elif rule is not None and rule.mode in _FAILS_NOTHING_DONE:
+            return Outcome(None, *self._fault(rule, type_name, name, "nothing was created"))
+        attributes = self._attributes(kind, planned, object_id)
+        try:
+            obj = self.store.create(type_name, str(name), attributes, object_id)
+        except MissingParentError as exc:
+            return Outcome(None, f'sim: cannot create {type_name} "{name}"', str(exc))
+        state = self._state(kind, obj, planned)
+        if rule is not None and rule.mode is FaultMode.FAIL_AFTER_CREATE:
+            what = f"object {obj.id} was created, then the call reported an error"
+            return Outcome(state, *self._fault(rule, type_name, name, what))
+        if rule is not None and rule.mode is FaultMode.LOSE_RESPONSE:
+            what = "the response was lost; the object may or may not exist"
+            return Outcome(None, *self._fault(rule, type_name, name, what))
+        return Outcome(state)
+
+    def read(self, type_name: str, current: Mapping[str, Any]) -> Outcome:
+        kind = kind_of(type_name)
+        object_id, name = current.get("id"), current.get("name")
+        rule = self._claim(type_name, name, "read")
+        self._log("read", type_name, name, object_id, rule)
+        if rule is not None and rule.mode is FaultMode.HANG:
+            self.sleep(rule.seconds)
+        elif rule is not None:
+            return Outcome(dict(current), *self._fault(rule, type_name, name, "nothing was read"))
+        obj = self.store.get(object_id) if isinstance(object_id, str) and object_id else None
+        if obj is None or obj.type != type_name:
+            return Outcome(None)  # gone: the engine drops it from state / plans a create
+        return Outcome(self._state(kind, obj, current))
+
+    def update(
+        self, type_name: str, current: Mapping[str, Any], planned: Mapping[str, Any]
+    ) -> Outcome:
+        kind = kind_of(type_name)
+        object_id, name = current.get("id"), planned.get("name")
+        rule = self._claim(type_name, name, "update")
+        self._log("update", type_name, name, object_id, rule)
+        if rule is not None and rule.mode is FaultMode.HANG:
+            self.sleep(rule.seconds)
+        elif rule is not None:
+            return Outcome(
+                dict(current), *self._fault(rule, type_name, name, "nothing was changed")
+            )
+        obj = self.store.get(object_id) if isinstance(object_id, str) and object_id else None
+        if obj is None:
+            detail = f"{type_name} {object_id} no longer exists; refresh to plan its re-creation"
+            return Outcome(dict(current), f'sim: cannot update {type_name} "{name}"', detail)
+        merged = {**obj.attributes, **{k: v for k, v in planned.items() if k in kind.attrs}}
+        merged.update({k: planned.get(k) for k in kind.secrets})
+        new = self.store.update(obj.id, str(name), self._attributes(kind, merged, obj.id))
+        if new is None:
+            return Outcome(dict(current), f"sim: {type_name} {object_id} vanished during update")
+        return Outcome(self._state(kind, new, planned))
+
+    def delete(self, type_name: str, current: Mapping[str, Any]) -> Outcome:
+        object_id, name = current.get("id"), current.get("name")
+        rule = self._claim(type_name, name, "delete")
+        self._log("delete", type_name, name, object_id, rule)
+        if rule is not None and rule.mode is FaultMode.HANG:
+            self.sleep(rule.seconds)
+        elif rule is not None:
+            what = f"object {object_id} was not deleted"
+            return Outcome(dict(current), *self._fault(rule, type_name, name, what))
+        if isinstance(object_id, str) and object_id:
+            self.store.delete(object_id)
+        return Outcome(None)
+
+    def import_(self, type_name: str, object_id: str) -> Outcome:
+        kind = kind_of(type_name)
+        self._log("import", type_name, None, object_id, None)
+        obj = None
+        if object_id.startswith(kind.prefix + "-") and "/" not in object_id:
+            obj = self.store.get(object_id)
+        if obj is None or obj.type != type_name:
+            detail = f'no live {type_name} has id "{object_id}" (see `hyops sim ls`)'
+            return Outcome(None, f'sim: cannot import {type_name} "{object_id}"', detail)
+        return Outcome(self._state(kind, obj, {}))

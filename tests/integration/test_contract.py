@@ -1,0 +1,343 @@
+"""The apply/destroy contract for one module (DESIGN §6), on the real engine and sim cloud."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.integration.hyops_cli import Hyops, engine_processes, wait_for
+
+pytestmark = pytest.mark.integration
+
+PAIR_TF = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+provider "sim" {}
+variable "with_vm" {
+  type    = bool
+  default = false
+}
+resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  count      = var.with_vm ? 1 : 0
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+output "vm_ids" {
+  value = sim_vm.vm[*].id
+}
+"""
+
+
+@pytest.fixture
+def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> Hyops:
+    return Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Path:
+    module = tmp_path / "modules" / "pair"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+    return module
+
+
+@contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """Make a directory refuse new entries, even for root (immutable flag, else a ro bind)."""
+    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode == 0:
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        return
+    subprocess.run(["mount", "--bind", str(directory), str(directory)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], check=True)
+        yield
+    finally:
+        subprocess.run(["umount", str(directory)], check=True)
+
+
+def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0
+    assert hyops("destroy", "modules/network").returncode == 0
+    assert hyops.record("network")["status"] == "destroyed"
+
+    watched_env = {"HYOPS_SIM_WATCH_FILE": str(hyops.record_path("network"))}
+    result = hyops("apply", "modules/network", env=watched_env)
+
+    assert result.returncode == 0, result.stderr
+    creates = [c for c in hyops.sim_calls() if c["op"] == "create" and "watched" in c]
+    assert creates, "the sim provider was never asked to create"
+    seen = json.loads(creates[-1]["watched"])
+    assert seen["status"] == "running"
+    assert seen["active_command"] == "apply"
+    assert seen["run_id"] == hyops.record("network")["run_id"]
+    assert seen["previous_outputs"]["network_id"]  # the destroyed marker's knowledge is carried
+
+
+def test_unwritable_record_refuses_with_exit_4_and_never_calls_the_provider(
+    hyops: Hyops, module_copy: Callable[[str], Path]
+) -> None:
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0
+    assert hyops("destroy", "modules/network").returncode == 0
+    before = hyops.record_path("network").read_bytes()
+    calls_before = len(hyops.sim_calls())
+
+    with unwritable(hyops.record_path("network").parent):
+        result = hyops("apply", "modules/network")
+
+    assert result.returncode == 4, result.stderr
+    assert "engine was not started" in result.stderr
+    assert hyops.record_path("network").read_bytes() == before
+    assert len(hyops.sim_calls()) == calls_before
+    assert hyops.sim_objects() == []
+
+
+def test_success_replaces_running_with_ok(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
+    module_copy("network")
+    result = hyops("apply", "modules/network")
+
+    assert result.returncode == 0, result.stderr
+    rec = hyops.record("network")
+    assert rec["status"] == "ok"
+    for gone in ("active_command", "failed_command", "last_error", "owner"):
+        assert gone not in rec
+    assert rec["outputs"]["network_id"].startswith("net-")
+    assert rec["resources"]["sim_network.this"]["status"] == "complete"
+    run_dir = hyops.runtime_root / "runs" / "network" / rec["run_id"]
+    for name in ("meta.json", "resolved.inputs.yml", "events.jsonl", "engine.stderr.log", "result.json"):
+        assert (run_dir / name).exists(), name
+    assert (hyops.runtime_root / "config" / "modules" / "network" / "rerun.inputs.yml").exists()
+
+
+def test_partial_failure_keeps_known_outputs_and_the_failed_module_destroys_clean(
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path]
+) -> None:
+    # a destroyed marker first
+    assert hyops("apply", "modules/pair").returncode == 0
+    network_before = hyops.record("pair")["outputs"]["network_id"]
+    assert hyops("destroy", "modules/pair").returncode == 0
+    assert hyops.record("pair")["status"] == "destroyed"
+
+    # a new apply whose vm create half-succeeds: the network is made, the vm is tainted
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create"}])
+    first = hyops("apply", "modules/pair", "--var", "with_vm=true")
+    assert first.returncode == 1, first.stdout + first.stderr
+    rec = hyops.record("pair")
+    assert rec["status"] == "error" and rec["failed_command"] == "apply"
+    assert "fail_after_create" in rec["last_error"]
+    assert rec["resources"]["sim_vm.vm[0]"]["status"] == "error"
+    assert rec["resources"]["sim_vm.vm[0]"].get("tainted") is True
+    recovered = rec["outputs"]["network_id"]
+    assert recovered.startswith("net-") and recovered != network_before
+    assert rec["previous_outputs"]["network_id"] == network_before
+
+    # it fails again before anything is created: the outputs known so far are not lost
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_before_create"}])
+    second = hyops("apply", "modules/pair", "--var", "with_vm=true")
+    assert second.returncode == 1
+    assert hyops.record("pair")["outputs"]["network_id"] == recovered
+
+    # (the engine replaced the tainted vm: it deleted it, then the new create failed)
+    assert {o["type"] for o in hyops.sim_objects()} == {"sim_network"}
+
+    # the failed module stays eligible for a verified destroy that removes what it made
+    faults_file([])
+    gone = hyops("destroy", "modules/pair", "--var", "with_vm=true")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    rec = hyops.record("pair")
+    assert rec["status"] == "destroyed"
+    assert rec["previous_outputs"]["network_id"] == recovered
+    assert hyops.sim_objects() == []
+
+
+def test_lost_create_response_is_recorded_as_suspect_orphan_and_blocks_a_blind_apply(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    module_copy("network")
+    faults_file([{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}])
+    result = hyops("apply", "modules/network")
+    assert result.returncode == 1
+    rec = hyops.record("network")
+    assert [o["address"] for o in rec["suspect_orphans"]] == ["sim_network.this"]
+    assert len(hyops.sim_objects()) == 1  # live, and unknown to the state
+
+    again = hyops("apply", "modules/network")
+    assert again.returncode == 4
+    assert "reconcile" in again.stderr
+    assert len(hyops.sim_objects()) == 1  # no duplicate was made
+
+    forced = hyops("apply", "modules/network", "--allow-uncertain")
+    assert forced.returncode == 0
+    assert hyops.record("network")["suspect_orphans"], "orphans are never dropped silently"
+
+
+def test_destroy_failure_is_error_with_failed_command_destroy(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0
+    outputs = hyops.record("network")["outputs"]
+    faults_file([{"type": "sim_network", "op": "delete", "mode": "fail_delete", "times": 1}])
+
+    result = hyops("destroy", "modules/network")
+
+    assert result.returncode == 1
+    rec = hyops.record("network")
+    assert rec["status"] == "error" and rec["failed_command"] == "destroy"
+    assert rec["outputs"] == outputs
+    assert len(hyops.sim_objects()) == 1
+
+
+def test_busy_lock_refuses_with_exit_4_naming_the_holder(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    module_copy("network")
+    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 4}])
+    holder = hyops.start("apply", "modules/network")
+    try:
+        wait_for(lambda: (hyops.record("network") or {}).get("status") == "running", what="running record")
+        second = hyops("apply", "modules/network")
+        assert second.returncode == 4
+        assert f"pid {holder.pid}" in second.stderr
+        assert hyops.record("network")["run_id"] in second.stderr
+    finally:
+        holder.wait(timeout=120)
+    assert holder.returncode == 0
+
+
+def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    module = module_copy("network")
+    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 5}])
+    proc = hyops.start("apply", "modules/network")
+    wait_for(lambda: any(c["op"] == "create" for c in hyops.sim_calls()), what="the create call")
+
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=120)
+
+    assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
+    rec = hyops.record("network")
+    assert rec["status"] == "error"
+    assert "interrupted" in rec["last_error"]
+    assert engine_processes(module) == []
+
+
+def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    module = module_copy("network")
+    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 2}])
+    proc = hyops.start("apply", "modules/network")
+    wait_for(lambda: any(c["op"] == "create" for c in hyops.sim_calls()), what="the create call")
+    proc.kill()
+    proc.wait(timeout=30)
+    wait_for(lambda: engine_processes(module) == [], what="the orphaned engine to finish")
+
+    status = hyops("status", "modules/network")
+    assert status.returncode == 3
+    assert "running (stale)" in status.stdout
+    refused = hyops("apply", "modules/network")
+    assert refused.returncode == 4 and "stale" in refused.stderr
+    faults_file([])
+    cleaned = hyops("destroy", "modules/network")
+    assert cleaned.returncode == 0, cleaned.stderr
+    rec = hyops.record("network")
+    assert rec["status"] == "destroyed"
+    # the killed run's create may have made an object the state never learned of: it stays
+    # listed, whatever the verified destroy found in state
+    assert [o["address"] for o in rec["suspect_orphans"]] == ["sim_network.this"]
+    live = [o["id"] for o in hyops.sim_objects()]
+    state_ids = [r.get("id") for r in rec["resources"].values()]
+    assert all(obj not in state_ids for obj in live)
+
+
+def test_corrupt_record_is_exit_2_and_left_byte_identical(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
+    module_copy("network")
+    path = hyops.record_path("network")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"schema_version": 1, "status": "ok", trunc')
+
+    result = hyops("apply", "modules/network")
+
+    assert result.returncode == 2
+    assert str(path) in result.stderr and "Traceback" not in result.stderr
+    assert path.read_bytes() == b'{"schema_version": 1, "status": "ok", trunc'
+    assert hyops.sim_calls() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["apply", "modules/missing"], "does not exist"),
+        (["apply", "modules/empty"], "no .tf files"),
+        (["apply", "modules/vm", "--ref", "Bad/../ref"], "invalid module ref"),
+        (["apply", "modules/vm", "--var", "network_id=n", "--var", "nope=1"], "unknown input"),
+        (["apply", "modules/vm"], "missing required input"),
+        (["apply", "modules/vm", "--inputs", "bad.yml"], "bad.yml"),
+        (["apply", "modules/vm", "--var", "novalue"], "--var"),
+        (["destroy", "/", "--var", "x=1"], ""),
+    ],
+)
+def test_bad_input_is_exit_2_before_anything_runs(
+    hyops: Hyops, module_copy: Callable[[str], Path], args: list[str], fragment: str
+) -> None:
+    module_copy("vm")
+    (hyops.workdir / "modules" / "empty").mkdir()
+    (hyops.workdir / "bad.yml").write_text("- a list\n- not a mapping\n")
+
+    result = hyops(*args)
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (hyops.runtime_root / "state").exists()
+    assert hyops.sim_calls() == []
+
+
+def test_sensitive_value_never_reaches_the_runtime_root_or_output(
+    hyops: Hyops, module_copy: Callable[[str], Path]
+) -> None:
+    for name in ("network", "vm", "config"):
+        module_copy(name)
+    secret = "s3cr3t-Tok3n-4242"
+    assert hyops("apply", "modules/network").returncode == 0
+    net = hyops.record("network")["outputs"]["network_id"]
+    assert hyops("apply", "modules/vm", "--var", f"network_id={net}").returncode == 0
+    vm = hyops.record("vm")["outputs"]["vm_id"]
+
+    runs = [
+        hyops("apply", "modules/config", "--var", f"vm_id={vm}", "--var", f"api_token={secret}"),
+        hyops("plan", "modules/config", "--var", f"vm_id={vm}", "--var", f"api_token={secret}"),
+        hyops("outputs", "modules/config", "--json"),
+        hyops("status", "--all", "--json"),
+        hyops("destroy", "modules/config", "--var", f"vm_id={vm}", "--var", f"api_token={secret}"),
+    ]
+
+    assert [r.returncode for r in runs] == [0, 0, 0, 0, 0], [r.stderr for r in runs]
+    for r in runs:
+        assert secret not in r.stdout and secret not in r.stderr
+    leaks = [p for p in hyops.runtime_root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert leaks == []
+    meta = next((hyops.runtime_root / "runs" / "config").glob("apply-*/meta.json"))
+    assert "api_token=<redacted>" in meta.read_text()
+    assert hyops.record("vm")["outputs"]  # sanity: the run really happened
