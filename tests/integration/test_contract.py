@@ -228,7 +228,7 @@ def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
 ) -> None:
     module = module_copy("network")
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 5}])
+    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 120}])
     proc = hyops.start("apply", "modules/network")
     wait_for(lambda: any(c["op"] == "create" for c in hyops.sim_calls()), what="the create call")
 
@@ -240,6 +240,9 @@ def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
     assert rec["status"] == "error"
     assert "interrupted" in rec["last_error"]
     assert engine_processes(module) == []
+    # the engine really stopped the hanging create (it did not wait it out and finish it)
+    assert hyops.sim_objects() == []
+    assert rec["resources"]["sim_network.this"]["status"] == "error"
 
 
 def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy(
