@@ -32,7 +32,7 @@ EventSink = Callable[[Event], None]
 class ModuleRequest:
     """Everything one apply/destroy of one module needs; built by the CLI or the stack runner."""
 
-    command: str  # "apply" | "destroy"
+    command: str  # "apply" | "destroy" | "refresh" | "import"
     target: ModuleTarget
     runtime_root: Path
     engine: str | None = None
@@ -48,6 +48,9 @@ class ModuleRequest:
     on_event: EventSink | None = None
     on_stderr: Callable[[str], None] | None = process.echo_stderr
     run_id: str | None = None
+    import_address: str | None = None  # command "import": adopt this object into state
+    import_id: str | None = None
+    empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
 
 
 @dataclass
@@ -126,7 +129,7 @@ def run(req: ModuleRequest) -> Outcome:
 def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
     """Uncertain-outcome guard. We hold the lock, so a `running` record we see is stale."""
     if req.command != "apply" or previous is None:
-        return
+        return  # destroy, refresh and import create nothing: cleanup and adoption stay open
     why = apply_refusal(
         previous.status,
         stale=previous.status is Status.RUNNING,
@@ -160,6 +163,19 @@ def _orphans_of_interrupted_run(
     return settle.new_suspect_orphans(progress.resources, in_state, previous.run_id)
 
 
+def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
+    extra = list(req.passthrough)
+    if req.command == "apply":
+        return engine.argv(commands.apply, extra)
+    if req.command == "destroy":
+        return engine.argv(commands.destroy, extra)
+    if req.command == "refresh":  # state follows the live objects; nothing remote changes
+        return engine.argv(commands.apply, ["-refresh-only", *extra])
+    if req.command == "import" and req.import_address and req.import_id:
+        return engine.argv(commands.import_, req.import_address, req.import_id, extra)
+    raise ValueError(f"unsupported module command {req.command!r}")
+
+
 def _execute(
     req: ModuleRequest,
     engine: Engine,
@@ -168,8 +184,7 @@ def _execute(
     folder: RunFolder,
     log: EventLog,
 ) -> Outcome:
-    builder = commands.apply if req.command == "apply" else commands.destroy
-    argv = engine.argv(builder, list(req.passthrough))
+    argv = _argv(req, engine)
     tracker = ResourceTracker()
     seen: list[Event] = []
     outputs_msg: list[OutputsMessage] = []
@@ -241,6 +256,17 @@ def _settle(
     state = parse_state(engine.show_state_doc())
     tainted = [r.address for r in state.resources if r.tainted]
     resources = settle.resources_from_progress(tracker.resources, tainted)
+    if ok and req.command == "import":
+        return settle.imported(running, req.import_address or "", state.addresses())
+    if ok and req.command == "refresh":
+        if state.is_empty:
+            return settle.confirmed_empty(running, resources, req.empty_status)
+        remaining = sorted(state.addresses())
+        return settle.failed(
+            running, command="refresh", resources=resources, orphans=[],
+            error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
+            recovered_outputs=outputs_plain(state.outputs),
+        )
     if ok:  # destroy: success only when the state is confirmed empty
         if state.is_empty:
             return settle.destroy_verified(running, resources)

@@ -156,9 +156,40 @@ def failed(
 
 def destroy_verified(running: OperationRecord, resources: dict[str, ResourceEntry]) -> OperationRecord:
     """`destroyed` only after the state was confirmed empty: outputs move to previous_outputs."""
-    rec = _finish(copy.deepcopy(running), Status.DESTROYED)
+    return confirmed_empty(running, resources, Status.DESTROYED)
+
+
+def confirmed_empty(
+    running: OperationRecord, resources: dict[str, ResourceEntry], status: Status
+) -> OperationRecord:
+    """`destroyed` or `absent`, only from a state confirmed empty (by destroy or refresh)."""
+    if status not in (Status.DESTROYED, Status.ABSENT):
+        raise ValueError(f"an empty state cannot mean {status.value}")
+    rec = _finish(copy.deepcopy(running), status)
     if running.outputs:
         rec.previous_outputs = dict(running.outputs)
     rec.outputs = None
     rec.resources = resources
+    return rec
+
+
+def imported(running: OperationRecord, address: str, state_addresses: Iterable[str]) -> OperationRecord:
+    """An orphan adopted into state: it stops being a suspect; nothing else is promoted.
+
+    The module keeps `error` (its last apply did not finish); reconcile may settle it `ok`
+    from evidence once the state holds the full configuration.
+    """
+    rec = copy.deepcopy(running)
+    if address not in set(state_addresses):
+        return failed(running, command="import", error=f"import reported success but {address} is not in state",
+                      recovered_outputs=None, resources=None, orphans=[])
+    rec.suspect_orphans = [o for o in rec.suspect_orphans if o.address != address]
+    resources = dict(rec.resources or {})
+    entry = resources.get(address)
+    resources[address] = ResourceEntry(status=ResourceStatus.COMPLETE.value, action="import",
+                                       id=entry.id if entry else None)
+    rec.resources = resources
+    rec = _finish(rec, Status.ERROR)
+    rec.failed_command = running.failed_command or "apply"
+    rec.last_error = f"{address} was imported into state; run `hyops reconcile` to settle the module"
     return rec
