@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed
 MODULE ?= modules/sim/vm
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration demo lint bench apply destroy status clean
+.PHONY: install test unit integration demo lint bench reliability apply destroy status clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[sim,test]'
+	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[sim,test]'
 	touch $(STAMP)
 
 test: install
@@ -31,6 +31,9 @@ demo: install
 lint: install
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check hybridops_tf tests scripts bench
+
+reliability: install
+	$(BIN)/python scripts/reliability.py
 
 bench: install
 	$(BIN)/python bench/run.py
