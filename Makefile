@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-MODULE ?= modules/sim/vm
+MODULE ?= modules/sim/network
+ARGS ?=
 HYOPS := $(BIN)/hyops
 
 .PHONY: install test unit integration demo lint bench reliability apply destroy status clean
@@ -39,10 +40,10 @@ bench: install
 	$(BIN)/python bench/run.py
 
 apply: install
-	$(HYOPS) apply $(MODULE)
+	$(HYOPS) apply $(MODULE) $(ARGS)
 
 destroy: install
-	$(HYOPS) destroy $(MODULE)
+	$(HYOPS) destroy $(MODULE) $(ARGS)
 
 status: install
 	$(HYOPS) status --all

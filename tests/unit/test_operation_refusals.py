@@ -1,0 +1,118 @@
+"""The contract's refusal paths, without an engine: pytest-subprocess fails the test if
+any process other than the registered read-only ones is started."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hybridops_tf import operation
+from hybridops_tf.cli.main import cli
+from hybridops_tf.engine import process
+from hybridops_tf.errors import ExitCode, RefusedError
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.lifecycle import Status
+
+VERSION_JSON = json.dumps({"terraform_version": "1.0.3", "platform": "linux_amd64"})
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_signal() -> None:
+    process.FORWARDER.received = None
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Path:
+    path = tmp_path / "bin" / "terraform"
+    path.parent.mkdir()
+    path.write_text("#!/bin/sh\nexit 99\n")  # never really run: pytest-subprocess answers
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def module(tmp_path: Path) -> ModuleTarget:
+    directory = tmp_path / "mod"
+    (directory / ".terraform").mkdir(parents=True)  # no init needed
+    (directory / "main.tf").write_text('output "x" {\n  value = 1\n}\n')
+    return ModuleTarget(directory, "unit/mod")
+
+
+def _request(module: ModuleTarget, root: Path, engine: Path, **kw: object) -> operation.ModuleRequest:
+    return operation.ModuleRequest(command="apply", target=module, runtime_root=root, engine=str(engine),
+                                   on_stderr=None, **kw)
+
+
+def test_a_running_record_that_cannot_be_written_refuses_and_starts_no_engine(
+    fp, module: ModuleTarget, engine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fp.register([str(engine), "version", "-json"], stdout=VERSION_JSON)
+    root = tmp_path / "root"
+
+    def refuse(self: RecordStore, record: OperationRecord) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(RecordStore, "write", refuse)
+
+    with pytest.raises(RefusedError) as info:
+        operation.run(_request(module, root, engine))
+
+    assert info.value.exit_code == ExitCode.REFUSED
+    assert "engine was not started" in info.value.message
+    assert fp.call_count([str(engine), fp.any()]) == 1  # only `version -json`
+
+
+def test_a_stale_running_record_refuses_apply_before_any_engine_mutation(
+    fp, module: ModuleTarget, engine: Path, tmp_path: Path
+) -> None:
+    fp.register([str(engine), "version", "-json"], stdout=VERSION_JSON)
+    root = tmp_path / "root"
+    store = RecordStore(root)
+    store.write(OperationRecord(module_ref="unit/mod", status=Status.RUNNING, run_id="apply-x",
+                                active_command="apply"))
+    before = store.record_path("unit/mod").read_bytes()
+
+    with pytest.raises(RefusedError) as info:
+        operation.run(_request(module, root, engine))
+
+    assert "stale" in info.value.message and "hyops reconcile" in info.value.message
+    assert store.record_path("unit/mod").read_bytes() == before
+    assert fp.call_count([str(engine), fp.any()]) == 1
+
+
+def test_an_engine_that_is_not_there_is_one_line_and_exit_1(tmp_path: Path, module: ModuleTarget) -> None:
+    result = CliRunner().invoke(
+        cli, ["--runtime-root", str(tmp_path / "root"), "--engine", str(tmp_path / "nope"),
+              "apply", str(module.directory), "--ref", "unit/mod"],
+    )
+    assert result.exit_code == ExitCode.FAILED
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--engine" in lines[0]
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "root" / "state" / "modules" / "unit__mod" / "latest.json").exists()
+
+
+def test_engine_crash_mid_stream_settles_error_and_keeps_the_raw_lines(
+    fp, module: ModuleTarget, engine: Path, tmp_path: Path
+) -> None:
+    fp.register([str(engine), "version", "-json"], stdout=VERSION_JSON)
+    start = json.dumps({"type": "apply_start", "hook": {"resource": {"addr": "x.y"}, "action": "create"}})
+    fp.register([str(engine), f"-chdir={module.directory}", "apply", fp.any()],
+                stdout=[start, '{"type": "apply_prog'], returncode=-9)
+    fp.register([str(engine), f"-chdir={module.directory}", "show", fp.any()],
+                stdout=json.dumps({"format_version": "0.2"}))
+    root = tmp_path / "root"
+
+    outcome = operation.run(_request(module, root, engine))
+
+    assert outcome.exit_code == ExitCode.FAILED
+    rec = RecordStore(root).read("unit/mod")
+    assert rec is not None and rec.status is Status.ERROR and rec.failed_command == "apply"
+    assert [o.address for o in rec.suspect_orphans] == ["x.y"]
+    events = (outcome.run_dir / "events.jsonl").read_text().splitlines()
+    assert events == [start, '{"type": "apply_prog']
+    assert (outcome.run_dir / "result.json").exists()
