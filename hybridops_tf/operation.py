@@ -117,11 +117,12 @@ def run(req: ModuleRequest) -> Outcome:
             ws.finish_run(folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
             raise
         outcome = _execute(req, engine, store, running, folder, log)  # steps 5-6
+        rec = outcome.record or running
         ws.finish_run(folder, meta, outcome.exit_code, {
-            "outcome": outcome.record.status.value if outcome.record else "unknown",
-            "error": outcome.record.last_error if outcome.record else outcome.message,
-            "resources": {a: r.to_dict() for a, r in ((outcome.record.resources or {}) if outcome.record else {}).items()},
-            "suspect_orphans": [o.to_dict() for o in (outcome.record.suspect_orphans if outcome.record else [])],
+            "outcome": rec.status.value,  # "running" here means the settle write failed
+            "error": rec.last_error or (outcome.message if outcome.exit_code else None),
+            "resources": {a: r.to_dict() for a, r in (rec.resources or {}).items()},
+            "suspect_orphans": [o.to_dict() for o in rec.suspect_orphans],
         })
         return outcome
 
