@@ -10,7 +10,6 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import socket
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,7 +55,7 @@ class Owner:
             user = getpass.getuser()
         except (KeyError, OSError):
             user = str(os.getuid())
-        return cls(pid=os.getpid(), host=socket.gethostname(), user=user, run_id=run_id)
+        return cls(pid=os.getpid(), host=os.uname().nodename, user=user, run_id=run_id)
 
 
 @dataclass(slots=True)

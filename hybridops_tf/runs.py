@@ -7,7 +7,7 @@ finished; events.jsonl gets each engine line as it arrives, before it is parsed.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 def new_run_id(command: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{command}-{stamp}-{secrets.token_hex(4)}"
+    return f"{command}-{stamp}-{os.urandom(4).hex()}"
 
 
 def _dump(doc: dict[str, Any]) -> str:
@@ -97,8 +97,6 @@ class EventLog:
         self._fh.flush()
 
     def close(self) -> None:
-        import os
-
         try:
             self._fh.flush()
             os.fsync(self._fh.fileno())

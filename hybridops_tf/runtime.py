@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import getpass
 import os
-import platform
-import socket
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,9 +116,9 @@ class Runtime:
             "workspace": req.workspace,
             "started_at": utc_now(),
             "hyops_version": __version__,
-            "python": platform.python_version(),
+            "python": ".".join(map(str, sys.version_info[:3])),
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": os.uname().nodename,
             "user": user,
         }
 

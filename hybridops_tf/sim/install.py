@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hybridops_tf.sim.store import SIM_ROOT_ENV, atomic_write_text
+SIM_ROOT_ENV = "HYOPS_SIM_ROOT"  # same name as sim.store.SIM_ROOT_ENV; store is imported lazily
 
 SIM_VERSION = "0.1.0"
 SIM_SOURCE = "hybridops.dev/hybridops/sim"
@@ -113,6 +113,8 @@ def _write_if_changed(path: Path, text: str, mode: int) -> None:
     except (FileNotFoundError, UnicodeDecodeError):
         same = False
     if not same:
+        from hybridops_tf.sim.store import atomic_write_text
+
         atomic_write_text(path, text, mode=mode)
     if stat.S_IMODE(path.stat().st_mode) != mode:
         path.chmod(mode)
