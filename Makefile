@@ -14,7 +14,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.[sim,test]'
+	$(BIN)/pip install --quiet -e '.[sim,test]'
 	touch $(STAMP)
 
 test: install
