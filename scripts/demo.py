@@ -2,6 +2,10 @@
 
 It works in a scratch copy (.demo/) so the repo's modules stay clean and the demo can be
 run again: every command it runs is printed first, exactly as a user would type it.
+The pipeline is the example stack (modules/sim/stack.yml): network -> vm -> config
+(owned by the vm) -> health. The cloud fails the vm half-way; hyops says what is ok, what
+failed and what never ran, then resumes without touching what was fine, then tears it
+all down with each destroy verified.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / ".demo"
 HYOPS = str(Path(sys.executable).with_name("hyops"))
+STACK = "modules/sim/stack.yml"
 
 
 def test_engine() -> str:
@@ -35,7 +40,7 @@ def say(text: str) -> None:
 
 def run(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
     print(f"$ hyops {' '.join(args)}", flush=True)
-    proc = subprocess.run([HYOPS, *args], cwd=WORK, env=ENV, text=True,
+    proc = subprocess.run([HYOPS, *args], cwd=WORK, env=ENV, text=True, check=False,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout.rstrip()
     if out:
@@ -46,9 +51,19 @@ def run(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def outputs(ref: str) -> dict:
-    doc = json.loads((WORK / ".hyops/state/modules" / ref.replace("/", "__") / "latest.json").read_text())
-    return doc.get("outputs") or {}
+def record(ref: str) -> dict:
+    return json.loads((WORK / ".hyops/state/modules" / ref.replace("/", "__") / "latest.json").read_text())
+
+
+def report() -> dict[str, dict]:
+    doc = json.loads((WORK / ".hyops/stacks/demo/latest.json").read_text())
+    return {m["name"]: m for m in doc["members"]}
+
+
+def check(condition: bool, what: str) -> None:
+    print(f"  {'✓' if condition else '✗'} {what}", flush=True)
+    if not condition:
+        sys.exit(f"demo: {what}: not so")
 
 
 def main() -> None:
@@ -68,33 +83,43 @@ def main() -> None:
     })
     print(f"engine: {ENV['HYOPS_ENGINE']}\nworking copy: {WORK}")
 
-    say("1. The pipeline: network, then vm (the cloud will fail the vm half-way)")
-    run("apply", "modules/sim/network")
-    net = outputs("sim/network")["network_id"]
-    run("apply", "modules/sim/vm", "--var", f"network_id={net}", expect=1)
+    say("1. The pipeline is a stack: network -> vm -> config (owned by the vm) -> health")
+    run("stack", "graph", STACK)
 
-    say("2. The pipeline is red. Raw tofu would leave you guessing; the cloud says:")
+    say("2. Apply it. The cloud fails the vm half-way")
+    run("stack", "apply", STACK, expect=1)
+    members = report()
+    check(members["network"]["status"] == "ok", "network is ok")
+    check(members["vm"]["status"] == "error", "vm failed")
+    check(all(members[n]["status"] == "pending" and members[n]["blocked_by"] == "vm"
+              for n in ("config", "health")), "config and health never ran: pending, blocked by vm")
+
+    say("3. The pipeline is red. What is ok, what failed, what never ran, and why:")
+    run("stack", "status", STACK)
+    say("   What is live in the cloud (the half-made vm is there):")
     run("sim", "ls")
-    say("   and hyops' record says what was attempted and where it stopped:")
-    run("status", "--all", expect=None)
-    run("status", "modules/sim/vm", "--json", expect=None)
+    say("   And what hyops' record of the vm knows: where it stopped, what is tainted:")
+    run("status", "modules/sim/vm", "--ref", "demo/vm", "--json", expect=None)
 
-    say("3. The fault is fixed; re-apply: the tainted vm is replaced, then the rest runs")
+    say("4. The fault is fixed; resume: ok members are skipped, the rest runs")
     faults.write_text("[]\n")
-    run("apply", "modules/sim/vm", "--var", f"network_id={net}")
-    vm = outputs("sim/vm")["vm_id"]
-    run("apply", "modules/sim/config", "--var", f"vm_id={vm}")
-    run("apply", "modules/sim/health", "--var", f"target_id={vm}")
-    run("status", "--all")
-
-    say("4. Tear down in reverse order; each destroy is verified against the state")
-    run("destroy", "modules/sim/health", "--var", f"target_id={vm}")
-    run("destroy", "modules/sim/config", "--var", f"vm_id={vm}")
-    run("destroy", "modules/sim/vm", "--var", f"network_id={net}")
-    run("destroy", "modules/sim/network")
+    network_run = record("demo/network")["run_id"]
+    run("stack", "apply", STACK, "--resume")
+    members = report()
+    check(members["network"]["status"] == "skipped", "network was skipped")
+    check(record("demo/network")["run_id"] == network_run,
+          f"the network was not touched: its run_id is still {network_run}")
+    check(all(members[n]["status"] == "ok" for n in ("vm", "config", "health")),
+          "vm (tainted one replaced), config and health are ok")
     run("sim", "ls")
-    run("status", "--all")
-    say(f"Done. Records and run folders are under {WORK / '.hyops'}")
+
+    say("5. Tear down in reverse order; each destroy is verified against the state.")
+    print("   config is owned by the vm: the cloud removes it with its vm, and hyops only\n"
+          "   confirms it (refresh) once the vm's destroy is verified.", flush=True)
+    run("stack", "destroy", STACK)
+    check("no live objects" in run("sim", "ls").stdout, "the cloud is empty")
+    run("stack", "status", STACK)
+    say(f"Done. Records, run folders and the stack report are under {WORK / '.hyops'}")
 
 
 ENV = dict(os.environ)

@@ -1,0 +1,236 @@
+"""`hyops stack apply|destroy|status|graph`: parse options, call the stack core, render."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hybridops_tf.cli.options import lock_option
+from hybridops_tf.cli.render import ProgressPrinter
+from hybridops_tf.errors import ExitCode
+
+_STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
+                "error": "✗", "pending": "…"}
+
+
+def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("stack_file", default="stack.yml", type=click.Path(path_type=Path))(func)
+
+
+def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = lock_option(func)
+    func = click.option("--json", "as_json", is_flag=True,
+                        help="Print the run report (stacks/<stack>/latest.json) on stdout.")(func)
+    func = click.option("--continue-on-error", is_flag=True,
+                        help="After a failure, let members that do not depend on it go on.")(func)
+    func = click.option("--parallelism", type=click.IntRange(min=1), default=4, show_default=True,
+                        help="How many members may run at the same time.")(func)
+    return _stack_file(func)
+
+
+@click.group("stack")
+def stack_group() -> None:
+    """Run a stack of modules (stack.yml) as a dependency graph.
+
+    \b
+    Example:
+      hyops stack apply modules/sim/stack.yml
+      hyops stack status modules/sim/stack.yml
+    """
+
+
+class _Printer:
+    """Live lines on stderr, one per member step and per resource, prefixed by member."""
+
+    def member_started(self, name: str, action: str) -> None:
+        click.echo(f"[{name}] {action}…", err=True)
+
+    def member_finished(self, name: str, result: Any) -> None:
+        status = result.status.value
+        run = f" (run {result.run_id})" if result.run_id else ""
+        error = f": {result.error.splitlines()[0]}" if result.error else ""
+        click.echo(f"[{name}] {_STATUS_MARK.get(status, ' ')} {status}{run}{error}", err=True)
+
+    def event_sink(self, name: str) -> Callable[[Any], None]:
+        return _MemberProgress(name)
+
+    def stderr_sink(self, name: str) -> Callable[[str], None]:
+        return lambda line: click.echo(f"[{name}] {line}", err=True)
+
+
+class _MemberProgress(ProgressPrinter):
+    """The module commands' per-resource progress, each line prefixed with the member."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(_Prefixed(f"[{name}]"))
+
+
+class _Prefixed(io.TextIOBase):
+    """stderr, with a prefix on every line (members run at once; lines must say whose)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            click.echo(f"{self.prefix}{line}", err=True)
+        return len(text)
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
+def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
+         continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
+         include_retained: bool = False) -> None:
+    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.stack.runner import StackRequest, run_stack
+
+    stack = load_stack(stack_file, ctx.obj.runtime_root / "cache" / "hcl")
+    result = run_stack(StackRequest(
+        stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+        parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
+        include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
+        listener=_Printer(),
+    ))
+    doc = result.report.to_dict()
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        counts = ", ".join(f"{n} {s}" for s, n in result.report.counts().items())
+        click.echo(f"stack {stack.name} {command}: {counts} (run {result.report.run_id})")
+        _table(doc["members"], None)
+        if result.report_path is not None:
+            click.echo(f"report: {result.report_path}")
+        if result.exit_code == ExitCode.FAILED and command == "apply":
+            click.echo(f"next: fix the cause, then `hyops stack apply {stack_file} --resume` "
+                       "(ok members are skipped); `hyops reconcile` shows what is live")
+        elif result.exit_code == ExitCode.FAILED:
+            click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
+                       "(destroyed members are skipped)")
+    ctx.exit(result.exit_code)
+
+
+@stack_group.command("apply")
+@_run_options
+@click.option("--resume", is_flag=True,
+              help="Skip members whose record is ok with the same resolved inputs.")
+@click.pass_context
+def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
+              lock_timeout: float, as_json: bool, resume: bool) -> None:
+    """Apply every member of STACK_FILE in dependency order.
+
+    A member starts only when all its upstreams are ok in this run; otherwise it stays
+    `pending` (never started, record untouched). Exit 0 all ok, 1 a member failed,
+    2 invalid stack, 4 refused before anything ran, 130 interrupted.
+
+    \b
+    Example:
+      hyops stack apply modules/sim/stack.yml
+      hyops stack apply modules/sim/stack.yml --resume --parallelism 8
+    """
+    _run(ctx, "apply", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
+         resume=resume)
+
+
+@stack_group.command("destroy")
+@_run_options
+@click.option("--include-retained", is_flag=True,
+              help="Also destroy members that are retained (record or retain_on_destroy).")
+@click.pass_context
+def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
+                lock_timeout: float, as_json: bool, include_retained: bool) -> None:
+    """Destroy STACK_FILE's members in reverse order, each one verified.
+
+    Members already `destroyed`/`absent` are skipped; `retain_on_destroy` members are
+    marked `retained`. A member `owned_by` another is confirmed gone (refresh) only after
+    its owner's destroy is verified; if that destroy fails it stays pending.
+
+    \b
+    Example:
+      hyops stack destroy modules/sim/stack.yml
+    """
+    _run(ctx, "destroy", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
+         include_retained=include_retained)
+
+
+@stack_group.command("status")
+@_stack_file
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the last run report; members it lacks show their record status.")
+@click.pass_context
+def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
+    """Show the last run of STACK_FILE: ok, failed, pending and why.
+
+    \b
+    Example:
+      hyops stack status modules/sim/stack.yml
+      hyops stack status modules/sim/stack.yml --json
+    """
+    from hybridops_tf.record import RecordStore
+    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.stack.report import record_status, status_document
+
+    stack = load_stack(stack_file)
+    doc = status_document(stack, ctx.obj.runtime_root)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    if doc["run_id"] is None:
+        click.echo(f"stack {stack.name}: never run (records as they stand)")
+    else:
+        click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
+                   f"finished {doc['finished_at']}")
+    store = RecordStore(ctx.obj.runtime_root)
+    now = {m.name: record_status(store, m.module_ref) for m in stack.members}
+    _table(doc["members"], now)
+
+
+@stack_group.command("graph")
+@_stack_file
+@click.option("--dot", is_flag=True, help="Print Graphviz dot instead of text.")
+def graph_cmd(stack_file: Path, dot: bool) -> None:
+    """Show STACK_FILE's members, edges, wiring and destroy order.
+
+    \b
+    Example:
+      hyops stack graph modules/sim/stack.yml
+      hyops stack graph modules/sim/stack.yml --dot | dot -Tsvg > stack.svg
+    """
+    from hybridops_tf.stack import graph
+    from hybridops_tf.stack.model import load_stack
+
+    stack = load_stack(stack_file)
+    click.echo(graph.to_dot(stack) if dot else graph.to_text(stack))
+
+
+def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> None:
+    """Members with their status and why; pending ones name what blocked them."""
+    by_name = {m.get("name"): m for m in members}
+    header = ("MEMBER", "REF", "STATUS", *(("RECORD",) if record_now is not None else ()), "RUN / WHY")
+    rows = [header]
+    for m in members:
+        status = str(m.get("status"))
+        if status == "pending":
+            blocker = m.get("blocked_by")
+            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})"
+                   if blocker else "not started: the run was interrupted")
+        else:
+            why = str(m.get("run_id") or "")
+        if m.get("error"):
+            why = f"{why}: {str(m['error']).splitlines()[0][:100]}" if why else str(m["error"])[:100]
+        row = (str(m.get("name")), str(m.get("module_ref")), status,
+               *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
+    for r in rows:
+        click.echo("  " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])

@@ -1,0 +1,312 @@
+"""`stack apply` / `stack destroy`: members through `operation.run` on threads (DESIGN §8).
+
+Each member goes through exactly the per-module contract of a standalone run (record,
+lock, run folder), so a stack member and `hyops apply --ref <stack>/<name>` are the same
+thing. The rules of who may start live in graph.Scheduler; this module only runs what it
+says on a thread pool, in the main thread's signal forwarder, and writes the report.
+
+Before anything runs every member's record is read (a corrupt one is exit 2) and its lock
+probed (a busy one is exit 4): a stack refused halfway would be harder to read than one
+refused whole.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from hybridops_tf import operation
+from hybridops_tf.engine import binary, process
+from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, MemberStatus, Status, apply_refusal
+from hybridops_tf.record import OperationRecord, RecordStore, utc_now
+from hybridops_tf.runs import new_run_id
+from hybridops_tf.runtime import Runtime
+from hybridops_tf.stack import graph
+from hybridops_tf.stack.model import Member, Stack
+from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
+from hybridops_tf.stack.wiring import Wiring
+
+COMMANDS = ("apply", "destroy")
+_POLL_SECONDS = 0.2  # how soon a signal stops the scheduling; completions wake at once
+
+
+@dataclass
+class MemberResult:
+    """What one member's step did. `changed`: a record was written or an engine mutated."""
+
+    status: MemberStatus
+    run_id: str | None = None
+    error: str | None = None
+    outputs: dict[str, Any] | None = None
+    changed: bool = True
+    refused: bool = False
+
+
+class StackListener(Protocol):
+    """What the CLI shows while a stack runs; called from member threads."""
+
+    def member_started(self, name: str, action: str) -> None: ...
+    def member_finished(self, name: str, result: MemberResult) -> None: ...
+    def event_sink(self, name: str) -> operation.EventSink | None: ...
+    def stderr_sink(self, name: str) -> Callable[[str], None] | None: ...
+
+
+@dataclass
+class StackRequest:
+    stack: Stack
+    command: str  # "apply" | "destroy"
+    runtime_root: Path
+    engine: str | None = None
+    parallelism: int = 4
+    continue_on_error: bool = False
+    resume: bool = False
+    include_retained: bool = False
+    lock_timeout: float = 0
+    argv: Sequence[str] = ()
+    listener: StackListener | None = None
+
+
+@dataclass
+class StackResult:
+    report: StackReport
+    exit_code: int
+    report_path: Path | None = None
+    results: dict[str, MemberResult] = field(default_factory=dict)
+
+
+def run_stack(req: StackRequest) -> StackResult:
+    """Run the stack. HyopsError (invalid record, busy lock, uncertain member, no engine)
+    is raised only before any member ran; after that, every outcome is in the report."""
+    if req.command not in COMMANDS:
+        raise ValueError(f"unsupported stack command {req.command!r}")
+    run_id = new_run_id(f"stack-{req.command}")
+    Runtime(req.runtime_root).ensure_root()
+    _preflight(req, run_id)
+    started_at = utc_now()
+    execution = _Execution(req, run_id)
+    resolutions = execution.run()
+    members = []
+    for m in req.stack.members:
+        res, result = resolutions[m.name], execution.results.get(m.name)
+        members.append(MemberEntry(
+            name=m.name, module_ref=m.module_ref, status=res.status.value, blocked_by=res.blocked_by,
+            run_id=result.run_id if result else None, error=result.error if result else None,
+        ))
+    report = StackReport(req.stack.name, str(req.stack.file), run_id, req.command, started_at,
+                         utc_now(), members)
+    path: Path | None = None
+    try:
+        path = write_report(req.runtime_root, report)
+    except OSError as err:
+        print(f"hyops: ERROR: could not write the stack report under {req.runtime_root}: "
+              f"{err.strerror or err}; the member records still say what happened", file=sys.stderr)
+    if execution.crash is not None:
+        raise execution.crash  # a bug: keep its traceback, after the report is safe
+    code = exit_code_of(execution.interrupted, execution.results)
+    if path is None and code == ExitCode.OK:
+        code = ExitCode.FAILED
+    return StackResult(report, code, path, execution.results)
+
+
+def exit_code_of(interrupted: bool, results: dict[str, MemberResult]) -> int:
+    """130 interrupted; 4 when every failure was a refusal and nothing changed; 1 any
+    failure; else 0. Pending alone is not a failure: something else failed or stopped it."""
+    if interrupted:
+        return ExitCode.INTERRUPTED
+    errors = [r for r in results.values() if r.status is MemberStatus.ERROR]
+    if not errors:
+        return ExitCode.OK
+    if all(r.refused for r in errors) and not any(r.changed for r in results.values()):
+        return ExitCode.REFUSED
+    return ExitCode.FAILED
+
+
+def _preflight(req: StackRequest, run_id: str) -> None:
+    """Records readable, locks free, no uncertain outcome to apply over: else nothing runs."""
+    store = RecordStore(req.runtime_root)
+    records = {m.name: store.read(m.module_ref) for m in req.stack.members}  # corrupt: exit 2
+    for m in req.stack.members:
+        if store.lock_is_free(m.module_ref):
+            continue  # a cheap probe; only a busy lock is taken for real, to name its holder
+        try:
+            with store.lock(m.module_ref, run_id, req.lock_timeout):
+                pass
+        except RefusedError as err:
+            raise RefusedError(f"stack {req.stack.name}: nothing was run: member {m.name}: "
+                               f"{err.message}") from None
+    # The engine is found and its version read once, so a missing engine is one clear
+    # error before anything ran (exit 1), not the same failure on every member.
+    binary.resolve(req.engine, Runtime(req.runtime_root).engine_cache())
+    if req.command != "apply":
+        return  # destroy is never guarded: cleanup stays possible
+    for m in req.stack.members:
+        rec = records[m.name]
+        why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
+                                    suspect_orphans=len(rec.suspect_orphans), allow_uncertain=False)
+        if why:
+            raise RefusedError(
+                f"stack {req.stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
+                f"run `hyops reconcile {m.directory} --ref {m.module_ref}` first")
+
+
+class _Execution:
+    """One stack run: the scheduler loop in the main thread, member steps on workers."""
+
+    def __init__(self, req: StackRequest, run_id: str) -> None:
+        self.req = req
+        self.run_id = run_id
+        self.store = RecordStore(req.runtime_root)
+        self.wiring = Wiring(req.stack, req.runtime_root, req.engine)
+        self.results: dict[str, MemberResult] = {}
+        self.crash: BaseException | None = None
+        self.interrupted = False
+
+    def run(self) -> dict[str, graph.Resolution]:
+        stack, req = self.req.stack, self.req
+        if req.command == "apply":
+            deps, order, success = stack.dependencies(), graph.topological_order(stack), graph.APPLY_SUCCESS
+        else:
+            deps, order, success = (graph.destroy_dependencies(stack), graph.destroy_order(stack),
+                                    graph.DESTROY_SUCCESS)
+        dirs = [str(m.directory) for m in stack.members]
+        groups = {m.name: str(m.directory) for m in stack.members if dirs.count(str(m.directory)) > 1}
+        sched = graph.Scheduler(deps, parallelism=req.parallelism, continue_on_error=req.continue_on_error,
+                                success=success, order=order, groups=groups)
+        rank = {name: i for i, name in enumerate(order)}
+        with process.FORWARDER, ThreadPoolExecutor(max_workers=req.parallelism,
+                                                   thread_name_prefix="hyops-stack") as pool:
+            futures: dict[Future[MemberResult], str] = {}
+            while not sched.done:
+                if process.FORWARDER.received is not None and not self.interrupted:
+                    self.interrupted = True
+                    sched.interrupt()
+                for name in sched.start():
+                    futures[pool.submit(self._step, name)] = name
+                if not futures:
+                    raise RuntimeError("stack scheduler stalled with nothing running")  # a bug
+                finished, _ = wait(futures, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for fut in sorted(finished, key=lambda f: rank[futures[f]]):
+                    name = futures.pop(fut)
+                    self.results[name] = result = self._result_of(fut)
+                    sched.finish(name, result.status)
+                    if req.listener is not None:
+                        req.listener.member_finished(name, result)
+            if process.FORWARDER.received is not None:
+                self.interrupted = True
+        return sched.resolutions()
+
+    def _result_of(self, fut: Future[MemberResult]) -> MemberResult:
+        try:
+            return fut.result()
+        except Exception as exc:  # noqa: BLE001 - a bug: reported, then re-raised after the report
+            self.crash = self.crash or exc
+            return MemberResult(MemberStatus.ERROR, error=f"internal error: {exc!r}")
+
+    # --- one member (worker thread) -----------------------------------------------------------
+    def _step(self, name: str) -> MemberResult:
+        member = self.req.stack.member(name)
+        try:
+            if self.req.command == "apply":
+                return self._apply(member)
+            return self._destroy(member)
+        except Interrupted as err:  # stopped before its engine started: nothing changed
+            return MemberResult(MemberStatus.PENDING, error=err.message, changed=False)
+        except RefusedError as err:
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, refused=True)
+        except HyopsError as err:
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False)
+
+    def _notify(self, name: str, action: str) -> None:
+        if self.req.listener is not None:
+            self.req.listener.member_started(name, action)
+
+    def _request(self, member: Member, command: str, values: dict[str, Any],
+                 sensitive: frozenset[str]) -> operation.ModuleRequest:
+        listener = self.req.listener
+        return operation.ModuleRequest(
+            command=command, target=member.target, runtime_root=self.req.runtime_root,
+            engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
+            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
+            on_event=listener.event_sink(member.name) if listener else None,
+            on_stderr=listener.stderr_sink(member.name) if listener else process.echo_stderr,
+            empty_status=Status.DESTROYED,
+        )
+
+    def _apply(self, member: Member) -> MemberResult:
+        upstream = {u: self.results[u].outputs for u in member.depends_on}
+        wired = self.wiring.for_apply(member, upstream)
+        if self.req.resume:
+            rec = self.store.read(member.module_ref)
+            if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
+                self._notify(member.name, "skip (ok, inputs unchanged)")
+                return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
+                                    changed=False)
+        self._notify(member.name, "apply")
+        outcome = operation.run(self._request(member, "apply", wired.values, wired.sensitive))
+        rec = outcome.record
+        if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
+            return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
+        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+
+    def _unchanged(self, member: Member, rec: OperationRecord, values: dict[str, Any],
+                   sensitive: frozenset[str]) -> bool:
+        """--resume: `ok` with the digest of exactly these resolved inputs (as operation.run
+        computes it), in the same workspace."""
+        if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
+            return False
+        resolved = Runtime(self.req.runtime_root).resolve_inputs(member.target, None, (), values, sensitive)
+        return resolved.digest() == rec.inputs_digest
+
+    def _destroy(self, member: Member) -> MemberResult:
+        rec = self.store.read(member.module_ref)
+        if rec is not None and rec.status in CLAIMS_EMPTY:
+            self._notify(member.name, f"skip (already {rec.status.value})")
+            return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
+        owner = self.results.get(member.owned_by) if member.owned_by else None
+        if owner is not None and owner.status is MemberStatus.RETAINED:
+            return self._retain(member, f"its owner {member.owned_by} is retained")
+        kept = member.retain_on_destroy or (rec is not None and rec.status is Status.RETAINED)
+        if kept and not self.req.include_retained:
+            return self._retain(member, "retain_on_destroy" if member.retain_on_destroy else "retained")
+        if rec is None and self.wiring.state_is_empty(member):
+            self._notify(member.name, "skip (no record, state empty)")
+            return MemberResult(MemberStatus.ABSENT, changed=False)  # proven empty; no record invented
+        wired = self.wiring.for_destroy(member)
+        command = "refresh" if member.owned_by else "destroy"  # an owned member goes with its owner
+        self._notify(member.name, command)
+        outcome = operation.run(self._request(member, command, wired.values, wired.sensitive))
+        after = outcome.record
+        if outcome.exit_code == ExitCode.OK and after is not None and after.status is Status.DESTROYED:
+            return MemberResult(MemberStatus.DESTROYED, run_id=outcome.run_id)
+        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+
+    def _retain(self, member: Member, why: str) -> MemberResult:
+        """Not destroyed on purpose: the record says `retained`, written under the module lock."""
+        self._notify(member.name, f"retain ({why})")
+        with self.store.lock(member.module_ref, self.run_id, self.req.lock_timeout):
+            rec = self.store.read(member.module_ref)
+            if rec is None:
+                return MemberResult(MemberStatus.RETAINED, changed=False)  # nothing recorded to keep
+            if rec.status in CLAIMS_EMPTY:
+                return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
+            if rec.status is Status.RETAINED:
+                return MemberResult(MemberStatus.RETAINED, changed=False)
+            if rec.status is Status.RUNNING:  # we hold the lock: stale, outcome uncertain
+                return MemberResult(MemberStatus.ERROR, changed=False, error=(
+                    f"{member.module_ref} has a stale 'running' record; not marking it retained: "
+                    f"run `hyops reconcile {member.directory} --ref {member.module_ref}` first"))
+            rec.status = Status.RETAINED
+            rec.run_id = self.run_id
+            rec.active_command = rec.owner = rec.failed_command = rec.last_error = None
+            try:
+                self.store.write(rec)
+            except OSError as err:
+                return MemberResult(MemberStatus.ERROR, changed=False, error=(
+                    f"could not mark {member.module_ref} retained: {err.strerror or err}; "
+                    "its record is unchanged"))
+        return MemberResult(MemberStatus.RETAINED)  # no run folder: the record names the stack run

@@ -1,0 +1,281 @@
+"""`hyops stack apply` on the real engine and the sim cloud (DESIGN §8): pending is never
+failed, resume skips what is ok, outputs flow only from ok upstreams, members really run
+in parallel, and the run report is the honest picture."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration import test_stack_support as support
+from tests.integration.hyops_cli import wait_for
+from tests.integration.test_stack_support import StackEnv, members, statuses
+
+applied = support.applied  # fixture
+stack_env = support.stack_env  # fixture
+pytestmark = pytest.mark.integration
+
+VM_FAILS = [{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}]
+
+
+def test_a_failure_leaves_every_descendant_pending_without_a_record(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    faults_file(VM_FAILS)
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 1, result.stderr
+    report = stack_env.report()
+    assert statuses(report) == {"network": "ok", "vm": "error", "config": "pending", "health": "pending"}
+    pending = members(report)
+    for name in ("config", "health"):
+        assert pending[name]["blocked_by"] == "vm"
+        assert "error" not in pending[name] and "run_id" not in pending[name]  # never failed, never ran
+        assert stack_env.hyops.record(f"demo/{name}") is None
+        assert stack_env.run_dirs(f"demo/{name}") == []
+    assert stack_env.sim_creates("sim_config") == [] and stack_env.sim_creates("sim_health_check") == []
+    assert "fail_after_create" in members(report)["vm"]["error"]
+    assert "blocked by vm (error)" in result.stdout
+
+
+def test_the_run_report_and_stack_status_are_the_same_document(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    faults_file(VM_FAILS)
+    stack_env.stack("apply", "stack/stack.yml")
+
+    report = stack_env.report()
+    status = stack_env.stack("status", "stack/stack.yml", "--json")
+
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout) == report
+    assert report["schema_version"] == 1
+    assert report["stack"] == "demo" and report["command"] == "apply"
+    assert report["run_id"].startswith("stack-apply-")
+    assert report["started_at"] <= report["finished_at"]
+    for name in ("network", "vm"):
+        entry = members(report)[name]
+        assert entry["module_ref"] == f"demo/{name}"
+        assert entry["run_id"] == stack_env.hyops.record(f"demo/{name}")["run_id"]
+        assert (stack_env.run_dir(f"demo/{name}", entry["run_id"]) / "result.json").is_file()
+    table = stack_env.stack("status", "stack/stack.yml")
+    assert "pending" in table.stdout and "blocked by vm (error)" in table.stdout
+
+
+def test_status_before_any_run_shows_records_or_none(stack_env: StackEnv) -> None:
+    standalone = stack_env.hyops("apply", "stack/network", "--ref", "demo/network")
+    assert standalone.returncode == 0, standalone.stderr
+
+    status = stack_env.stack("status", "stack/stack.yml", "--json")
+
+    doc = json.loads(status.stdout)
+    assert doc["run_id"] is None
+    assert statuses(doc) == {"network": "ok", "vm": "none", "config": "none", "health": "none"}
+
+
+def test_resume_skips_ok_members_and_keeps_their_run_id(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    faults_file(VM_FAILS)
+    stack_env.stack("apply", "stack/stack.yml")
+    network_run = stack_env.hyops.record("demo/network")["run_id"]
+    faults_file([])  # the fault is fixed
+
+    result = stack_env.stack("apply", "stack/stack.yml", "--resume")
+
+    assert result.returncode == 0, result.stderr
+    report = stack_env.report()
+    assert statuses(report) == {"network": "skipped", "vm": "ok", "config": "ok", "health": "ok"}
+    assert members(report)["network"]["run_id"] == network_run
+    assert stack_env.hyops.record("demo/network")["run_id"] == network_run
+    assert len(stack_env.run_dirs("demo/network")) == 1
+    assert len(stack_env.sim_creates("sim_network")) == 1
+
+
+def test_resume_reruns_a_member_whose_inputs_changed(applied: StackEnv) -> None:
+    vm_run = applied.hyops.record("demo/vm")["run_id"]
+    network_run = applied.hyops.record("demo/network")["run_id"]
+    applied.write(applied.directory.joinpath("stack.yml").read_text().replace("size: small", "size: large"))
+
+    result = applied.stack("apply", "stack/stack.yml", "--resume")
+
+    assert result.returncode == 0, result.stderr
+    report = applied.report()
+    assert members(report)["network"] == {"name": "network", "module_ref": "demo/network",
+                                          "status": "skipped", "run_id": network_run}
+    assert members(report)["vm"]["status"] == "ok"
+    assert applied.hyops.record("demo/vm")["run_id"] not in (vm_run, None)
+    assert [o["attributes"]["size"] for o in applied.hyops.sim_objects() if o["type"] == "sim_vm"] == ["large"]
+
+
+PAIR_TF = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+provider "sim" {}
+resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+"""
+
+
+def test_outputs_from_an_error_upstream_never_reach_a_downstream(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    stack_env.module("pair", text=PAIR_TF)
+    stack_env.write("""\
+        stack: demo
+        modules:
+          - {name: pair, path: pair}
+          - name: watch
+            path: health
+            depends_on: [pair]
+            inputs_from: {target_id: pair.network_id}
+    """)
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_before_create"}])
+
+    result = stack_env.stack("apply", "stack/stack.yml", "--continue-on-error")
+
+    assert result.returncode == 1, result.stderr
+    pair = stack_env.hyops.record("demo/pair")
+    assert pair["status"] == "error"
+    assert pair["outputs"]["network_id"].startswith("net-")  # known, yet it must not flow
+    assert statuses(stack_env.report()) == {"pair": "error", "watch": "pending"}
+    assert stack_env.hyops.record("demo/watch") is None
+    assert stack_env.sim_creates("sim_health_check") == []
+
+
+def test_continue_on_error_lets_an_independent_branch_complete(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    stack_env.write("""\
+        stack: demo
+        modules:
+          - {name: network, path: network}
+          - name: vm
+            path: vm
+            depends_on: [network]
+            inputs_from: {network_id: network.network_id}
+          - name: watch
+            path: health
+            depends_on: [network]
+            inputs_from: {target_id: network.network_id}
+    """)
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create"}])  # every time
+
+    stopped = stack_env.stack("apply", "stack/stack.yml", "--parallelism", "1")
+    stopped_report = stack_env.report()
+    going_on = stack_env.stack("apply", "stack/stack.yml", "--parallelism", "1", "--continue-on-error")
+
+    assert stopped.returncode == 1 and going_on.returncode == 1
+    assert members(stopped_report)["watch"] == {"name": "watch", "module_ref": "demo/watch",
+                                                "status": "pending", "blocked_by": "vm"}
+    assert statuses(stack_env.report()) == {"network": "ok", "vm": "error", "watch": "ok"}
+    assert len(stack_env.sim_creates("sim_health_check")) == 1
+
+
+def _create_window(env: StackEnv, ref: str, run_id: str) -> tuple[str, str]:
+    """(apply_start, apply_complete) timestamps of the member's one create, from events.jsonl."""
+    events = env.events(ref, run_id)
+    start = next(e["@timestamp"] for e in events if e.get("type") == "apply_start")
+    end = next(e["@timestamp"] for e in events if e.get("type") == "apply_complete")
+    return start, end
+
+
+def test_independent_members_run_at_the_same_time(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    stack_env.module("network_b", source="network")
+    stack_env.write("""\
+        stack: demo
+        modules:
+          - {name: net-a, path: network, inputs: {name: net-a}}
+          - {name: net-b, path: network_b, inputs: {name: net-b}}
+    """)
+    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 2}])
+
+    result = stack_env.stack("apply", "stack/stack.yml", "--parallelism", "2")
+
+    assert result.returncode == 0, result.stderr
+    runs = members(stack_env.report())
+    a_start, a_end = _create_window(stack_env, "demo/net-a", runs["net-a"]["run_id"])
+    b_start, b_end = _create_window(stack_env, "demo/net-b", runs["net-b"]["run_id"])
+    assert a_start < b_end and b_start < a_end, "the two creates did not overlap"
+
+
+def test_a_sensitive_output_wired_downstream_never_reaches_the_runtime_root(stack_env: StackEnv) -> None:
+    secret = "s3cr3t-wired-0b7f"
+    stack_env.module("source", text="""
+        variable "token" {
+          type      = string
+          sensitive = true
+        }
+        output "token" {
+          value     = var.token
+          sensitive = true
+        }
+    """)
+    stack_env.module("sink", text="""
+        variable "token" {
+          type = string
+        }
+        output "token_length" {
+          value = length(var.token)
+        }
+    """)
+    stack_env.write(f"""\
+        stack: demo
+        modules:
+          - {{name: source, path: source, inputs: {{token: {secret}}}}}
+          - name: sink
+            path: sink
+            depends_on: [source]
+            inputs_from: {{token: source.token}}
+    """)
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 0, result.stderr
+    assert stack_env.hyops.record("demo/sink")["outputs"] == {"token_length": len(secret)}
+    leaks = [p for p in stack_env.hyops.runtime_root.rglob("*")
+             if p.is_file() and secret.encode() in p.read_bytes()]
+    assert leaks == []
+    assert secret not in result.stdout + result.stderr
+    sink_run = members(stack_env.report())["sink"]["run_id"]
+    resolved = (stack_env.run_dir("demo/sink", sink_run) / "resolved.inputs.yml").read_text()
+    assert "token: <redacted>" in resolved
+
+
+def test_sigint_stops_scheduling_and_reports_the_rest_pending(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 30}])
+    proc = stack_env.hyops.start("stack", "apply", "stack/stack.yml")
+
+    def vm_is_creating() -> Any:
+        return any(c["type"] == "sim_vm" for c in stack_env.hyops.sim_calls())
+
+    wait_for(vm_is_creating, what="the vm create to start")
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+
+    assert proc.returncode == 130
+    report = stack_env.report()
+    assert statuses(report) == {"network": "ok", "vm": "error", "config": "pending", "health": "pending"}
+    assert "interrupted" in members(report)["vm"]["error"]
+    assert stack_env.hyops.record("demo/config") is None

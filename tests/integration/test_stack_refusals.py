@@ -1,0 +1,114 @@
+"""Stacks refused before anything runs (DESIGN §8, §10): every invalid stack file is exit 2,
+a busy member lock or an uncertain member is exit 4, and in each case no record is
+written and the sim cloud is never called."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from tests.integration import test_stack_support as support
+from tests.integration.test_stack_support import DEMO, StackEnv
+
+stack_env = support.stack_env  # fixture
+pytestmark = pytest.mark.integration
+
+INVALID = {
+    "unknown_member": (DEMO.replace("depends_on: [network]", "depends_on: [netwerk]"),
+                       "member 'vm': depends_on names unknown member 'netwerk'"),
+    "cycle": (DEMO.replace("    path: network\n", "    path: network\n    depends_on: [health]\n"),
+              "depends_on forms a cycle"),
+    "missing_path": (DEMO.replace("path: health", "path: nowhere"), "member 'health': path 'nowhere'"),
+    "undeclared_output": (DEMO.replace("network.network_id", "network.id"),
+                          "upstream 'network' declares no output 'id'"),
+    "wire_not_in_depends_on": (DEMO.replace("{target_id: vm.vm_id}", "{target_id: network.network_id}"),
+                               "'network' must also be in depends_on"),
+    "duplicate_name": (DEMO.replace("name: health", "name: vm"), "duplicate name"),
+    "shared_directory": (DEMO.replace("path: health", "path: vm").replace(
+        "inputs_from: {target_id: vm.vm_id}", "inputs_from: {network_id: vm.vm_id}"),
+        "same module directory as 'vm' without a distinct `workspace:`"),
+    "invalid_ref": (DEMO.replace("    path: network\n", "    path: network\n    ref: /abs\n"),
+                    "invalid module ref '/abs'"),
+    "escaping_path": (DEMO.replace("path: network", "path: ../network"), "must not use '..'"),
+    "absolute_path": (DEMO.replace("path: network", "path: /tmp"), "not absolute"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_an_invalid_stack_is_exit_2_and_nothing_runs(stack_env: StackEnv, case: str) -> None:
+    text, expected = INVALID[case]
+    stack_env.write(text)
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert expected in result.stderr
+    assert_nothing_ran(stack_env)
+
+
+def test_every_stack_command_refuses_an_invalid_stack(stack_env: StackEnv) -> None:
+    stack_env.write(INVALID["cycle"][0])
+
+    results = {cmd: stack_env.stack(cmd, "stack/stack.yml") for cmd in ("destroy", "status", "graph")}
+
+    assert {cmd: r.returncode for cmd, r in results.items()} == {"destroy": 2, "status": 2, "graph": 2}
+    assert_nothing_ran(stack_env)
+
+
+def assert_nothing_ran(env: StackEnv) -> None:
+    root = env.hyops.runtime_root
+    assert not (root / "state").exists() and not (root / "runs").exists()
+    assert not (root / "stacks").exists()
+    assert env.hyops.sim_calls() == []
+
+
+def test_a_symlink_out_of_the_stack_directory_is_exit_2(stack_env: StackEnv, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "main.tf").write_text("")
+    (stack_env.directory / "escape").symlink_to(outside)
+    stack_env.write(DEMO.replace("path: network", "path: escape"))
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 2
+    assert "leads outside the stack file's directory through a symlink" in result.stderr
+    assert stack_env.hyops.sim_calls() == []
+
+
+def test_a_missing_stack_file_is_exit_2(stack_env: StackEnv) -> None:
+    result = stack_env.stack("apply")  # default ./stack.yml, which the workdir does not have
+
+    assert result.returncode == 2
+    assert "cannot read stack file stack.yml" in result.stderr
+
+
+def test_a_busy_member_lock_refuses_the_stack_before_anything_runs(stack_env: StackEnv) -> None:
+    lock_dir = stack_env.hyops.runtime_root / "state" / "modules" / "demo__health"
+    lock_dir.mkdir(parents=True)
+    with FileLock(str(lock_dir / ".lock")):
+        result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 4, result.stderr
+    assert "member health" in result.stderr and "nothing was run" in result.stderr
+    assert stack_env.hyops.record("demo/network") is None
+    assert stack_env.hyops.sim_calls() == []
+
+
+def test_an_uncertain_member_refuses_the_apply_before_anything_runs(
+    stack_env: StackEnv, faults_file: Callable[..., Path]
+) -> None:
+    faults_file([{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}])
+    assert stack_env.hyops("apply", "stack/network", "--ref", "demo/network").returncode == 1
+    assert stack_env.hyops.record("demo/network")["suspect_orphans"]
+    calls = len(stack_env.hyops.sim_calls())
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 4, result.stderr
+    assert "hyops reconcile" in result.stderr
+    assert stack_env.hyops.record("demo/vm") is None
+    assert len(stack_env.hyops.sim_calls()) == calls
