@@ -71,7 +71,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def open_append(path: Path):  # noqa: ANN201 - a binary file object
+def open_append(path: Path):
     """Open an append-only log (events.jsonl, stderr log) created with mode 0600."""
     ensure_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from hybridops_tf.errors import UsageError
 from hybridops_tf.redact import REDACTED, redact_argv, redact_mapping
 

@@ -5,10 +5,10 @@ One Enum per vocabulary, shared by code, docs and tests, so the words cannot dri
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Module record status (`latest.json` "status")."""
 
     RUNNING = "running"
@@ -19,7 +19,7 @@ class Status(str, Enum):
     RETAINED = "retained"
 
 
-class ResourceStatus(str, Enum):
+class ResourceStatus(StrEnum):
     """Per-resource status inside a record's "resources" map."""
 
     COMPLETE = "complete"
@@ -28,7 +28,7 @@ class ResourceStatus(str, Enum):
     DESTROYED = "destroyed"
 
 
-class MemberStatus(str, Enum):
+class MemberStatus(StrEnum):
     """Stack member status in a stack run report (DESIGN §8)."""
 
     OK = "ok"

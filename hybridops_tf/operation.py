@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,14 +14,20 @@ from typing import Any
 
 from hybridops_tf import settle
 from hybridops_tf.engine import commands, process
-from hybridops_tf.engine.events import Event, OutputsMessage, ResourceTracker, parse_event, summarize_diagnostics
+from hybridops_tf.engine.events import (
+    Event,
+    OutputsMessage,
+    ResourceTracker,
+    parse_event,
+    summarize_diagnostics,
+)
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import Status, apply_refusal
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import OperationRecord, Owner, RecordStore, SuspectOrphan
-from hybridops_tf.runs import EventLog, RunFolder, new_run_id, read_run_events
 from hybridops_tf.redact import redact_event_line
+from hybridops_tf.runs import EventLog, RunFolder, new_run_id, read_run_events
 from hybridops_tf.runtime import Runtime
 
 EventSink = Callable[[Event], None]
@@ -51,6 +56,7 @@ class ModuleRequest:
     import_address: str | None = None  # command "import": adopt this object into state
     import_id: str | None = None
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
+    expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
 
 
 @dataclass
@@ -209,8 +215,9 @@ def _execute(
     ok = result.returncode == 0 and interrupted is None
 
     try:
-        settled = _settle(req, engine, running, tracker, seen, outputs_msg, ok, result, interrupted)
+        settled, succeeded = _settle(req, engine, running, tracker, seen, outputs_msg, ok, result, interrupted)
     except EngineError as err:  # evidence could not be read after the run: stay honest
+        succeeded = False
         settled = settle.failed(
             running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
             recovered_outputs=None, resources=settle.resources_from_progress(tracker.resources), orphans=[],
@@ -227,7 +234,7 @@ def _execute(
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
     if interrupted is not None:
         code, message = ExitCode.INTERRUPTED, settled.last_error or "interrupted"
-    elif settled.status is Status.ERROR:
+    elif not succeeded:
         code, message = ExitCode.FAILED, settled.last_error or "failed"
     else:
         code, message = ExitCode.OK, f"{req.command} of {req.target.ref}: {settled.status.value}"
@@ -244,7 +251,8 @@ def _settle(
     ok: bool,
     result: process.ProcessResult,
     interrupted: int | None,
-) -> OperationRecord:
+) -> tuple[OperationRecord, bool]:
+    """The record to write, and whether the command did what it was asked."""
     from hybridops_tf.engine.state import outputs_plain, parse_outputs, parse_state
 
     if ok and req.command == "apply":
@@ -252,31 +260,38 @@ def _settle(
             outputs = outputs_plain(outputs_msg[-1].outputs)
         else:  # older engines may not send the outputs message
             outputs = outputs_plain(parse_outputs(engine.output_doc()))
-        return settle.apply_succeeded(running, outputs, settle.resources_from_progress(tracker.resources))
+        return settle.apply_succeeded(running, outputs, settle.resources_from_progress(tracker.resources)), True
 
     state = parse_state(engine.show_state_doc())
     tainted = [r.address for r in state.resources if r.tainted]
     resources = settle.resources_from_progress(tracker.resources, tainted)
     if ok and req.command == "import":
-        return settle.imported(running, req.import_address or "", state.addresses())
+        address = req.import_address or ""
+        return settle.imported(running, address, state.addresses()), address in state.addresses()
     if ok and req.command == "refresh":
         if state.is_empty:
-            return settle.confirmed_empty(running, resources, req.empty_status)
+            return settle.confirmed_empty(running, resources, req.empty_status), True
         remaining = sorted(state.addresses())
+        if not req.expect_empty:
+            return settle.failed(
+                running, command=running.failed_command or "apply", resources=None, orphans=[],
+                error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
+                recovered_outputs=outputs_plain(state.outputs),
+            ), True
         return settle.failed(
             running, command="refresh", resources=resources, orphans=[],
             error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
             recovered_outputs=outputs_plain(state.outputs),
-        )
+        ), False
     if ok:  # destroy: success only when the state is confirmed empty
         if state.is_empty:
-            return settle.destroy_verified(running, resources)
+            return settle.destroy_verified(running, resources), True
         remaining = sorted(state.addresses())
         return settle.failed(
             running, command="destroy", resources=resources, orphans=[],
             error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
             recovered_outputs=outputs_plain(state.outputs),
-        )
+        ), False
     if interrupted is not None:
         import signal
 
@@ -297,4 +312,4 @@ def _settle(
         recovered_outputs=outputs_plain(state.outputs),
         resources=resources,
         orphans=settle.new_suspect_orphans(tracker.resources, state.addresses(), running.run_id),
-    )
+    ), False

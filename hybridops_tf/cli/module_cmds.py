@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf.cli.options import PassthroughCommand, input_options, lock_option, module_options, target
+from hybridops_tf.cli.options import (
+    PassthroughCommand,
+    input_options,
+    lock_option,
+    module_options,
+    target,
+)
 from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
 
 

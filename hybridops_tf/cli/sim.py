@@ -97,7 +97,7 @@ def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
         rows.append((obj.type, obj.id, obj.name, details))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
 
 
 @sim_group.command("check-faults")

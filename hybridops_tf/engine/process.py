@@ -124,7 +124,7 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, **kwargs: Any) -> subprocess.Popen[Any]:
     try:
-        return subprocess.Popen(  # noqa: S603 - argv list, never a shell
+        return subprocess.Popen(
             list(argv),
             env=child_env(env),
             stdin=subprocess.DEVNULL,

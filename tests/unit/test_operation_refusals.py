@@ -13,9 +13,9 @@ from hybridops_tf import operation
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine import process
 from hybridops_tf.errors import ExitCode, RefusedError
+from hybridops_tf.lifecycle import Status
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import OperationRecord, RecordStore
-from hybridops_tf.lifecycle import Status
 
 VERSION_JSON = json.dumps({"terraform_version": "1.0.3", "platform": "linux_amd64"})
 

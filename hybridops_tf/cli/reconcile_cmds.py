@@ -1,0 +1,114 @@
+"""`hyops reconcile`: parse options, call reconcile.service, render the report."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from hybridops_tf.cli.options import input_options, lock_option
+
+_DETAIL_WIDTH = 88
+
+
+def _prefix(ctx: click.Context) -> str:
+    """`hyops` plus the global options typed on this command line, so pasted actions match."""
+    parent = ctx.find_root()
+    parts = ["hyops"]
+    if parent.get_parameter_source("runtime_root") is ParameterSource.COMMANDLINE:
+        parts += ["--runtime-root", shlex.quote(str(ctx.obj.runtime_root))]
+    if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and ctx.obj.engine:
+        parts += ["--engine", shlex.quote(ctx.obj.engine)]
+    return " ".join(parts)
+
+
+@click.command("reconcile")
+@click.argument("module_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--ref", help="Module ref (default: the directory relative to the modules root).")
+@click.option("--stack", "stack_file", type=click.Path(path_type=Path), help="Every member of this stack file.")
+@click.option("--all", "all_", is_flag=True, help="Every record under the runtime root.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"consistent", "modules": [...]} as JSON.')
+@click.option("--write", is_flag=True, help="Settle records from evidence (under the module lock).")
+@click.option("--forget-orphan", "forget", multiple=True, metavar="ADDRESS",
+              help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
+@click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
+              help="Adopt a live object into state with the engine's import. Repeatable.")
+@input_options
+@lock_option
+@click.pass_context
+def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
+                  all_: bool, as_json: bool, write: bool, forget: tuple[str, ...], imports: tuple[str, ...],
+                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
+    """Compare records with provider state; say what is live, uncertain, and what to run next.
+
+    Read-only unless --write, --import or --forget-orphan is given; never prompts. Exit 0
+    consistent, 3 findings, 1 could not check (e.g. the engine failed).
+
+    \b
+    Example, after a red pipeline:
+      hyops reconcile --all
+      hyops reconcile modules/sim/network --json
+      hyops reconcile modules/sim/network --import sim_network.this=net-1a2b3c4d
+      hyops reconcile modules/sim/network --write
+    """
+    from hybridops_tf.reconcile.service import ReconcileRequest, reconcile
+
+    req = ReconcileRequest(
+        runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
+        module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
+        forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
+        lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=_prefix(ctx),
+        note=lambda text: click.echo(f"hyops: {text}", err=True),
+    )
+    report = reconcile(req)
+    for message, _ in report.errors:
+        click.echo(f"hyops: error: {message}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _render(report)
+    ctx.exit(report.exit_code)
+
+
+def _render(report: object) -> None:
+    """A table per module, then every next action once, in order."""
+    from hybridops_tf.reconcile.model import Report
+
+    assert isinstance(report, Report)
+    if not report.modules:
+        click.echo("no modules to reconcile (no records under the runtime root)")
+    actions: list[str] = []
+    for mod in report.modules:
+        where = f" ({mod.module_dir})" if mod.module_dir else ""
+        click.echo(f"{mod.module_ref}{where}: record {mod.status}")
+        for act in mod.actions:
+            click.echo(f"  {'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}")
+        rows = [(f.code.value, f.detail) for f in mod.findings]
+        rows += [("could_not_check", why) for why in mod.unchecked]
+        if not rows:
+            click.echo("  consistent: the record agrees with the state and the live objects")
+        width = max((len(code) for code, _ in rows), default=0)
+        for code, detail in rows:
+            lines = textwrap.wrap(detail, _DETAIL_WIDTH) or [""]
+            click.echo(f"  {code.ljust(width)}  {lines[0]}")
+            for line in lines[1:]:
+                click.echo(f"  {' ' * width}  {line}")
+        actions += [a for f in mod.findings for a in f.next_actions]
+        click.echo("")
+    unique = list(dict.fromkeys(actions))
+    if unique:
+        click.echo("next actions, in order:")
+        for i, action in enumerate(unique, 1):
+            click.echo(f"  {i}. {action}")
+    found = sum(len(m.findings) for m in report.modules)
+    unchecked = sum(1 for m in report.modules if m.unchecked)
+    if report.consistent:
+        click.echo(f"consistent: {len(report.modules)} module(s) checked, nothing to do")
+    else:
+        click.echo(f"{found} finding(s) in {len(report.modules)} module(s)"
+                   + (f"; {unchecked} module(s) could not be fully checked" if unchecked else ""))

@@ -1,0 +1,61 @@
+"""The run folder of a reconcile that changed a record: who, when, which, why.
+
+Why: `--write` and `--forget-orphan` change what hyops promises about a module without any
+engine run to show for it, so each leaves a run folder (meta.json first, result.json last,
+DESIGN §3) naming the person, the host, the evidence and the records before and after.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf import __version__
+from hybridops_tf.record import utc_now
+from hybridops_tf.redact import redact_argv
+from hybridops_tf.runs import RunFolder
+from hybridops_tf.runtime import Runtime
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+def _var_names(argv: Sequence[str]) -> set[str]:
+    """Every `--var NAME=...` name: reconcile redacts them all (it does not know which are secret)."""
+    names: set[str] = set()
+    for i, arg in enumerate(argv):
+        text = argv[i + 1] if arg in ("--var", "-var") and i + 1 < len(argv) else None
+        if arg.startswith(("--var=", "-var=")):
+            text = arg.partition("=")[2]
+        if text and "=" in text:
+            names.add(text.partition("=")[0].strip())
+    return names
+
+
+def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id: str, action: str,
+             argv: Sequence[str], **extra: Any) -> tuple[RunFolder, dict[str, Any]]:
+    """Create the run folder and write meta.json (first)."""
+    Runtime(runtime_root).ensure_root()
+    folder = RunFolder.create(runtime_root, module_ref, run_id)
+    meta: dict[str, Any] = {
+        "command": "reconcile", "action": action, "argv": redact_argv(list(argv), _var_names(argv)),
+        "module_ref": module_ref, "module_dir": module_dir, "run_id": run_id,
+        "started_at": utc_now(), "hyops_version": __version__, "pid": os.getpid(),
+        "host": socket.gethostname(), "user": _user(), **extra,
+    }
+    folder.write_meta(meta)
+    return folder, meta
+
+
+def close_run(runtime_root: Path, folder: RunFolder, meta: dict[str, Any], exit_code: int,
+              result: dict[str, Any]) -> None:
+    """meta gets its end time, then result.json (last: its presence means finished)."""
+    Runtime(runtime_root).finish_run(folder, meta, exit_code, result)

@@ -1,0 +1,235 @@
+"""`compare(evidence) -> findings`: the pure heart of reconcile (DESIGN §9).
+
+Why pure and linear: a person reads these findings after a red pipeline and acts on them,
+so the same evidence must always give the same words, and a 10,000-resource state must not
+make the answer slow. Every lookup is a set or dict built once; no I/O, no clock.
+
+Each finding claims only what its evidence shows, and ends in `next_actions`: commands a
+person can paste, in the order they should run (orphans and lost state before any apply).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hybridops_tf.engine.events import ResourceProgress
+from hybridops_tf.engine.state import outputs_plain
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
+from hybridops_tf.reconcile import rules
+from hybridops_tf.reconcile.model import PRIORITY, Code, Commands, Finding, ModuleEvidence
+from hybridops_tf.record import OperationRecord
+
+_LISTED = 5  # addresses named in a detail before "and N more"
+_PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned and never started"}
+
+
+def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
+    """Findings for one module, most urgent first; [] means record and evidence agree."""
+    cmd = cmd or Commands()
+    if ev.busy:
+        return []  # a live run owns the module; its record will settle itself
+    rec = ev.record
+    state = ev.state
+    in_state = set(state.addresses()) if state is not None else set()
+    stale = rec is not None and rec.status is Status.RUNNING and ev.lock_free
+    progress = ev.last_run if stale else None
+    found: list[Finding] = []
+    if ev.record_problem:
+        found.append(_corrupt(ev, cmd))
+    elif rec is None:
+        found.append(_no_record(ev, cmd))
+    if ev.errored_state:
+        found.append(_finding(ev, Code.ERRORED_STATEFILE, (
+            "errored.tfstate is in the module directory and differs from the state: the engine "
+            "could not save the state after a run, so the state misses what that run did until "
+            "errored.tfstate is pushed back (if the engine refuses because both have the same "
+            "serial, compare the two files, then push with -force)"),
+            [cmd.push_errored(ev.where), cmd.reconcile(ev.where)]))
+    if rec is not None:
+        if stale:
+            found.append(_stale(ev, rec, progress, cmd))
+        if state is not None and rec.status not in CLAIMS_EMPTY:
+            missing = rules.claimed_missing(rec, progress, in_state)
+            if missing:
+                found.append(_state_missing(ev, missing, cmd))
+        found.extend(_orphans(ev, rec, progress, in_state, cmd))
+    if state is not None and state.tainted:
+        tainted = [r.address for r in state.tainted]
+        found.append(_finding(ev, Code.TAINTED, (
+            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
+            "object was made but its create reported an error; the next apply replaces it"),
+            [cmd.apply(ev.where), cmd.destroy(ev.where)], tainted))
+    if ev.refresh is not None and ev.refresh.drift:
+        found.append(_drift(ev, cmd))
+    if rec is not None and rec.status is Status.ERROR:
+        found.append(_partial(ev, rec, cmd))
+    if rec is not None and rec.status in CLAIMS_EMPTY and state is not None and not state.is_empty:
+        live = state.addresses()
+        found.append(_finding(ev, Code.STATE_AFTER_DESTROY, (
+            f"the record says {rec.status.value} but the state holds {len(live)} resource(s): "
+            f"{_names(live)}; treat them as live"), [cmd.destroy(ev.where)], live))
+    if (rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None
+            and rec.outputs is not None):
+        diff = _outputs_diff(rec.outputs, outputs_plain(state.outputs))
+        if diff:
+            found.append(_finding(ev, Code.OUTPUTS_MISMATCH, (
+                f"the recorded outputs differ from the state's: {diff}; downstream modules "
+                "wired from this record would get stale values"), [cmd.apply(ev.where)]))
+    return sorted(found, key=lambda f: PRIORITY[f.code])
+
+
+def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
+             addresses: Iterable[str] = ()) -> Finding:
+    return Finding(code, ev.where.module_ref, detail, tuple(dict.fromkeys(actions)), tuple(addresses))
+
+
+def _names(addresses: list[str]) -> str:
+    shown = ", ".join(addresses[:_LISTED])
+    return shown + (f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else "")
+
+
+def _corrupt(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    path = ev.record_path or "latest.json"
+    return _finding(ev, Code.CORRUPT_RECORD, ev.record_problem or "the record is unreadable",
+                    [f"cat {path}", f"mv {path} {path}.corrupt", cmd.reconcile(ev.where)])
+
+
+def _no_record(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    state = ev.state
+    if state is None:
+        return _finding(ev, Code.NO_RECORD, "hyops has no operation record for this module, and "
+                        "its state could not be read", [cmd.apply(ev.where)])
+    if state.is_empty:
+        return _finding(ev, Code.NO_RECORD, (
+            "hyops has no operation record for this module and its state holds nothing; "
+            "`--write` records it as absent once the refresh-only plan confirms it"),
+            [cmd.write(ev.where), cmd.apply(ev.where)])
+    live = state.addresses()
+    return _finding(ev, Code.NO_RECORD, (
+        f"hyops has no operation record for this module, but its state holds {len(live)} "
+        f"resource(s): {_names(live)}; they are live and untracked"),
+        [cmd.apply(ev.where), cmd.destroy(ev.where)], live)
+
+
+def _progress_summary(progress: Mapping[str, ResourceProgress] | None) -> str:
+    if not progress:
+        return "its events.jsonl shows no resource activity"
+    counts: dict[str, int] = {}
+    for p in progress.values():
+        counts[p.status.value] = counts.get(p.status.value, 0) + 1
+    return "its events show " + ", ".join(f"{n} {_PROGRESS_WORDS.get(s, s)}" for s, n in sorted(counts.items()))
+
+
+def _stale(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, ResourceProgress] | None,
+           cmd: Commands) -> Finding:
+    who = f" by pid {rec.owner.pid} on {rec.owner.host}" if rec.owner else ""
+    command = rec.active_command or "a mutation"
+    detail = (f"the record says running ({command}, run {rec.run_id}, started "
+              f"{rec.started_at or '?'}{who}) but no live process holds the module lock: hyops "
+              f"stopped mid-{command} and the outcome is uncertain; {_progress_summary(progress)}. "
+              "`--write` settles it as error and lists the creates that left no state as suspect orphans")
+    return _finding(ev, Code.STALE_RUNNING, detail, [cmd.write(ev.where)])
+
+
+def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: Commands) -> Finding:
+    addresses = list(missing)
+    shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])
+    more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
+    actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
+    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i]
+    actions.append(cmd.apply(ev.where))
+    return _finding(ev, Code.STATE_MISSING, (
+        f"the record says {shown}{more} exist(s) but the state does not hold them: the state "
+        "was lost or never saved; adopt each object back with --import (or apply, if it is "
+        "really gone)"), actions, addresses)
+
+
+def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, ResourceProgress] | None,
+             in_state: set[str], cmd: Commands) -> list[Finding]:
+    listed = {o.address: o for o in rec.suspect_orphans}
+    derived = [a for a in rules.derived_orphans(progress, in_state) if a not in listed]
+    found = []
+    for address in [*listed, *derived]:
+        orphan = listed.get(address)
+        if orphan is not None:
+            origin = f"a create started in run {orphan.run_id} (recorded {orphan.at})"
+            forget = cmd.forget(ev.where, address)
+        else:
+            origin = f"a create started in the interrupted run {rec.run_id} (its events.jsonl)"
+            forget = cmd.reconcile(ev.where, "--write", "--forget-orphan", shlex.quote(address))
+        tail = ("the object may exist in the cloud without the state knowing it: look it up, "
+                "then adopt it with --import or, once checked, --forget-orphan")
+        if address in in_state:
+            tail = (f"{address} is in state now, as another object: the orphan would be a second "
+                    "one; look it up and delete it, then --forget-orphan")
+        actions = [cmd.sim_ls()] if ev.where.uses_sim else []
+        if address not in in_state:
+            actions.append(cmd.import_(ev.where, address, None))
+        actions.append(forget)
+        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{address}: {origin} and left nothing in "
+                              f"state; {tail}", actions, [address]))
+    return found
+
+
+def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    assert ev.refresh is not None
+    drift = ev.refresh.drift
+    parts = [f"{c.address} vanished" if c.action == "delete" else f"{c.address} changed outside "
+             f"the engine ({c.action})" for c in drift[:_LISTED]]
+    more = f" and {len(drift) - _LISTED} more" if len(drift) > _LISTED else ""
+    return _finding(ev, Code.DRIFT, (
+        f"the refresh-only plan shows live objects differ from the state: {'; '.join(parts)}{more}; "
+        "apply puts them back as configured, destroy removes what is left"),
+        [cmd.apply(ev.where), cmd.destroy(ev.where)], [c.address for c in drift])
+
+
+def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:
+    command = rec.failed_command or "operation"
+    error = (rec.last_error or "no error text recorded").strip().rstrip(".")
+    if len(error) > 300:
+        error = error[:300].rstrip(" .;") + " [...]"
+    counts: dict[str, int] = {}
+    for entry in (rec.resources or {}).values():
+        counts[entry.status] = counts.get(entry.status, 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no resource activity recorded"
+    detail = f"the last {command} failed ({summary}): {error}"
+    if rules.empty_confirmed(ev) is None:
+        status = rules.empty_status(rec).value
+        detail += f". Evidence: the state is empty (refresh-only plan agrees); `--write` records {status}"
+        actions = [cmd.write(ev.where)]
+    elif rules.fully_applied(ev) is None:
+        detail += (". Evidence: the state now holds the full configuration and both plans show no "
+                   "change; `--write` records ok")
+        actions = [cmd.write(ev.where)]
+    else:
+        if ev.plan is not None and ev.plan.changes:
+            shown = ", ".join(f"{c.action} {c.address}" for c in ev.plan.changes[:_LISTED])
+            detail += f". The plan still has {len(ev.plan.changes)} change(s): {shown}"
+        first, second = cmd.apply(ev.where), cmd.destroy(ev.where)
+        actions = [second, first] if command == "destroy" else [first, second]
+    return _finding(ev, Code.PARTIAL_APPLY, detail, actions)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _outputs_diff(recorded: Mapping[str, Any], in_state: Mapping[str, Any]) -> str:
+    """'' when equal; else the differences, named (sensitive values are never shown)."""
+    parts: list[str] = []
+    for name in sorted(set(recorded) | set(in_state)):
+        if name not in in_state:
+            parts.append(f"{name} is recorded but not in state")
+        elif name not in recorded:
+            parts.append(f"{name} is in state but not recorded")
+        elif recorded[name] != in_state[name]:
+            if {"sensitive": True} in (recorded[name], in_state[name]):
+                parts.append(f"{name} differs in sensitivity")
+            else:
+                parts.append(f"{name}: record {_short(recorded[name])}, state {_short(in_state[name])}")
+    return "; ".join(parts)
+

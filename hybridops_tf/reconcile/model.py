@@ -1,0 +1,258 @@
+"""The vocabulary of reconcile: evidence in, findings out (DESIGN §9).
+
+Why a separate module: `compare` must stay pure, so everything it reads (the record, the
+state, both plans, the interrupted run's progress) is gathered first into one frozen
+`ModuleEvidence`, and everything it says is a `Finding` whose `next_actions` are exact
+commands. The I/O that fills the evidence lives in evidence.py; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from hybridops_tf.engine.events import (
+    ChangeSummary,
+    Event,
+    OutputsMessage,
+    PlannedChange,
+    ResourceDrift,
+    ResourceProgress,
+)
+from hybridops_tf.engine.state import StateSnapshot
+from hybridops_tf.lifecycle import Status
+from hybridops_tf.record import OperationRecord
+
+SCHEMA_VERSION = 1
+_NO_CHANGE = frozenset({"no-op", "noop", "read", ""})
+
+
+class Code(StrEnum):
+    """Finding codes, in the order a person should deal with them."""
+
+    CORRUPT_RECORD = "corrupt_record"
+    ERRORED_STATEFILE = "errored_statefile"
+    STALE_RUNNING = "stale_running"
+    STATE_MISSING = "state_missing"
+    SUSPECT_ORPHAN = "suspect_orphan"
+    TAINTED = "tainted"
+    DRIFT = "drift"
+    PARTIAL_APPLY = "partial_apply"
+    STATE_AFTER_DESTROY = "state_after_destroy"
+    OUTPUTS_MISMATCH = "outputs_mismatch"
+    NO_RECORD = "no_record"
+
+
+PRIORITY = {code: i for i, code in enumerate(Code)}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One inconsistency between the record and the evidence, with what to do about it."""
+
+    code: Code
+    module_ref: str
+    detail: str
+    next_actions: tuple[str, ...] = ()
+    addresses: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"code": self.code.value, "module_ref": self.module_ref,
+                               "detail": self.detail, "next_actions": list(self.next_actions)}
+        if self.addresses:
+            doc["addresses"] = list(self.addresses)
+        return doc
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One resource the engine would touch (plan) or saw changed outside it (drift)."""
+
+    address: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEvidence:
+    """What one `plan -json -detailed-exitcode` (normal or refresh-only) proved.
+
+    `outputs_changed` is the engine's own verdict that only output values differ (exit 2
+    with no resource change), e.g. right after an `import`, which never writes outputs.
+    """
+
+    drift: tuple[Change, ...] = ()
+    changes: tuple[Change, ...] = ()
+    outputs_changed: bool = False
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event], returncode: int) -> PlanEvidence:
+        """Fold a plan's UI stream (already parsed) in one pass; exit 2 means "changes"."""
+        drift: dict[str, Change] = {}
+        changes: dict[str, Change] = {}
+        counted = 0
+        outputs_changed = False
+        for event in events:
+            if isinstance(event, ResourceDrift) and event.action not in _NO_CHANGE and event.addr:
+                drift[event.addr] = Change(event.addr, event.action)
+            elif isinstance(event, PlannedChange) and event.action not in _NO_CHANGE and event.addr:
+                changes[event.addr] = Change(event.addr, event.action)
+            elif isinstance(event, ChangeSummary):
+                counted = event.add + event.change + event.remove
+            elif isinstance(event, OutputsMessage):
+                outputs_changed |= any((o.action or "noop") not in _NO_CHANGE for o in event.outputs.values())
+        if counted and not changes:  # an engine that summarised without naming them
+            changes["(unnamed)"] = Change("(unnamed)", f"{counted} change(s)")
+        if returncode == 2 and not changes and not drift:
+            outputs_changed = True
+        return cls(tuple(drift.values()), tuple(changes.values()), outputs_changed)
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """How a person reaches the module: what to paste into a shell."""
+
+    module_ref: str
+    display_dir: str | None  # as the user can paste it; None when unknown (corrupt record)
+    workspace: str | None = None
+    uses_sim: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """Builds the exact next-action commands; `hyops` carries the global options given."""
+
+    hyops: str = "hyops"
+    engine: str = "tofu"
+
+    def _dir(self, where: Where) -> str:
+        return shlex.quote(where.display_dir) if where.display_dir else "MODULE_DIR"
+
+    def _module(self, command: str, where: Where, *extra: str) -> str:
+        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref), *extra]
+        return " ".join(parts)
+
+    def apply(self, where: Where) -> str:
+        return self._module("apply", where)
+
+    def destroy(self, where: Where) -> str:
+        return self._module("destroy", where)
+
+    def reconcile(self, where: Where, *extra: str) -> str:
+        return self._module("reconcile", where, *extra)
+
+    def write(self, where: Where) -> str:
+        return self.reconcile(where, "--write")
+
+    def import_(self, where: Where, address: str, object_id: str | None) -> str:
+        ident = object_id if object_id else "<id>"
+        return self.reconcile(where, "--import", shlex.quote(f"{address}={ident}"))
+
+    def forget(self, where: Where, address: str) -> str:
+        return self.reconcile(where, "--forget-orphan", shlex.quote(address))
+
+    def push_errored(self, where: Where) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} state push errored.tfstate"
+
+    def sim_ls(self) -> str:
+        return f"{self.hyops} sim ls"
+
+
+@dataclass(frozen=True)
+class ModuleEvidence:
+    """Everything known about one module, gathered before any judgement.
+
+    A part that could not be gathered is None and its reason is in `unchecked`; compare
+    then says only what the remaining evidence proves.
+    """
+
+    where: Where
+    record: OperationRecord | None = None
+    record_problem: str | None = None  # corrupt latest.json (never overwritten)
+    record_path: str = ""
+    lock_free: bool = True
+    state: StateSnapshot | None = None  # `show -json`
+    refresh: PlanEvidence | None = None  # `plan -refresh-only`
+    plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
+    last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
+    errored_state: bool = False  # errored.tfstate in the module directory
+    unchecked: tuple[str, ...] = ()
+
+    @property
+    def busy(self) -> bool:
+        """A live process holds the lock of a running record: nothing can be judged now."""
+        return self.record is not None and self.record.status is Status.RUNNING and not self.lock_free
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Something reconcile changed (or tried to) because it was asked to."""
+
+    kind: str  # "settle", "refresh", "import", "forget-orphan"
+    detail: str
+    ok: bool = True
+    run_id: str | None = None
+    exit_code: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"kind": self.kind, "detail": self.detail, "ok": self.ok}
+        if self.run_id:
+            doc["run_id"] = self.run_id
+        return doc
+
+
+@dataclass(frozen=True)
+class ModuleReport:
+    """One module's part of the reconcile document."""
+
+    module_ref: str
+    status: str  # the record's status, "none" or "corrupt"
+    module_dir: str | None
+    findings: tuple[Finding, ...] = ()
+    unchecked: tuple[str, ...] = ()
+    actions: tuple[Action, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "module_ref": self.module_ref, "status": self.status, "module_dir": self.module_dir,
+            "checked": not self.unchecked,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+        if self.unchecked:
+            doc["could_not_check"] = list(self.unchecked)
+        if self.actions:
+            doc["actions"] = [a.to_dict() for a in self.actions]
+        return doc
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole answer: `{"consistent": bool, "modules": [...]}` plus its exit code."""
+
+    modules: tuple[ModuleReport, ...] = ()
+    errors: tuple[tuple[str, int], ...] = field(default=())  # (message, exit code) of failed writes
+
+    @property
+    def consistent(self) -> bool:
+        return not self.errors and all(not m.findings and not m.unchecked for m in self.modules)
+
+    @property
+    def exit_code(self) -> int:
+        """First failed write's code; else 1 could not check; 3 findings; 0 consistent."""
+        if self.errors:
+            return self.errors[0][1]
+        if any(m.unchecked for m in self.modules):
+            return 1
+        if any(m.findings for m in self.modules):
+            return 3
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "consistent": self.consistent,
+                               "modules": [m.to_dict() for m in self.modules]}
+        if self.errors:
+            doc["errors"] = [message for message, _ in self.errors]
+        return doc

@@ -1,0 +1,249 @@
+"""What `--write` may conclude from evidence, as pure functions (DESIGN §5, §9).
+
+Why pure: the one promise that matters here is negative — reconcile never writes `ok`,
+`destroyed` or `absent` without the evidence for it, and never drops a suspect orphan —
+and a negative promise is only believable when it can be hammered by a generator in a unit
+test. settle_write.py does the locking and writing; this module decides.
+
+The rules:
+- a stale `running` record becomes `error`; creates its run started that left nothing in
+  state become suspect orphans (the run's events.jsonl against `show -json`);
+- an `error` record (or no record) whose state is empty, with a successful refresh-only
+  plan, no drift, no errored.tfstate and no recorded object missing from state, becomes
+  `destroyed` (after a destroy) or `absent`;
+- an `error` record whose state holds the full configuration — refresh-only plan and normal
+  plan both without a resource change, nothing tainted or deposed, no suspect orphan, no
+  errored.tfstate — becomes `ok` with outputs from state (after a refresh when only the
+  state's output values lag, e.g. after an import);
+- a `destroyed`/`absent` record whose state holds resources becomes `error`: a record
+  that claims "nothing exists" over a non-empty state would make a stack destroy skip it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from hybridops_tf import settle
+from hybridops_tf.engine.events import ResourceProgress
+from hybridops_tf.engine.events import ResourceStatus as Progress
+from hybridops_tf.engine.state import StateSnapshot, outputs_plain
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
+from hybridops_tf.reconcile.model import ModuleEvidence
+from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan, utc_now
+
+_LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
+
+
+class Verdict(StrEnum):
+    NONE = "none"
+    STALE_TO_ERROR = "stale_to_error"
+    TO_OK = "to_ok"
+    REFRESH_THEN_OK = "refresh_then_ok"  # state lacks only output values: refresh, then ok
+    TO_DESTROYED = "to_destroyed"
+    TO_ABSENT = "to_absent"
+    DEMOTE_TO_ERROR = "demote_to_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+
+
+# --- evidence predicates, shared with compare -------------------------------------------------
+
+
+def derived_orphans(progress: Mapping[str, ResourceProgress] | None, in_state: set[str]) -> list[str]:
+    """Creates an interrupted run started that the state does not hold (run order kept)."""
+    if not progress:
+        return []
+    return [a for a, p in progress.items()
+            if p.action in settle.CREATE_ACTIONS and p.status in (Progress.STARTED, Progress.ERROR)
+            and a not in in_state]
+
+
+def claimed_missing(
+    record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str]
+) -> dict[str, str | None]:
+    """Objects the record (or the interrupted run's events) say exist, absent from state.
+
+    address -> the object's id when known (for an exact `--import`).
+    """
+    missing: dict[str, str | None] = {}
+    if record is not None and record.status not in CLAIMS_EMPTY:
+        for addr, entry in (record.resources or {}).items():
+            if (entry.status == ResourceStatus.COMPLETE.value and entry.action not in _LIVE_ACTIONS_SKIPPED
+                    and addr not in in_state):
+                missing[addr] = entry.id
+    for addr, p in (progress or {}).items():
+        if p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state:
+            missing[addr] = p.id_value or missing.get(addr)
+    return missing
+
+
+def _stale(ev: ModuleEvidence) -> bool:
+    return ev.record is not None and ev.record.status is Status.RUNNING and ev.lock_free
+
+
+def _in_state(ev: ModuleEvidence) -> set[str]:
+    return set(ev.state.addresses()) if ev.state is not None else set()
+
+
+def orphan_blockers(ev: ModuleEvidence) -> list[str]:
+    """Suspect orphans, recorded or derived: they forbid `ok` (never `destroyed`/`absent`,
+    which speak of the state only and keep the orphans listed)."""
+    why: list[str] = []
+    if ev.record is not None and ev.record.suspect_orphans:
+        why.append(f"{len(ev.record.suspect_orphans)} suspect orphan(s) are listed")
+    derived = derived_orphans(ev.last_run if _stale(ev) else None, _in_state(ev))
+    if derived:
+        why.append(f"the interrupted run left {len(derived)} suspect orphan(s)")
+    return why
+
+
+def state_blockers(ev: ModuleEvidence) -> list[str]:
+    """What makes the state itself untrustworthy as evidence."""
+    why: list[str] = []
+    if ev.errored_state:
+        why.append("errored.tfstate has not been pushed")
+    if ev.state is None:
+        why.append("the state could not be read")
+    elif claimed_missing(ev.record, ev.last_run if _stale(ev) else None, _in_state(ev)):
+        why.append("objects the record knows are missing from state")
+    return why
+
+
+def empty_confirmed(ev: ModuleEvidence) -> str | None:
+    """None when the evidence shows nothing of the module exists in state; else why not."""
+    why = state_blockers(ev)
+    if ev.state is not None and not ev.state.is_empty:
+        why.append(f"the state holds {len(ev.state.addresses())} resource(s)")
+    if ev.refresh is None:
+        why.append("the refresh-only plan did not run")
+    elif ev.refresh.drift:
+        why.append("the refresh-only plan shows drift")
+    return "; ".join(why) or None
+
+
+def fully_applied(ev: ModuleEvidence) -> str | None:
+    """None when the state holds the whole configuration (both plans quiet); else why not."""
+    why = orphan_blockers(ev) + state_blockers(ev)
+    state = ev.state
+    if state is not None and state.tainted:
+        why.append(f"{len(state.tainted)} resource(s) are tainted")
+    if state is not None and state.deposed:
+        why.append(f"{len(state.deposed)} deposed object(s) remain")
+    if ev.refresh is None:
+        why.append("the refresh-only plan did not run")
+    elif ev.refresh.drift:
+        why.append(f"the refresh-only plan shows {len(ev.refresh.drift)} drifted resource(s)")
+    if ev.plan is None:
+        why.append("the plan did not run")
+    elif ev.plan.changes:
+        why.append(f"the plan still has {len(ev.plan.changes)} change(s)")
+    elif ev.plan.drift:
+        why.append(f"the plan shows {len(ev.plan.drift)} drifted resource(s)")
+    return "; ".join(why) or None
+
+
+def empty_status(record: OperationRecord | None) -> Status:
+    """`destroyed` after a destroy, else `absent` (DESIGN §5)."""
+    if record is None:
+        return Status.ABSENT
+    if record.status is Status.DESTROYED or "destroy" in (record.failed_command, record.active_command):
+        return Status.DESTROYED
+    return Status.ABSENT
+
+
+# --- the decision and the record it leads to ---------------------------------------------------
+
+
+def decide(ev: ModuleEvidence) -> Decision:
+    """The one settlement the evidence allows next (apply it, then decide again)."""
+    rec = ev.record
+    if ev.record_problem:
+        return Decision(Verdict.NONE, "a corrupt record is never overwritten")
+    if ev.busy:
+        return Decision(Verdict.NONE, "a live process holds the module lock")
+    if rec is None or rec.status is Status.ERROR:
+        no_empty = empty_confirmed(ev)
+        if no_empty is None:
+            status = empty_status(rec)
+            return Decision(Verdict.TO_DESTROYED if status is Status.DESTROYED else Verdict.TO_ABSENT,
+                            "the state is empty and the refresh-only plan confirms it")
+        if rec is None:
+            return Decision(Verdict.NONE, f"no record, and not provably empty: {no_empty}")
+        not_applied = fully_applied(ev)
+        if not_applied is None:
+            assert ev.plan is not None
+            if ev.plan.outputs_changed:
+                return Decision(Verdict.REFRESH_THEN_OK, "the state holds the full configuration "
+                                "but not yet its output values")
+            return Decision(Verdict.TO_OK, "the state holds the full configuration and both plans "
+                            "show no change")
+        return Decision(Verdict.NONE, f"stays error: {not_applied}")
+    if rec.status is Status.RUNNING:
+        return Decision(Verdict.STALE_TO_ERROR, "no live process holds the lock of this running record")
+    if rec.status in CLAIMS_EMPTY and ev.state is not None and not ev.state.is_empty:
+        return Decision(Verdict.DEMOTE_TO_ERROR, f"the state holds {len(ev.state.addresses())} "
+                        f"resource(s) although the record says {rec.status.value}")
+    return Decision(Verdict.NONE, f"{rec.status.value} needs no settling")
+
+
+def _resources_from_state(state: StateSnapshot, known: Mapping[str, ResourceEntry] | None) -> dict[str, ResourceEntry]:
+    entries: dict[str, ResourceEntry] = {}
+    for res in state.resources:
+        if not res.is_managed or res.deposed_key is not None:
+            continue
+        before = (known or {}).get(res.address)
+        ident = res.values.get("id")
+        entries[res.address] = ResourceEntry(
+            status=ResourceStatus.COMPLETE.value, action=before.action if before else "reconcile",
+            id=ident if isinstance(ident, str) else (before.id if before else None))
+    return entries
+
+
+def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str | None = None) -> OperationRecord:
+    """The record `verdict` leads to. Suspect orphans are only ever added, never dropped."""
+    now = now or utc_now()
+    rec = ev.record
+    state = ev.state
+    if verdict is Verdict.STALE_TO_ERROR:
+        assert rec is not None
+        in_state = _in_state(ev)
+        progress = ev.last_run or {}
+        tainted = [r.address for r in state.tainted] if state is not None else []
+        orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in derived_orphans(progress, in_state)]
+        command = rec.active_command or "apply"
+        out = settle.failed(
+            rec, command=command,
+            error=(f"interrupted: hyops stopped while `{command}` run {rec.run_id} was running "
+                   "(stale running record); settled by reconcile from state and the run's events"),
+            recovered_outputs=outputs_plain(state.outputs) if state is not None else None,
+            resources=settle.resources_from_progress(progress, tainted) if progress else None,
+            orphans=orphans)
+    elif verdict is Verdict.TO_OK:
+        assert rec is not None and state is not None
+        out = settle.apply_succeeded(rec, outputs_plain(state.outputs), _resources_from_state(state, rec.resources))
+    elif verdict in (Verdict.TO_DESTROYED, Verdict.TO_ABSENT):
+        status = Status.DESTROYED if verdict is Verdict.TO_DESTROYED else Status.ABSENT
+        base = rec if rec is not None else OperationRecord(
+            module_ref=ev.where.module_ref, status=Status.ABSENT, run_id=run_id, started_at=now)
+        out = settle.confirmed_empty(base, dict(base.resources or {}), status)
+    elif verdict is Verdict.DEMOTE_TO_ERROR:
+        assert rec is not None and state is not None
+        live = sorted(state.addresses())
+        out = settle.failed(
+            rec, command="destroy" if rec.status is Status.DESTROYED else "reconcile",
+            error=(f"reconcile found {len(live)} resource(s) in state although the record said "
+                   f"{rec.status.value}: {', '.join(live[:5])}"),
+            recovered_outputs=outputs_plain(state.outputs), resources=None, orphans=[])
+    else:
+        raise ValueError(f"verdict {verdict} writes no record")
+    out = copy.deepcopy(out)
+    out.run_id = run_id
+    out.updated_at = now
+    return out

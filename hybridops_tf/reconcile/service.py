@@ -1,0 +1,136 @@
+"""`hyops reconcile` as one core call: request in, report out (DESIGN §9).
+
+Order per module: `--write` settles what the evidence allows (a stale `running` first, so
+its orphans become listed), then `--forget-orphan` and `--import`, then `--write` again
+(an import may complete the configuration); last, the evidence is read afresh and compared,
+so the report always describes the module as it is now, not as it was before the writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridops_tf.engine import binary, process
+from hybridops_tf.engine.binary import EngineInfo
+from hybridops_tf.errors import EngineError, HyopsError, Interrupted, UsageError
+from hybridops_tf.reconcile import orphans, settle_write, targets
+from hybridops_tf.reconcile.compare import compare
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
+from hybridops_tf.reconcile.model import Action, Commands, ModuleEvidence, ModuleReport, Report
+from hybridops_tf.runtime import Runtime
+
+READ_WORKERS = 4  # modules whose evidence is read side by side (engine processes at once)
+
+
+@dataclass(frozen=True)
+class ReconcileRequest:
+    runtime_root: Path
+    engine: str | None = None
+    modules_root: Path | None = None
+    module_dir: Path | None = None
+    ref: str | None = None
+    stack_file: Path | None = None
+    all_records: bool = False
+    write: bool = False
+    forget: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
+    inputs_file: Path | None = None
+    var_options: tuple[str, ...] = ()
+    lock_timeout: float = 0
+    argv: tuple[str, ...] = ()
+    hyops_prefix: str = "hyops"  # `hyops` plus the global options the user typed
+    note: Callable[[str], None] | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return not (self.write or self.forget or self.imports)
+
+
+def _targets(req: ReconcileRequest) -> list[Target]:
+    chosen = sum([req.module_dir is not None, req.stack_file is not None, req.all_records])
+    if chosen > 1:
+        raise UsageError("pass one of MODULE_DIR, --stack FILE or --all")
+    single_only = [name for name, given in (("--forget-orphan", req.forget), ("--import", req.imports),
+                                            ("--inputs", req.inputs_file), ("--var", req.var_options),
+                                            ("--ref", req.ref)) if given]
+    if (req.stack_file is not None or req.all_records) and single_only:
+        raise UsageError(f"{', '.join(single_only)} name(s) one module: pass MODULE_DIR instead of "
+                         "--stack/--all")
+    if req.all_records:
+        return targets.all_records(req.runtime_root)
+    if req.stack_file is not None:
+        return targets.stack_members(req.stack_file, req.runtime_root)
+    return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root)]
+
+
+def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
+    cache = None if req.read_only else Runtime(req.runtime_root).engine_cache()
+    try:
+        return binary.resolve(req.engine, cache), None
+    except EngineError as err:
+        return None, err.message
+
+
+def reconcile(req: ReconcileRequest) -> Report:
+    """Every chosen module: optional writes, then fresh evidence, then findings."""
+    chosen = _targets(req)
+    imports = [orphans.parse_import(text) for text in req.imports]
+    info, problem = _engine(req)
+    read_opts = GatherOptions(req.runtime_root, info, problem, req.inputs_file, req.var_options,
+                              read_only=True, note=req.note)
+    ctx = settle_write.WriteContext(
+        GatherOptions(req.runtime_root, info, problem, req.inputs_file, req.var_options,
+                      read_only=False, note=req.note),
+        engine_opt=req.engine, lock_timeout=req.lock_timeout, argv=req.argv)
+    cmd = Commands(req.hyops_prefix, engine_display(info))
+    done: dict[str, tuple[list[Action], list[tuple[str, int]]]] = {}
+    if not req.read_only:
+        for target in chosen:
+            done[target.module_ref] = _mutate(req, target, ctx, imports)
+    with process.FORWARDER, ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(chosen)))) as pool:
+        evidence = list(pool.map(lambda t: gather(t, read_opts), chosen))
+    modules: list[ModuleReport] = []
+    errors: list[tuple[str, int]] = []
+    for target, ev in zip(chosen, evidence, strict=True):
+        actions, failed = done.get(target.module_ref, ([], []))
+        errors.extend(failed)
+        modules.append(ModuleReport(
+            module_ref=target.module_ref, status=_status(ev),
+            module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
+            findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(actions)))
+    return Report(tuple(modules), tuple(errors))
+
+
+def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
+            imports: list[tuple[str, str]]) -> tuple[list[Action], list[tuple[str, int]]]:
+    """--write, --forget-orphan, --import, --write: stop at the first refusal or failure."""
+    actions: list[Action] = []
+    try:
+        if req.write:
+            actions += settle_write.settle(target, ctx)
+        for address in req.forget:
+            actions.append(orphans.forget(target, address, ctx))
+        for address, object_id in imports:
+            action = orphans.import_(target, address, object_id, ctx)
+            actions.append(action)
+            if not action.ok:
+                return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)]
+        if req.write and (req.forget or imports):
+            actions += settle_write.settle(target, ctx)
+    except Interrupted:
+        raise
+    except HyopsError as err:
+        actions.append(Action("error", err.message, ok=False))
+        return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)]
+    return actions, []
+
+
+def _status(ev: ModuleEvidence) -> str:
+    if ev.record_problem:
+        return "corrupt"
+    if ev.record is None:
+        return "none"
+    return ev.record.status.value

@@ -1,0 +1,143 @@
+"""`--write`: settle a record from evidence, under the module lock (DESIGN §9).
+
+Why the evidence is gathered again under the lock: what reconcile saw a moment ago may be
+stale by the time it writes (another run may have started and finished), and a settled
+record must rest on evidence no other hyops process could change meanwhile. The rules are
+rules.py's; this module only locks, gathers, writes atomically and leaves a run folder.
+
+One settlement needs an engine mutation of state (never of remote objects): when the state
+holds the full configuration but not its output values (an `import` writes none), the
+refresh runs through `operation.run(command="refresh")`, under the full per-module
+contract, and the module is then judged again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from hybridops_tf import operation
+from hybridops_tf.engine import process
+from hybridops_tf.errors import ExitCode, OperationFailed
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.reconcile import audit, rules
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather
+from hybridops_tf.reconcile.model import Action, ModuleEvidence
+from hybridops_tf.reconcile.rules import Decision, Verdict
+from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.runs import new_run_id
+from hybridops_tf.runtime import Runtime
+
+_MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What a mutating reconcile needs beyond the evidence options."""
+
+    gather: GatherOptions
+    engine_opt: str | None = None
+    lock_timeout: float = 0
+    argv: tuple[str, ...] = ()
+
+
+def settle(target: Target, ctx: WriteContext) -> list[Action]:
+    """Apply every settlement the evidence allows; at most one refresh on the way."""
+    actions: list[Action] = []
+    refreshed = False
+    while True:
+        verdict, done = _settle_locked(target, ctx)
+        actions.extend(done)
+        if verdict is not Verdict.REFRESH_THEN_OK:
+            return actions
+        if refreshed:
+            actions.append(Action("settle", "unchanged: after a refresh the state still lacks the "
+                                  "configuration's output values (see the plan)"))
+            return actions
+        actions.append(_refresh(target, ctx))
+        refreshed = True
+
+
+def _summary(ev: ModuleEvidence) -> dict[str, object]:
+    """The evidence a settlement rested on, for result.json."""
+    state = ev.state
+    return {
+        "state_resources": state.addresses() if state is not None else None,
+        "tainted": [r.address for r in state.tainted] if state is not None else None,
+        "drift": [dataclasses.asdict(c) for c in ev.refresh.drift] if ev.refresh else None,
+        "plan_changes": [dataclasses.asdict(c) for c in ev.plan.changes] if ev.plan else None,
+        "plan_outputs_changed": ev.plan.outputs_changed if ev.plan else None,
+        "errored_statefile": ev.errored_state,
+        "interrupted_run_progress": ({a: p.status.value for a, p in ev.last_run.items()}
+                                     if ev.last_run is not None else None),
+        "could_not_check": list(ev.unchecked),
+    }
+
+
+def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Action]]:
+    root = ctx.gather.runtime_root
+    store = RecordStore(root)
+    run_id = new_run_id("reconcile")
+    Runtime(root).ensure_root()
+    with process.FORWARDER, store.lock(target.module_ref, run_id, ctx.lock_timeout):
+        ev = gather(target, dataclasses.replace(ctx.gather, lock_held=True))
+        before = ev.record
+        steps: list[Decision] = []
+        record: OperationRecord | None = None
+        decision = rules.decide(ev)
+        while decision.verdict not in (Verdict.NONE, Verdict.REFRESH_THEN_OK) and len(steps) < _MAX_STEPS:
+            record = rules.settled_record(ev, decision.verdict, run_id)
+            if record.module_dir is None and target.directory is not None:
+                record.module_dir = str(target.directory)
+            steps.append(decision)
+            if decision.verdict is Verdict.DEMOTE_TO_ERROR:
+                decision = Decision(Verdict.NONE, "demoted")
+                break
+            ev = dataclasses.replace(ev, record=record)
+            decision = rules.decide(ev)
+        if record is None:
+            if decision.verdict is Verdict.NONE:
+                return decision.verdict, [Action("settle", f"unchanged: {decision.reason}")]
+            return decision.verdict, []
+        return decision.verdict, [_write(target, ctx, store, before, record, steps, ev, run_id)]
+
+
+def _write(target: Target, ctx: WriteContext, store: RecordStore, before: OperationRecord | None,
+           record: OperationRecord, steps: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
+    root = ctx.gather.runtime_root
+    was = before.status.value if before is not None else "no record"
+    folder, meta = audit.open_run(
+        root, target.module_ref, record.module_dir, run_id, "write", ctx.argv,
+        record_before=before.to_dict() if before is not None else None)
+    result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in steps],
+              "evidence": _summary(ev), "status_before": was}
+    try:
+        store.write(record)
+    except OSError as err:
+        message = (f"could not write the settled record {store.record_path(target.module_ref)}: "
+                   f"{err.strerror or err}; the record was left as it was ({was})")
+        audit.close_run(root, folder, meta, ExitCode.FAILED, {**result, "outcome": "failed", "error": message})
+        raise OperationFailed(message) from None
+    audit.close_run(root, folder, meta, ExitCode.OK, {**result, "outcome": record.status.value,
+                                                      "record_after": record.to_dict()})
+    why = "; ".join(d.reason for d in steps)
+    orphans = f", {len(record.suspect_orphans)} suspect orphan(s) kept" if record.suspect_orphans else ""
+    return Action("settle", f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
+
+
+def _refresh(target: Target, ctx: WriteContext) -> Action:
+    """`apply -refresh-only` under the contract: state follows the live objects, nothing remote changes."""
+    assert target.directory is not None
+    root = ctx.gather.runtime_root
+    record = RecordStore(root).read(target.module_ref)
+    base, _ = base_inputs(target, root)
+    outcome = operation.run(operation.ModuleRequest(
+        command="refresh", target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
+        engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
+        stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
+        workspace=target.workspace or (record.workspace if record else None),
+        empty_status=rules.empty_status(record), expect_empty=False, on_stderr=None,
+    ))
+    ran = outcome.exit_code == ExitCode.OK
+    return Action("refresh", "ran apply -refresh-only (no remote change) so the state holds the "
+                  f"configuration's output values (run {outcome.run_id})", ok=ran, run_id=outcome.run_id)

@@ -1,0 +1,79 @@
+"""Which modules one reconcile looks at: a MODULE_DIR, every record, or a stack's members.
+
+Why `--all` reads records rather than scanning directories: after a red pipeline the
+records are what hyops promised about; each names its `module_dir`, so the modules are
+found even when the run happened elsewhere in the tree. A corrupt record keeps its ref
+from its folder name so it is still reported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.errors import UsageError
+from hybridops_tf.modules import resolve_module
+from hybridops_tf.reconcile.evidence import Target
+from hybridops_tf.record import CorruptRecordError, RecordStore
+
+
+def single(module_dir: Path, ref: str | None, modules_root: Path | None) -> Target:
+    target = resolve_module(module_dir, ref, modules_root)
+    return Target(target.ref, target.directory)
+
+
+def all_records(runtime_root: Path) -> list[Target]:
+    """Every record under the runtime root (module dir from the record's `module_dir`)."""
+    store = RecordStore(runtime_root)
+    targets = []
+    for folder in store.module_dirs():
+        ref = _ref_of(folder)
+        try:
+            record = store.read(ref)
+        except CorruptRecordError:
+            record = None
+        directory = Path(record.module_dir) if record is not None and record.module_dir else None
+        targets.append(Target(ref, directory, record.workspace if record else None))
+    return sorted(targets, key=lambda t: t.module_ref)
+
+
+def _ref_of(folder: Path) -> str:
+    """The ref a record states about itself; the folder name for a corrupt one."""
+    try:
+        doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
+        ref = doc.get("module_ref") if isinstance(doc, dict) else None
+        if isinstance(ref, str) and ref.replace("/", "__") == folder.name:
+            return ref
+    except (OSError, ValueError):
+        pass
+    return folder.name.replace("__", "/")
+
+
+def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
+    """Every member of the stack, in file order, with its stack inputs as fallback inputs.
+
+    A member's inputs come from its rerun.inputs.yml when it ran before; otherwise from the
+    stack file, with `inputs_from` filled from upstream records' (non-sensitive) outputs.
+    """
+    try:
+        from hybridops_tf.stack.model import load_stack
+    except ImportError:  # pragma: no cover - the stack package ships with hyops
+        raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
+    stack = load_stack(stack_file)
+    store = RecordStore(runtime_root)
+    refs = {m.name: m.module_ref for m in stack.members}
+    targets = []
+    for member in stack.members:
+        fallback: dict[str, Any] = dict(member.inputs)
+        for name, wire in member.inputs_from.items():
+            if wire.sensitive:
+                continue
+            try:
+                upstream = store.read(refs[wire.upstream])
+            except CorruptRecordError:
+                upstream = None
+            if upstream is not None and wire.output in (upstream.outputs or {}):
+                fallback[name] = upstream.outputs[wire.output]  # type: ignore[index]
+        targets.append(Target(member.module_ref, member.directory, member.workspace, fallback))
+    return targets
