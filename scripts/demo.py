@@ -100,6 +100,9 @@ def main() -> None:
     run("sim", "ls")
     say("   And what hyops' record of the vm knows: where it stopped, what is tainted:")
     run("status", "modules/sim/vm", "--ref", "demo/vm", "--json", expect=None)
+    say("   hyops reconcile compares every record with the state and the live objects,\n"
+        "   and says what is live, what is uncertain and the next safe commands:")
+    run("reconcile", "--stack", STACK, expect=3)
 
     say("4. The fault is fixed; resume: ok members are skipped, the rest runs")
     faults.write_text("[]\n")

@@ -33,6 +33,7 @@ from hybridops_tf.errors import EngineError, Interrupted, UsageError
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence, Where
 from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
+from hybridops_tf.redact import REDACTED
 from hybridops_tf.runs import read_run_events
 from hybridops_tf.runtime import Runtime
 
@@ -47,17 +48,34 @@ class Target:
     directory: Path | None
     workspace: str | None = None
     fallback_inputs: Mapping[str, Any] | None = None  # stack inputs, when no rerun.inputs.yml
+    stack_file: Path | None = None  # set when the module is reconciled as a stack member
 
     @property
     def display_dir(self) -> str | None:
         """Relative to the current directory when under it, so pasted commands stay short."""
-        if self.directory is None:
-            return None
-        try:
-            rel = os.path.relpath(self.directory)
-        except ValueError:
-            return str(self.directory)
-        return str(self.directory) if rel.startswith("..") else rel
+        return None if self.directory is None else _display(self.directory)
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def rerun_args(target: Target, runtime_root: Path) -> tuple[str, ...]:
+    """`--inputs rerun.inputs.yml` (plus a `--var NAME=<secret>` per redacted value) so a
+    suggested `hyops apply`/`destroy` runs with the inputs the last run used."""
+    rerun = Runtime(runtime_root).rerun_inputs_path(target.module_ref)
+    try:
+        values = inputs_mod.load_inputs_file(rerun) if rerun.is_file() else {}
+    except UsageError:
+        return ()
+    if not values:
+        return ()
+    secrets = tuple(f"{name}=<secret>" for name, value in sorted(values.items()) if value == REDACTED)
+    return ("--inputs", _display(rerun), *(part for s in secrets for part in ("--var", s)))
 
 
 @dataclass(frozen=True)
@@ -123,7 +141,9 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
     where = Where(target.module_ref, Target(target.module_ref, directory).display_dir, workspace,
-                  exists and directory is not None and sim_install.module_uses_sim(directory))
+                  exists and directory is not None and sim_install.module_uses_sim(directory),
+                  inputs_args=rerun_args(target, opts.runtime_root),
+                  stack_file=_display(target.stack_file) if target.stack_file else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.module_ref)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
                           record_path=str(store.record_path(target.module_ref)), lock_free=lock_free)

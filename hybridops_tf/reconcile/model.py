@@ -118,6 +118,8 @@ class Where:
     display_dir: str | None  # as the user can paste it; None when unknown (corrupt record)
     workspace: str | None = None
     uses_sim: bool = False
+    inputs_args: tuple[str, ...] = ()  # `--inputs <rerun.inputs.yml>` when the module ran before
+    stack_file: str | None = None  # reconciled as a member of this stack
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +137,13 @@ class Commands:
         return " ".join(parts)
 
     def apply(self, where: Where) -> str:
-        return self._module("apply", where)
+        """A stack member that never ran gets its inputs from the stack's wiring."""
+        if where.stack_file and not where.inputs_args:
+            return f"{self.hyops} stack apply {shlex.quote(where.stack_file)} --resume"
+        return self._module("apply", where, *map(shlex.quote, where.inputs_args))
 
     def destroy(self, where: Where) -> str:
-        return self._module("destroy", where)
+        return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
 
     def reconcile(self, where: Where, *extra: str) -> str:
         return self._module("reconcile", where, *extra)

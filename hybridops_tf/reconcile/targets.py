@@ -75,5 +75,5 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
                 upstream = None
             if upstream is not None and wire.output in (upstream.outputs or {}):
                 fallback[name] = upstream.outputs[wire.output]  # type: ignore[index]
-        targets.append(Target(member.module_ref, member.directory, member.workspace, fallback))
+        targets.append(Target(member.module_ref, member.directory, member.workspace, fallback, stack_file))
     return targets
