@@ -165,7 +165,8 @@ def test_a_create_that_failed_after_making_the_object_is_reported_tainted(
     assert code == 3
     found = findings(doc, "pair")
     assert found["tainted"]["addresses"] == ["sim_vm.vm[0]"]
-    assert found["tainted"]["next_actions"][0] == "hyops apply modules/pair --ref pair"
+    assert found["tainted"]["next_actions"][0] == (
+        "hyops apply modules/pair --ref pair --inputs runtime/config/modules/pair/rerun.inputs.yml")
     assert "replace sim_vm.vm[0]" in found["partial_apply"]["detail"]
     written = hyops("reconcile", "modules/pair", "--write")
     assert written.returncode == 3 and hyops.record("pair")["status"] == "error"  # never ok while tainted
