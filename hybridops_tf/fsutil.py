@@ -14,9 +14,31 @@ from pathlib import Path
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
+# Runtime roots in use: below one, no path component may be a symlink (a symlinked state/
+# or runs/ would make hyops write, or run a provider launcher, somewhere else).
+_PRIVATE_ROOTS: set[Path] = set()
+
+
+def register_private_root(root: Path) -> None:
+    _PRIVATE_ROOTS.add(Path(os.path.abspath(root)))
+
+
+def refuse_symlinks(path: Path) -> None:
+    """Raise OSError if any component of path below a registered runtime root is a symlink."""
+    full = Path(os.path.abspath(path))
+    for root in _PRIVATE_ROOTS:
+        if full != root and root not in full.parents:
+            continue
+        probe = full
+        while probe != root:
+            if probe.is_symlink():
+                raise OSError(f"refusing to follow the symlink {probe} inside the runtime root {root}")
+            probe = probe.parent
+
 
 def ensure_dir(path: Path) -> Path:
     """Create path (and parents) with mode 0700; refuse a symlink where a directory should be."""
+    refuse_symlinks(path)
     if path.is_symlink():
         raise OSError(f"refusing to use symlinked directory {path}")
     if path.is_dir():

@@ -67,10 +67,20 @@ _CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
 def read_variables(module_dir: Path, cache_dir: Path | None = None) -> dict[str, VariableSpec]:
     """The variables declared by the module's top-level `*.tf` files, by name.
 
-    With cache_dir, the parse is also kept on disk (keyed by file names, mtimes and sizes)
-    so the next hyops process skips python-hcl2 entirely.
+    With cache_dir, a parse kept on disk (keyed by file names, mtimes and sizes) is used,
+    so a hyops process can skip python-hcl2 entirely; `remember` writes it.
     """
     return dict(_load_module(module_dir, cache_dir)[0])
+
+
+def remember(module_dir: Path, cache_dir: Path) -> None:
+    """Keep this process's parse of module_dir on disk. Called once the run's inputs are
+    valid: a refused input (exit 2) must leave the runtime root untouched."""
+    directory = Path(module_dir).resolve()
+    cached = _CACHE.get(directory)
+    if cached is not None and (directory, cache_dir) not in _ON_DISK:
+        _write_disk_cache(cache_dir, directory, cached[0], cached[1])
+        _ON_DISK.add((directory, cache_dir))
 
 
 def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, OutputSpec]:
@@ -79,6 +89,7 @@ def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, O
 
 
 _DISK_CACHE_VERSION = 1
+_ON_DISK: set[tuple[Path, Path]] = set()  # (module dir, cache dir) already holding this parse
 
 
 def _disk_cache_path(cache_dir: Path, directory: Path) -> Path:
@@ -137,10 +148,11 @@ def _load_module(module_dir: Path, cache_dir: Path | None = None) -> _Module:
     if cached is not None and cached[0] == fingerprint:
         return cached[1]
     module = _read_disk_cache(cache_dir, directory, fingerprint) if cache_dir is not None else None
-    if module is None:
+    if module is not None and cache_dir is not None:
+        _ON_DISK.add((directory, cache_dir))
+    else:
+        _ON_DISK.difference_update({k for k in _ON_DISK if k[0] == directory})
         module = _build_module([(path, _parse_hcl(path)) for path in files])
-        if cache_dir is not None:
-            _write_disk_cache(cache_dir, directory, fingerprint, module)
     _CACHE[directory] = (fingerprint, module)
     return module
 
@@ -261,6 +273,8 @@ def parse_var_option(text: str) -> tuple[str, Any]:
         import yaml
 
         value = yaml.safe_load(raw)
+    except RecursionError:
+        raise UsageError(f"--var {name}=...: value is nested too deeply") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"--var {name}=...: value is not valid YAML ({_yaml_problem(exc)}); "
                          f"quote it: --var '{name}=\"...\"'") from exc
@@ -277,6 +291,8 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
         import yaml
 
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise UsageError(f"inputs file {path} is nested too deeply") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"inputs file {path} is not valid YAML: {_yaml_problem(exc)}") from exc
     if data is None:
@@ -288,8 +304,20 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
     return plain
 
 
-def _plain(value: Any, where: str) -> Any:
-    """Reduce YAML's types to what an engine can receive: dates become ISO text."""
+_MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of values
+
+
+def _plain(value: Any, where: str, budget: list[int] | None = None) -> Any:
+    """Reduce YAML's types to what an engine can receive: dates become ISO text.
+
+    Every value counts against a budget, so an alias bomb is refused, not expanded.
+    """
+    budget = budget if budget is not None else [_MAX_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise UsageError(f"{where}: more than {_MAX_VALUES} values (YAML aliases?); refused")
+    if isinstance(value, str) and "\0" in value:
+        raise UsageError(f"{where}: a string holds a NUL character, which no engine can receive")
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float) and math.isfinite(value):
@@ -297,12 +325,12 @@ def _plain(value: Any, where: str) -> Any:
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, list):
-        return [_plain(item, where) for item in value]
+        return [_plain(item, where, budget) for item in value]
     if isinstance(value, dict):
         for key in value:
             if not isinstance(key, str):
                 raise UsageError(f"{where}: key {key!r} is not a string; quote it")
-        return {key: _plain(item, where) for key, item in value.items()}
+        return {key: _plain(item, where, budget) for key, item in value.items()}
     raise UsageError(f"{where}: a YAML {type(value).__name__} cannot be passed to the engine; "
                      "use a string, number, bool, list or map")
 
@@ -383,6 +411,8 @@ def resolve_inputs(
 def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
     """Refuse values that would reach the engine as something else than the user meant."""
     name = spec.name
+    if _has_nul(value):
+        raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
     if value == REDACTED:
         raise UsageError(f"input '{name}' from {source} is the placeholder {REDACTED!r} "
                          f"(secrets are never stored): pass the real value with --var {name}=...")
@@ -393,6 +423,16 @@ def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
     raise UsageError(f"input '{name}' from {source} is {kind}, but variable '{name}' {typed}, "
                      "so the engine would read it as text: pass a plain value or declare "
                      "a matching type (e.g. type = any)")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
 
 
 def _literal(value: Any) -> str:
@@ -429,9 +469,10 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
 
 
 def _yaml_problem(exc: Any) -> str:
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    """Where YAML failed, never what it read: PyYAML's problem text quotes the token
+    (an alias, a tag), and the value may be a secret."""
     mark = getattr(exc, "problem_mark", None)
-    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark else problem
+    return f"at line {mark.line + 1}, column {mark.column + 1}" if mark else "unparsable"
 
 
 def _reason(exc: BaseException) -> str:

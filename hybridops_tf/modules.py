@@ -37,6 +37,8 @@ def validate_ref(ref: str, *, source: str = "--ref") -> str:
                 problem = f"segment '{seg}' is only dots"
             elif ".." in seg:
                 problem = f"segment '{seg}' contains '..'"
+            elif seg.startswith("_") or seg.endswith("_"):
+                problem = f"segment '{seg}' starts or ends with '_' ('a_/b' and 'a/_b' would share a record)"
             elif "__" in seg:
                 problem = f"segment '{seg}' contains '__' (reserved: a ref's '/' becomes '__' in file names)"
             elif not _SEGMENT.match(seg):

@@ -167,7 +167,7 @@ def _orphans_of_interrupted_run(
         in_state = parse_state(engine.show_state_doc()).addresses()
     except (EngineError, StateFormatError):
         in_state = []  # unreadable state: every started create stays a suspect
-    return settle.new_suspect_orphans(progress.resources, in_state, previous.run_id)
+    return settle.new_suspect_orphans(progress.resources, in_state, previous.run_id, interrupted_run=True)
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
@@ -196,8 +196,16 @@ def _execute(
     seen: list[Event] = []
     outputs_msg: list[OutputsMessage] = []
 
+    log_error: list[OSError] = []
+
     def on_line(line: str) -> None:
-        log.append(redact_event_line(line))  # raw line first (never a secret)
+        if not log_error:
+            try:
+                log.append(redact_event_line(line))  # raw line first (never a secret)
+            except OSError as err:  # never stop an engine mid-flight over our own log
+                log_error.append(err)
+                print(f"hyops: ERROR: cannot append to {folder.events_path}: {err.strerror or err}; "
+                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
         event = parse_event(line)
         tracker.feed(event)
         if isinstance(event, OutputsMessage):
@@ -210,7 +218,10 @@ def _execute(
     try:
         result = engine.stream(argv, on_line, folder.stderr_path, req.on_stderr)
     finally:
-        log.close()
+        try:
+            log.close()
+        except OSError as err:
+            log_error.append(err)
     interrupted = result.interrupted
     ok = result.returncode == 0 and interrupted is None
 
@@ -221,6 +232,14 @@ def _execute(
         settled = settle.failed(
             running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
             recovered_outputs=None, resources=settle.resources_from_progress(tracker.resources), orphans=[],
+        )
+    if log_error and succeeded:  # the run's own evidence is incomplete: claim no success
+        succeeded = False
+        err = log_error[0]
+        settled = settle.failed(
+            settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
+            orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
+                               f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
         )
     try:
         store.write(settled)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.errors import RefusedError, UsageError
-from hybridops_tf.fsutil import atomic_write_text, ensure_dir
+from hybridops_tf.fsutil import atomic_write_text, ensure_dir, refuse_symlinks
 from hybridops_tf.lifecycle import Status
 
 SCHEMA_VERSION = 1
@@ -237,6 +237,11 @@ class ModuleLock:
         self._lock.release()
 
     def _busy_message(self) -> str:
+        import time
+
+        deadline = time.monotonic() + 2.0  # the holder writes its note right after the flock
+        while not self.owner_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         try:
             h = json.loads(self.owner_path.read_text())
             who = (f"pid {h.get('pid')} on {h.get('host')} (user {h.get('user')}, run {h.get('run_id')}, "
@@ -252,7 +257,10 @@ class RecordStore:
     """Records under `<runtime_root>/state/modules/<module_id>/`."""
 
     def __init__(self, runtime_root: Path) -> None:
+        from hybridops_tf.fsutil import register_private_root
+
         self.root = runtime_root
+        register_private_root(runtime_root)
 
     def module_dir(self, module_ref: str) -> Path:
         return self.root / "state" / "modules" / module_id(module_ref)
@@ -286,6 +294,10 @@ class RecordStore:
     def read(self, module_ref: str) -> OperationRecord | None:
         """The record, None when there is none; CorruptRecordError when unreadable."""
         path = self.record_path(module_ref)
+        try:
+            refuse_symlinks(path)
+        except OSError as err:
+            raise CorruptRecordError(path, str(err)) from None
         if path.is_symlink():
             raise CorruptRecordError(path, "it is a symlink, which hyops refuses to follow")
         try:
@@ -296,7 +308,7 @@ class RecordStore:
             raise CorruptRecordError(path, str(err)) from None
         try:
             return OperationRecord.from_dict(json.loads(text))
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:
             raise CorruptRecordError(path, str(err)) from None
 
     def write(self, record: OperationRecord) -> None:

@@ -11,6 +11,10 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 REDACTED = "<redacted>"
+# What events.jsonl holds instead of a line that mentions a sensitive output but cannot be
+# parsed (and so redacted): a valid message of a type no engine sends.
+WITHHELD_LINE = ('{"type":"hyops_withheld","@message":"an engine line that mentions a sensitive '
+                 'value could not be parsed for redaction and was not written"}')
 
 # hyops' own option and the engine's passthrough flag; Go's flag package accepts either dash.
 _VAR_FLAGS = frozenset({"--var", "-var"})
@@ -65,8 +69,8 @@ def redact_event_line(line: str) -> str:
 
     try:
         doc = json.loads(line)
-    except ValueError:
-        return line
+    except (ValueError, RecursionError):  # truncated or absurdly deep: cannot redact, so withhold
+        return WITHHELD_LINE
     outputs = doc.get("outputs") if isinstance(doc, dict) else None
     if not isinstance(outputs, dict):
         return line

@@ -17,7 +17,7 @@ from hybridops_tf import inputs as inputs_mod
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import RefusedError
-from hybridops_tf.fsutil import atomic_write_text, ensure_dir
+from hybridops_tf.fsutil import atomic_write_text, ensure_dir, refuse_symlinks
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import module_id, utc_now
 from hybridops_tf.redact import redact_argv
@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 
 class Runtime:
     def __init__(self, root: Path) -> None:
+        from hybridops_tf.fsutil import register_private_root
+
         self.root = root
+        register_private_root(root)
 
     def ensure_root(self) -> None:
         try:
@@ -70,6 +73,7 @@ class Runtime:
             module_dir=str(target.directory),
             inputs_file_source=f"--inputs {inputs_file}",
         )
+        inputs_mod.remember(target.directory, self.root / "cache" / "hcl")
         if extra_sensitive:
             from dataclasses import replace
 
@@ -93,6 +97,10 @@ class Runtime:
         from hybridops_tf.sim import install as sim_install
 
         if sim_install.module_uses_sim(target.directory):
+            try:  # the engine will execute the launcher found there
+                refuse_symlinks(sim_install.launcher_path(self.root))
+            except OSError as err:
+                raise RefusedError(f"{err}; nothing was run") from None
             env.update(sim_install.sim_engine_env(self.root))
         if workspace:
             env["TF_WORKSPACE"] = workspace

@@ -98,16 +98,25 @@ def resources_from_progress(
 
 
 def new_suspect_orphans(
-    progress: Mapping[str, ResourceProgress], state_addresses: Iterable[str], run_id: str
+    progress: Mapping[str, ResourceProgress],
+    state_addresses: Iterable[str],
+    run_id: str,
+    *,
+    interrupted_run: bool = False,
 ) -> list[SuspectOrphan]:
-    """Creates that started and left nothing in state: the object may exist, unrecorded."""
+    """Creates that started and left nothing in state: the object may exist, unrecorded.
+
+    For an interrupted run (hyops died), planned creates count too: the engine may have
+    started them after hyops stopped reading its output, so no apply_start was recorded.
+    """
     in_state = set(state_addresses)
     now = utc_now()
+    statuses = {Progress.STARTED, Progress.ERROR} | ({Progress.PENDING} if interrupted_run else set())
     return [
         SuspectOrphan(address=addr, action="create", run_id=run_id, at=now)
         for addr, p in progress.items()
         if p.action in CREATE_ACTIONS
-        and p.status in (Progress.STARTED, Progress.ERROR)
+        and p.status in statuses
         and addr not in in_state
     ]
 

@@ -65,6 +65,6 @@ def _ref_of(folder: Path) -> str:
         ref = doc.get("module_ref") if isinstance(doc, dict) else None
         if isinstance(ref, str) and ref.replace("/", "__") == folder.name:
             return ref
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     return folder.name.replace("__", "/")

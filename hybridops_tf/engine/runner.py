@@ -73,7 +73,7 @@ class Engine:
             )
         try:
             doc = json.loads(captured.stdout or "{}")
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:
             raise EngineError(f"`{' '.join(argv[1:])}` printed invalid JSON: {err}") from err
         if not isinstance(doc, dict):
             raise EngineError(f"`{' '.join(argv[1:])}` printed JSON that is not an object")

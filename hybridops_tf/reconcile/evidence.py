@@ -160,7 +160,19 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",))
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
-    return _with(base, **_engine_evidence(module, record, opts))
+    if opts.lock_held or not store.lock_path(target.module_ref).exists():
+        return _with(base, **_engine_evidence(module, record, opts))
+    # Hold the module lock while the engine reads (its plans take the engine's state lock):
+    # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
+    # failing on the engine's state lock and recording `error` because of a read.
+    from hybridops_tf.record import LockBusyError
+
+    try:
+        with store.lock(target.module_ref, "reconcile-read", timeout=0):
+            return _with(base, **_engine_evidence(module, record, opts))
+    except LockBusyError:
+        return _with(base, unchecked=("in progress: another hyops run took the module lock; "
+                                      "reconcile again when it has finished",))
 
 
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions) -> dict[str, Any]:

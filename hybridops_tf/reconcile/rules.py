@@ -60,9 +60,7 @@ def derived_orphans(progress: Mapping[str, ResourceProgress] | None, in_state: s
     """Creates an interrupted run started that the state does not hold (run order kept)."""
     if not progress:
         return []
-    return [a for a, p in progress.items()
-            if p.action in settle.CREATE_ACTIONS and p.status in (Progress.STARTED, Progress.ERROR)
-            and a not in in_state]
+    return [o.address for o in settle.new_suspect_orphans(progress, in_state, "", interrupted_run=True)]
 
 
 def claimed_missing(

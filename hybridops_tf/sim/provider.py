@@ -68,8 +68,30 @@ class SimProvider(Provider):
             return self._cloud
 
 
+def _exit_with_engine(poll_seconds: float = 1.0) -> None:
+    """End the plugin when the engine that launched it is gone.
+
+    A healthy engine stops its plugins; an engine killed outright (SIGKILL, SIGPIPE) cannot,
+    and a plugin parked in a `hang` fault would otherwise live on, one per such kill.
+    """
+    import os
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_seconds)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="sim-engine-watchdog", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve the provider over go-plugin's gRPC handshake (what the engine launches)."""
     from tf.runner import run_provider
 
+    _exit_with_engine()
     run_provider(SimProvider(), argv)

@@ -88,8 +88,9 @@ class StackLoader:
             why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
             raise UsageError(f"cannot read stack file {self.path}: {why}; pass the stack file "
                              f"(default ./{DEFAULT_STACK_FILE})") from None
-        loader = yaml.SafeLoader(text)
+        loader = None
         try:
+            loader = yaml.SafeLoader(text)  # its reader already refuses control characters
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as err:
@@ -97,8 +98,11 @@ class StackLoader:
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = getattr(err, "problem", None) or str(err).splitlines()[0]
             raise UsageError(f"stack file {self.path} is not valid YAML: {problem}{where}") from None
+        except RecursionError:
+            raise UsageError(f"stack file {self.path} is nested too deeply to be a stack") from None
         finally:
-            loader.dispose()
+            if loader is not None:
+                loader.dispose()
         return data, node
 
     def _keys(self, node: yaml.Node | None, where: str) -> dict[str, int]:
@@ -193,7 +197,7 @@ class StackLoader:
         full = self.base / pure
         try:
             real = full.resolve()
-        except (OSError, RuntimeError) as err:  # e.g. a symlink loop
+        except (OSError, RuntimeError, ValueError) as err:  # a symlink loop, a NUL character
             return None, f"cannot be resolved ({err})"
         if not real.is_relative_to(self.base.resolve()):
             return None, f"leads outside the stack file's directory through a symlink (to {real})"
