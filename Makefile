@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[sim,test]'
 	touch $(STAMP)
 
+# The crash matrix, the races and the stack kills (timing-driven SIGSTOP/SIGKILL of live
+# processes) run in `make reliability`, which also writes docs/reliability.md.
+RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
+	--ignore=tests/reliability/test_concurrency.py --ignore=tests/reliability/test_stacks.py
+
 test: install
-	$(BIN)/python -m pytest -q -m "not reliability" tests
+	$(BIN)/python -m pytest -q -m "not reliability" $(RELIABILITY_ONLY) tests
 
 unit: install
 	$(BIN)/python -m pytest -q tests/unit

@@ -1,0 +1,43 @@
+"""Fixtures of the reliability suite: the real `hyops`, the real engine, the sim cloud.
+
+The integration fixtures (engine, runtime root, sim root, faults file, module copies,
+scrubbed engine environment) are reused as they are. What this suite adds: a `hyops`
+bound to the test, cleanup of processes the test's kills orphaned, and the small modules the
+tests write (modules.py). Capability checks live in machine.py: they FAIL, never skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import (  # noqa: F401 - fixtures, registered by import
+    _hermetic_engine_env,
+    engine_path,
+    faults_file,
+    module_copy,
+    runtime_root,
+    sim_root,
+)
+from tests.integration.hyops_cli import Hyops
+from tests.reliability import procs
+from tests.reliability.modules import PAIR_TF
+
+
+@pytest.fixture
+def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> Iterator[Hyops]:  # noqa: F811
+    """`hyops` for this test; afterwards, processes our kills orphaned are ended by pid."""
+    yield Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
+    for pid in procs.engine_pids_under(tmp_path) + procs.provider_pids(sim_root):
+        procs.kill(pid)
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Path:
+    """modules/pair: a network and a vm on it (so a kill can split them)."""
+    module = tmp_path / "modules" / "pair"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+    return module
