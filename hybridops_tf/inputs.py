@@ -278,7 +278,7 @@ def parse_var_option(text: str) -> tuple[str, Any]:
     except yaml.YAMLError as exc:
         raise UsageError(f"--var {name}=...: value is not valid YAML ({_yaml_problem(exc)}); "
                          f"quote it: --var '{name}=\"...\"'") from exc
-    return name, _plain(value, f"--var {name}")
+    return name, plain_value(value, f"--var {name}")
 
 
 def load_inputs_file(path: Path) -> dict[str, Any]:
@@ -300,22 +300,22 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError(f"inputs file {path} must be a YAML mapping of variable names to "
                          f"values, not a {type(data).__name__}: write `name: value` lines")
-    plain: dict[str, Any] = _plain(data, f"inputs file {path}")
+    plain: dict[str, Any] = plain_value(data, f"inputs file {path}")
     return plain
 
 
-_MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of values
+MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of values
 
 
-def _plain(value: Any, where: str, budget: list[int] | None = None) -> Any:
+def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
     """Reduce YAML's types to what an engine can receive: dates become ISO text.
 
     Every value counts against a budget, so an alias bomb is refused, not expanded.
     """
-    budget = budget if budget is not None else [_MAX_VALUES]
+    budget = budget if budget is not None else [MAX_VALUES]
     budget[0] -= 1
     if budget[0] < 0:
-        raise UsageError(f"{where}: more than {_MAX_VALUES} values (YAML aliases?); refused")
+        raise UsageError(f"{where}: more than {MAX_VALUES} values (YAML aliases?); refused")
     if isinstance(value, str) and "\0" in value:
         raise UsageError(f"{where}: a string holds a NUL character, which no engine can receive")
     if value is None or isinstance(value, (str, bool, int)):
@@ -325,12 +325,12 @@ def _plain(value: Any, where: str, budget: list[int] | None = None) -> Any:
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, list):
-        return [_plain(item, where, budget) for item in value]
+        return [plain_value(item, where, budget) for item in value]
     if isinstance(value, dict):
         for key in value:
             if not isinstance(key, str):
                 raise UsageError(f"{where}: key {key!r} is not a string; quote it")
-        return {key: _plain(item, where, budget) for key, item in value.items()}
+        return {key: plain_value(item, where, budget) for key, item in value.items()}
     raise UsageError(f"{where}: a YAML {type(value).__name__} cannot be passed to the engine; "
                      "use a string, number, bool, list or map")
 

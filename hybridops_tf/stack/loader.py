@@ -11,9 +11,7 @@ engine or writes a file.
 
 from __future__ import annotations
 
-import datetime as dt
 import graphlib
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -220,11 +218,12 @@ class StackLoader:
             self.problem(line, f"{who}: inputs must be a mapping of variable names to values")
             return {}
         values: dict[str, Any] = {}
+        budget = [inputs_mod.MAX_VALUES]  # one bound for the whole mapping: aliases expand
         for key, value in raw.items():
             try:
-                values[key] = _plain(value)
-            except ValueError as err:
-                self.problem(line, f"{who}: inputs.{key}: {err}")
+                values[key] = inputs_mod.plain_value(value, f"{who}: inputs.{key}", budget)
+            except UsageError as err:
+                self.problem(line, err.message)
         return values
 
     def _wires(self, raw: Any, who: str, line: int, node: yaml.Node | None) -> dict[str, tuple[str, str, int]]:
@@ -386,22 +385,3 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
                 return v
     return None
-
-
-def _plain(value: Any) -> Any:
-    """YAML's types reduced to what an engine can receive (dates become ISO text)."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("a non-finite number cannot be passed to the engine")
-        return value
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise ValueError("map keys must be strings; quote them")
-        return {k: _plain(v) for k, v in value.items()}
-    raise ValueError(f"a YAML {type(value).__name__} cannot be passed to the engine")

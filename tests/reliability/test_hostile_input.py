@@ -64,3 +64,24 @@ def test_yaml_alias_bomb_in_an_inputs_file_is_refused_with_exit_2(
     assert result.returncode == 2
     assert not (hyops.runtime_root / "state").exists()
     assert os.path.exists(bomb)
+
+
+@pytest.mark.reliability
+def test_yaml_alias_bomb_in_a_stack_file_is_refused_with_exit_2(hyops: Hyops) -> None:
+    stack_dir = hyops.workdir / "stack"
+    (stack_dir / "net").mkdir(parents=True)
+    (stack_dir / "net" / "main.tf").write_text('variable "name" {\n  type = any\n}\n')
+    bomb = _alias_bomb(9).splitlines()
+    (stack_dir / "stack.yml").write_text(
+        "stack: s\nmodules:\n  - name: net\n    path: net\n    inputs:\n"
+        + "\n".join(f"      {line}" for line in bomb) + "\n")
+
+    def cap_memory() -> None:  # a safety net for the CI machine, not a threshold
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    result = subprocess.run([HYOPS, "stack", "graph", "stack/stack.yml"], cwd=hyops.workdir,
+                            env=hyops.env(), capture_output=True, text=True, timeout=600,
+                            preexec_fn=cap_memory)  # noqa: PLW1509
+    note(FUZZ, target="CLI stack graph, YAML alias bomb")
+    assert "Traceback" not in result.stderr, result.stderr[-600:]
+    assert result.returncode == 2
