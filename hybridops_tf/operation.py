@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,6 @@ class Outcome:
     run_id: str
     run_dir: Path | None
     message: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run(req: ModuleRequest) -> Outcome:

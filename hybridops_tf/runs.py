@@ -63,9 +63,6 @@ class RunFolder:
         atomic_write_text(target, text)
         return target
 
-    def write_json(self, name: str, doc: dict[str, Any]) -> Path:
-        return self.write_text(name, json.dumps(doc, indent=2) + "\n")
-
     def open_events(self) -> BinaryIO:
         return open_append(self.events_path)
 
