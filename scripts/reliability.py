@@ -159,8 +159,8 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     if losers:
         named = sum(r["named"] for r in losers)
         anonymous = sum(r["anonymous"] for r in losers)
-        lines += ["", f"Losers naming the holder: {named}; saying only \"another process\": {anonymous} "
-                  "(the holder-note gap, a known bug below)."]
+        lines += ["", f"Losers (exit 4) naming the holder's pid and run: {named}; saying only "
+                  f"\"another process\": {anonymous}."]
 
     records = by_kind.get("record", [])
     lines += ["", "## Records checked", "",
