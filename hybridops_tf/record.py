@@ -239,18 +239,37 @@ class ModuleLock:
     def _busy_message(self) -> str:
         import time
 
-        deadline = time.monotonic() + 2.0  # the holder writes its note right after the flock
-        while not self.owner_path.exists() and time.monotonic() < deadline:
+        # The holder writes its note right after the flock, so a missing note or one left by a
+        # killed holder (SIGKILL skips __exit__) is only trusted once it names a live process.
+        deadline = time.monotonic() + 2.0
+        while True:
+            who = _live_holder(self.owner_path)
+            if who is not None or time.monotonic() >= deadline:
+                break
             time.sleep(0.05)
-        try:
-            h = json.loads(self.owner_path.read_text())
-            who = (f"pid {h.get('pid')} on {h.get('host')} (user {h.get('user')}, run {h.get('run_id')}, "
-                   f"since {h.get('since')})")
-        except (OSError, ValueError, AttributeError):
-            who = "another process"
         waited = f" after waiting {self.timeout:g}s" if self.timeout > 0 else ""
-        return (f"module {self.module_ref} is locked by {who}{waited}; wait for it to finish "
-                "or pass --lock-timeout SECONDS")
+        return (f"module {self.module_ref} is locked by {who or 'another process'}{waited}; "
+                "wait for it to finish or pass --lock-timeout SECONDS")
+
+
+def _live_holder(owner_path: Path) -> str | None:
+    """The holder named by the note, or None when there is no note or it names a dead process."""
+    try:
+        h = json.loads(owner_path.read_text())
+        pid, host = int(h["pid"]), str(h.get("host"))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if host == os.uname().nodename:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None  # left behind by a holder that was killed
+        except PermissionError:
+            pass  # alive, owned by another user
+        except (OSError, OverflowError):
+            return None
+    return (f"pid {pid} on {host} (user {h.get('user')}, run {h.get('run_id')}, "
+            f"since {h.get('since')})")
 
 
 class RecordStore:

@@ -124,10 +124,6 @@ def test_long_races_mutate_one_at_a_time_and_lose_no_update(
     assert_race_was_safe(hyops, report, "network", f"{processes} processes x {rounds} rounds")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: a SIGKILLed holder leaves .lock.owner.json behind; a loser arriving after the next "
-    "holder took the flock but before it rewrote the note names the dead process (its pid and "
-    "run) as the holder"))
 def test_a_loser_never_names_a_dead_holder_from_a_stale_note(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:

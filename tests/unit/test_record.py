@@ -534,3 +534,41 @@ def test_a_lock_whose_holder_died_is_free(store: RecordStore) -> None:
     with store.lock(REF, "apply-next-run"):
         note = json.loads((store.module_dir(REF) / ".lock.owner.json").read_text())
         assert note["run_id"] == "apply-next-run"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_busy_lock_never_names_a_dead_holder_from_a_note_left_by_a_kill(store: RecordStore) -> None:
+    from filelock import FileLock
+
+    note = store.module_dir(REF) / ".lock.owner.json"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    dead = _dead_pid()
+    note.write_text(json.dumps({"pid": dead, "host": os.uname().nodename, "user": "u",
+                                "run_id": "apply-killed-run", "since": "then"}))
+    # A new holder has the flock but has not yet replaced the note.
+    holder = FileLock(str(store.lock_path(REF)), timeout=0)
+    with holder, pytest.raises(LockBusyError) as info, store.lock(REF, "apply-loser-run"):
+        pytest.fail("the loser got the lock")
+
+    assert f"pid {dead} " not in info.value.message
+    assert "apply-killed-run" not in info.value.message
+    assert "locked by another process" in info.value.message
+
+
+def test_a_note_from_another_host_is_trusted_as_is(store: RecordStore) -> None:
+    from filelock import FileLock
+
+    note = store.module_dir(REF) / ".lock.owner.json"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(json.dumps({"pid": 4242, "host": "build-agent-7", "user": "ci",
+                                "run_id": "apply-remote-run", "since": "then"}))
+    with FileLock(str(store.lock_path(REF)), timeout=0), pytest.raises(LockBusyError) as info, \
+            store.lock(REF, "apply-loser-run"):
+        pytest.fail("the loser got the lock")
+
+    assert "pid 4242 on build-agent-7" in info.value.message
