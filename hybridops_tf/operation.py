@@ -27,7 +27,13 @@ from hybridops_tf.lifecycle import Status, apply_refusal
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import OperationRecord, Owner, RecordStore, SuspectOrphan
 from hybridops_tf.redact import redact_event_line
-from hybridops_tf.runs import EventLog, RunFolder, new_run_id, read_run_events
+from hybridops_tf.runs import (
+    EventLog,
+    RunFolder,
+    may_hold_unseen_creates,
+    new_run_id,
+    read_run_events,
+)
 from hybridops_tf.runtime import Runtime
 
 EventSink = Callable[[Event], None]
@@ -155,18 +161,45 @@ def _orphans_of_interrupted_run(
     """A stale `running` record: creates its run started and the state does not hold.
 
     hyops died while that run's engine may still have been creating things; without this,
-    a later verified destroy could say `destroyed` while such an object lives on.
+    a later verified destroy could say `destroyed` while such an object lives on. When hyops
+    read none of that run's plan, a fresh read-only plan names what it may have created.
     """
     if previous is None or previous.status is not Status.RUNNING:
         return []
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
-    progress = ResourceTracker().feed_all(read_run_events(req.runtime_root, req.target.ref, previous.run_id))
+    events = read_run_events(req.runtime_root, req.target.ref, previous.run_id)
+    progress = ResourceTracker().feed_all(events).resources
     try:
         in_state = parse_state(engine.show_state_doc()).addresses()
     except (EngineError, StateFormatError):
         in_state = []  # unreadable state: every started create stays a suspect
-    return settle.new_suspect_orphans(progress.resources, in_state, previous.run_id, interrupted_run=True)
+    replanned: list[str] | None = []
+    if may_hold_unseen_creates(req.runtime_root, req.target.ref, previous.run_id,
+                               previous.active_command, events):
+        replanned = _planned_creates(engine)
+    return settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned)
+
+
+def _planned_creates(engine: Engine) -> list[str] | None:
+    """Creates a read-only `plan -refresh=false` shows; None when it cannot say."""
+    from hybridops_tf.engine.events import ChangeSummary, PlannedChange, iter_events
+
+    lines: list[str] = []
+    argv = engine.argv(commands.plan, None, extra=["-refresh=false"])
+    result = engine.stream(argv, lines.append, None, lambda _line: None)
+    if result.interrupted is not None:
+        raise Interrupted("interrupted while planning; nothing was changed")
+    if result.returncode != 0:
+        return None
+    creates: list[str] = []
+    added = 0
+    for event in iter_events(lines):
+        if isinstance(event, PlannedChange) and event.action in settle.CREATE_ACTIONS and event.addr:
+            creates.append(event.addr)
+        elif isinstance(event, ChangeSummary):
+            added = event.add
+    return None if added > len(creates) else creates
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +82,28 @@ def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[An
     except OSError:
         return []
     return list(iter_events(lines))
+
+
+def plan_was_read(events: Iterable[Any]) -> bool:
+    """True when a run's events hold its whole plan (the engine prints it before any change)."""
+    from hybridops_tf.engine.events import ApplyStart, ChangeSummary
+
+    return any((isinstance(e, ChangeSummary) and e.operation == "plan") or isinstance(e, ApplyStart)
+               for e in events)
+
+
+def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, command: str | None,
+                            events: Sequence[Any]) -> bool:
+    """An interrupted apply whose engine was started but whose plan hyops never read.
+
+    Then its events cannot name what the engine went on to create. engine.stderr.log is
+    opened right before the engine is spawned, so without it (in a run folder that is
+    there) the engine never ran; a missing run folder proves nothing.
+    """
+    if command not in (None, "apply") or plan_was_read(events):
+        return False
+    folder = runtime_root / "runs" / module_id(module_ref) / run_id
+    return (folder / "engine.stderr.log").exists() or not folder.is_dir()
 
 
 class EventLog:

@@ -8,7 +8,7 @@ destroyed only when verified) is unit-tested without a process.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,33 @@ def new_suspect_orphans(
         and p.status in statuses
         and addr not in in_state
     ]
+
+
+UNNAMED_ORPHAN = "*"
+"""The address of a suspect orphan nobody could name: an interrupted apply may have created
+objects, and neither its events nor a fresh plan can say which (look in the provider)."""
+
+
+def interrupted_run_orphans(
+    progress: Mapping[str, ResourceProgress],
+    state_addresses: Iterable[str],
+    run_id: str,
+    replanned: Sequence[str] | None = (),
+) -> list[SuspectOrphan]:
+    """Suspect orphans of a run hyops died in.
+
+    `replanned` matters when hyops read none of the run's plan (it froze or died before):
+    the creates a fresh plan shows and the state does not hold may have been started
+    unseen; None means that plan failed too, so one unnamed suspect keeps the doubt listed.
+    """
+    in_state = set(state_addresses)
+    found = new_suspect_orphans(progress, in_state, run_id, interrupted_run=True)
+    named = {o.address for o in found} | set(progress)
+    extra = [UNNAMED_ORPHAN] if replanned is None else [
+        a for a in replanned if a not in in_state and a not in named]
+    now = utc_now()
+    return found + [SuspectOrphan(address=a, action="create", run_id=run_id, at=now)
+                    for a in dict.fromkeys(extra)]
 
 
 def _finish(rec: OperationRecord, status: Status) -> OperationRecord:

@@ -21,6 +21,7 @@ from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.model import PRIORITY, Code, Commands, Finding, ModuleEvidence
 from hybridops_tf.record import OperationRecord
+from hybridops_tf.settle import UNNAMED_ORPHAN
 
 _LISTED = 5  # addresses named in a detail before "and N more"
 _PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned and never started"}
@@ -150,7 +151,7 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
 def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, ResourceProgress] | None,
              in_state: set[str], cmd: Commands) -> list[Finding]:
     listed = {o.address: o for o in rec.suspect_orphans}
-    derived = [a for a in rules.derived_orphans(progress, in_state) if a not in listed]
+    derived = [a for a in rules.interrupted_orphans(ev) if a not in listed]
     found = []
     for address in [*listed, *derived]:
         orphan = listed.get(address)
@@ -162,15 +163,21 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
             forget = cmd.reconcile(ev.where, "--write", "--forget-orphan", shlex.quote(address))
         tail = ("the object may exist in the cloud without the state knowing it: look it up, "
                 "then adopt it with --import or, once checked, --forget-orphan")
-        if address in in_state:
+        what = f"{address}: {origin} and left nothing in state"
+        if address == UNNAMED_ORPHAN:
+            what = (f"{address} (unnamed): the interrupted run's engine started, hyops read none of "
+                    "its plan, and no plan could be read since, so what it may have created cannot be "
+                    "named")
+            tail = ("look in the provider for objects of this module that the state does not "
+                    "hold, delete or --import each, then --forget-orphan '*'")
+        elif address in in_state:
             tail = (f"{address} is in state now, as another object: the orphan would be a second "
                     "one; look it up and delete it, then --forget-orphan")
         actions = [cmd.sim_ls()] if ev.where.uses_sim else []
-        if address not in in_state:
+        if address not in in_state and address != UNNAMED_ORPHAN:
             actions.append(cmd.import_(ev.where, address, None))
         actions.append(forget)
-        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{address}: {origin} and left nothing in "
-                              f"state; {tail}", actions, [address]))
+        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", actions, [address]))
     return found
 
 

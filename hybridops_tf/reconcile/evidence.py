@@ -34,8 +34,9 @@ from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence, Where
 from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
 from hybridops_tf.redact import REDACTED
-from hybridops_tf.runs import read_run_events
+from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.settle import CREATE_ACTIONS
 
 Note = Callable[[str], None]
 
@@ -152,16 +153,21 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
         busy = (f"in progress: a live process holds the module lock{holder}; "
                 "reconcile again when it has finished")
         return _with(base, unchecked=(busy,))
+    unseen = False
     if record is not None and record.status is Status.RUNNING:
         events = read_run_events(opts.runtime_root, target.module_ref, record.run_id)
         base = _with(base, last_run=dict(ResourceTracker().feed_all(events).resources))
+        unseen = may_hold_unseen_creates(opts.runtime_root, target.module_ref, record.run_id,
+                                         record.active_command, events)
+        if unseen:
+            base = _with(base, replanned_creates=None)  # until a plan names them
     if directory is None or not exists:
         why = (f"module directory {directory} does not exist" if directory is not None
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",))
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
     if opts.lock_held or not store.lock_path(target.module_ref).exists():
-        return _with(base, **_engine_evidence(module, record, opts))
+        return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
     # failing on the engine's state lock and recording `error` because of a read.
@@ -169,10 +175,18 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
 
     try:
         with store.lock(target.module_ref, "reconcile-read", timeout=0):
-            return _with(base, **_engine_evidence(module, record, opts))
+            return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
                                       "reconcile again when it has finished",))
+
+
+def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:
+    """The plan's creates, when the interrupted run's own plan was never read (None: no plan)."""
+    if not unseen or ev.plan is None or any(c.address == "(unnamed)" for c in ev.plan.changes):
+        return ev
+    creates = tuple(c.address for c in ev.plan.changes if c.action in CREATE_ACTIONS)
+    return _with(ev, replanned_creates=creates)
 
 
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions) -> dict[str, Any]:

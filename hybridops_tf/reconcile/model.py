@@ -183,6 +183,9 @@ class ModuleEvidence:
     refresh: PlanEvidence | None = None  # `plan -refresh-only`
     plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
     last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
+    # Creates the plan shows when hyops read none of the interrupted run's plan (it may have
+    # started them unseen); None when that plan could not be read either. () when not needed.
+    replanned_creates: tuple[str, ...] | None = ()
     errored_state: bool = False  # errored.tfstate in the module directory
     unchecked: tuple[str, ...] = ()
 

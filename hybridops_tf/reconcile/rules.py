@@ -56,11 +56,22 @@ class Decision:
 # --- evidence predicates, shared with compare -------------------------------------------------
 
 
-def derived_orphans(progress: Mapping[str, ResourceProgress] | None, in_state: set[str]) -> list[str]:
-    """Creates an interrupted run started that the state does not hold (run order kept)."""
-    if not progress:
+def derived_orphans(progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
+                    replanned: tuple[str, ...] | None = ()) -> list[str]:
+    """Creates an interrupted run started that the state does not hold (run order kept).
+
+    `progress` is None when no run was interrupted; `replanned` as in ModuleEvidence.
+    """
+    if progress is None:
         return []
-    return [o.address for o in settle.new_suspect_orphans(progress, in_state, "", interrupted_run=True)]
+    return [o.address for o in settle.interrupted_run_orphans(progress, in_state, "", replanned)]
+
+
+def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
+    """derived_orphans of the evidence: [] unless the record is a stale running."""
+    if not _stale(ev):
+        return []
+    return derived_orphans(ev.last_run or {}, _in_state(ev), ev.replanned_creates)
 
 
 def claimed_missing(
@@ -96,7 +107,7 @@ def orphan_blockers(ev: ModuleEvidence) -> list[str]:
     why: list[str] = []
     if ev.record is not None and ev.record.suspect_orphans:
         why.append(f"{len(ev.record.suspect_orphans)} suspect orphan(s) are listed")
-    derived = derived_orphans(ev.last_run if _stale(ev) else None, _in_state(ev))
+    derived = interrupted_orphans(ev)
     if derived:
         why.append(f"the interrupted run left {len(derived)} suspect orphan(s)")
     return why
@@ -211,10 +222,9 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     state = ev.state
     if verdict is Verdict.STALE_TO_ERROR:
         assert rec is not None
-        in_state = _in_state(ev)
         progress = ev.last_run or {}
         tainted = [r.address for r in state.tainted] if state is not None else []
-        orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in derived_orphans(progress, in_state)]
+        orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in interrupted_orphans(ev)]
         command = rec.active_command or "apply"
         out = settle.failed(
             rec, command=command,

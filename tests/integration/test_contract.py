@@ -344,3 +344,66 @@ def test_sensitive_value_never_reaches_the_runtime_root_or_output(
     meta = next((hyops.runtime_root / "runs" / "config").glob("apply-*/meta.json"))
     assert "api_token=<redacted>" in meta.read_text()
     assert hyops.record("vm")["outputs"]  # sanity: the run really happened
+
+
+def _forge_interrupted_apply(hyops: Hyops, ref: str, *, engine_started: bool) -> str:
+    """A stale `running` apply whose events hold no plan: hyops died (or froze and was killed)
+    before reading a single planned change; engine.stderr.log says whether the engine started."""
+    rec = hyops.record(ref)
+    assert rec is not None
+    run_id = "apply-20261129T000000Z-0badf00d"
+    rec.update(status="running", active_command="apply", run_id=run_id,
+               owner={"pid": 999999, "host": "gone", "user": "ci", "run_id": run_id})
+    hyops.record_path(ref).write_text(json.dumps(rec))
+    run = hyops.runtime_root / "runs" / ref.replace("/", "__") / run_id
+    run.mkdir(parents=True)
+    (run / "events.jsonl").write_text('{"@level":"info","type":"version","terraform":"1.0.3","ui":"0.1.0"}\n')
+    if engine_started:
+        (run / "engine.stderr.log").write_text("")
+    return run_id
+
+
+def test_a_destroy_after_an_apply_killed_before_its_plan_was_read_names_what_it_may_have_created(
+    hyops: Hyops, pair: Path
+) -> None:
+    assert hyops("apply", "modules/pair").returncode == 0
+    run_id = _forge_interrupted_apply(hyops, "pair", engine_started=True)
+
+    # the killed run was asked for the vm as well; a fresh plan with those inputs names it
+    cleaned = hyops("destroy", "modules/pair", "--var", "with_vm=true")
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    rec = hyops.record("pair")
+    assert rec is not None and rec["status"] == "destroyed"
+    assert [(o["address"], o["run_id"]) for o in rec["suspect_orphans"]] == [("sim_vm.vm[0]", run_id)]
+    assert hyops("status", "modules/pair").returncode == 3
+
+
+def test_an_apply_killed_before_its_engine_started_leaves_no_suspect(hyops: Hyops, pair: Path) -> None:
+    assert hyops("apply", "modules/pair").returncode == 0
+    _forge_interrupted_apply(hyops, "pair", engine_started=False)
+
+    cleaned = hyops("destroy", "modules/pair", "--var", "with_vm=true")
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    rec = hyops.record("pair")
+    assert rec is not None and rec["status"] == "destroyed" and rec.get("suspect_orphans", []) == []
+
+
+def test_reconcile_of_an_apply_killed_before_its_plan_was_read_lists_and_keeps_the_planned_creates(
+    hyops: Hyops, pair: Path
+) -> None:
+    assert hyops("apply", "modules/pair").returncode == 0
+    run_id = _forge_interrupted_apply(hyops, "pair", engine_started=True)
+
+    seen = hyops("reconcile", "modules/pair", "--var", "with_vm=true", "--json")
+    settled = hyops("reconcile", "modules/pair", "--var", "with_vm=true", "--write")
+
+    assert seen.returncode == 3, seen.stderr
+    findings = json.loads(seen.stdout)["modules"][0]["findings"]
+    orphans = [f for f in findings if f["code"] == "suspect_orphan"]
+    assert len(orphans) == 1 and "sim_vm.vm[0]" in orphans[0]["detail"], findings
+    assert settled.returncode in (0, 3), settled.stderr
+    rec = hyops.record("pair")
+    assert rec is not None and rec["status"] == "error"
+    assert [(o["address"], o["run_id"]) for o in rec["suspect_orphans"]] == [("sim_vm.vm[0]", run_id)]

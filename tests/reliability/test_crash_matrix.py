@@ -173,11 +173,6 @@ def test_sigkill_at_each_phase_again_and_again(
     _kill_until_hit(hyops, pair, tmp_path, command, wanted, method, faults)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: a create the engine started after hyops stopped reading its output is never "
-    "recorded when the killed run's events.jsonl holds no plan (hyops read nothing, or only "
-    "the version line, before it froze): _orphans_of_interrupted_run finds no apply_start and "
-    "no planned create, so the next destroy says `destroyed` while the object lives, unnamed"))
 def test_sigkill_of_a_stalled_reader_mid_create_still_names_what_may_exist(
     hyops: Hyops, pair: Path, tmp_path: Path
 ) -> None:
@@ -203,8 +198,10 @@ def test_sigkill_of_a_stalled_reader_mid_create_still_names_what_may_exist(
     live = {o["id"]: o["type"] for o in hyops.sim_objects()}
     assert kill.hung_call is not None and kill.hung_call["id"] in live, "the vm was created"
     assert after is not None and after["status"] == "destroyed"
-    assert after.get("suspect_orphans"), (
-        f"destroyed with live objects {live} and no suspect_orphans: {json.dumps(after)[:800]}")
+    named = [o["address"] for o in after.get("suspect_orphans", [])]
+    assert any(a.startswith("sim_vm.") for a in named), (
+        f"destroyed with live objects {live} and the vm not among suspect_orphans {named}: "
+        f"{json.dumps(after)[:800]}")
     assert hyops("status", rig.module_arg).returncode == 3
 
 

@@ -286,3 +286,23 @@ def test_plan_evidence_reads_drift_changes_and_output_only_differences_from_the_
     assert not PlanEvidence.from_events(iter_events([]), 0).outputs_changed
     tofu = PlanEvidence.from_events(iter_events(['{"type":"outputs","outputs":{"o":{"action":"create"}}}']), 0)
     assert tofu.outputs_changed
+
+
+def test_an_unnamed_orphan_asks_to_look_in_the_provider_and_offers_no_import() -> None:
+    ev = evidence(where=Where(REF, DIR, uses_sim=True), record=record(Status.RUNNING, run_id="apply-9"),
+                  lock_free=True, state=state(), last_run={}, replanned_creates=None, refresh=quiet())
+
+    orphan = only(compare(ev, CMD), Code.SUSPECT_ORPHAN)
+
+    assert orphan.addresses == ("*",)
+    assert "cannot be named" in orphan.detail and "look in the provider" in orphan.detail
+    assert orphan.next_actions == ("hyops sim ls", f"hyops reconcile {R} --write --forget-orphan '*'")
+
+
+def test_replanned_creates_of_a_stale_run_are_suspect_orphans() -> None:
+    ev = evidence(record=record(Status.RUNNING, run_id="apply-9"), lock_free=True, state=state(),
+                  last_run={}, replanned_creates=("sim_vm.this",), refresh=quiet())
+
+    orphan = only(compare(ev, CMD), Code.SUSPECT_ORPHAN)
+
+    assert orphan.addresses == ("sim_vm.this",)

@@ -196,3 +196,24 @@ def test_no_random_evidence_ever_settles_ok_destroyed_or_absent_without_proof() 
             if verdict is Verdict.DEMOTE_TO_ERROR:
                 break
     assert all(n >= 10 for n in claims.values()), claims  # the generator really reaches each claim
+
+
+def test_a_stale_run_whose_plan_was_never_read_lists_the_replanned_creates_as_orphans() -> None:
+    ev = evidence(record=record(Status.RUNNING, run_id="apply-9"), lock_free=True, state=state("sim_network.this"),
+                  last_run={}, replanned_creates=("sim_vm.this",), refresh=quiet(),
+                  plan=plan_with(("sim_vm.this", "create")))
+
+    assert decide(ev).verdict is Verdict.STALE_TO_ERROR
+    rec = settled_record(ev, Verdict.STALE_TO_ERROR, RUN)
+
+    assert [(o.address, o.run_id) for o in rec.suspect_orphans] == [("sim_vm.this", "apply-9")]
+
+
+def test_a_stale_run_nobody_could_plan_keeps_an_unnamed_orphan() -> None:
+    ev = evidence(record=record(Status.RUNNING, run_id="apply-9"), lock_free=True, state=state(),
+                  last_run={}, replanned_creates=None, refresh=quiet())
+
+    rec = settled_record(ev, decide(ev).verdict, RUN)
+
+    assert rec.status is Status.ERROR
+    assert [o.address for o in rec.suspect_orphans] == ["*"]

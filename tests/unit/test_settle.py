@@ -19,7 +19,9 @@ from hybridops_tf.settle import (
     apply_succeeded,
     begin,
     destroy_verified,
+    UNNAMED_ORPHAN,
     failed,
+    interrupted_run_orphans,
     new_suspect_orphans,
     resources_from_progress,
 )
@@ -442,3 +444,41 @@ def test_destroy_verified_does_not_mutate_the_running_record() -> None:
     destroy_verified(running, {})
 
     assert running == snapshot
+
+
+# --- interrupted runs whose plan hyops never read -------------------------------------------
+
+
+def test_an_interrupted_run_lists_its_planned_creates_absent_from_state() -> None:
+    prog = {"sim_vm.a": progress("sim_vm.a", Progress.PENDING, "create"),
+            "sim_network.n": progress("sim_network.n", Progress.COMPLETE, "create")}
+
+    found = interrupted_run_orphans(prog, {"sim_network.n"}, "apply-2")
+
+    assert [o.address for o in found] == ["sim_vm.a"]
+
+
+def test_creates_a_fresh_plan_shows_become_suspects_when_the_run_plan_was_never_read() -> None:
+    found = interrupted_run_orphans({}, {"sim_network.n"}, "apply-2",
+                                    replanned=["sim_network.n", "sim_vm.a", "sim_vm.b", "sim_vm.a"])
+
+    assert [(o.address, o.run_id, o.action) for o in found] == [
+        ("sim_vm.a", "apply-2", "create"), ("sim_vm.b", "apply-2", "create")]
+
+
+def test_a_replanned_create_the_run_events_already_name_is_listed_once() -> None:
+    prog = {"sim_vm.a": progress("sim_vm.a", Progress.STARTED, "create")}
+
+    found = interrupted_run_orphans(prog, set(), "apply-2", replanned=["sim_vm.a"])
+
+    assert [o.address for o in found] == ["sim_vm.a"]
+
+
+def test_an_unreadable_fresh_plan_leaves_one_unnamed_suspect() -> None:
+    found = interrupted_run_orphans({}, set(), "apply-2", replanned=None)
+
+    assert [o.address for o in found] == [UNNAMED_ORPHAN]
+
+
+def test_no_replan_needed_adds_nothing_beyond_the_run_events() -> None:
+    assert interrupted_run_orphans({}, set(), "apply-2", replanned=()) == []
