@@ -41,7 +41,10 @@ lint: install
 reliability: install
 	$(BIN)/python scripts/reliability.py
 
+# Byte-compile first, as `pip install` does for a regular install: an editable install run
+# with PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module on every command.
 bench: install
+	$(BIN)/python -m compileall -q hybridops_tf
 	$(BIN)/python bench/run.py
 
 apply: install

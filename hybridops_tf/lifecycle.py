@@ -28,6 +28,18 @@ class ResourceStatus(StrEnum):
     DESTROYED = "destroyed"
 
 
+class Progress(StrEnum):
+    """Where one resource stands in an engine run's event stream. `started` is internal: it
+    never survives a settled record, it becomes an orphan suspect (create) or `error`. The
+    rest are the record's ResourceStatus words."""
+
+    PENDING = "pending"
+    STARTED = "started"
+    COMPLETE = "complete"
+    DESTROYED = "destroyed"
+    ERROR = "error"
+
+
 class MemberStatus(StrEnum):
     """Stack member status in a stack run report (DESIGN §8)."""
 

@@ -10,17 +10,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import settle
 from hybridops_tf.engine import commands, process
-from hybridops_tf.engine.events import (
-    Event,
-    OutputsMessage,
-    ResourceTracker,
-    parse_event,
-    summarize_diagnostics,
-)
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import Status, apply_refusal
@@ -36,7 +29,10 @@ from hybridops_tf.runs import (
 )
 from hybridops_tf.runtime import Runtime
 
-EventSink = Callable[[Event], None]
+if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see _StreamReader
+    from hybridops_tf.engine.events import Event, OutputsMessage, ResourceTracker
+
+EventSink = Callable[["Event"], None]
 
 
 @dataclass
@@ -166,6 +162,7 @@ def _orphans_of_interrupted_run(
     """
     if previous is None or previous.status is not Status.RUNNING:
         return []
+    from hybridops_tf.engine.events import ResourceTracker
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
     events = read_run_events(req.runtime_root, req.target.ref, previous.run_id)
@@ -215,6 +212,51 @@ def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     raise ValueError(f"unsupported module command {req.command!r}")
 
 
+class _StreamReader:
+    """The engine's stdout, line by line: the raw line to events.jsonl first, then parsed,
+    tracked and shown.
+
+    The event parser (its ~25 message classes) is imported at the first line, which comes
+    after the spawn: the import then overlaps the engine's own start-up instead of adding to
+    hyops's overhead before it (issue #3's budget).
+    """
+
+    def __init__(self, req: ModuleRequest, folder: RunFolder, log: EventLog) -> None:
+        self._req = req
+        self._folder = folder
+        self._log = log
+        self._tracker: ResourceTracker | None = None
+        self.diagnostics: list[Event] = []
+        self.outputs: list[OutputsMessage] = []
+        self.log_error: list[OSError] = []
+
+    def tracker(self) -> ResourceTracker:
+        if self._tracker is None:
+            from hybridops_tf.engine.events import ResourceTracker
+
+            self._tracker = ResourceTracker()
+        return self._tracker
+
+    def __call__(self, line: str) -> None:
+        from hybridops_tf.engine.events import OutputsMessage, parse_event
+
+        if not self.log_error:
+            try:
+                self._log.append(redact_event_line(line))  # raw line first (never a secret)
+            except OSError as err:  # never stop an engine mid-flight over our own log
+                self.log_error.append(err)
+                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {err.strerror or err}; "
+                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
+        event = parse_event(line)
+        self.tracker().feed(event)
+        if isinstance(event, OutputsMessage):
+            self.outputs.append(event)
+        elif getattr(event, "type", "") == "diagnostic":
+            self.diagnostics.append(event)
+        if self._req.on_event is not None:
+            self._req.on_event(event)
+
+
 def _execute(
     req: ModuleRequest,
     engine: Engine,
@@ -224,36 +266,15 @@ def _execute(
     log: EventLog,
 ) -> Outcome:
     argv = _argv(req, engine)
-    tracker = ResourceTracker()
-    seen: list[Event] = []
-    outputs_msg: list[OutputsMessage] = []
-
-    log_error: list[OSError] = []
-
-    def on_line(line: str) -> None:
-        if not log_error:
-            try:
-                log.append(redact_event_line(line))  # raw line first (never a secret)
-            except OSError as err:  # never stop an engine mid-flight over our own log
-                log_error.append(err)
-                print(f"hyops: ERROR: cannot append to {folder.events_path}: {err.strerror or err}; "
-                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
-        event = parse_event(line)
-        tracker.feed(event)
-        if isinstance(event, OutputsMessage):
-            outputs_msg.append(event)
-        elif getattr(event, "type", "") == "diagnostic":
-            seen.append(event)
-        if req.on_event is not None:
-            req.on_event(event)
-
+    reader = _StreamReader(req, folder, log)
     try:
-        result = engine.stream(argv, on_line, folder.stderr_path, req.on_stderr)
+        result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr)
     finally:
         try:
             log.close()
         except OSError as err:
-            log_error.append(err)
+            reader.log_error.append(err)
+    tracker, seen, outputs_msg, log_error = reader.tracker(), reader.diagnostics, reader.outputs, reader.log_error
     interrupted = result.interrupted
     ok = result.returncode == 0 and interrupted is None
 
@@ -304,6 +325,7 @@ def _settle(
     interrupted: int | None,
 ) -> tuple[OperationRecord, bool]:
     """The record to write, and whether the command did what it was asked."""
+    from hybridops_tf.engine.events import summarize_diagnostics
     from hybridops_tf.engine.state import outputs_plain, parse_outputs, parse_state
 
     if ok and req.command == "apply":

@@ -10,12 +10,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.engine.events import ResourceProgress
-from hybridops_tf.engine.events import ResourceStatus as Progress
-from hybridops_tf.lifecycle import ResourceStatus, Status
+from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan, utc_now
+
+if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
+    from hybridops_tf.engine.events import ResourceProgress
 
 CREATE_ACTIONS = frozenset({"create", "replace"})
 

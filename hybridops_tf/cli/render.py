@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from hybridops_tf.engine import events as ev
+if TYPE_CHECKING:
+    from hybridops_tf.engine import events as ev
 
 _VERBS = {"create": "creating", "delete": "destroying", "update": "updating", "replace": "replacing",
           "read": "reading", "noop": "checking"}
@@ -28,6 +29,10 @@ class ProgressPrinter:
         print(text, file=self.stream, flush=True)
 
     def __call__(self, event: ev.Event) -> None:
+        from hybridops_tf.engine import (
+            events as ev,  # loaded by then: events reach us after the spawn
+        )
+
         if isinstance(event, ev.ApplyStart):
             self._started[event.addr] = time.monotonic()
             self._out(f"  ~ {event.addr}: {_VERBS.get(event.action, event.action)}…")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
-from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from hybridops_tf.engine.state import OutputValue, parse_output_value
+from hybridops_tf.lifecycle import Progress as ResourceStatus  # the tracker's vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,17 +436,6 @@ def summarize_diagnostics(events: Iterable[Event]) -> str:
 
 
 # --- the fold: per-resource progress, for the record's `resources` and `suspect_orphans` -----
-
-
-class ResourceStatus(StrEnum):
-    """Where one resource stands. `started` is internal: it never survives a settled record,
-    it becomes an orphan suspect (create) or `error`. The rest are DESIGN §4's statuses."""
-
-    PENDING = "pending"
-    STARTED = "started"
-    COMPLETE = "complete"
-    DESTROYED = "destroyed"
-    ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,11 @@ from hybridops_tf.engine.events import ResourceStatus as Progress
 from hybridops_tf.lifecycle import ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan
 from hybridops_tf.settle import (
+    UNNAMED_ORPHAN,
     RunStart,
     apply_succeeded,
     begin,
     destroy_verified,
-    UNNAMED_ORPHAN,
     failed,
     interrupted_run_orphans,
     new_suspect_orphans,

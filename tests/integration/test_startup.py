@@ -1,0 +1,76 @@
+"""What `hyops apply` loads before it starts the engine (issue #3's overhead budget).
+
+The event parser and the state parser (some 40 dataclasses) are needed only once engine
+output arrives; loaded after the spawn, their import overlaps the engine's own start-up.
+A probe runs the real CLI on a no-op module with the real engine and notes the loaded
+modules at the moment the mutating command is spawned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+DEFERRED = ("hybridops_tf.engine.events", "hybridops_tf.engine.state", "hcl2", "yaml")
+
+PROBE = """
+import json, sys
+{preload}
+from hybridops_tf.engine import process
+
+real_spawn = process._spawn
+seen = []
+
+def spawn(argv, env, **kwargs):
+    if "apply" in argv and not seen:
+        seen.append(sorted(sys.modules))
+    return real_spawn(argv, env, **kwargs)
+
+process._spawn = spawn
+sys.argv = ["hyops", "apply", sys.argv[1], "--ref", "probe/noop"]
+from hybridops_tf.cli.main import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": seen[0] if seen else None}}) + "\\n")
+"""
+
+
+def probe(tmp_path: Path, engine_path: str, preload: str = "") -> dict:
+    module = tmp_path / "noop"
+    if not module.exists():  # rewriting it would change its mtime, and so miss the HCL cache
+        module.mkdir()
+        (module / "main.tf").write_text('output "answer" {\n  value = 42\n}\n')
+    env = dict(os.environ, HYOPS_ENGINE=engine_path, HYOPS_RUNTIME_ROOT=str(tmp_path / "rt"))
+    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), str(module)],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
+    assert lines, result.stderr
+    return json.loads(lines[-1][len("PROBE "):])
+
+
+def test_apply_spawns_the_engine_before_loading_the_event_state_hcl_and_yaml_parsers(
+    tmp_path: Path, engine_path: str
+) -> None:
+    probe(tmp_path, engine_path)  # first run: init and the engine version cache
+    report = probe(tmp_path, engine_path)
+
+    assert report["code"] in (0, None)
+    assert report["loaded"] is not None, "the apply was never spawned"
+    assert [m for m in DEFERRED if m in report["loaded"]] == []
+
+
+def test_the_startup_probe_does_see_a_module_loaded_before_the_spawn(tmp_path: Path, engine_path: str) -> None:
+    """Control for the test above: the probe is able to fail."""
+    report = probe(tmp_path, engine_path, preload="import hybridops_tf.engine.events")
+
+    assert "hybridops_tf.engine.events" in report["loaded"]
