@@ -50,6 +50,10 @@ class EngineError(HyopsError):
     exit_code = ExitCode.FAILED
 
 
+class EngineNotStarted(EngineError):
+    """The engine process could not be spawned: it never ran, so nothing changed."""
+
+
 class Interrupted(HyopsError):
     """SIGINT/SIGTERM reached hyops; the engine was stopped and the record settled."""
 

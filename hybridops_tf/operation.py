@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf import settle
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.errors import (
+    EngineError,
+    EngineNotStarted,
+    ExitCode,
+    HyopsError,
+    Interrupted,
+    RefusedError,
+)
 from hybridops_tf.lifecycle import Status, apply_refusal
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import OperationRecord, Owner, RecordStore, SuspectOrphan
@@ -269,6 +276,10 @@ def _execute(
     reader = _StreamReader(req, folder, log)
     try:
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr)
+    except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
+        return _write_settled(req, store, running, folder, settle.failed(
+            running, command=req.command, recovered_outputs=None, resources=None, orphans=[],
+            error=f"{err.message}; the engine never started, so nothing changed"), ExitCode.FAILED)
     finally:
         try:
             log.close()
@@ -294,6 +305,16 @@ def _execute(
             orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
                                f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
         )
+    if interrupted is not None:
+        code = ExitCode.INTERRUPTED
+    else:
+        code = ExitCode.FAILED if not succeeded else ExitCode.OK
+    return _write_settled(req, store, running, folder, settled, code)
+
+
+def _write_settled(req: ModuleRequest, store: RecordStore, running: OperationRecord, folder: RunFolder,
+                   settled: OperationRecord, code: ExitCode) -> Outcome:
+    """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
     try:
         store.write(settled)
     except OSError as err:
@@ -304,12 +325,12 @@ def _execute(
         )
         print(f"hyops: ERROR: {message}", file=sys.stderr, flush=True)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
-    if interrupted is not None:
-        code, message = ExitCode.INTERRUPTED, settled.last_error or "interrupted"
-    elif not succeeded:
-        code, message = ExitCode.FAILED, settled.last_error or "failed"
+    if code is ExitCode.INTERRUPTED:
+        message = settled.last_error or "interrupted"
+    elif code is not ExitCode.OK:
+        message = settled.last_error or "failed"
     else:
-        code, message = ExitCode.OK, f"{req.command} of {req.target.ref}: {settled.status.value}"
+        message = f"{req.command} of {req.target.ref}: {settled.status.value}"
     return Outcome(settled, code, running.run_id, folder.path, message)
 
 

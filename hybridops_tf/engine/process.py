@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from hybridops_tf.errors import EngineError
+from hybridops_tf.errors import EngineNotStarted
 from hybridops_tf.fsutil import open_append
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -131,8 +131,8 @@ def _spawn(argv: Sequence[str], env: Mapping[str, str] | None, **kwargs: Any) ->
             start_new_session=True,
             **kwargs,
         )
-    except OSError as err:
-        raise EngineError(f"cannot run engine {argv[0]}: {err.strerror or err}") from err
+    except (OSError, ValueError) as err:  # ValueError: e.g. a NUL byte in argv or env
+        raise EngineNotStarted(f"cannot run engine {argv[0]}: {getattr(err, 'strerror', None) or err}") from err
 
 
 def run_streaming(
@@ -150,7 +150,10 @@ def run_streaming(
     with FORWARDER:
         if FORWARDER.received is not None:
             return ProcessResult(returncode=128 + FORWARDER.received, interrupted=FORWARDER.received, started=False)
-        log = open_append(stderr_log) if stderr_log is not None else None  # fails before any spawn
+        try:
+            log = open_append(stderr_log) if stderr_log is not None else None  # fails before any spawn
+        except OSError as err:
+            raise EngineNotStarted(f"cannot open {stderr_log}: {err.strerror or err}") from err
         try:
             proc = _spawn(argv, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except BaseException:

@@ -116,3 +116,30 @@ def test_engine_crash_mid_stream_settles_error_and_keeps_the_raw_lines(
     events = (outcome.run_dir / "events.jsonl").read_text().splitlines()
     assert events == [start, '{"type": "apply_prog']
     assert (outcome.run_dir / "result.json").exists()
+
+
+@pytest.mark.parametrize("failure", [PermissionError(13, "Permission denied"), ValueError("embedded null byte")])
+def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
+    fp, module: ModuleTarget, engine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    fp.register([str(engine), "version", "-json"], stdout=VERSION_JSON)
+    root = tmp_path / "root"
+    store = RecordStore(root)
+    store.write(OperationRecord(module_ref="unit/mod", status=Status.OK, run_id="apply-old", outputs={"x": 1}))
+    real_popen = process.subprocess.Popen
+
+    def popen(argv, *args, **kwargs):  # the version probe runs; the apply cannot start
+        if "apply" in argv:
+            raise failure
+        return real_popen(argv, *args, **kwargs)
+
+    monkeypatch.setattr(process.subprocess, "Popen", popen)
+
+    outcome = operation.run(_request(module, root, engine))
+
+    assert outcome.exit_code == ExitCode.FAILED
+    rec = store.read("unit/mod")
+    assert rec is not None and rec.status is Status.ERROR and rec.failed_command == "apply"
+    assert "never started, so nothing changed" in (rec.last_error or "")
+    assert rec.outputs == {"x": 1} and rec.active_command is None and rec.owner is None
+    assert json.loads((outcome.run_dir / "result.json").read_text())["outcome"] == "error"
