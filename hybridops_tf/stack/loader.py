@@ -94,7 +94,7 @@ class StackLoader:
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            problem = _unquoted(getattr(err, "problem", None) or str(err).splitlines()[0])
             raise UsageError(f"stack file {self.path} is not valid YAML: {problem}{where}") from None
         except RecursionError:
             raise UsageError(f"stack file {self.path} is nested too deeply to be a stack") from None
@@ -385,3 +385,11 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
                 return v
     return None
+
+
+def _unquoted(problem: str) -> str:
+    """PyYAML's problem text without the tokens it quotes (an alias or a tag name may be a
+    secret); one-character quotes such as expected ':' carry the hint and stay."""
+    import re
+
+    return re.sub(r"'[^']{2,}'|\"[^\"]{2,}\"", "'…'", problem)

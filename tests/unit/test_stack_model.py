@@ -252,3 +252,14 @@ def test_a_missing_stack_file_is_refused(tmp_path: Path) -> None:
         load_stack(tmp_path / "stack.yml")
 
     assert "cannot read stack file" in info.value.message
+
+
+@pytest.mark.parametrize("text", [
+    "stack: demo\nmodules:\n  - {name: vm, path: vm, inputs: {password: *hunter2secret}}\n",
+    "stack: demo\nmodules:\n  - {name: vm, path: vm, inputs: {password: !hunter2secret x}}\n",
+])
+def test_a_yaml_error_never_quotes_what_it_read(stack_dir: Path, text: str) -> None:
+    message = invalid(stack_dir, text)
+
+    assert "is not valid YAML" in message and "line 3" in message
+    assert "hunter2secret" not in message
