@@ -16,7 +16,8 @@ import os
 import time
 from typing import Any
 
-from hybridops_tf.engine.events import ResourceTracker, iter_events
+from hybridops_tf.engine.events import iter_events
+from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.state import parse_state
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.compare import compare

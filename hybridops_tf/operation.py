@@ -37,7 +37,8 @@ from hybridops_tf.runs import (
 from hybridops_tf.runtime import Runtime
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see _StreamReader
-    from hybridops_tf.engine.events import Event, OutputsMessage, ResourceTracker
+    from hybridops_tf.engine.events import Event, OutputsMessage
+    from hybridops_tf.engine.progress import ResourceTracker
 
 EventSink = Callable[["Event"], None]
 
@@ -169,7 +170,7 @@ def _orphans_of_interrupted_run(
     """
     if previous is None or previous.status is not Status.RUNNING:
         return []
-    from hybridops_tf.engine.events import ResourceTracker
+    from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
     events = read_run_events(req.runtime_root, req.target.ref, previous.run_id)
@@ -239,7 +240,7 @@ class _StreamReader:
 
     def tracker(self) -> ResourceTracker:
         if self._tracker is None:
-            from hybridops_tf.engine.events import ResourceTracker
+            from hybridops_tf.engine.progress import ResourceTracker
 
             self._tracker = ResourceTracker()
         return self._tracker

@@ -16,7 +16,7 @@ from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan, utc_now
 
 if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
-    from hybridops_tf.engine.events import ResourceProgress
+    from hybridops_tf.engine.progress import ResourceProgress
 
 CREATE_ACTIONS = frozenset({"create", "replace"})
 

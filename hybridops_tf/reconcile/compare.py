@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hybridops_tf.engine.events import ResourceProgress
+from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.reconcile import rules

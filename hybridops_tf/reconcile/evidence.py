@@ -26,7 +26,8 @@ from typing import Any
 from hybridops_tf import inputs as inputs_mod
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.engine.events import ResourceTracker, iter_events, summarize_diagnostics
+from hybridops_tf.engine.events import iter_events, summarize_diagnostics
+from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.errors import EngineError, Interrupted, UsageError

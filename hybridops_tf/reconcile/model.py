@@ -20,8 +20,8 @@ from hybridops_tf.engine.events import (
     OutputsMessage,
     PlannedChange,
     ResourceDrift,
-    ResourceProgress,
 )
+from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.record import OperationRecord

@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hybridops_tf import settle
-from hybridops_tf.engine.events import ResourceProgress
-from hybridops_tf.engine.events import ResourceStatus as Progress
+from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, outputs_plain
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, Progress, ResourceStatus, Status
 from hybridops_tf.reconcile.model import ModuleEvidence
 from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan, utc_now
 

@@ -21,15 +21,13 @@ from hybridops_tf.engine.events import (
     PlannedChange,
     RefreshComplete,
     ResourceDrift,
-    ResourceStatus,
-    ResourceTracker,
     UnknownEvent,
     VersionMessage,
     iter_events,
     parse_event,
     summarize_diagnostics,
-    track,
 )
+from hybridops_tf.engine.progress import ResourceStatus, ResourceTracker, track
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOFU = FIXTURES / "opentofu"

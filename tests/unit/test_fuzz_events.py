@@ -15,11 +15,11 @@ from hybridops_tf.engine.events import (
     Event,
     GarbageLine,
     Message,
-    ResourceTracker,
     iter_events,
     parse_event,
     summarize_diagnostics,
 )
+from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.redact import redact_event_line
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import PURE, deep, dumps, engine_messages, json_values

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hybridops_tf.engine.events import ResourceProgress
-from hybridops_tf.engine.events import ResourceStatus as Progress
+from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, parse_state
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.lifecycle import Progress, Status
 from hybridops_tf.reconcile.model import Change, ModuleEvidence, PlanEvidence, Where
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan
 

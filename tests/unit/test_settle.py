@@ -10,9 +10,8 @@ import random
 
 import pytest
 
-from hybridops_tf.engine.events import ResourceProgress
-from hybridops_tf.engine.events import ResourceStatus as Progress
-from hybridops_tf.lifecycle import ResourceStatus, Status
+from hybridops_tf.engine.progress import ResourceProgress
+from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan
 from hybridops_tf.settle import (
     UNNAMED_ORPHAN,

@@ -1,0 +1,147 @@
+"""The fold of an engine run's events into per-resource progress (DESIGN §4, §6).
+
+Why separate from events.py: parsing says what one line means; this says what a whole
+stream proves about each resource: the record's `resources` (complete/error/pending) and
+its `suspect_orphans` (creates that started). Pure, linear, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from hybridops_tf.engine.events import (
+    ApplyComplete,
+    ApplyErrored,
+    ApplyProgress,
+    ApplyStart,
+    Event,
+    PlannedChange,
+    _ResourceMessage,
+)
+from hybridops_tf.lifecycle import Progress as ResourceStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceProgress:
+    """What the stream proves about one address. `action` is the last action the engine
+    reported for it (a replace shows as delete then create); `planned_action` what was planned."""
+
+    address: str
+    status: ResourceStatus
+    action: str
+    planned_action: str | None = None
+    reason: str | None = None
+    id_key: str | None = None
+    id_value: str | None = None
+    elapsed_seconds: float | None = None
+
+
+class ResourceTracker:
+    """Pure, linear fold of events into `{address: ResourceProgress}`.
+
+    Feed events as they arrive (live progress) or all at once; each event costs one dict
+    lookup. Rules: planned_change -> pending (never downgrades a started resource);
+    apply_start -> started; apply_complete -> complete, or destroyed for a delete;
+    apply_errored -> error. A create_before_destroy replace completes its create before the
+    deposed object's delete, so a delete completing after a create of the same address
+    leaves the resource complete, not destroyed.
+    """
+
+    __slots__ = ("_by_addr", "_created")
+
+    def __init__(self) -> None:
+        self._by_addr: dict[str, ResourceProgress] = {}
+        self._created: set[str] = set()
+
+    def feed(self, event: Event) -> ResourceProgress | None:
+        """Fold one event; returns the address's new progress, or None if it is not about one."""
+        if not isinstance(event, _ResourceMessage) or not event.resource.addr:
+            return None
+        addr = event.resource.addr
+        cur = self._by_addr.get(addr)
+        new: ResourceProgress
+        if isinstance(event, PlannedChange):
+            if cur is not None and cur.status is not ResourceStatus.PENDING:
+                return cur
+            new = ResourceProgress(
+                addr, ResourceStatus.PENDING, event.action, event.action, event.reason
+            )
+        elif isinstance(event, ApplyStart):
+            # the deposed half of a create_before_destroy must not replace the new object's id
+            deposed = event.action == "delete" and addr in self._created
+            id_key = None if deposed or event.action == "create" else event.id_key
+            id_value = None if deposed or event.action == "create" else event.id_value
+            new = _set(cur, addr, ResourceStatus.STARTED, event.action, id_key, id_value)
+        elif isinstance(event, ApplyProgress):
+            if cur is not None and cur.status is not ResourceStatus.PENDING:
+                if cur.status is not ResourceStatus.STARTED:
+                    return cur  # a late tick never reopens a finished resource
+                new = replace(cur, elapsed_seconds=event.elapsed_seconds)
+            else:
+                new = _set(cur, addr, ResourceStatus.STARTED, event.action)
+                new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        elif isinstance(event, ApplyComplete):
+            status = ResourceStatus.COMPLETE
+            if event.action == "delete" and addr not in self._created:
+                status = ResourceStatus.DESTROYED
+            elif event.action == "create":
+                self._created.add(addr)
+            keep_new_id = event.action == "delete" and addr in self._created
+            id_key = cur.id_key if keep_new_id and cur else event.id_key
+            id_value = cur.id_value if keep_new_id and cur else event.id_value
+            new = _set(cur, addr, status, event.action, id_key, id_value)
+            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        elif isinstance(event, ApplyErrored):
+            new = _set(cur, addr, ResourceStatus.ERROR, event.action)
+            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+        else:
+            return cur  # refresh and drift messages say nothing about this run's mutations
+        self._by_addr[addr] = new
+        return new
+
+    def feed_all(self, events: Iterable[Event]) -> ResourceTracker:
+        for event in events:
+            self.feed(event)
+        return self
+
+    @property
+    def resources(self) -> Mapping[str, ResourceProgress]:
+        """Read-only view, in the order addresses first appeared."""
+        return MappingProxyType(self._by_addr)
+
+    def _with(self, status: ResourceStatus) -> list[ResourceProgress]:
+        return [p for p in self._by_addr.values() if p.status is status]
+
+    def started_without_complete(self) -> list[ResourceProgress]:
+        """Calls in flight when the stream ended: their outcome is unknown (orphan suspects)."""
+        return self._with(ResourceStatus.STARTED)
+
+    def errored(self) -> list[ResourceProgress]:
+        return self._with(ResourceStatus.ERROR)
+
+    def pending(self) -> list[ResourceProgress]:
+        """Planned and never started: provably untouched by this run."""
+        return self._with(ResourceStatus.PENDING)
+
+
+def _set(
+    cur: ResourceProgress | None,
+    addr: str,
+    status: ResourceStatus,
+    action: str,
+    id_key: str | None = None,
+    id_value: str | None = None,
+) -> ResourceProgress:
+    """Advance `cur`, keeping what the plan said and the last id known when none is given."""
+    if cur is None:
+        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value)
+    if id_value is None and action != "create":
+        id_key, id_value = cur.id_key, cur.id_value
+    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value)
+
+
+def track(events: Iterable[Event]) -> dict[str, ResourceProgress]:
+    """Fold a whole stream at once (see `ResourceTracker` for the rules)."""
+    return dict(ResourceTracker().feed_all(events).resources)
