@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hybridops_tf import inputs
+from hybridops_tf import declarations
 from hybridops_tf.errors import UsageError
 from hybridops_tf.inputs import (
     REDACTED,
@@ -136,7 +136,7 @@ def test_unquoted_labels_from_older_python_hcl2_are_accepted(
         module: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     old_shape = {"variable": [{"region": {"type": "${string}", "default": "eu"}},
                               {"key": {"sensitive": True}}]}
-    monkeypatch.setattr(inputs, "_parse_hcl", lambda path: old_shape)
+    monkeypatch.setattr(declarations, "_parse_hcl", lambda path: old_shape)
     specs = read_variables(write_module(module.parent / "old", {"main.tf": "# old"}))
     assert specs["region"] == VariableSpec("region", False, "eu", False, "string")
     assert specs["key"].required and specs["key"].sensitive
@@ -147,13 +147,13 @@ def test_unquoted_labels_from_older_python_hcl2_are_accepted(
 @pytest.fixture
 def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     calls: list[Path] = []
-    real = inputs._parse_hcl
+    real = declarations._parse_hcl
 
     def counting(path: Path) -> dict[str, Any]:
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr(inputs, "_parse_hcl", counting)
+    monkeypatch.setattr(declarations, "_parse_hcl", counting)
     return calls
 
 

@@ -1,0 +1,251 @@
+"""What a module declares: its `variable` and `output` blocks, read with python-hcl2.
+
+Why separate from inputs.py: reading HCL (and caching the parse so most hyops processes never
+import python-hcl2 and lark, ~0.2 s) is one job; merging and validating the values a run is
+given is another. The cache is keyed by the module's `*.tf` names, mtimes and sizes, in
+memory per process and on disk under the runtime root once a run's inputs proved valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.errors import UsageError
+from hybridops_tf.redact import REDACTED
+
+# Terraform/OpenTofu read TF_VAR_x as raw text for these types and for untyped variables,
+# and as an HCL expression for every other type constraint (configs/named_values.go).
+_LITERAL_TYPES = frozenset({"string", "number", "bool"})
+
+
+@dataclass(frozen=True)
+class VariableSpec:
+    """One `variable` block: enough to validate, redact and encode an input for it."""
+
+    name: str
+    required: bool  # no `default` attribute at all; `default = null` is optional
+    default: Any = None
+    sensitive: bool = False
+    type_expr: str | None = None  # e.g. "string", "map(string)"; None when untyped
+    description: str | None = None
+
+    @property
+    def takes_literal(self) -> bool:
+        """True when the engine reads TF_VAR_<name> as plain text, not as an HCL expression."""
+        return self.type_expr is None or self.type_expr in _LITERAL_TYPES
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """One `output` block; stack wiring checks names, records hide sensitive values."""
+
+    name: str
+    sensitive: bool = False
+
+
+_Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
+_CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
+
+
+def read_variables(module_dir: Path, cache_dir: Path | None = None) -> dict[str, VariableSpec]:
+    """The variables declared by the module's top-level `*.tf` files, by name.
+
+    With cache_dir, a parse kept on disk (keyed by file names, mtimes and sizes) is used,
+    so a hyops process can skip python-hcl2 entirely; `remember` writes it.
+    """
+    return dict(_load_module(module_dir, cache_dir)[0])
+
+
+def remember(module_dir: Path, cache_dir: Path) -> None:
+    """Keep this process's parse of module_dir on disk. Called once the run's inputs are
+    valid: a refused input (exit 2) must leave the runtime root untouched."""
+    directory = Path(module_dir).resolve()
+    cached = _CACHE.get(directory)
+    if cached is not None and (directory, cache_dir) not in _ON_DISK:
+        _write_disk_cache(cache_dir, directory, cached[0], cached[1])
+        _ON_DISK.add((directory, cache_dir))
+
+
+def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, OutputSpec]:
+    """The outputs declared by the module's top-level `*.tf` files, by name."""
+    return dict(_load_module(module_dir, cache_dir)[1])
+
+
+_DISK_CACHE_VERSION = 1
+_ON_DISK: set[tuple[Path, Path]] = set()  # (module dir, cache dir) already holding this parse
+
+
+def _disk_cache_path(cache_dir: Path, directory: Path) -> Path:
+    return cache_dir / (hashlib.sha256(str(directory).encode()).hexdigest()[:32] + ".json")
+
+
+def _read_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, ...]) -> _Module | None:
+    try:
+        doc = json.loads(_disk_cache_path(cache_dir, directory).read_text(encoding="utf-8"))
+        if doc.get("schema_version") != _DISK_CACHE_VERSION or doc.get("fingerprint") != [
+            list(f) for f in fingerprint
+        ]:
+            return None
+        variables = {n: VariableSpec(**v) for n, v in doc["variables"].items()}
+        outputs = {n: OutputSpec(**o) for n, o in doc["outputs"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return variables, outputs
+
+
+def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, ...], module: _Module) -> None:
+    """Best effort. A sensitive variable's default is stored as REDACTED: it is only ever
+    shown redacted (defaults are not passed to the engine), and secrets never touch disk."""
+    from dataclasses import asdict
+
+    from hybridops_tf.fsutil import atomic_write_text
+
+    variables = {}
+    for name, spec in module[0].items():
+        doc = asdict(spec)
+        if spec.sensitive and not spec.required:
+            doc["default"] = REDACTED
+        variables[name] = doc
+    try:
+        text = json.dumps({"schema_version": _DISK_CACHE_VERSION, "directory": str(directory),
+                           "fingerprint": [list(f) for f in fingerprint], "variables": variables,
+                           "outputs": {n: asdict(o) for n, o in module[1].items()}})
+        atomic_write_text(_disk_cache_path(cache_dir, directory), text)
+    except (OSError, TypeError, ValueError):
+        pass  # a default JSON cannot hold, or an unwritable cache: parse again next time
+
+
+def _load_module(module_dir: Path, cache_dir: Path | None = None) -> _Module:
+    """Parse once per content: a stack run asks for the same module many times."""
+    directory = Path(module_dir).resolve()
+    if not directory.is_dir():
+        raise UsageError(f"module directory {directory} does not exist: check MODULE_DIR")
+    try:
+        files = sorted(p for p in directory.glob("*.tf") if p.is_file())
+        fingerprint = tuple((p.name, s.st_mtime_ns, s.st_size) for p in files for s in [p.stat()])
+    except OSError as exc:
+        raise UsageError(f"cannot read module directory {directory}: {exc.strerror}") from exc
+    if not files:
+        raise UsageError(f"module directory {directory} holds no .tf files: check MODULE_DIR")
+    cached = _CACHE.get(directory)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    module = _read_disk_cache(cache_dir, directory, fingerprint) if cache_dir is not None else None
+    if module is not None and cache_dir is not None:
+        _ON_DISK.add((directory, cache_dir))
+    else:
+        _ON_DISK.difference_update({k for k in _ON_DISK if k[0] == directory})
+        module = _build_module([(path, _parse_hcl(path)) for path in files])
+    _CACHE[directory] = (fingerprint, module)
+    return module
+
+
+def _parse_hcl(path: Path) -> dict[str, Any]:
+    """One file in python-hcl2's dict form, with string values unquoted.
+
+    python-hcl2 8.x keeps the quotes of strings (and always of block labels) unless asked
+    with `strip_string_quotes` (8.1+); 7.x and older strip them. Imported here because
+    python-hcl2 and lark cost ~0.2 s and `hyops --help` must not pay it.
+    """
+    import hcl2
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {reason(exc)}") from exc
+    options = _serialization_options()
+    try:
+        if options is not None:
+            return hcl2.loads(text, serialization_options=options)
+        parsed = hcl2.loads(text)
+    except Exception as exc:  # lark's parse errors and python-hcl2's own, alike
+        raise UsageError(f"cannot parse {path}: {reason(exc)}; fix the HCL syntax") from exc
+    return _unquote(parsed)  # 8.0 keeps quotes and has no option to drop them
+
+
+def _serialization_options() -> Any:
+    try:
+        from hcl2.utils import SerializationOptions
+    except ImportError:
+        return None
+    fields = getattr(SerializationOptions, "__dataclass_fields__", {})
+    wanted = {"with_comments": False, "explicit_blocks": False, "preserve_heredocs": False,
+              "preserve_scientific_notation": False, "strip_string_quotes": True}
+    if "strip_string_quotes" not in fields:
+        return None
+    return SerializationOptions(**{k: v for k, v in wanted.items() if k in fields})
+
+
+def _unquote(value: Any) -> Any:
+    """Drop the quotes python-hcl2 8.x keeps: on labels always, on values when unasked."""
+    if isinstance(value, list):
+        return [_unquote(v) for v in value]
+    if isinstance(value, dict):
+        return {_unquote(k): _unquote(v) for k, v in value.items()}
+    if not isinstance(value, str) or len(value) < 2 or value[0] != '"' or value[-1] != '"':
+        return value
+    try:
+        return str(json.loads(value))  # HCL's common escapes are JSON's
+    except ValueError:
+        return value[1:-1]
+
+
+def _build_module(parsed: list[tuple[Path, dict[str, Any]]]) -> _Module:
+    """Merge blocks across files; override files are applied last, as the engine does."""
+    merged: dict[str, dict[str, dict[str, Any]]] = {"variable": {}, "output": {}}
+    first_seen: dict[tuple[str, str], Path] = {}
+    for path, doc in sorted(parsed, key=lambda item: (_is_override(item[0]), item[0].name)):
+        for kind, blocks in merged.items():
+            for name, body in _blocks(doc, kind):
+                if name in blocks and not _is_override(path):
+                    where = f"{first_seen[kind, name].name} and {path.name} in {path.parent}"
+                    raise UsageError(f"{kind} '{name}' is declared twice ({where}): keep one")
+                first_seen.setdefault((kind, name), path)
+                blocks.setdefault(name, {}).update(body)
+    variables = {
+        name: VariableSpec(
+            name=name,
+            required="default" not in body,
+            default=None if body.get("default") == "${null}" else body.get("default"),
+            sensitive=_as_bool(body.get("sensitive")),
+            type_expr=_expression(body.get("type")),
+            description=body.get("description"),
+        )
+        for name, body in merged["variable"].items()
+    }
+    outputs = {name: OutputSpec(name, _as_bool(body.get("sensitive")))
+               for name, body in merged["output"].items()}
+    return variables, outputs
+
+
+def _is_override(path: Path) -> bool:
+    return path.name == "override.tf" or path.name.endswith("_override.tf")
+
+
+def _blocks(doc: Mapping[str, Any], kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for entry in doc.get(kind) or []:
+        for label, body in (entry.items() if isinstance(entry, Mapping) else ()):
+            if not label.startswith("__") and isinstance(body, Mapping):
+                yield _unquote(label), {k: v for k, v in body.items() if not k.startswith("__")}
+
+
+def _as_bool(value: Any) -> bool:
+    return str(value).strip().strip('"').lower() in {"true", "${true}"}
+
+
+def _expression(value: Any) -> str | None:
+    text = None if value is None else str(value).strip()
+    return text[2:-1].strip() if text and text.startswith("${") and text.endswith("}") else text
+
+
+def reason(exc: BaseException) -> str:
+    """One line from an exception: lark's messages run to a dozen lines."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__
