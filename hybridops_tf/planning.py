@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.events import ChangeSummary, parse_event
-from hybridops_tf.engine.state import redact_sensitive
+from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.operation import Outcome

@@ -219,7 +219,7 @@ def outputs_plain(outputs: Mapping[str, OutputValue]) -> dict[str, Any]:
     }
 
 
-def _walk_modules(root: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+def walk_modules(root: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """Root module then every descendant, depth first, without recursion limits."""
     stack = [root]
     while stack:
@@ -256,7 +256,7 @@ def parse_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
     resources: list[StateResource] = []
     root = _dict(values.get("root_module"))
     if root:
-        for module in _walk_modules(root):
+        for module in walk_modules(root):
             addr = _str(module.get("address"))
             resources.extend(
                 _state_resource(_dict(r), addr) for r in _list(module.get("resources"))
@@ -290,7 +290,7 @@ def _resource_change(raw: Mapping[str, Any]) -> ResourceChange:
     )
 
 
-def _unwrap_output_change(raw: Any) -> Any:
+def unwrap_output_change(raw: Any) -> Any:
     """The engines emit the change object itself under the output name (`map[string]Change`);
     the docs show it wrapped in {"change": ...}. Accept both: misreading it would leak."""
     if isinstance(raw, Mapping) and "actions" not in raw and isinstance(raw.get("change"), Mapping):
@@ -299,7 +299,7 @@ def _unwrap_output_change(raw: Any) -> Any:
 
 
 def _output_change(raw: Any) -> OutputChange:
-    change = _dict(_unwrap_output_change(raw))
+    change = _dict(unwrap_output_change(raw))
     sensitive = change.get("before_sensitive") is True or change.get("after_sensitive") is True
     return OutputChange(
         actions=tuple(a for a in _list(change.get("actions")) if isinstance(a, str)),
@@ -335,122 +335,3 @@ def parse_plan(doc: Mapping[str, Any] | str | bytes) -> PlanSnapshot:
 def parse_outputs(doc: Mapping[str, Any] | str | bytes) -> dict[str, OutputValue]:
     """Parse `output -json` (no format_version there: a plain name -> output object map)."""
     return _parse_outputs(_load(doc, "output -json"))
-
-
-# --- redaction ------------------------------------------------------------------------------
-
-
-def _has_true(tree: Any) -> bool:
-    if tree is True:
-        return True
-    if isinstance(tree, Mapping):
-        return any(_has_true(v) for v in tree.values())
-    if isinstance(tree, list):
-        return any(_has_true(v) for v in tree)
-    return False
-
-
-def _mask(value: Any, tree: Any) -> Any:
-    """Return `value` with every leaf the sensitivity `tree` marks `true` replaced.
-
-    The tree mirrors the value (objects by key, lists by index). Where the shapes disagree
-    and the tree still marks something, the whole value goes: a leak costs more than a
-    redacted harmless value.
-    """
-    if tree is True:
-        return REDACTED
-    if isinstance(tree, Mapping) and tree:
-        if not isinstance(value, dict):
-            return REDACTED if value is not None and _has_true(tree) else value
-        for key, sub in tree.items():
-            if key in value:
-                value[key] = _mask(value[key], sub)
-        return value
-    if isinstance(tree, list) and tree:
-        if not isinstance(value, list):
-            return REDACTED if value is not None and _has_true(tree) else value
-        for i, sub in enumerate(tree[: len(value)]):
-            value[i] = _mask(value[i], sub)
-        return value
-    return value
-
-
-def _redact_outputs(outputs: Any) -> None:
-    for out in _dict(outputs).values():
-        if isinstance(out, dict) and out.get("sensitive") is True and "value" in out:
-            out["value"] = REDACTED
-
-
-def _redact_values(values: Any) -> None:
-    """A values representation: outputs plus every module's resources."""
-    if not isinstance(values, dict):
-        return
-    _redact_outputs(values.get("outputs"))
-    root = values.get("root_module")
-    if isinstance(root, dict):
-        for module in _walk_modules(root):
-            for res in _list(module.get("resources")):
-                if isinstance(res, dict) and "values" in res:
-                    res["values"] = _mask(res["values"], res.get("sensitive_values"))
-
-
-def _redact_change(change: Any) -> None:
-    """A change representation: before/after masked by before_sensitive/after_sensitive."""
-    if not isinstance(change, dict):
-        return
-    for side in ("before", "after"):
-        if side in change:
-            change[side] = _mask(change[side], change.get(f"{side}_sensitive"))
-
-
-def _redact_configuration(module: Any, variables: Any) -> None:
-    """Sensitive variable defaults and values, and sensitive outputs' constant expressions."""
-    for cfg_module in _config_modules(module):
-        is_root = cfg_module is module
-        for name, var in _dict(cfg_module.get("variables")).items():
-            if isinstance(var, dict) and var.get("sensitive") is True:
-                if "default" in var:
-                    var["default"] = REDACTED
-                given = _dict(variables).get(name) if is_root else None
-                if isinstance(given, dict) and "value" in given:
-                    given["value"] = REDACTED
-        for out in _dict(cfg_module.get("outputs")).values():
-            expr = _dict(out).get("expression") if _dict(out).get("sensitive") is True else None
-            if isinstance(expr, dict) and "constant_value" in expr:
-                expr["constant_value"] = REDACTED
-
-
-def _config_modules(root: Any) -> Iterator[dict[str, Any]]:
-    stack = [root] if isinstance(root, dict) else []
-    while stack:
-        module = stack.pop()
-        yield module
-        for call in _dict(module.get("module_calls")).values():
-            child = _dict(call).get("module")
-            if isinstance(child, dict):
-                stack.append(child)
-
-
-def redact_sensitive(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of a `show -json` state or plan with every sensitive value "<redacted>".
-
-    Covers what the engine marks: `sensitive_values` beside resource `values` (state,
-    prior_state, planned_values), `before_sensitive`/`after_sensitive` of resource changes,
-    drift and output changes, `sensitive: true` outputs, and variables declared sensitive.
-    The input is left untouched.
-    """
-    copy: dict[str, Any] = json.loads(json.dumps(doc))
-    _redact_values(copy.get("values"))
-    _redact_values(copy.get("planned_values"))
-    prior = copy.get("prior_state")
-    if isinstance(prior, dict):
-        _redact_values(prior.get("values"))
-    for key in ("resource_changes", "resource_drift"):
-        for rc in _list(copy.get(key)):
-            if isinstance(rc, dict):
-                _redact_change(rc.get("change"))
-    for oc in _dict(copy.get("output_changes")).values():
-        _redact_change(_unwrap_output_change(oc))
-    config = _dict(copy.get("configuration"))
-    _redact_configuration(config.get("root_module"), copy.get("variables"))
-    return copy

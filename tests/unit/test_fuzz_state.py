@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.runner import Engine
+from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.engine.state import (
     StateFormatError,
     parse_outputs,
     parse_plan,
     parse_state,
-    redact_sensitive,
 )
 from hybridops_tf.errors import EngineError
 from tests.reliability.figures import FUZZ, note

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.engine.state import (
     REDACTED,
     OutputValue,
@@ -18,7 +19,6 @@ from hybridops_tf.engine.state import (
     parse_outputs,
     parse_plan,
     parse_state,
-    redact_sensitive,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
