@@ -22,10 +22,39 @@ import pytest
 import yaml
 
 from hybridops_tf.sim.install import sim_engine_env
+from tests.integration.hyops_cli import Hyops
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_MODULES = REPO_ROOT / "modules" / "sim"
 ENGINE_TIMEOUT_SECONDS = 300
+
+# The `pair` module: a network, and a vm on it only when with_vm=true.
+PAIR_TF = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+provider "sim" {}
+variable "with_vm" {
+  type    = bool
+  default = false
+}
+resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  count      = var.with_vm ? 1 : 0
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+output "vm_ids" {
+  value = sim_vm.vm[*].id
+}
+"""
 
 # Variables that would make an engine run depend on the developer's machine.
 _SCRUBBED_ENV = (
@@ -113,6 +142,27 @@ def sim_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cloud"
     monkeypatch.setenv("HYOPS_SIM_ROOT", str(root))
     return root
+
+
+@pytest.fixture
+def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> Hyops:
+    """The real `hyops` console script, run from tmp_path against this test's roots."""
+    return Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
+
+
+@pytest.fixture
+def pair_tf() -> str:
+    """main.tf of the `pair` module; a suite that needs another pair overrides this fixture."""
+    return PAIR_TF
+
+
+@pytest.fixture
+def pair(tmp_path: Path, pair_tf: str) -> Path:
+    """modules/pair under tmp_path, holding `pair_tf` as main.tf."""
+    module = tmp_path / "modules" / "pair"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(pair_tf)
+    return module
 
 
 @pytest.fixture

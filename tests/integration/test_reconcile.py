@@ -19,47 +19,6 @@ from tests.integration.hyops_cli import Hyops, engine_processes, wait_for
 
 pytestmark = pytest.mark.integration
 
-PAIR_TF = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-variable "with_vm" {
-  type    = bool
-  default = false
-}
-resource "sim_network" "net" {
-  name = "pair-net"
-}
-resource "sim_vm" "vm" {
-  count      = var.with_vm ? 1 : 0
-  name       = "pair-vm"
-  network_id = sim_network.net.id
-}
-output "network_id" {
-  value = sim_network.net.id
-}
-output "vm_ids" {
-  value = sim_vm.vm[*].id
-}
-"""
-
-
-@pytest.fixture
-def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> Hyops:
-    return Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
-
-
-@pytest.fixture
-def pair(tmp_path: Path) -> Path:
-    module = tmp_path / "modules" / "pair"
-    module.mkdir(parents=True)
-    (module / "main.tf").write_text(PAIR_TF)
-    return module
-
-
 def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
     """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
     result = hyops("reconcile", *args, "--json")

@@ -114,6 +114,8 @@ def test_resume_reruns_a_member_whose_inputs_changed(applied: StackEnv) -> None:
     assert [o["attributes"]["size"] for o in applied.hyops.sim_objects() if o["type"] == "sim_vm"] == ["large"]
 
 
+# Not conftest.PAIR_TF: this member has no inputs, so its vm must exist unconditionally for a
+# sim_vm fault to fail it after the network was made.
 PAIR_TF = """
 terraform {
   required_providers {

@@ -11,7 +11,8 @@ import pytest
 from filelock import FileLock
 
 from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import DEMO, StackEnv
+from tests.integration.test_stack_support import StackEnv
+from tests.stackfiles import DEMO
 
 stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration

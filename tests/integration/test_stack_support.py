@@ -15,27 +15,7 @@ import pytest
 
 from tests.integration.conftest import SIM_MODULES
 from tests.integration.hyops_cli import Hyops
-
-DEMO = """\
-stack: demo
-modules:
-  - name: network
-    path: network
-  - name: vm
-    path: vm
-    depends_on: [network]
-    inputs: {size: small}
-    inputs_from: {network_id: network.network_id}
-  - name: config
-    path: config
-    depends_on: [vm]
-    owned_by: vm
-    inputs_from: {vm_id: vm.vm_id}
-  - name: health
-    path: health
-    depends_on: [vm, config]
-    inputs_from: {target_id: vm.vm_id}
-"""
+from tests.stackfiles import DEMO, write_stack
 
 IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "terraform.tfstate.d",
                                 "errored.tfstate")
@@ -49,9 +29,7 @@ class StackEnv:
     directory: Path
 
     def write(self, text: str = DEMO) -> Path:
-        path = self.directory / "stack.yml"
-        path.write_text(textwrap.dedent(text))
-        return path
+        return write_stack(self.directory, text)
 
     def module(self, name: str, source: str | None = None, text: str | None = None) -> Path:
         """A module directory in the stack: a copy of modules/sim/<source>, or `text` as main.tf."""
@@ -93,10 +71,10 @@ def statuses(report: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.fixture
-def stack_env(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> StackEnv:
+def stack_env(tmp_path: Path, hyops: Hyops) -> StackEnv:
     directory = tmp_path / "stack"
     directory.mkdir()
-    env = StackEnv(Hyops(tmp_path, runtime_root, engine_path, sim_root, {}), directory)
+    env = StackEnv(hyops, directory)
     for name in ("network", "vm", "config", "health"):
         env.module(name)
     env.write()

@@ -1,9 +1,10 @@
 """Fixtures of the reliability suite: the real `hyops`, the real engine, the sim cloud.
 
 The integration fixtures (engine, runtime root, sim root, faults file, module copies,
-scrubbed engine environment) are reused as they are. What this suite adds: a `hyops`
-bound to the test, cleanup of processes the test's kills orphaned, and the small modules the
-tests write (modules.py). Capability checks live in machine.py: they FAIL, never skip.
+scrubbed engine environment, the `pair` module writer) are reused as they are. What this
+suite adds: a `hyops` bound to the test, cleanup of processes the test's kills orphaned, and
+the small modules the tests write (modules.py; its PAIR_TF replaces the integration one).
+Capability checks live in machine.py: they FAIL, never skip.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.integration.conftest import (  # noqa: F401 - fixtures, registered by
     engine_path,
     faults_file,
     module_copy,
+    pair,
     runtime_root,
     sim_root,
 )
@@ -35,9 +37,7 @@ def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) 
 
 
 @pytest.fixture
-def pair(tmp_path: Path) -> Path:
-    """modules/pair: a network and a vm on it (so a kill can split them)."""
-    module = tmp_path / "modules" / "pair"
-    module.mkdir(parents=True)
-    (module / "main.tf").write_text(PAIR_TF)
-    return module
+def pair_tf() -> str:
+    """This suite's modules/pair (written by the integration `pair` fixture): a network and
+    a vm on it, always both (so a kill can split them)."""
+    return PAIR_TF

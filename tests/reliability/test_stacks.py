@@ -25,25 +25,10 @@ from tests.reliability import procs
 from tests.reliability.checks import assert_lock_free, check_record, load_record, orphan_addresses
 from tests.reliability.figures import KILL, RACE, note
 from tests.reliability.race import BUSY, MutationSampler, RecordReader, ts
+from tests.stackfiles import NETWORK_VM_CONFIG, write_stack
 
 pytestmark = pytest.mark.integration
 
-STACK = """\
-stack: demo
-modules:
-  - name: network
-    path: network
-  - name: vm
-    path: vm
-    depends_on: [network]
-    inputs: {size: small}
-    inputs_from: {network_id: network.network_id}
-  - name: config
-    path: config
-    depends_on: [vm]
-    owned_by: vm
-    inputs_from: {vm_id: vm.vm_id}
-"""
 MEMBERS = {"network": "demo/network", "vm": "demo/vm", "config": "demo/config"}
 OWNER_OF_TYPE = {"sim_network": ("demo/network", "sim_network.this"),
                  "sim_vm": ("demo/vm", "sim_vm.this"),
@@ -75,7 +60,7 @@ def rig(hyops: Hyops, tmp_path: Path) -> StackRig:
     directory.mkdir()
     for name in ("network", "vm", "config"):
         shutil.copytree(SIM_MODULES / name, directory / name, ignore=IGNORE)
-    (directory / "stack.yml").write_text(STACK)
+    write_stack(directory, NETWORK_VM_CONFIG)
     return StackRig(hyops, directory)
 
 

@@ -4,37 +4,17 @@ anything runs; a valid one becomes a typed Stack (DESIGN §8). No engine needed.
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from hybridops_tf.errors import ExitCode, UsageError
 from hybridops_tf.stack.model import Stack, Wire, load_stack
+from tests.stackfiles import DEMO as VALID
+from tests.stackfiles import write_stack
 
 REPO = Path(__file__).resolve().parents[2]
 SIM = REPO / "modules" / "sim"
-
-VALID = """\
-stack: demo
-modules:
-  - name: network
-    path: network
-  - name: vm
-    path: vm
-    depends_on: [network]
-    inputs: {size: small}
-    inputs_from: {network_id: network.network_id}
-  - name: config
-    path: config
-    depends_on: [vm]
-    owned_by: vm
-    inputs_from: {vm_id: vm.vm_id}
-  - name: health
-    path: health
-    depends_on: [vm, config]
-    inputs_from: {target_id: vm.vm_id}
-"""
 
 
 @pytest.fixture
@@ -46,21 +26,15 @@ def stack_dir(tmp_path: Path) -> Path:
     return root
 
 
-def write(stack_dir: Path, text: str) -> Path:
-    path = stack_dir / "stack.yml"
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
 def invalid(stack_dir: Path, text: str) -> str:
     with pytest.raises(UsageError) as info:
-        load_stack(write(stack_dir, text))
+        load_stack(write_stack(stack_dir, text))
     assert info.value.exit_code == ExitCode.USAGE
     return info.value.message
 
 
 def test_a_valid_stack_loads_with_refs_wires_and_ownership(stack_dir: Path) -> None:
-    stack = load_stack(write(stack_dir, VALID))
+    stack = load_stack(write_stack(stack_dir, VALID))
 
     assert isinstance(stack, Stack)
     assert stack.names == ["network", "vm", "config", "health"]
@@ -80,7 +54,7 @@ def test_the_example_stack_in_the_repo_is_valid() -> None:
 
 
 def test_a_wire_from_a_sensitive_output_is_marked_sensitive(stack_dir: Path) -> None:
-    stack = load_stack(write(stack_dir, VALID + """\
+    stack = load_stack(write_stack(stack_dir, VALID + """\
   - name: health2
     path: health
     workspace: second
@@ -92,7 +66,7 @@ def test_a_wire_from_a_sensitive_output_is_marked_sensitive(stack_dir: Path) -> 
 
 
 def test_an_explicit_ref_is_used(stack_dir: Path) -> None:
-    stack = load_stack(write(stack_dir, """\
+    stack = load_stack(write_stack(stack_dir, """\
         stack: demo
         modules:
           - {name: network, path: network, ref: platform/network}
@@ -166,7 +140,7 @@ def test_two_members_on_one_directory_need_distinct_workspaces(stack_dir: Path) 
     text = VALID + "  - {name: network2, path: network%s}\n"
 
     message = invalid(stack_dir, text % "")
-    stack = load_stack(write(stack_dir, text % ", workspace: blue"))
+    stack = load_stack(write_stack(stack_dir, text % ", workspace: blue"))
 
     assert "member 'network2': same module directory as 'network' without a distinct `workspace:`" in message
     assert stack.member("network2").workspace == "blue"
@@ -192,7 +166,7 @@ def test_a_symlink_out_of_the_stack_directory_is_refused(stack_dir: Path, tmp_pa
 def test_a_symlink_inside_the_stack_directory_is_allowed(stack_dir: Path) -> None:
     (stack_dir / "net-link").symlink_to(stack_dir / "network")
 
-    stack = load_stack(write(stack_dir, VALID.replace("path: network\n", "path: net-link\n", 1)))
+    stack = load_stack(write_stack(stack_dir, VALID.replace("path: network\n", "path: net-link\n", 1)))
 
     assert stack.member("network").directory == (stack_dir / "network").resolve()
 
