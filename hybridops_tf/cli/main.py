@@ -145,6 +145,10 @@ def entry() -> None:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said there
             code = code or 1
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)  # a worker still runs (never expected): let the interpreter join it as usual
     os._exit(code)
 
 

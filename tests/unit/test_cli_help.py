@@ -127,3 +127,41 @@ def test_the_import_probe_does_see_a_heavy_module() -> None:
     report = probe_help_imports(preload="import hcl2")
 
     assert "hcl2" in report["heavy"]
+
+
+ENTRY = """
+import sys, threading, time
+from pathlib import Path
+if len(sys.argv) > 2:
+    marker = Path(sys.argv[2])
+    def worker():
+        time.sleep(0.3)
+        marker.write_text("joined")
+    threading.Thread(target=worker).start()
+sys.argv = ["hyops", *sys.argv[1].split()]
+from hybridops_tf.cli.main import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize(("args", "code", "stream", "text"), [
+    ("--version", 0, "stdout", "hyops"),
+    ("apply", 2, "stderr", "hyops: error: module directory"),
+])
+def test_the_console_entry_flushes_output_and_keeps_the_exit_code(
+    tmp_path: Path, args: str, code: int, stream: str, text: str
+) -> None:
+    result = subprocess.run([sys.executable, "-c", ENTRY, args], capture_output=True, text=True, cwd=tmp_path)
+
+    assert result.returncode == code, result.stderr
+    assert text in getattr(result, stream)
+
+
+def test_the_console_entry_never_cuts_short_a_live_worker_thread(tmp_path: Path) -> None:
+    marker = tmp_path / "worker.txt"
+
+    result = subprocess.run([sys.executable, "-c", ENTRY, "--version", str(marker)],
+                            capture_output=True, text=True)
+
+    assert result.returncode == 0, result.stderr
+    assert marker.read_text() == "joined"
