@@ -335,6 +335,19 @@ class RecordStore:
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
         atomic_write_text(self.record_path(record.module_ref), text)
 
+    @staticmethod
+    def ref_of(folder: Path) -> str:
+        """The ref a record folder's latest.json states about itself, when it matches the
+        folder; else the ref the folder name encodes (a corrupt record is still reported)."""
+        try:
+            doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
+            ref = doc.get("module_ref") if isinstance(doc, dict) else None
+            if isinstance(ref, str) and module_id(ref) == folder.name:
+                return ref
+        except (OSError, ValueError, RecursionError):
+            pass
+        return folder.name.replace("__", "/")
+
     def module_dirs(self) -> list[Path]:
         """Folders under state/modules/ that hold a latest.json."""
         base = self.root / "state" / "modules"

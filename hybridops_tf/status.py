@@ -53,18 +53,6 @@ def all_entries(runtime_root: Path) -> list[StatusEntry]:
     store = RecordStore(runtime_root)
     entries = []
     for folder in store.module_dirs():
-        ref = _ref_of(folder)
+        ref = store.ref_of(folder)
         entries.append(entry(store, ref))
     return sorted(entries, key=lambda e: e.module_ref)
-
-
-def _ref_of(folder: Path) -> str:
-    """The ref a record states about itself; the folder name as a fallback for corrupt ones."""
-    try:
-        doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
-        ref = doc.get("module_ref") if isinstance(doc, dict) else None
-        if isinstance(ref, str) and ref.replace("/", "__") == folder.name:
-            return ref
-    except (OSError, ValueError, RecursionError):
-        pass
-    return folder.name.replace("__", "/")

@@ -14,11 +14,10 @@ import copy
 from hybridops_tf import operation
 from hybridops_tf.errors import ExitCode, OperationFailed, UsageError
 from hybridops_tf.lifecycle import Status
-from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.reconcile import audit
-from hybridops_tf.reconcile.evidence import Target, base_inputs
+from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action
-from hybridops_tf.reconcile.settle_write import WriteContext
+from hybridops_tf.reconcile.settle_write import WriteContext, contract_request
 from hybridops_tf.record import RecordStore
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
@@ -87,16 +86,7 @@ def import_(target: Target, address: str, object_id: str, ctx: WriteContext) -> 
     """The engine's `import`, under the per-module contract (running first, then settled)."""
     if target.directory is None:
         raise UsageError(f"{target.module_ref}: the module directory is unknown; pass MODULE_DIR")
-    root = ctx.gather.runtime_root
-    record = RecordStore(root).read(target.module_ref)
-    base, _ = base_inputs(target, root)
-    outcome = operation.run(operation.ModuleRequest(
-        command="import", target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
-        engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
-        stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
-        workspace=target.workspace or (record.workspace if record else None),
-        import_address=address, import_id=object_id,
-    ))
+    outcome = operation.run(contract_request(target, ctx, "import", import_address=address, import_id=object_id))
     ok = outcome.exit_code == ExitCode.OK  # the engine imported it and the state now holds it
     text = (f"imported {address} = {object_id} (run {outcome.run_id})" if ok
             else f"import of {address} = {object_id} failed (run {outcome.run_id}): {outcome.message}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from hybridops_tf import operation
 from hybridops_tf.engine import process
@@ -125,19 +126,25 @@ def _write(target: Target, ctx: WriteContext, store: RecordStore, before: Operat
     return Action("settle", f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
 
 
-def _refresh(target: Target, ctx: WriteContext) -> Action:
-    """`apply -refresh-only` under the contract: state follows the live objects, nothing remote changes."""
+def contract_request(target: Target, ctx: WriteContext, command: str, **extra: Any) -> operation.ModuleRequest:
+    """A state-changing reconcile step as a module run under the full contract (running
+    first, then settled), with the last run's inputs, the caller's overrides and workspace."""
     assert target.directory is not None
     root = ctx.gather.runtime_root
     record = RecordStore(root).read(target.module_ref)
     base, _ = base_inputs(target, root)
-    outcome = operation.run(operation.ModuleRequest(
-        command="refresh", target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
+    if command == "refresh":
+        extra.setdefault("empty_status", rules.empty_status(record))
+    return operation.ModuleRequest(
+        command=command, target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
         engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
         stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
-        workspace=target.workspace or (record.workspace if record else None),
-        empty_status=rules.empty_status(record), expect_empty=False, on_stderr=None,
-    ))
+        workspace=target.workspace or (record.workspace if record else None), **extra)
+
+
+def _refresh(target: Target, ctx: WriteContext) -> Action:
+    """`apply -refresh-only` under the contract: state follows the live objects, nothing remote changes."""
+    outcome = operation.run(contract_request(target, ctx, "refresh", expect_empty=False, on_stderr=None))
     ran = outcome.exit_code == ExitCode.OK
     return Action("refresh", "ran apply -refresh-only (no remote change) so the state holds the "
                   f"configuration's output values (run {outcome.run_id})", ok=ran, run_id=outcome.run_id)

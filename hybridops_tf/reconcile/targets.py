@@ -8,7 +8,6 @@ from its folder name so it is still reported.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ def all_records(runtime_root: Path) -> list[Target]:
     store = RecordStore(runtime_root)
     targets = []
     for folder in store.module_dirs():
-        ref = _ref_of(folder)
+        ref = store.ref_of(folder)
         try:
             record = store.read(ref)
         except CorruptRecordError:
@@ -36,18 +35,6 @@ def all_records(runtime_root: Path) -> list[Target]:
         directory = Path(record.module_dir) if record is not None and record.module_dir else None
         targets.append(Target(ref, directory, record.workspace if record else None))
     return sorted(targets, key=lambda t: t.module_ref)
-
-
-def _ref_of(folder: Path) -> str:
-    """The ref a record states about itself; the folder name for a corrupt one."""
-    try:
-        doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
-        ref = doc.get("module_ref") if isinstance(doc, dict) else None
-        if isinstance(ref, str) and ref.replace("/", "__") == folder.name:
-            return ref
-    except (OSError, ValueError):
-        pass
-    return folder.name.replace("__", "/")
 
 
 def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
