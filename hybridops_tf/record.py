@@ -220,6 +220,7 @@ class ModuleLock:
                 f"cannot take the lock {self.store.lock_path(self.module_ref)}: {err.strerror or err}; "
                 "check that the runtime root is writable"
             ) from None
+        _sweep_temp_files(self.owner_path.parent)
         try:
             owner = Owner.current(self.run_id)
             atomic_write_text(self.owner_path, json.dumps(
@@ -250,6 +251,19 @@ class ModuleLock:
         waited = f" after waiting {self.timeout:g}s" if self.timeout > 0 else ""
         return (f"module {self.module_ref} is locked by {who or 'another process'}{waited}; "
                 "wait for it to finish or pass --lock-timeout SECONDS")
+
+
+def _sweep_temp_files(module_dir: Path) -> None:
+    """Remove temp files an atomic write left when its process was killed mid-write.
+
+    Only a lock holder writes in a module's record folder, and we hold the lock, so any
+    `.<name>.<random>.tmp` here is an orphan (never a record: those are renamed into place).
+    """
+    try:
+        for stale in module_dir.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
+    except OSError:
+        pass  # tidiness only: a leftover temp file is never read
 
 
 def _live_holder(owner_path: Path) -> str | None:

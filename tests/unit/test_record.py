@@ -572,3 +572,16 @@ def test_a_note_from_another_host_is_trusted_as_is(store: RecordStore) -> None:
         pytest.fail("the loser got the lock")
 
     assert "pid 4242 on build-agent-7" in info.value.message
+
+
+def test_taking_the_lock_sweeps_temp_files_left_by_a_killed_write(store: RecordStore) -> None:
+    folder = store.module_dir(REF)
+    folder.mkdir(parents=True)
+    stale = folder / ".latest.json.k1ll3d.tmp"
+    stale.write_text('{"half": ')
+    record = folder / "latest.json"
+    record.write_text("{}")
+
+    with store.lock(REF, "apply-next-run"):
+        assert not stale.exists()
+        assert record.read_text() == "{}"
