@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from hybridops_tf.redact import REDACTED, redact_argv, redact_mapping
 
 __all__ = [
     "REDACTED", "OutputSpec", "ResolvedInputs", "VariableSpec", "dump_yaml", "load_inputs_file",
-    "parse_var_option", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
+    "parse_var_option", "parse_var_options", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
 ]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -64,6 +64,24 @@ def parse_var_option(text: str) -> tuple[str, Any]:
         raise UsageError(f"--var {name}=...: value is not valid YAML ({_yaml_problem(exc)}); "
                          f"quote it: --var '{name}=\"...\"'") from exc
     return name, plain_value(value, f"--var {name}")
+
+
+def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec]) -> dict[str, Any]:
+    """`--var` values by name: VALUE is YAML, except where YAML 1.1 would betray a text.
+
+    For a `string` or untyped variable the engine itself reads `-var` text as a string, so
+    a YAML scalar that is not a string (`NO` -> false, `0755` -> 493, `1e3` -> 1000.0) is
+    replaced by the text as written: `--var country=NO` means "NO", as with `tofu -var`.
+    """
+    values: dict[str, Any] = {}
+    for text in texts:
+        name, value = parse_var_option(text)
+        spec = specs.get(name)
+        if (spec is not None and spec.type_expr in (None, "string") and value is not None
+                and not isinstance(value, (str, list, dict))):
+            value = text.partition("=")[2]
+        values[name] = value
+    return values
 
 
 def load_inputs_file(path: Path) -> dict[str, Any]:

@@ -61,10 +61,7 @@ class Runtime:
         """
         specs = inputs_mod.read_variables(target.directory, self.root / "cache" / "hcl")
         from_file = inputs_mod.load_inputs_file(inputs_file) if inputs_file is not None else None
-        from_vars: dict[str, Any] = {}
-        for text in var_options:
-            name, value = inputs_mod.parse_var_option(text)
-            from_vars[name] = value
+        from_vars = inputs_mod.parse_var_options(var_options, specs)
         resolved = inputs_mod.resolve_inputs(
             specs,
             stack_inputs=stack_inputs,

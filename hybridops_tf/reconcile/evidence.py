@@ -116,8 +116,8 @@ def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedIn
     assert target.directory is not None
     base, label = base_inputs(target, opts.runtime_root)
     from_file = inputs_mod.load_inputs_file(opts.inputs_file) if opts.inputs_file else None
-    from_vars = dict(inputs_mod.parse_var_option(v) for v in opts.var_options)
     specs = inputs_mod.read_variables(target.directory, None)
+    from_vars = inputs_mod.parse_var_options(opts.var_options, specs)
     return inputs_mod.resolve_inputs(
         specs, stack_inputs=base, inputs_file=from_file, var_options=from_vars,
         module_dir=str(target.directory), stack_source=label,

@@ -16,6 +16,7 @@ from hybridops_tf.inputs import (
     dump_yaml,
     load_inputs_file,
     parse_var_option,
+    parse_var_options,
     read_outputs,
     read_variables,
     redact_argv,
@@ -330,3 +331,30 @@ def test_redact_argv_hides_sensitive_var_values(argv: list[str], expected: list[
 
 def test_dump_yaml_is_sorted_and_stable() -> None:
     assert dump_yaml({"b": 1, "a": {"d": 2, "c": [1]}}) == "a:\n  c:\n  - 1\n  d: 2\nb: 1\n"
+
+
+VAR_SPECS = {
+    "country": VariableSpec("country", required=True, type_expr="string"),
+    "label": VariableSpec("label", required=True),  # untyped: the engine reads text
+    "enabled": VariableSpec("enabled", required=True, type_expr="bool"),
+    "count": VariableSpec("count", required=True, type_expr="number"),
+    "tags": VariableSpec("tags", required=True, type_expr="list(string)"),
+}
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("country=NO", "NO"),  # YAML 1.1 would say false
+    ("country=0755", "0755"),  # ... 493
+    ("country=1e3", "1e3"),
+    ("country='yes'", "yes"),  # quoted YAML stays YAML
+    ("label=off", "off"),
+    ("enabled=yes", True),  # a bool variable keeps YAML's reading
+    ("enabled=false", False),
+    ("count=0755", 493),
+    ("tags=[a, NO]", ["a", False]),  # collections stay YAML: quote inside them
+    ("country=", ""),
+])
+def test_var_text_reaches_string_and_untyped_variables_as_written(option: str, expected: object) -> None:
+    name = option.partition("=")[0]
+
+    assert parse_var_options([option], VAR_SPECS) == {name: expected}
