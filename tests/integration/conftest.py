@@ -56,6 +56,30 @@ output "vm_ids" {
 }
 """
 
+# A network and, always, a vm on it: a sim_vm fault then fails a run after the network was
+# made, and a kill can land between a finished create and a hanging one.
+VM_PAIR_TF = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+provider "sim" {}
+resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+output "vm_id" {
+  value = sim_vm.vm.id
+}
+"""
+
 # Variables that would make an engine run depend on the developer's machine.
 _SCRUBBED_ENV = (
     "TF_CLI_CONFIG_FILE",

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.integration import test_stack_support as support
+from tests.integration.conftest import VM_PAIR_TF
 from tests.integration.hyops_cli import wait_for
 from tests.integration.test_stack_support import StackEnv, members, statuses
 
@@ -114,32 +115,10 @@ def test_resume_reruns_a_member_whose_inputs_changed(applied: StackEnv) -> None:
     assert [o["attributes"]["size"] for o in applied.hyops.sim_objects() if o["type"] == "sim_vm"] == ["large"]
 
 
-# Not conftest.PAIR_TF: this member has no inputs, so its vm must exist unconditionally for a
-# sim_vm fault to fail it after the network was made.
-PAIR_TF = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-resource "sim_network" "net" {
-  name = "pair-net"
-}
-resource "sim_vm" "vm" {
-  name       = "pair-vm"
-  network_id = sim_network.net.id
-}
-output "network_id" {
-  value = sim_network.net.id
-}
-"""
-
-
 def test_outputs_from_an_error_upstream_never_reach_a_downstream(
     stack_env: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
-    stack_env.module("pair", text=PAIR_TF)
+    stack_env.module("pair", text=VM_PAIR_TF)  # its vm always exists, so a vm fault fails it
     stack_env.write("""\
         stack: demo
         modules:

@@ -3,7 +3,7 @@
 The integration fixtures (engine, runtime root, sim root, faults file, module copies,
 scrubbed engine environment, the `pair` module writer) are reused as they are. What this
 suite adds: a `hyops` bound to the test, cleanup of processes the test's kills orphaned, and
-the small modules the tests write (modules.py; its PAIR_TF replaces the integration one).
+the small modules the tests write (modules.py), and VM_PAIR_TF as its `pair`.
 Capability checks live in machine.py: they FAIL, never skip.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import (  # noqa: F401 - fixtures, registered by import
+    VM_PAIR_TF,
     _hermetic_engine_env,
     engine_path,
     faults_file,
@@ -25,7 +26,6 @@ from tests.integration.conftest import (  # noqa: F401 - fixtures, registered by
 )
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
-from tests.reliability.modules import PAIR_TF
 
 
 @pytest.fixture
@@ -40,4 +40,4 @@ def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) 
 def pair_tf() -> str:
     """This suite's modules/pair (written by the integration `pair` fixture): a network and
     a vm on it, always both (so a kill can split them)."""
-    return PAIR_TF
+    return VM_PAIR_TF

@@ -159,11 +159,7 @@ class CrashRig:
                     seen["blocked_on_fifo"] = trap if procs.blocked_opening_fifo(pid) else False
                     procs.stop(pid)
             elif method in ("hang_call", "stalled_reader"):
-                engine_pid = procs.wait_until(lambda: procs.engine_child(pid, VERB[command])
-                                              or (proc.poll() is not None and -1),
-                                              "the engine to start", interval=0.0005)
-                if engine_pid == -1:
-                    raise AssertionError(f"hyops exited before the engine started: {proc.stderr.read()}")
+                engine_pid = _wait_for_engine(proc, command)
                 engine_seen = True
                 if method == "stalled_reader":
                     procs.stop(pid)  # hyops reads no more engine output from here on
@@ -174,11 +170,7 @@ class CrashRig:
                                      f"hyops to log apply_start of {address}")
                     procs.stop(pid)
             elif method in ("show_window", "poll_exit", "poll_tmp"):
-                engine_pid = procs.wait_until(lambda: procs.engine_child(pid, VERB[command])
-                                              or (proc.poll() is not None and -1),
-                                              "the engine to start", interval=0.0005)
-                if engine_pid == -1:
-                    raise AssertionError(f"hyops exited before the engine started: {proc.stderr.read()}")
+                engine_pid = _wait_for_engine(proc, command)
                 engine_seen = True
                 if method == "show_window":
                     procs.wait_until(lambda: procs.engine_child(pid, "show") or proc.poll() is not None,
@@ -262,3 +254,13 @@ class CrashRig:
             procs.wait_until(lambda: call["id"] in ids(), f"the hung create of {call['id']} to finish")
         elif call["op"] == "delete":
             procs.wait_until(lambda: call["id"] not in ids(), f"the hung delete of {call['id']} to finish")
+
+
+def _wait_for_engine(proc: subprocess.Popen[str], command: str) -> int:
+    """The pid of the engine hyops (proc) spawned for `command`; fail if hyops exits first."""
+    started = procs.wait_until(lambda: procs.engine_child(proc.pid, VERB[command])
+                               or (proc.poll() is not None and -1),
+                               "the engine to start", interval=0.0005)
+    if started == -1:
+        raise AssertionError(f"hyops exited before the engine started: {proc.stderr.read()}")
+    return int(started)

@@ -2,28 +2,6 @@
 
 from __future__ import annotations
 
-# Two resources, so a kill can land between a finished create and a hanging one.
-PAIR_TF = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-resource "sim_network" "net" {
-  name = "crash-net"
-}
-resource "sim_vm" "vm" {
-  name       = "crash-vm"
-  network_id = sim_network.net.id
-}
-output "network_id" {
-  value = sim_network.net.id
-}
-output "vm_id" {
-  value = sim_vm.vm.id
-}
-"""
 PAIR_ADDRESSES = {"sim_network": "sim_network.net", "sim_vm": "sim_vm.vm"}
 NETWORK_ADDRESSES = {"sim_network": "sim_network.this"}
 
