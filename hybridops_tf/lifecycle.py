@@ -52,6 +52,9 @@ class MemberStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+# Planned actions that make a new remote object (a replace makes one before or after it deletes).
+CREATE_ACTIONS = frozenset({"create", "replace"})
+
 # Outcomes that claim "nothing of this module may exist remotely".
 CLAIMS_EMPTY = frozenset({Status.DESTROYED, Status.ABSENT})
 

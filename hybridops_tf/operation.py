@@ -179,16 +179,17 @@ def _orphans_of_interrupted_run(
         in_state = parse_state(engine.show_state_doc()).addresses()
     except (EngineError, StateFormatError):
         in_state = []  # unreadable state: every started create stays a suspect
-    replanned: list[str] | None = []
+    replanned: tuple[str, ...] | None = ()
     if may_hold_unseen_creates(req.runtime_root, req.target.ref, previous.run_id,
                                previous.active_command, events):
         replanned = _planned_creates(engine)
     return settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned)
 
 
-def _planned_creates(engine: Engine) -> list[str] | None:
+def _planned_creates(engine: Engine) -> tuple[str, ...] | None:
     """Creates a read-only `plan -refresh=false` shows; None when it cannot say."""
-    from hybridops_tf.engine.events import ChangeSummary, PlannedChange, iter_events
+    from hybridops_tf.engine.events import iter_events
+    from hybridops_tf.engine.progress import planned_creates
 
     lines: list[str] = []
     argv = engine.argv(commands.plan, None, extra=["-refresh=false"])
@@ -197,14 +198,7 @@ def _planned_creates(engine: Engine) -> list[str] | None:
         raise Interrupted("interrupted while planning; nothing was changed")
     if result.returncode != 0:
         return None
-    creates: list[str] = []
-    added = 0
-    for event in iter_events(lines):
-        if isinstance(event, PlannedChange) and event.action in settle.CREATE_ACTIONS and event.addr:
-            creates.append(event.addr)
-        elif isinstance(event, ChangeSummary):
-            added = event.add
-    return None if added > len(creates) else creates
+    return planned_creates(iter_events(lines))
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
@@ -286,27 +280,23 @@ def _execute(
             log.close()
         except OSError as err:
             reader.log_error.append(err)
-    tracker, seen, outputs_msg, log_error = reader.tracker(), reader.diagnostics, reader.outputs, reader.log_error
-    interrupted = result.interrupted
-    ok = result.returncode == 0 and interrupted is None
-
     try:
-        settled, succeeded = _settle(req, engine, running, tracker, seen, outputs_msg, ok, result, interrupted)
+        settled, succeeded = _settle(req, engine, running, reader, result)
     except EngineError as err:  # evidence could not be read after the run: stay honest
         succeeded = False
         settled = settle.failed(
             running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
-            recovered_outputs=None, resources=settle.resources_from_progress(tracker.resources), orphans=[],
+            recovered_outputs=None, resources=settle.resources_from_progress(reader.tracker().resources), orphans=[],
         )
-    if log_error and succeeded:  # the run's own evidence is incomplete: claim no success
+    if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
         succeeded = False
-        err = log_error[0]
+        err = reader.log_error[0]
         settled = settle.failed(
             settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
             orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
                                f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
         )
-    if interrupted is not None:
+    if result.interrupted is not None:
         code = ExitCode.INTERRUPTED
     else:
         code = ExitCode.FAILED if not succeeded else ExitCode.OK
@@ -326,9 +316,9 @@ def _write_settled(req: ModuleRequest, store: RecordStore, running: OperationRec
         )
         print(f"hyops: ERROR: {message}", file=sys.stderr, flush=True)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
-    if code is ExitCode.INTERRUPTED:
+    if code == ExitCode.INTERRUPTED:
         message = settled.last_error or "interrupted"
-    elif code is not ExitCode.OK:
+    elif code != ExitCode.OK:
         message = settled.last_error or "failed"
     else:
         message = f"{req.command} of {req.target.ref}: {settled.status.value}"
@@ -339,20 +329,19 @@ def _settle(
     req: ModuleRequest,
     engine: Engine,
     running: OperationRecord,
-    tracker: ResourceTracker,
-    diagnostics: list[Event],
-    outputs_msg: list[OutputsMessage],
-    ok: bool,
+    reader: _StreamReader,
     result: process.ProcessResult,
-    interrupted: int | None,
 ) -> tuple[OperationRecord, bool]:
     """The record to write, and whether the command did what it was asked."""
     from hybridops_tf.engine.events import summarize_diagnostics
     from hybridops_tf.engine.state import outputs_plain, parse_outputs, parse_state
 
+    interrupted = result.interrupted
+    ok = result.returncode == 0 and interrupted is None
+    tracker = reader.tracker()
     if ok and req.command == "apply":
-        if outputs_msg:
-            outputs = outputs_plain(outputs_msg[-1].outputs)
+        if reader.outputs:
+            outputs = outputs_plain(reader.outputs[-1].outputs)
         else:  # older engines may not send the outputs message
             outputs = outputs_plain(parse_outputs(engine.output_doc()))
         return settle.apply_succeeded(running, outputs, settle.resources_from_progress(tracker.resources)), True
@@ -369,7 +358,7 @@ def _settle(
         remaining = sorted(state.addresses())
         if not req.expect_empty:
             return settle.failed(
-                running, command=running.failed_command or "apply", resources=None, orphans=[],
+                running, command="apply", resources=None, orphans=[],  # begin() cleared failed_command
                 error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
                 recovered_outputs=outputs_plain(state.outputs),
             ), True
@@ -391,12 +380,12 @@ def _settle(
         import signal
 
         error = f"interrupted by {signal.Signals(interrupted).name}; the engine stopped (exit {result.returncode})"
-        summary = summarize_diagnostics(diagnostics)
+        summary = summarize_diagnostics(reader.diagnostics)
         error = f"{error}: {summary}" if summary else error
     elif not result.started:
         error = "the engine was not started"
     else:
-        error = summarize_diagnostics(diagnostics) or f"engine exited with code {result.returncode}"
+        error = summarize_diagnostics(reader.diagnostics) or f"engine exited with code {result.returncode}"
     errored_state = engine.module_dir / "errored.tfstate"
     if errored_state.exists():
         error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"

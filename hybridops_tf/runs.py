@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +18,11 @@ from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.record import module_id, utc_now
 
 SCHEMA_VERSION = 1
+
+
+def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
+    """`<runtime_root>/runs/<module_id>/<run_id>` (DESIGN §3)."""
+    return runtime_root / "runs" / module_id(module_ref) / run_id
 
 
 def new_run_id(command: str) -> str:
@@ -36,7 +41,7 @@ class RunFolder:
 
     @classmethod
     def create(cls, runtime_root: Path, module_ref: str, run_id: str) -> RunFolder:
-        path = runtime_root / "runs" / module_id(module_ref) / run_id
+        path = run_path(runtime_root, module_ref, run_id)
         ensure_dir(path)
         return cls(path, run_id)
 
@@ -76,20 +81,12 @@ def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[An
     """The parsed events.jsonl of an earlier run ([] when it left none)."""
     from hybridops_tf.engine.events import iter_events
 
-    path = runtime_root / "runs" / module_id(module_ref) / run_id / "events.jsonl"
+    path = run_path(runtime_root, module_ref, run_id) / "events.jsonl"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
     return list(iter_events(lines))
-
-
-def plan_was_read(events: Iterable[Any]) -> bool:
-    """True when a run's events hold its whole plan (the engine prints it before any change)."""
-    from hybridops_tf.engine.events import ApplyStart, ChangeSummary
-
-    return any((isinstance(e, ChangeSummary) and e.operation == "plan") or isinstance(e, ApplyStart)
-               for e in events)
 
 
 def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, command: str | None,
@@ -100,9 +97,11 @@ def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, co
     opened right before the engine is spawned, so without it (in a run folder that is
     there) the engine never ran; a missing run folder proves nothing.
     """
+    from hybridops_tf.engine.progress import plan_was_read
+
     if command not in (None, "apply") or plan_was_read(events):
         return False
-    folder = runtime_root / "runs" / module_id(module_ref) / run_id
+    folder = run_path(runtime_root, module_ref, run_id)
     return (folder / "engine.stderr.log").exists() or not folder.is_dir()
 
 

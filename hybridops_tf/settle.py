@@ -12,13 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
+from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan, utc_now
 
 if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
     from hybridops_tf.engine.progress import ResourceProgress
 
-CREATE_ACTIONS = frozenset({"create", "replace"})
 
 _PROGRESS_TO_STATUS = {
     Progress.PENDING: ResourceStatus.PENDING,

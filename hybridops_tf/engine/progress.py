@@ -16,11 +16,12 @@ from hybridops_tf.engine.events import (
     ApplyErrored,
     ApplyProgress,
     ApplyStart,
+    ChangeSummary,
     Event,
     PlannedChange,
     _ResourceMessage,
 )
-from hybridops_tf.lifecycle import Progress as ResourceStatus
+from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,7 @@ class ResourceProgress:
     reported for it (a replace shows as delete then create); `planned_action` what was planned."""
 
     address: str
-    status: ResourceStatus
+    status: Progress
     action: str
     planned_action: str | None = None
     reason: str | None = None
@@ -63,29 +64,29 @@ class ResourceTracker:
         cur = self._by_addr.get(addr)
         new: ResourceProgress
         if isinstance(event, PlannedChange):
-            if cur is not None and cur.status is not ResourceStatus.PENDING:
+            if cur is not None and cur.status is not Progress.PENDING:
                 return cur
             new = ResourceProgress(
-                addr, ResourceStatus.PENDING, event.action, event.action, event.reason
+                addr, Progress.PENDING, event.action, event.action, event.reason
             )
         elif isinstance(event, ApplyStart):
             # the deposed half of a create_before_destroy must not replace the new object's id
             deposed = event.action == "delete" and addr in self._created
             id_key = None if deposed or event.action == "create" else event.id_key
             id_value = None if deposed or event.action == "create" else event.id_value
-            new = _set(cur, addr, ResourceStatus.STARTED, event.action, id_key, id_value)
+            new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
         elif isinstance(event, ApplyProgress):
-            if cur is not None and cur.status is not ResourceStatus.PENDING:
-                if cur.status is not ResourceStatus.STARTED:
+            if cur is not None and cur.status is not Progress.PENDING:
+                if cur.status is not Progress.STARTED:
                     return cur  # a late tick never reopens a finished resource
                 new = replace(cur, elapsed_seconds=event.elapsed_seconds)
             else:
-                new = _set(cur, addr, ResourceStatus.STARTED, event.action)
+                new = _set(cur, addr, Progress.STARTED, event.action)
                 new = replace(new, elapsed_seconds=event.elapsed_seconds)
         elif isinstance(event, ApplyComplete):
-            status = ResourceStatus.COMPLETE
+            status = Progress.COMPLETE
             if event.action == "delete" and addr not in self._created:
-                status = ResourceStatus.DESTROYED
+                status = Progress.DESTROYED
             elif event.action == "create":
                 self._created.add(addr)
             keep_new_id = event.action == "delete" and addr in self._created
@@ -94,7 +95,7 @@ class ResourceTracker:
             new = _set(cur, addr, status, event.action, id_key, id_value)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
         elif isinstance(event, ApplyErrored):
-            new = _set(cur, addr, ResourceStatus.ERROR, event.action)
+            new = _set(cur, addr, Progress.ERROR, event.action)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
         else:
             return cur  # refresh and drift messages say nothing about this run's mutations
@@ -111,25 +112,25 @@ class ResourceTracker:
         """Read-only view, in the order addresses first appeared."""
         return MappingProxyType(self._by_addr)
 
-    def _with(self, status: ResourceStatus) -> list[ResourceProgress]:
+    def _with(self, status: Progress) -> list[ResourceProgress]:
         return [p for p in self._by_addr.values() if p.status is status]
 
     def started_without_complete(self) -> list[ResourceProgress]:
         """Calls in flight when the stream ended: their outcome is unknown (orphan suspects)."""
-        return self._with(ResourceStatus.STARTED)
+        return self._with(Progress.STARTED)
 
     def errored(self) -> list[ResourceProgress]:
-        return self._with(ResourceStatus.ERROR)
+        return self._with(Progress.ERROR)
 
     def pending(self) -> list[ResourceProgress]:
         """Planned and never started: provably untouched by this run."""
-        return self._with(ResourceStatus.PENDING)
+        return self._with(Progress.PENDING)
 
 
 def _set(
     cur: ResourceProgress | None,
     addr: str,
-    status: ResourceStatus,
+    status: Progress,
     action: str,
     id_key: str | None = None,
     id_value: str | None = None,
@@ -140,6 +141,25 @@ def _set(
     if id_value is None and action != "create":
         id_key, id_value = cur.id_key, cur.id_value
     return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value)
+
+
+def plan_was_read(events: Iterable[Event]) -> bool:
+    """True when a stream holds its whole plan (the engine prints it before any change)."""
+    return any((isinstance(e, ChangeSummary) and e.operation == "plan") or isinstance(e, ApplyStart)
+               for e in events)
+
+
+def planned_creates(events: Iterable[Event]) -> tuple[str, ...] | None:
+    """The addresses a plan's stream will create (create or replace), in plan order; None when
+    its change summary counts more additions than it named (the creates cannot be named)."""
+    creates: dict[str, None] = {}
+    added = 0
+    for event in events:
+        if isinstance(event, PlannedChange) and event.action in CREATE_ACTIONS and event.addr:
+            creates[event.addr] = None
+        elif isinstance(event, ChangeSummary) and event.operation in ("plan", ""):
+            added = event.add
+    return None if added > len(creates) else tuple(creates)
 
 
 def track(events: Iterable[Event]) -> dict[str, ResourceProgress]:

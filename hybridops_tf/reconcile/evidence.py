@@ -37,7 +37,6 @@ from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
 from hybridops_tf.redact import REDACTED
 from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
 from hybridops_tf.runtime import Runtime
-from hybridops_tf.settle import CREATE_ACTIONS
 
 Note = Callable[[str], None]
 
@@ -184,10 +183,9 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
 
 def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:
     """The plan's creates, when the interrupted run's own plan was never read (None: no plan)."""
-    if not unseen or ev.plan is None or any(c.address == "(unnamed)" for c in ev.plan.changes):
+    if not unseen or ev.plan is None:
         return ev
-    creates = tuple(c.address for c in ev.plan.changes if c.action in CREATE_ACTIONS)
-    return _with(ev, replanned_creates=creates)
+    return _with(ev, replanned_creates=ev.plan.creates)
 
 
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions) -> dict[str, Any]:

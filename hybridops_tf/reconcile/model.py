@@ -21,7 +21,7 @@ from hybridops_tf.engine.events import (
     PlannedChange,
     ResourceDrift,
 )
-from hybridops_tf.engine.progress import ResourceProgress
+from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.record import OperationRecord
@@ -86,10 +86,12 @@ class PlanEvidence:
     drift: tuple[Change, ...] = ()
     changes: tuple[Change, ...] = ()
     outputs_changed: bool = False
+    creates: tuple[str, ...] | None = ()  # progress.planned_creates: None when unnamed
 
     @classmethod
     def from_events(cls, events: Iterable[Event], returncode: int) -> PlanEvidence:
-        """Fold a plan's UI stream (already parsed) in one pass; exit 2 means "changes"."""
+        """Fold a plan's UI stream (already parsed); exit 2 means "changes"."""
+        events = list(events)
         drift: dict[str, Change] = {}
         changes: dict[str, Change] = {}
         counted = 0
@@ -107,7 +109,7 @@ class PlanEvidence:
             changes["(unnamed)"] = Change("(unnamed)", f"{counted} change(s)")
         if returncode == 2 and not changes and not drift:
             outputs_changed = True
-        return cls(tuple(drift.values()), tuple(changes.values()), outputs_changed)
+        return cls(tuple(drift.values()), tuple(changes.values()), outputs_changed, planned_creates(events))
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ from hybridops_tf.engine.events import (
     parse_event,
     summarize_diagnostics,
 )
-from hybridops_tf.engine.progress import ResourceStatus, ResourceTracker, track
+from hybridops_tf.engine.progress import ResourceTracker, track
+from hybridops_tf.lifecycle import Progress
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOFU = FIXTURES / "opentofu"
@@ -260,7 +261,7 @@ def test_truncated_last_line_is_garbage() -> None:
 
 # --- the fold -----------------------------------------------------------------------------------
 
-S = ResourceStatus
+S = Progress
 
 
 def ev(type_: str, addr: str, **hook: object) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from hybridops_tf.engine.events import iter_events
-from hybridops_tf.runs import RunFolder, may_hold_unseen_creates, plan_was_read
+from hybridops_tf.engine.progress import plan_was_read
+from hybridops_tf.runs import RunFolder, may_hold_unseen_creates
 
 REF = "demo/vm"
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "terraform-1.0.3"
@@ -58,3 +59,20 @@ def test_unseen_creates_are_possible_only_for_a_started_apply_whose_plan_was_not
 
 def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: Path) -> None:
     assert may_hold_unseen_creates(tmp_path, REF, "apply-gone", "apply", [])
+
+
+def test_planned_creates_are_named_in_plan_order() -> None:
+    from hybridops_tf.engine.progress import planned_creates
+
+    assert planned_creates(iter_events(apply_lines())) == (
+        "sim_network.edge[0]", "module.network.sim_network.this", "module.vm_b.sim_vm.this",
+        "module.vm_a.sim_vm.this", "module.health.sim_health_check.this", "module.config.sim_config.this")
+
+
+def test_a_plan_that_counts_more_additions_than_it_names_cannot_name_its_creates() -> None:
+    from hybridops_tf.engine.progress import planned_creates
+
+    named_one = [ln for ln in apply_lines() if '"type":"planned_change"' not in ln or "edge[0]" in ln]
+
+    assert planned_creates(iter_events(named_one)) is None
+    assert planned_creates(iter_events([VERSION])) == ()
