@@ -17,10 +17,6 @@ class ModuleTarget:
     directory: Path  # absolute
     ref: str
 
-    @property
-    def module_id(self) -> str:
-        return self.ref.replace("/", "__")
-
 
 def validate_ref(ref: str, *, source: str = "--ref") -> str:
     """A ref is lowercase segments joined by '/': no '..', no leading '/', no empty part."""

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.errors import RefusedError, UsageError
-from hybridops_tf.fsutil import atomic_write_text, ensure_dir, refuse_symlinks
+from hybridops_tf.fsutil import (
+    atomic_write_text,
+    ensure_dir,
+    refuse_symlinks,
+    register_private_root,
+)
 from hybridops_tf.lifecycle import Status
 
 SCHEMA_VERSION = 1
@@ -290,8 +295,6 @@ class RecordStore:
     """Records under `<runtime_root>/state/modules/<module_id>/`."""
 
     def __init__(self, runtime_root: Path) -> None:
-        from hybridops_tf.fsutil import register_private_root
-
         self.root = runtime_root
         register_private_root(runtime_root)
 

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-REDACTED = "<redacted>"
 SUPPORTED_MAJOR = 1
 _NO_CHANGE_ACTIONS = frozenset({"no-op", "read"})
 

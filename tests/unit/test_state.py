@@ -12,7 +12,6 @@ import pytest
 
 from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.engine.state import (
-    REDACTED,
     OutputValue,
     StateFormatError,
     outputs_plain,
@@ -20,6 +19,7 @@ from hybridops_tf.engine.state import (
     parse_plan,
     parse_state,
 )
+from hybridops_tf.redact import REDACTED
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOFU = FIXTURES / "opentofu"
