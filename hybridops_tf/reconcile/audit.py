@@ -7,25 +7,16 @@ DESIGN §3) naming the person, the host, the evidence and the records before and
 
 from __future__ import annotations
 
-import getpass
-import os
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf import __version__
-from hybridops_tf.record import utc_now
+from hybridops_tf.errors import RefusedError
+from hybridops_tf.record import Owner, utc_now
 from hybridops_tf.redact import redact_argv
 from hybridops_tf.runs import RunFolder
 from hybridops_tf.runtime import Runtime
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return str(os.getuid())
 
 
 def _var_names(argv: Sequence[str]) -> set[str]:
@@ -42,16 +33,21 @@ def _var_names(argv: Sequence[str]) -> set[str]:
 
 def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id: str, action: str,
              argv: Sequence[str], **extra: Any) -> tuple[RunFolder, dict[str, Any]]:
-    """Create the run folder and write meta.json (first)."""
-    Runtime(runtime_root).ensure_root()
-    folder = RunFolder.create(runtime_root, module_ref, run_id)
+    """Create the run folder and write meta.json (first); RefusedError if it cannot be written,
+    before any record changed (the callers hold the lock and write the record after this)."""
+    who = Owner.current(run_id)
     meta: dict[str, Any] = {
         "command": "reconcile", "action": action, "argv": redact_argv(list(argv), _var_names(argv)),
         "module_ref": module_ref, "module_dir": module_dir, "run_id": run_id,
-        "started_at": utc_now(), "hyops_version": __version__, "pid": os.getpid(),
-        "host": socket.gethostname(), "user": _user(), **extra,
+        "started_at": utc_now(), "hyops_version": __version__, "pid": who.pid,
+        "host": who.host, "user": who.user, **extra,
     }
-    folder.write_meta(meta)
+    try:
+        folder = RunFolder.create(runtime_root, module_ref, run_id)
+        folder.write_meta(meta)
+    except OSError as err:
+        raise RefusedError(f"could not write the reconcile run folder under {runtime_root}/runs: "
+                           f"{err.strerror or err}; nothing was changed") from None
     return folder, meta
 
 

@@ -35,7 +35,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     rec = ev.record
     state = ev.state
     in_state = set(state.addresses()) if state is not None else set()
-    stale = rec is not None and rec.status is Status.RUNNING and ev.lock_free
+    stale = ev.stale
     progress = ev.last_run if stale else None
     found: list[Finding] = []
     if ev.record_problem:

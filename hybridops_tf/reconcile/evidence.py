@@ -264,7 +264,7 @@ def _fingerprint(state: StateSnapshot) -> tuple[object, ...]:
 def _errored_was_pushed(engine: Engine, path: Path, state: StateSnapshot) -> bool:
     """True when `show -json errored.tfstate` equals the current state: it was pushed back."""
     try:
-        errored = parse_state(engine.capture_json(engine.argv(commands.show_plan, path)))
+        errored = parse_state(engine.show_plan_doc(path))
     except (EngineError, StateFormatError):
         return False
     return _fingerprint(errored) == _fingerprint(state)

@@ -23,7 +23,7 @@ from hybridops_tf.engine.events import (
 )
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.lifecycle import Status, is_stale
 from hybridops_tf.record import OperationRecord
 
 SCHEMA_VERSION = 1
@@ -190,6 +190,11 @@ class ModuleEvidence:
     replanned_creates: tuple[str, ...] | None = ()
     errored_state: bool = False  # errored.tfstate in the module directory
     unchecked: tuple[str, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        """A running record whose lock no live process holds: its outcome is uncertain."""
+        return self.record is not None and is_stale(self.record.status, self.lock_free)
 
     @property
     def busy(self) -> bool:

@@ -55,22 +55,13 @@ class Decision:
 # --- evidence predicates, shared with compare -------------------------------------------------
 
 
-def derived_orphans(progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
-                    replanned: tuple[str, ...] | None = ()) -> list[str]:
-    """Creates an interrupted run started that the state does not hold (run order kept).
-
-    `progress` is None when no run was interrupted; `replanned` as in ModuleEvidence.
-    """
-    if progress is None:
-        return []
-    return [o.address for o in settle.interrupted_run_orphans(progress, in_state, "", replanned)]
-
-
 def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
-    """derived_orphans of the evidence: [] unless the record is a stale running."""
-    if not _stale(ev):
+    """Addresses the interrupted run may have created that the state does not hold (run
+    order kept; settle.interrupted_run_orphans' rules): [] unless the record is a stale running."""
+    if not ev.stale or ev.record is None:
         return []
-    return derived_orphans(ev.last_run or {}, _in_state(ev), ev.replanned_creates)
+    found = settle.interrupted_run_orphans(ev.last_run or {}, _in_state(ev), ev.record.run_id, ev.replanned_creates)
+    return [o.address for o in found]
 
 
 def claimed_missing(
@@ -90,10 +81,6 @@ def claimed_missing(
         if p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state:
             missing[addr] = p.id_value or missing.get(addr)
     return missing
-
-
-def _stale(ev: ModuleEvidence) -> bool:
-    return ev.record is not None and ev.record.status is Status.RUNNING and ev.lock_free
 
 
 def _in_state(ev: ModuleEvidence) -> set[str]:
@@ -119,7 +106,7 @@ def state_blockers(ev: ModuleEvidence) -> list[str]:
         why.append("errored.tfstate has not been pushed")
     if ev.state is None:
         why.append("the state could not be read")
-    elif claimed_missing(ev.record, ev.last_run if _stale(ev) else None, _in_state(ev)):
+    elif claimed_missing(ev.record, ev.last_run if ev.stale else None, _in_state(ev)):
         why.append("objects the record knows are missing from state")
     return why
 

@@ -1,0 +1,29 @@
+"""The audit run folder of a record-changing reconcile (reconcile/audit.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hybridops_tf.errors import ExitCode, RefusedError
+from hybridops_tf.reconcile import audit
+
+
+def test_an_unwritable_runs_folder_is_a_refusal_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "runs").write_text("a file where the runs folder should be")
+
+    with pytest.raises(RefusedError, match="nothing was changed") as info:
+        audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan", ["reconcile"])
+
+    assert info.value.exit_code == ExitCode.REFUSED
+
+
+def test_the_audit_names_who_and_redacts_every_var_value(tmp_path: Path) -> None:
+    folder, meta = audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "write",
+                                  ["reconcile", "--var", "token=s3cr3t", "--var=size=large"])
+
+    written = json.loads((folder.path / "meta.json").read_text())
+    assert written["user"] and written["host"] and written["pid"] == meta["pid"]
+    assert "s3cr3t" not in json.dumps(written) and "large" not in json.dumps(written)
