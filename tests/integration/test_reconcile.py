@@ -198,6 +198,7 @@ def test_errored_statefile_from_the_engine_is_reported_first_and_once_pushed_wri
     (module / "terraform.tfstate.backup").mkdir()  # the engine can no longer save state
     assert hyops("destroy", "modules/network").returncode == 1
     assert (module / "errored.tfstate").is_file()
+    assert "errored.tfstate" in hyops.record("network")["last_error"]  # DESIGN §6: named in last_error
     (module / "terraform.tfstate.backup").rmdir()
 
     code, doc = reconcile(hyops, "modules/network")
