@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hybridops_tf.errors import UsageError
 
-_SEGMENT = re.compile(r"^[a-z0-9_.-]+$")
+_SEGMENT = re.compile(r"[a-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ def test_valid_refs_are_returned_unchanged(ref: str) -> None:
         ("plat form", "lowercase"),
         ("plat\\form", "lowercase"),
         ("réseau", "lowercase"),
+        ("platform/network\n", "lowercase"),  # a regex "$" would let one trailing newline through
     ],
 )
 def test_invalid_refs_are_usage_errors_that_say_why(ref: str, why: str) -> None:
