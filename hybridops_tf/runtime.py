@@ -17,7 +17,12 @@ from hybridops_tf import inputs as inputs_mod
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import RefusedError
-from hybridops_tf.fsutil import atomic_write_text, ensure_dir, refuse_symlinks
+from hybridops_tf.fsutil import (
+    atomic_write_text,
+    ensure_dir,
+    refuse_symlinks,
+    register_private_root,
+)
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import module_id, utc_now
 from hybridops_tf.redact import redact_argv
@@ -29,8 +34,6 @@ if TYPE_CHECKING:
 
 class Runtime:
     def __init__(self, root: Path) -> None:
-        from hybridops_tf.fsutil import register_private_root
-
         self.root = root
         register_private_root(root)
 
@@ -59,7 +62,7 @@ class Runtime:
         extra_sensitive marks inputs secret although their variable is not (a value wired
         from a sensitive upstream output): they are redacted like sensitive variables.
         """
-        specs = inputs_mod.read_variables(target.directory, self.root / "cache" / "hcl")
+        specs = inputs_mod.read_variables(target.directory, self.hcl_cache())
         from_file = inputs_mod.load_inputs_file(inputs_file) if inputs_file is not None else None
         from_vars = inputs_mod.parse_var_options(var_options, specs)
         resolved = inputs_mod.resolve_inputs(
@@ -70,7 +73,7 @@ class Runtime:
             module_dir=str(target.directory),
             inputs_file_source=f"--inputs {inputs_file}",
         )
-        inputs_mod.remember(target.directory, self.root / "cache" / "hcl")
+        inputs_mod.remember(target.directory, self.hcl_cache())
         if extra_sensitive:
             from dataclasses import replace
 
@@ -79,6 +82,10 @@ class Runtime:
 
     def engine_cache(self) -> Path:
         return self.root / "cache" / "engines.json"
+
+    def hcl_cache(self) -> Path:
+        """Parsed module variables/outputs (declarations.py); reading it writes nothing."""
+        return self.root / "cache" / "hcl"
 
     def engine_for(
         self,

@@ -209,6 +209,14 @@ def confirmed_empty(
     return rec
 
 
+def retained(rec: OperationRecord, run_id: str) -> OperationRecord:
+    """`retained` by a stack destroy (not destroyed on purpose): outputs and resources stay,
+    the run that decided it is `run_id`, and no command or failure is left pending."""
+    out = _finish(copy.deepcopy(rec), Status.RETAINED)
+    out.run_id = run_id
+    return out
+
+
 def imported(running: OperationRecord, address: str, state_addresses: Iterable[str]) -> OperationRecord:
     """An orphan adopted into state: it stops being a suspect; nothing else is promoted.
 

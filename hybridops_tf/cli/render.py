@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -54,6 +55,14 @@ class ProgressPrinter:
         start = self._started.pop(addr, None)
         seconds = reported or (time.monotonic() - start if start is not None else 0.0)
         return f"{seconds:.1f}s"
+
+
+def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
+    """Echo rows (the header first) as columns two spaces apart: each column but the last is
+    padded to its widest cell; the last (free text) is printed as it is."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        click.echo(indent + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
 
 
 def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from hybridops_tf.cli.render import table
 from hybridops_tf.errors import UsageError
 from hybridops_tf.sim.faults import FaultRule, FaultsError, faults_path_from_env, load_rules
 from hybridops_tf.sim.install import (
@@ -95,9 +96,7 @@ def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
         attrs = _visible_attributes(obj)
         details = " ".join(f"{k}={v}" for k, v in sorted(attrs.items()) if v is not None)
         rows.append((obj.type, obj.id, obj.name, details))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
+    table(rows)
 
 
 @sim_group.command("check-faults")

@@ -12,15 +12,16 @@ from typing import Any
 import click
 
 from hybridops_tf.cli.options import lock_option
-from hybridops_tf.cli.render import ProgressPrinter
+from hybridops_tf.cli.render import ProgressPrinter, table
 from hybridops_tf.errors import ExitCode
+from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
                 "error": "✗", "pending": "…"}
 
 
 def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("stack_file", default="stack.yml", type=click.Path(path_type=Path))(func)
+    return click.argument("stack_file", default=DEFAULT_STACK_FILE, type=click.Path(path_type=Path))(func)
 
 
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -92,10 +93,11 @@ class _Prefixed(io.TextIOBase):
 def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
          continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
          include_retained: bool = False) -> None:
+    from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack.model import load_stack
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
-    stack = load_stack(stack_file, ctx.obj.runtime_root / "cache" / "hcl")
+    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     result = run_stack(StackRequest(
         stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
@@ -177,10 +179,11 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
       hyops stack status modules/sim/stack.yml --json
     """
     from hybridops_tf.record import RecordStore
+    from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack.model import load_stack
     from hybridops_tf.stack.report import record_status, status_document
 
-    stack = load_stack(stack_file)
+    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     doc = status_document(stack, ctx.obj.runtime_root)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -198,7 +201,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
 @stack_group.command("graph")
 @_stack_file
 @click.option("--dot", is_flag=True, help="Print Graphviz dot instead of text.")
-def graph_cmd(stack_file: Path, dot: bool) -> None:
+@click.pass_context
+def graph_cmd(ctx: click.Context, stack_file: Path, dot: bool) -> None:
     """Show STACK_FILE's members, edges, wiring and destroy order.
 
     \b
@@ -206,10 +210,11 @@ def graph_cmd(stack_file: Path, dot: bool) -> None:
       hyops stack graph modules/sim/stack.yml
       hyops stack graph modules/sim/stack.yml --dot | dot -Tsvg > stack.svg
     """
+    from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack import graph
     from hybridops_tf.stack.model import load_stack
 
-    stack = load_stack(stack_file)
+    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     click.echo(graph.to_dot(stack) if dot else graph.to_text(stack))
 
 
@@ -231,6 +236,4 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
         row = (str(m.get("name")), str(m.get("module_ref")), status,
                *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
         rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
-    for r in rows:
-        click.echo("  " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+    table(rows, indent="  ")

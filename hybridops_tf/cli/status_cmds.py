@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf.cli.options import module_options, target
+from hybridops_tf.cli.render import table
 from hybridops_tf.errors import ExitCode
 
 
@@ -69,9 +70,7 @@ def _table(entries: list) -> None:
             note = "no record"
         rows.append((e.module_ref, e.shown_status, rec.run_id if rec else "-",
                      rec.updated_at if rec else "-", note.strip("; ")))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for r in rows:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
+    table(rows)
 
 
 @click.command("outputs")

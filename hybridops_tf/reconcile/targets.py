@@ -47,7 +47,9 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
         from hybridops_tf.stack.model import load_stack
     except ImportError:  # pragma: no cover - the stack package ships with hyops
         raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
-    stack = load_stack(stack_file)
+    from hybridops_tf.runtime import Runtime
+
+    stack = load_stack(stack_file, Runtime(runtime_root).hcl_cache())
     store = RecordStore(runtime_root)
     refs = {m.name: m.module_ref for m in stack.members}
     targets = []

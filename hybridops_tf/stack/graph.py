@@ -70,10 +70,6 @@ class Scheduler:
 
     # --- queries ----------------------------------------------------------------------------
     @property
-    def running(self) -> frozenset[str]:
-        return frozenset(self._running)
-
-    @property
     def stopped(self) -> bool:
         """True once nothing new may start: an interrupt, or a failure without continue."""
         return self._interrupted or (self._first_failure is not None and not self._continue)
@@ -83,9 +79,6 @@ class Scheduler:
         if self._running:
             return False
         return self.stopped or (not self._queue and not self._sorter.is_active())
-
-    def resolution(self, name: str) -> Resolution | None:
-        return self._results.get(name)
 
     # --- transitions ------------------------------------------------------------------------
     def start(self) -> list[str]:

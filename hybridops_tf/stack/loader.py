@@ -28,7 +28,6 @@ from hybridops_tf.stack.model import DEFAULT_STACK_FILE, Member, Stack, Wire
 TOP_FIELDS = ("stack", "modules")
 MEMBER_FIELDS = ("name", "path", "ref", "depends_on", "inputs", "inputs_from", "owned_by",
                  "retain_on_destroy", "workspace")
-_SEGMENT = re.compile(r"[a-z0-9_.-]+\Z")  # one module_ref segment (modules.validate_ref)
 _WORKSPACE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 
 
@@ -61,7 +60,7 @@ class StackLoader:
                 self.problem(keys.get(str(key), 1), f"unknown top-level field {key!r} "
                              f"(fields: {', '.join(TOP_FIELDS)})")
         name = data.get("stack")
-        if not isinstance(name, str) or not _SEGMENT.match(name):
+        if not _is_segment(name):  # '..' or '.' would put the run report outside <root>/stacks/
             self.problem(keys.get("stack", 1), "stack: a name is required, made of lowercase "
                          "letters, digits, '_', '.', '-' (it prefixes member refs: <stack>/<name>)")
             name = "stack"
@@ -135,7 +134,7 @@ class StackLoader:
         for key in raw:
             if key not in MEMBER_FIELDS:
                 self.problem(at(str(key)), f"{who}: unknown field {key!r} (fields: {', '.join(MEMBER_FIELDS)})")
-        if not isinstance(name, str) or not _SEGMENT.match(name):
+        if not _is_segment(name):
             self.problem(at("name"), f"{who}: name is required, made of lowercase letters, digits, "
                          "'_', '.', '-'")
             return None
@@ -371,8 +370,19 @@ class _Draft:
             name=self.name, directory=self.directory, module_ref=self.ref, depends_on=self.depends_on,
             inputs=dict(self.inputs), inputs_from={k: w for k, w in self.wires.items() if w is not None},
             owned_by=self.owned_by, retain_on_destroy=self.retain, workspace=self.workspace,
-            line=self.line,
         )
+
+
+def _is_segment(name: Any) -> bool:
+    """One module_ref segment by modules.validate_ref's rules (so not '.' or '..'); '/' would
+    make two segments."""
+    if not isinstance(name, str) or "/" in name:
+        return False
+    try:
+        validate_ref(name)
+    except UsageError:
+        return False
+    return True
 
 
 def _line(node: yaml.Node) -> int:
@@ -390,6 +400,4 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
 def _unquoted(problem: str) -> str:
     """PyYAML's problem text without the tokens it quotes (an alias or a tag name may be a
     secret); one-character quotes such as expected ':' carry the hint and stay."""
-    import re
-
     return re.sub(r"'[^']{2,}'|\"[^\"]{2,}\"", "'…'", problem)

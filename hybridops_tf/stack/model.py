@@ -43,7 +43,6 @@ class Member:
     owned_by: str | None = None
     retain_on_destroy: bool = False
     workspace: str | None = None
-    line: int = 0
 
     @property
     def target(self) -> ModuleTarget:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from hybridops_tf import operation
+from hybridops_tf import operation, settle
 from hybridops_tf.engine import binary, process
 from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, MemberStatus, Status, apply_refusal
@@ -76,7 +76,6 @@ class StackResult:
     report: StackReport
     exit_code: int
     report_path: Path | None = None
-    results: dict[str, MemberResult] = field(default_factory=dict)
 
 
 def run_stack(req: StackRequest) -> StackResult:
@@ -110,7 +109,7 @@ def run_stack(req: StackRequest) -> StackResult:
     code = exit_code_of(execution.interrupted, execution.results)
     if path is None and code == ExitCode.OK:
         code = ExitCode.FAILED
-    return StackResult(report, code, path, execution.results)
+    return StackResult(report, code, path)
 
 
 def exit_code_of(interrupted: bool, results: dict[str, MemberResult]) -> int:
@@ -234,7 +233,6 @@ class _Execution:
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
             on_event=listener.event_sink(member.name) if listener else None,
             on_stderr=listener.stderr_sink(member.name) if listener else process.echo_stderr,
-            empty_status=Status.DESTROYED,
         )
 
     def _apply(self, member: Member) -> MemberResult:
@@ -259,7 +257,7 @@ class _Execution:
         computes it), in the same workspace."""
         if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
             return False
-        resolved = Runtime(self.req.runtime_root).resolve_inputs(member.target, None, (), values, sensitive)
+        resolved = self.wiring.runtime.resolve_inputs(member.target, None, (), values, sensitive)
         return resolved.digest() == rec.inputs_digest
 
     def _destroy(self, member: Member) -> MemberResult:
@@ -300,11 +298,8 @@ class _Execution:
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"{member.module_ref} has a stale 'running' record; not marking it retained: "
                     f"run `hyops reconcile {member.directory} --ref {member.module_ref}` first"))
-            rec.status = Status.RETAINED
-            rec.run_id = self.run_id
-            rec.active_command = rec.owner = rec.failed_command = rec.last_error = None
             try:
-                self.store.write(rec)
+                self.store.write(settle.retained(rec, self.run_id))
             except OSError as err:
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"could not mark {member.module_ref} retained: {err.strerror or err}; "

@@ -23,6 +23,7 @@ from hybridops_tf.settle import (
     interrupted_run_orphans,
     new_suspect_orphans,
     resources_from_progress,
+    retained,
 )
 
 REF = "demo/network"
@@ -481,3 +482,22 @@ def test_an_unreadable_fresh_plan_leaves_one_unnamed_suspect() -> None:
 
 def test_no_replan_needed_adds_nothing_beyond_the_run_events() -> None:
     assert interrupted_run_orphans({}, set(), "apply-2", replanned=()) == []
+
+
+# --- retained ------------------------------------------------------------------------------
+
+
+def test_retained_keeps_what_is_known_clears_the_failure_and_names_the_stack_run() -> None:
+    before = failed_record()
+    before.active_command, before.owner = "destroy", OWNER
+    snapshot = copy.deepcopy(before)
+
+    rec = retained(before, "stack-destroy-3")
+
+    assert rec.status is Status.RETAINED
+    assert rec.run_id == "stack-destroy-3"
+    assert (rec.active_command, rec.owner, rec.failed_command, rec.last_error) == (None,) * 4
+    assert rec.outputs == snapshot.outputs and rec.previous_outputs == snapshot.previous_outputs
+    assert rec.resources == snapshot.resources and rec.suspect_orphans == snapshot.suspect_orphans
+    assert rec.inputs_digest == snapshot.inputs_digest and rec.extra == snapshot.extra
+    assert before == snapshot  # pure: the record read is not changed

@@ -221,6 +221,16 @@ def test_malformed_stack_files_are_refused(stack_dir: Path, text: str, expected:
     assert expected in invalid(stack_dir, text)
 
 
+@pytest.mark.parametrize("name", ["..", "."])
+def test_a_stack_name_of_only_dots_is_refused(stack_dir: Path, name: str) -> None:
+    # explicit refs, so only the name itself can refuse: its report would land at
+    # <root>/stacks/<name>/latest.json, i.e. outside <root>/stacks/
+    message = invalid(stack_dir, f'stack: "{name}"\nmodules:\n'
+                                 "  - {name: network, path: network, ref: demo/network}\n")
+
+    assert "stack: a name is required" in message
+
+
 def test_a_missing_stack_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as info:
         load_stack(tmp_path / "stack.yml")
