@@ -97,22 +97,28 @@ class Runtime:
     ) -> Engine:
         """Step 3 preflight: engine found, version read (cached), environment set, `init` if needed."""
         info = binary.resolve(engine_opt, self.engine_cache())
+        engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace))
+        markers = self.root / "cache" / "init"
+        if engine.needs_init(markers):
+            engine.init(folder.path / "init.log" if folder is not None else None, markers)
+        return engine
+
+    def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:
+        """The engine's extra environment for a module: TF_VAR_ inputs, the sim mirror (its
+        launcher path refused if symlinked: the engine will execute what it finds there), the
+        workspace. RefusedError when the launcher path is unsafe."""
         env: dict[str, str] = dict(resolved.engine_env()) if resolved is not None else {}
         from hybridops_tf.sim import install as sim_install
 
-        if sim_install.module_uses_sim(target.directory):
-            try:  # the engine will execute the launcher found there
+        if sim_install.module_uses_sim(directory):
+            try:
                 refuse_symlinks(sim_install.launcher_path(self.root))
             except OSError as err:
                 raise RefusedError(f"{err}; nothing was run") from None
             env.update(sim_install.sim_engine_env(self.root))
         if workspace:
             env["TF_WORKSPACE"] = workspace
-        engine = Engine(info, target.directory, env)
-        markers = self.root / "cache" / "init"
-        if engine.needs_init(markers):
-            engine.init(folder.path / "init.log" if folder is not None else None, markers)
-        return engine
+        return env
 
     def meta(self, req: Any, run_id: str, resolved: ResolvedInputs) -> dict[str, Any]:
         try:

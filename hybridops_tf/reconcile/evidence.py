@@ -30,7 +30,7 @@ from hybridops_tf.engine.events import iter_events, summarize_diagnostics
 from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
-from hybridops_tf.errors import EngineError, Interrupted, UsageError
+from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence, Where
 from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
@@ -201,7 +201,7 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
         resolved, inputs_problem = None, err.message
     try:
         engine = _engine(opts, target.directory, resolved, target.workspace)
-    except EngineError as err:
+    except (EngineError, RefusedError) as err:
         return {"errored_state": errored, "unchecked": (err.message,)}
     unchecked: list[str] = []
     state = None
@@ -237,15 +237,8 @@ def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:
 def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedInputs | None,
             workspace: str | None) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
-    from hybridops_tf.sim import install as sim_install
-
     assert opts.engine is not None
-    env: dict[str, str] = dict(resolved.engine_env()) if resolved is not None else {}
-    if sim_install.module_uses_sim(directory):
-        env.update(sim_install.sim_engine_env(opts.runtime_root))
-    if workspace:
-        env["TF_WORKSPACE"] = workspace
-    engine = Engine(opts.engine, directory, env)
+    engine = Engine(opts.engine, directory, Runtime(opts.runtime_root).engine_env(directory, resolved, workspace))
     markers = opts.runtime_root / "cache" / "init"
     if engine.needs_init(markers):
         if opts.note is not None:

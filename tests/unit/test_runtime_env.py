@@ -1,0 +1,56 @@
+"""The engine environment a run and a reconcile both build (Runtime.engine_env)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybridops_tf.engine.binary import EngineInfo
+from hybridops_tf.errors import RefusedError
+from hybridops_tf.reconcile import evidence
+from hybridops_tf.runtime import Runtime
+
+SIM_TF = 'resource "sim_network" "n" {\n  name = "n"\n}\n'
+
+
+@pytest.fixture
+def sim_module(tmp_path: Path) -> Path:
+    module = tmp_path / "mod"
+    module.mkdir()
+    (module / "main.tf").write_text(SIM_TF)
+    return module
+
+
+def _symlinked_sim_root(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root.mkdir(mode=0o700)
+    (root / "sim").symlink_to(elsewhere, target_is_directory=True)
+
+
+def test_a_symlinked_sim_launcher_path_is_refused(sim_module: Path, tmp_path: Path) -> None:
+    root = tmp_path / "rt"
+    _symlinked_sim_root(root, tmp_path)
+
+    with pytest.raises(RefusedError, match="nothing was run"):
+        Runtime(root).engine_env(sim_module, None, None)
+
+
+def test_the_workspace_and_the_sim_mirror_reach_the_engine(sim_module: Path, tmp_path: Path) -> None:
+    env = Runtime(tmp_path / "rt").engine_env(sim_module, None, "blue")
+
+    assert env["TF_WORKSPACE"] == "blue"
+    assert any(key.startswith("TF_CLI_CONFIG_FILE") for key in env)
+
+
+def test_a_read_only_reconcile_refuses_the_same_symlink_and_says_what_it_could_not_check(
+    sim_module: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "rt"
+    _symlinked_sim_root(root, tmp_path)
+    opts = evidence.GatherOptions(runtime_root=root, engine=EngineInfo(Path("/bin/false"), "1.0.3", "terraform"))
+
+    found = evidence._engine_evidence(evidence.Target("t/mod", sim_module), None, opts)
+
+    assert any("symlink" in why for why in found["unchecked"]), found
