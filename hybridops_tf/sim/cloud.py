@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -18,14 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.sim.faults import (
+    GATE_POLL_SECONDS,
     FaultMode,
     FaultRule,
+    HangAt,
     claim,
     faults_path_from_env,
     load_rules,
 )
 from hybridops_tf.sim.kinds import Kind, kind_of
-from hybridops_tf.sim.store import CallEntry, MissingParentError, SimObject, SimStore
+from hybridops_tf.sim.store import (
+    CallEntry,
+    MissingParentError,
+    SimObject,
+    SimStore,
+    atomic_write_text,
+    utc_now,
+)
 
 WATCH_FILE_ENV = "HYOPS_SIM_WATCH_FILE"
 HEALTH_PASSING = "passing"
@@ -65,6 +75,7 @@ class SimCloud:
     faults_file: Path | None = None
     watch_file: Path | None = None
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> SimCloud:
@@ -115,6 +126,39 @@ class SimCloud:
         return summary, f"{rule.describe()}{source} fired: {what}"
 
     @staticmethod
+    def _hangs(rule: FaultRule | None, at: HangAt) -> bool:
+        return rule is not None and rule.mode is FaultMode.HANG and rule.at is at
+
+    def _hang(self, rule: FaultRule, op: str, type_name: str, name: Any) -> str | None:
+        """Hang as the rule says; an error (one line) only if `hang_started` cannot be written.
+
+        Without `hang_until` this is one sleep of `seconds`; with it, a cheap poll for the
+        file, given up after `seconds` (the call then proceeds as if released).
+        """
+        if rule.hang_started is not None:
+            signal = {
+                "pid": os.getpid(),
+                "op": op,
+                "type": type_name,
+                "name": name if isinstance(name, str) else None,
+                "time": utc_now(),
+            }
+            try:
+                atomic_write_text(rule.hang_started, json.dumps(signal) + "\n")
+            except OSError as exc:
+                return f"cannot write hang_started file {rule.hang_started}: {exc.strerror or exc}"
+        if rule.hang_until is None:
+            self.sleep(rule.seconds)
+            return None
+        deadline = self.clock() + rule.seconds
+        while not rule.hang_until.exists():
+            left = deadline - self.clock()
+            if left <= 0:
+                break
+            self.sleep(min(GATE_POLL_SECONDS, left))
+        return None
+
+    @staticmethod
     def _state(kind: Kind, obj: SimObject, known: Mapping[str, Any]) -> dict[str, Any]:
         """Engine state from a stored object; secrets come back only if their digest matches."""
         state: dict[str, Any] = {"id": obj.id, "name": obj.name}
@@ -145,8 +189,9 @@ class SimCloud:
         rule = self._claim(type_name, name, "create")
         object_id = self.store.new_id(type_name)
         self._log("create", type_name, name, object_id, rule)
-        if rule is not None and rule.mode is FaultMode.HANG:
-            self.sleep(rule.seconds)
+        if rule is not None and self._hangs(rule, HangAt.BEFORE):
+            if problem := self._hang(rule, "create", type_name, name):
+                return Outcome(None, *self._fault(rule, type_name, name, problem))
         elif rule is not None and rule.mode in _FAILS_NOTHING_DONE:
             return Outcome(None, *self._fault(rule, type_name, name, "nothing was created"))
         attributes = self._attributes(kind, planned, object_id)
@@ -155,6 +200,9 @@ class SimCloud:
         except MissingParentError as exc:
             return Outcome(None, f'sim: cannot create {type_name} "{name}"', str(exc))
         state = self._state(kind, obj, planned)
+        if rule is not None and self._hangs(rule, HangAt.AFTER):
+            if problem := self._hang(rule, "create", type_name, name):
+                return Outcome(None, *self._fault(rule, type_name, name, f"{obj.id}: {problem}"))
         if rule is not None and rule.mode is FaultMode.FAIL_AFTER_CREATE:
             what = f"object {obj.id} was created, then the call reported an error"
             return Outcome(state, *self._fault(rule, type_name, name, what))
@@ -169,7 +217,8 @@ class SimCloud:
         rule = self._claim(type_name, name, "read")
         self._log("read", type_name, name, object_id, rule)
         if rule is not None and rule.mode is FaultMode.HANG:
-            self.sleep(rule.seconds)
+            if problem := self._hang(rule, "read", type_name, name):
+                return Outcome(dict(current), *self._fault(rule, type_name, name, problem))
         elif rule is not None:
             return Outcome(dict(current), *self._fault(rule, type_name, name, "nothing was read"))
         obj = self.store.get(object_id) if isinstance(object_id, str) and object_id else None
@@ -184,9 +233,10 @@ class SimCloud:
         object_id, name = current.get("id"), planned.get("name")
         rule = self._claim(type_name, name, "update")
         self._log("update", type_name, name, object_id, rule)
-        if rule is not None and rule.mode is FaultMode.HANG:
-            self.sleep(rule.seconds)
-        elif rule is not None:
+        if rule is not None and self._hangs(rule, HangAt.BEFORE):
+            if problem := self._hang(rule, "update", type_name, name):
+                return Outcome(dict(current), *self._fault(rule, type_name, name, problem))
+        elif rule is not None and rule.mode is not FaultMode.HANG:
             return Outcome(
                 dict(current), *self._fault(rule, type_name, name, "nothing was changed")
             )
@@ -199,19 +249,27 @@ class SimCloud:
         new = self.store.update(obj.id, str(name), self._attributes(kind, merged, obj.id))
         if new is None:
             return Outcome(dict(current), f"sim: {type_name} {object_id} vanished during update")
-        return Outcome(self._state(kind, new, planned))
+        state = self._state(kind, new, planned)
+        if rule is not None and self._hangs(rule, HangAt.AFTER):
+            if problem := self._hang(rule, "update", type_name, name):
+                return Outcome(state, *self._fault(rule, type_name, name, problem))
+        return Outcome(state)
 
     def delete(self, type_name: str, current: Mapping[str, Any]) -> Outcome:
         object_id, name = current.get("id"), current.get("name")
         rule = self._claim(type_name, name, "delete")
         self._log("delete", type_name, name, object_id, rule)
-        if rule is not None and rule.mode is FaultMode.HANG:
-            self.sleep(rule.seconds)
-        elif rule is not None:
+        if rule is not None and self._hangs(rule, HangAt.BEFORE):
+            if problem := self._hang(rule, "delete", type_name, name):
+                return Outcome(dict(current), *self._fault(rule, type_name, name, problem))
+        elif rule is not None and rule.mode is not FaultMode.HANG:
             what = f"object {object_id} was not deleted"
             return Outcome(dict(current), *self._fault(rule, type_name, name, what))
         if isinstance(object_id, str) and object_id:
             self.store.delete(object_id)
+        if rule is not None and self._hangs(rule, HangAt.AFTER):
+            if problem := self._hang(rule, "delete", type_name, name):
+                return Outcome(None, *self._fault(rule, type_name, name, problem))
         return Outcome(None)
 
     def import_(self, type_name: str, object_id: str) -> Outcome:

@@ -5,6 +5,14 @@ HYOPS_SIM_FAULTS names a YAML or JSON file holding a list of rules (or `{rules: 
     - {type: sim_vm, op: create, mode: fail_after_create, times: 1}
     - {type: "*", name: demo-net, op: delete, mode: fail_delete}
     - {type: sim_vm, op: create, mode: hang, seconds: 2}
+    - {type: sim_vm, op: create, mode: hang, hang_until: release, hang_started: started}
+
+A `hang` sleeps `seconds`, or, with `hang_until: PATH`, waits until PATH exists (polled every
+GATE_POLL_SECONDS, bounded by `seconds`, default DEFAULT_GATE_SECONDS), then proceeds as if it
+had not hung. `hang_started: PATH` is written when the hang begins, so a test can gate on
+both ends of the window instead of sleeping. `at: after` lets a create/update/delete take
+effect first and hang before answering (the object exists, the engine has not heard so).
+Relative paths are resolved against the directory of the faults file.
 
 Parsing and matching are pure so they are tested without a provider; counting `times`
 goes through a FireCounter (the store, under its lock) because one rule is shared by every
@@ -28,6 +36,8 @@ from hybridops_tf.sim.kinds import RESOURCE_TYPES
 
 FAULTS_ENV = "HYOPS_SIM_FAULTS"
 DEFAULT_HANG_SECONDS = 30.0
+DEFAULT_GATE_SECONDS = 600.0  # the bound of a `hang_until` gate when `seconds` is not given
+GATE_POLL_SECONDS = 0.05
 
 
 class FaultsError(ValueError):
@@ -45,7 +55,7 @@ class FaultMode(StrEnum):
     FAIL_BEFORE_CREATE = "fail_before_create"  # error, nothing created
     FAIL_AFTER_CREATE = "fail_after_create"  # object created, state AND error returned
     LOSE_RESPONSE = "lose_response"  # object created, error, no state returned
-    HANG = "hang"  # sleep `seconds`, then proceed normally
+    HANG = "hang"  # sleep `seconds` (or wait for `hang_until`), then proceed normally
     FAIL_DELETE = "fail_delete"  # error, object stays
     FAIL = "fail"  # any op: error, nothing changed
 
@@ -60,7 +70,13 @@ MODE_OPS: dict[FaultMode, frozenset[FaultOp]] = {
     FaultMode.HANG: _ALL_OPS,
     FaultMode.FAIL: _ALL_OPS,
 }
-_FIELDS = ("type", "name", "op", "mode", "times", "seconds")
+_FIELDS = ("type", "name", "op", "mode", "times", "seconds", "hang_until", "hang_started", "at")
+_HANG_ONLY = ("seconds", "hang_until", "hang_started", "at")
+
+
+class HangAt(StrEnum):
+    BEFORE = "before"  # hang before the call does anything (the default)
+    AFTER = "after"  # do what the call does, then hang before answering
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,9 @@ class FaultRule:
     name: str | None = None
     times: int | None = None
     seconds: float = DEFAULT_HANG_SECONDS
+    hang_until: Path | None = None
+    hang_started: Path | None = None
+    at: HangAt = HangAt.BEFORE
 
     def matches(self, type_name: str, name: str | None, op: str) -> bool:
         """True when this rule applies to `op` on the resource `type_name`/`name`."""
@@ -84,9 +103,12 @@ class FaultRule:
     @property
     def key(self) -> str:
         """Identity for fire counts: position plus content, so an edited file counts anew."""
-        body = json.dumps(
-            [self.type, self.name, str(self.op), str(self.mode), self.times, self.seconds]
-        )
+        fields: list[Any] = [
+            self.type, self.name, str(self.op), str(self.mode), self.times, self.seconds
+        ]
+        if self.hang_until or self.hang_started or self.at is not HangAt.BEFORE:
+            fields += [str(self.hang_until), str(self.hang_started), str(self.at)]
+        body = json.dumps(fields)
         return f"{self.index}:{hashlib.sha256(body.encode()).hexdigest()[:12]}"
 
     def describe(self) -> str:
@@ -109,8 +131,22 @@ def _choice(raw: Any, allowed: type[StrEnum], what: str, where: str) -> Any:
         raise FaultsError(f"{where}: unknown {what} {raw!r} (expected one of: {names})") from None
 
 
-def parse_rule(raw: Any, index: int) -> FaultRule:
-    """Validate one rule mapping; FaultsError says which rule and which field is wrong."""
+def _gate_path(raw: Mapping[str, Any], field: str, where: str, base: Path | None) -> Path | None:
+    value = raw.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise FaultsError(f"{where}: {field!r} must be a non-empty path, got {value!r}")
+    path = Path(value)
+    return path if path.is_absolute() or base is None else base / path
+
+
+def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
+    """Validate one rule mapping; FaultsError says which rule and which field is wrong.
+
+    `base` is the directory relative `hang_until`/`hang_started` paths are resolved in
+    (the faults file's directory); None keeps them as written.
+    """
     where = f"rule {index}"
     if not isinstance(raw, dict):
         raise FaultsError(f"{where}: expected a mapping, got {type(raw).__name__}")
@@ -142,16 +178,27 @@ def parse_rule(raw: Any, index: int) -> FaultRule:
     times = raw.get("times")
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
         raise FaultsError(f"{where}: 'times' must be a positive integer, got {times!r}")
-    seconds = raw.get("seconds", DEFAULT_HANG_SECONDS)
-    if "seconds" in raw and mode is not FaultMode.HANG:
-        raise FaultsError(f"{where}: 'seconds' only applies to mode hang")
+    for field in _HANG_ONLY:
+        if field in raw and mode is not FaultMode.HANG:
+            raise FaultsError(f"{where}: {field!r} only applies to mode hang")
+    until = _gate_path(raw, "hang_until", where, base)
+    started = _gate_path(raw, "hang_started", where, base)
+    if until is not None and until == started:
+        raise FaultsError(f"{where}: 'hang_started' and 'hang_until' name the same file")
+    seconds = raw.get("seconds", DEFAULT_HANG_SECONDS if until is None else DEFAULT_GATE_SECONDS)
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise FaultsError(f"{where}: 'seconds' must be a number >= 0, got {seconds!r}")
-    return FaultRule(index, type_name, op, mode, name, times, float(seconds))
+    at = _choice(raw.get("at", HangAt.BEFORE.value), HangAt, "at", where)
+    if at is HangAt.AFTER and op is FaultOp.READ:
+        raise FaultsError(f"{where}: 'at: after' applies to create, update and delete")
+    return FaultRule(index, type_name, op, mode, name, times, float(seconds), until, started, at)
 
 
-def parse_rules(data: Any) -> list[FaultRule]:
-    """Validate a loaded document: a list of rules, `{rules: [...]}`, or empty (no rules)."""
+def parse_rules(data: Any, base: Path | None = None) -> list[FaultRule]:
+    """Validate a loaded document: a list of rules, `{rules: [...]}`, or empty (no rules).
+
+    `base`: where relative gate paths are resolved (see parse_rule).
+    """
     if data is None:
         return []
     if isinstance(data, dict):
@@ -163,7 +210,7 @@ def parse_rules(data: Any) -> list[FaultRule]:
         raise FaultsError(
             f"expected a list of rules or {{rules: [...]}}, got {type(data).__name__}"
         )
-    return [parse_rule(raw, i) for i, raw in enumerate(data, start=1)]
+    return [parse_rule(raw, i, base) for i, raw in enumerate(data, start=1)]
 
 
 def load_rules(path: Path) -> list[FaultRule]:
@@ -189,7 +236,7 @@ def load_rules(path: Path) -> list[FaultRule]:
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise FaultsError(f"{path}: invalid YAML{at}: {problem}") from None
     try:
-        return parse_rules(data)
+        return parse_rules(data, Path(path).absolute().parent)
     except FaultsError as exc:
         raise FaultsError(f"{path}: {exc}") from None
 

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tests.integration.gates import Gate
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 from tests.reliability.checks import assert_lock_free, check_record
@@ -186,14 +188,15 @@ def test_read_only_reconcile_never_fails_a_concurrent_apply(
     module_copy("network")
     assert hyops("apply", "modules/network").returncode == 0
     faults = tmp_path / "slow-read.yml"
-    faults.write_text("- {type: sim_network, op: read, mode: hang, seconds: 5, times: 1}\n")
-    calls = len(hyops.sim_calls())
+    gate = Gate.at(tmp_path)  # the reconcile's refresh stays in flight for the whole apply
+    faults.write_text(yaml.safe_dump([gate.rule(type="sim_network", op="read", times=1)]))
     reader = hyops.start("reconcile", "modules/network", "--json", env={"HYOPS_SIM_FAULTS": str(faults)})
     try:
-        procs.wait_until(lambda: any(c.get("fault") == "hang" for c in hyops.sim_calls()[calls:]),
-                         "the read-only reconcile's refresh to be in flight")
+        procs.wait_until(lambda: gate.is_started, "the read-only reconcile's refresh to be in flight")
         applied = hyops("apply", "modules/network")
+        assert reader.poll() is None, "the reconcile ended before the apply did"
     finally:
+        gate.release()
         reader.communicate(timeout=300)
     assert applied.returncode in (0, 4), applied.stdout + applied.stderr
     assert hyops.record("network")["status"] == "ok"

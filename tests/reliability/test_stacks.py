@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import SIM_MODULES
+from tests.integration.gates import Gate
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 from tests.reliability.checks import assert_lock_free, check_record, load_record, orphan_addresses
@@ -70,6 +71,16 @@ def _faults(tmp_path: Path, rules: list[dict[str, Any]]) -> dict[str, str]:
     return {"HYOPS_SIM_FAULTS": str(path)}
 
 
+def _kill_member_engine(rig: StackRig, member: str, gate: Gate) -> None:
+    """SIGKILL the member's engine too (a runner killing the whole tree), then wait until it
+    and the gated provider are gone: the gate is never opened, so nothing finishes later."""
+    for pid in procs.engine_pids(rig.dir / member):
+        procs.kill(pid)
+    provider = json.loads(gate.started.read_text())["pid"]
+    procs.wait_until(lambda: not procs.engine_pids(rig.dir / member) and not procs.alive(provider),
+                     f"the {member} engine and its provider to be gone")
+
+
 def _check_after_stack_kill(rig: StackRig, phase: str, report_before: bytes | None,
                             in_flight: str | None) -> None:
     h = rig.h
@@ -111,25 +122,30 @@ def test_sigkill_of_a_stack_while_a_member_engine_runs_leaves_honest_member_reco
 ) -> None:
     h = rig.h
     calls = len(h.sim_calls())
-    proc = rig.start("apply", _faults(tmp_path, [{"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 3}]))
-    hung = procs.wait_until(lambda: next((c for c in h.sim_calls()[calls:] if c.get("fault") == "hang"), None),
-                            "the vm member's hung create")
-    procs.wait_until(lambda: any("apply_start" in (d / "events.jsonl").read_text()
-                                 for d in rig.runs("demo/vm") if (d / "events.jsonl").exists()),
-                     "the stack to log the vm's apply_start")
-    procs.stop(proc.pid)
-    statuses = rig.records()
-    engine_alive = bool(procs.engine_pids(rig.dir / "vm", ("apply",)))
-    procs.kill(proc.pid)
-    proc.wait(timeout=60)
-    phase = "member_engine_running" if statuses["demo/vm"] == "running" and engine_alive else "missed"
-    note(KILL, command="stack apply", wanted="member_engine_running", method="hang_call", phase=phase,
-         hit=phase == "member_engine_running", exact=True, evidence={"records": statuses})
-    assert phase == "member_engine_running", statuses
-    assert statuses == {"demo/network": "ok", "demo/vm": "running", "demo/config": None}
-    procs.wait_until(lambda: not procs.engine_pids(rig.dir / "vm"), "the orphaned vm engine to end")
-    procs.wait_until(lambda: hung["id"] in {o["id"] for o in h.sim_objects()}, "the hung create to finish")
-    _check_after_stack_kill(rig, "member_engine_running", None, "demo/vm")
+    # the vm is created, its answer held until the end: the kill lands while the engine runs
+    gate = Gate.at(tmp_path)
+    proc = rig.start("apply", _faults(tmp_path, [gate.rule(type="sim_vm", op="create", at="after")]))
+    try:
+        procs.wait_until(lambda: gate.is_started, "the vm member's hung create")
+        hung = next(c for c in h.sim_calls()[calls:] if c.get("fault") == "hang")
+        procs.wait_until(lambda: any("apply_start" in (d / "events.jsonl").read_text()
+                                     for d in rig.runs("demo/vm") if (d / "events.jsonl").exists()),
+                         "the stack to log the vm's apply_start")
+        procs.stop(proc.pid)
+        statuses = rig.records()
+        engine_alive = bool(procs.engine_pids(rig.dir / "vm", ("apply",)))
+        procs.kill(proc.pid)
+        proc.wait(timeout=60)
+        phase = "member_engine_running" if statuses["demo/vm"] == "running" and engine_alive else "missed"
+        note(KILL, command="stack apply", wanted="member_engine_running", method="hang_call", phase=phase,
+             hit=phase == "member_engine_running", exact=True, evidence={"records": statuses})
+        assert phase == "member_engine_running", statuses
+        assert statuses == {"demo/network": "ok", "demo/vm": "running", "demo/config": None}
+        _kill_member_engine(rig, "vm", gate)
+        assert hung["id"] in {o["id"] for o in h.sim_objects()}, "the held create made no vm"
+        _check_after_stack_kill(rig, "member_engine_running", None, "demo/vm")
+    finally:
+        gate.release()
 
 
 def test_sigkill_of_a_stack_between_members_leaves_the_next_member_untouched(rig: StackRig) -> None:
@@ -197,21 +213,25 @@ def test_sigkill_of_a_stack_destroy_mid_delete_keeps_what_may_live_named(rig: St
     h = rig.h
     assert h("stack", "apply", "stack/stack.yml").returncode == 0
     calls = len(h.sim_calls())
-    proc = rig.start("destroy", _faults(tmp_path, [{"type": "sim_vm", "op": "delete", "mode": "hang", "seconds": 3}]))
-    hung = procs.wait_until(lambda: next((c for c in h.sim_calls()[calls:] if c.get("fault") == "hang"), None),
-                            "the vm member's hung delete")
-    procs.stop(proc.pid)
-    statuses = rig.records()
-    procs.kill(proc.pid)
-    proc.wait(timeout=60)
-    hit = statuses["demo/vm"] == "running"
-    note(KILL, command="stack destroy", wanted="member_engine_running", method="hang_call",
-         phase="member_engine_running" if hit else "missed", hit=hit, exact=True, evidence={"records": statuses})
-    assert hit, statuses
-    assert statuses["demo/network"] == "ok", "the network goes only after the vm"
-    procs.wait_until(lambda: not procs.engine_pids(rig.dir / "vm"), "the orphaned vm engine to end")
-    procs.wait_until(lambda: hung["id"] not in {o["id"] for o in h.sim_objects()}, "the hung delete to finish")
-    _check_after_stack_kill(rig, "stack destroy member_engine_running", None, "demo/vm")
+    gate = Gate.at(tmp_path)  # never opened: the vm delete never happens, whenever the kill lands
+    proc = rig.start("destroy", _faults(tmp_path, [gate.rule(type="sim_vm", op="delete")]))
+    try:
+        procs.wait_until(lambda: gate.is_started, "the vm member's hung delete")
+        hung = next(c for c in h.sim_calls()[calls:] if c.get("fault") == "hang")
+        procs.stop(proc.pid)
+        statuses = rig.records()
+        procs.kill(proc.pid)
+        proc.wait(timeout=60)
+        hit = statuses["demo/vm"] == "running"
+        note(KILL, command="stack destroy", wanted="member_engine_running", method="hang_call",
+             phase="member_engine_running" if hit else "missed", hit=hit, exact=True, evidence={"records": statuses})
+        assert hit, statuses
+        assert statuses["demo/network"] == "ok", "the network goes only after the vm"
+        _kill_member_engine(rig, "vm", gate)
+        assert hung["id"] in {o["id"] for o in h.sim_objects()}, "the held delete removed the vm"
+        _check_after_stack_kill(rig, "stack destroy member_engine_running", None, "demo/vm")
+    finally:
+        gate.release()
 
 
 # ----- two stacks sharing one member -----------------------------------------------------

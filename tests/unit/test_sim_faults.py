@@ -3,7 +3,10 @@ each mode does to the simulated cloud (no engine: SimCloud is called directly)."
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +14,14 @@ import pytest
 
 from hybridops_tf.sim.cloud import SimCloud
 from hybridops_tf.sim.faults import (
+    DEFAULT_GATE_SECONDS,
     DEFAULT_HANG_SECONDS,
+    GATE_POLL_SECONDS,
     FaultMode,
     FaultOp,
     FaultRule,
     FaultsError,
+    HangAt,
     claim,
     load_rules,
     matching,
@@ -45,10 +51,45 @@ def test_hang_defaults_to_30_seconds() -> None:
     assert rule.seconds == DEFAULT_HANG_SECONDS == 30.0
 
 
+def test_a_gated_hang_resolves_relative_paths_in_the_base_and_waits_600_seconds_at_most() -> None:
+    raw = {"type": "sim_vm", "op": "create", "mode": "hang", "hang_until": "gate/release",
+           "hang_started": "/abs/started"}
+    (rule,) = parse_rules([raw], Path("/faults/dir"))
+    assert rule.hang_until == Path("/faults/dir/gate/release")
+    assert rule.hang_started == Path("/abs/started")  # absolute paths are kept
+    assert rule.seconds == DEFAULT_GATE_SECONDS == 600.0 and rule.at is HangAt.BEFORE
+    (bounded,) = parse_rules([{**raw, "seconds": 5, "at": "after"}])
+    assert bounded.seconds == 5.0 and bounded.at is HangAt.AFTER
+    assert bounded.hang_until == Path("gate/release")  # no base: kept as written
+
+
+def test_gate_fields_change_the_rule_key_and_plain_rules_keep_theirs() -> None:
+    plain = {"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 2}
+    (a,) = parse_rules([plain])
+    (b,) = parse_rules([{**plain, "hang_until": "/r"}])
+    (c,) = parse_rules([{**plain, "hang_until": "/r", "at": "after"}])
+    assert len({a.key, b.key, c.key}) == 3
+    body = b'["sim_vm", null, "create", "hang", null, 2.0]'  # the key before gates existed
+    assert a.key == "1:" + hashlib.sha256(body).hexdigest()[:12]
+
+
+HANG_CREATE = {"type": "sim_vm", "op": "create", "mode": "hang"}
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
         ({"type": "sim_vm", "op": "create", "mode": "explode"}, "rule 1: unknown mode 'explode'"),
+        ({"type": "sim_vm", "mode": "lose_response", "hang_until": "r"}, "'hang_until' only applies"),
+        ({"type": "sim_vm", "mode": "lose_response", "hang_started": "s"}, "'hang_started' only"),
+        ({"type": "sim_vm", "mode": "lose_response", "at": "after"}, "'at' only applies to mode"),
+        ({**HANG_CREATE, "hang_until": ""}, "'hang_until' must be a non-empty path"),
+        ({**HANG_CREATE, "hang_until": 3}, "'hang_until' must be a non-empty path"),
+        ({**HANG_CREATE, "hang_started": ["x"]}, "'hang_started' must be a non-empty path"),
+        ({**HANG_CREATE, "hang_until": "f", "hang_started": "f"}, "name the same file"),
+        ({**HANG_CREATE, "hang_until": "f", "seconds": "10"}, "'seconds' must be a number"),
+        ({**HANG_CREATE, "at": "during"}, "rule 1: unknown at 'during'"),
+        ({"type": "sim_vm", "op": "read", "mode": "hang", "at": "after"}, "'at: after' applies to"),
         ({"type": "sim_vm", "op": "frob", "mode": "hang"}, "rule 1: unknown op 'frob'"),
         ({"type": "sim_vmm", "mode": "lose_response"}, "rule 1: unknown type 'sim_vmm'"),
         ({"op": "create", "mode": "hang"}, "rule 1: missing field 'type'"),
@@ -107,6 +148,19 @@ def test_load_rules_unreadable_file(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yml"
     with pytest.raises(FaultsError, match=r"missing\.yml: cannot read faults file"):
         load_rules(missing)
+
+
+def test_load_rules_resolves_gate_paths_next_to_the_faults_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "f.yml").write_text(
+        "- {type: sim_vm, op: create, mode: hang, hang_until: release, hang_started: ../started}\n"
+    )
+    monkeypatch.chdir(tmp_path)  # a relative faults path: resolved from the cwd, as it is read
+    (rule,) = load_rules(Path("sub/f.yml"))
+    assert rule.hang_until == tmp_path / "sub" / "release"
+    assert rule.hang_started == tmp_path / "sub" / ".." / "started"
 
 
 def test_load_rules_reads_yaml_and_json(tmp_path: Path) -> None:
@@ -279,3 +333,119 @@ def test_fault_calls_are_logged_with_the_watched_file(cloud: SimCloud, tmp_path:
     assert calls[0]["watched"] == "running" and calls[0]["id"].startswith("vm-")
     assert "watched" not in calls[1]  # only creates and deletes carry it
     assert calls[2]["watched"] is None  # the file was gone at that moment
+
+
+# ----- gated hangs: hang_until / hang_started / at -----
+class FakeTime:
+    """A clock that only moves when the cloud sleeps; `on_sleep` runs before each move."""
+
+    def __init__(self, on_sleep: Any = None) -> None:
+        self.now = 0.0
+        self.naps: list[float] = []
+        self.on_sleep = on_sleep
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        if self.on_sleep is not None:
+            self.on_sleep(len(self.naps))
+        self.naps.append(seconds)
+        self.now += seconds
+
+
+def gated(cloud: SimCloud, fake: FakeTime, **rule: Any) -> SimCloud:
+    cloud.sleep, cloud.clock = fake.sleep, fake.clock
+    return with_rules(cloud, {"type": "sim_vm", "op": "create", "mode": "hang", **rule})
+
+
+def test_hang_until_polls_cheaply_until_the_file_exists_then_proceeds(
+    cloud: SimCloud, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    seen: list[int] = []
+
+    def on_sleep(polls: int) -> None:
+        seen.append(len(cloud.store.list_objects("sim_vm")))
+        if polls == 4:
+            release.touch()
+
+    fake = FakeTime(on_sleep)
+    out = gated(cloud, fake, hang_until=str(release)).create("sim_vm", VM_PLAN)
+    assert out.error is None and out.state is not None
+    assert fake.naps == [GATE_POLL_SECONDS] * 5  # released on the 5th poll, not at the bound
+    assert seen == [0] * 5  # nothing was created while it hung
+
+
+def test_hang_until_gives_up_after_seconds_and_proceeds(cloud: SimCloud, tmp_path: Path) -> None:
+    fake = FakeTime()
+    out = gated(cloud, fake, hang_until=str(tmp_path / "never"), seconds=0.12).create(
+        "sim_vm", VM_PLAN
+    )
+    assert out.error is None and len(cloud.store.list_objects("sim_vm")) == 1
+    assert fake.now == pytest.approx(0.12) and len(fake.naps) == 3  # 0.05 + 0.05 + 0.02
+
+
+def test_hang_started_is_written_before_the_hang_begins(cloud: SimCloud, tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    at_first_poll: list[bool] = []
+    fake = FakeTime(lambda polls: at_first_poll.append(started.exists()))
+    gated(cloud, fake, hang_started=str(started), seconds=1).create("sim_vm", VM_PLAN)
+    assert at_first_poll == [True]
+    signal = json.loads(started.read_text())
+    assert signal["op"] == "create" and signal["type"] == "sim_vm" and signal["name"] == "web"
+    assert isinstance(signal["pid"], int)
+
+
+def test_an_unwritable_hang_started_fails_the_call_without_creating(
+    cloud: SimCloud, tmp_path: Path
+) -> None:
+    fake = FakeTime()
+    out = gated(cloud, fake, hang_started=str(tmp_path / "no-such-dir" / "started")).create(
+        "sim_vm", VM_PLAN
+    )
+    assert out.state is None and "cannot write hang_started file" in (out.error or "") + out.detail
+    assert cloud.store.list_objects("sim_vm") == [] and fake.naps == []
+
+
+def test_at_after_creates_first_and_hangs_before_answering(cloud: SimCloud) -> None:
+    during: list[int] = []
+    fake = FakeTime(lambda polls: during.append(len(cloud.store.list_objects("sim_vm"))))
+    out = gated(cloud, fake, at="after", seconds=0.05, hang_until="/nonexistent").create(
+        "sim_vm", VM_PLAN
+    )
+    assert during == [1] and out.error is None and out.state is not None
+
+
+def test_at_after_deletes_first_and_hangs_before_answering(cloud: SimCloud) -> None:
+    created = cloud.create("sim_vm", VM_PLAN).state
+    assert created is not None
+    during: list[bool] = []
+    fake = FakeTime(lambda polls: during.append(cloud.store.get(created["id"]) is None))
+    cloud.sleep, cloud.clock = fake.sleep, fake.clock
+    rule = {"type": "sim_vm", "op": "delete", "mode": "hang", "at": "after", "seconds": 1}
+    out = with_rules(cloud, rule).delete("sim_vm", created)
+    assert during == [True] and out.error is None and out.state is None
+
+
+def test_a_gated_hang_holds_a_real_thread_until_the_test_releases_it(
+    cloud: SimCloud, tmp_path: Path
+) -> None:
+    """Real clock and sleep: the create is parked until `release` exists, however long."""
+    release, started = tmp_path / "release", tmp_path / "started"
+    rule = {"type": "sim_vm", "op": "create", "mode": "hang",
+            "hang_until": str(release), "hang_started": str(started), "seconds": 60}
+    with_rules(cloud, rule)
+    worker = threading.Thread(target=cloud.create, args=("sim_vm", VM_PLAN))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline, "the hang never started"
+            time.sleep(0.01)
+        worker.join(0.3)  # not a race: the gate stays shut until the file below exists
+        assert worker.is_alive() and cloud.store.list_objects("sim_vm") == []
+    finally:
+        release.touch()
+        worker.join(30)
+    assert not worker.is_alive() and len(cloud.store.list_objects("sim_vm")) == 1
