@@ -18,6 +18,9 @@ from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.record import module_id, utc_now
 
 SCHEMA_VERSION = 1
+# Created by the event relay (engine/relay.py) once events.jsonl holds everything the
+# engine wrote to its stdout, to EOF: even when hyops died first.
+EVENTS_COMPLETE = "events.complete"
 
 
 def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
@@ -95,13 +98,16 @@ def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, co
 
     Then its events cannot name what the engine went on to create. engine.stderr.log is
     opened right before the engine is spawned, so without it (in a run folder that is
-    there) the engine never ran; a missing run folder proves nothing.
+    there) the engine never ran; a missing run folder proves nothing. With events.complete
+    the events are all the engine wrote, to its end: no plan in them means no create.
     """
     from hybridops_tf.engine.progress import plan_was_read
 
     if command not in (None, "apply") or plan_was_read(events):
         return False
     folder = run_path(runtime_root, module_ref, run_id)
+    if (folder / EVENTS_COMPLETE).exists():
+        return False  # the events are the engine's whole stdout: no plan in them, no create
     return (folder / "engine.stderr.log").exists() or not folder.is_dir()
 
 
@@ -114,6 +120,10 @@ class EventLog:
     def append(self, line: str) -> None:
         self._fh.write(line.encode("utf-8") + b"\n")
         self._fh.flush()
+
+    def fileno(self) -> int:
+        """The open events.jsonl, for the event relay (engine/relay.py) to append to."""
+        return self._fh.fileno()
 
     def close(self) -> None:
         try:

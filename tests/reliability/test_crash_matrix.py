@@ -178,9 +178,10 @@ def test_sigkill_of_a_stalled_reader_mid_create_still_names_what_may_exist(
 ) -> None:
     """hyops frozen (CPU-starved CI runner, debugger...) while its engine creates, then killed.
 
-    The engine keeps going without a reader until its next write; the provider creates
-    the vm. hyops never saw the apply_start line (it sat in the pipe), so the record must
-    still not let a verified destroy claim everything is gone.
+    hyops never read the vm's apply_start (it sat in the pipe from the event relay), but the
+    relay wrote it to events.jsonl before forwarding it. The kill stops the engine (its
+    parent-death signal) and the provider with it: the hung create is abandoned. The record
+    must still not let a verified destroy claim that nothing may exist.
     """
     rig = CrashRig(hyops, pair, "pair")
     kill = rig.kill("apply", "engine_running", "stalled_reader", env=_faults_env(tmp_path, HANG_VM_CREATE))
@@ -196,7 +197,9 @@ def test_sigkill_of_a_stalled_reader_mid_create_still_names_what_may_exist(
     assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
     after = check_record(hyops, rig.ref, "after recovery destroy")
     live = {o["id"]: o["type"] for o in hyops.sim_objects()}
-    assert kill.hung_call is not None and kill.hung_call["id"] in live, "the vm was created"
+    assert kill.hung_call is not None and kill.run_id is not None
+    logged = (hyops.runtime_root / "runs" / rig.ref / kill.run_id / "events.jsonl").read_text()
+    assert '"apply_start"' in logged and "sim_vm.vm" in logged, "the line hyops never read was lost"
     assert after is not None and after["status"] == "destroyed"
     named = [o["address"] for o in after.get("suspect_orphans", [])]
     assert any(a.startswith("sim_vm.") for a in named), (
