@@ -152,12 +152,18 @@ def _parse_hcl(path: Path) -> dict[str, Any]:
     with `strip_string_quotes` (8.1+); 7.x and older strip them. Imported here because
     python-hcl2 and lark cost ~0.2 s and `hyops --help` must not pay it.
     """
-    import hcl2
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {reason(exc)}") from exc
+    return parse_hcl_text(text, path)
+
+
+def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
+    """HCL text in python-hcl2's dict form, strings unquoted (also for `.tfvars` files);
+    UsageError naming `path` when it does not parse."""
+    import hcl2
+
     options = _serialization_options()
     try:
         if options is not None:

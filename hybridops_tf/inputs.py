@@ -1,10 +1,16 @@
 """Module inputs: merge the input sources, validate them, keep secrets off disk.
 
 Validation happens here, before any lock or engine run (DESIGN §6.1), so a misspelt input
-name is exit 2 with nothing changed. Sources merge in one order (DESIGN §7): module defaults
-< stack inputs < --inputs file < --var. A value leaves in the clear only through
-`ResolvedInputs.engine_env()`, the engine's TF_VAR_ environment; everything that is stored
-or shown says "<redacted>" for sensitive variables, and `digest()` only hashes them.
+name is exit 2 with nothing changed. Sources rank as the engine ranks them, lowest first:
+variable defaults < the caller's TF_VAR_ environment < terraform.tfvars <
+terraform.tfvars.json < *.auto.tfvars(.json) in lexical order < explicit inputs (stack inputs,
+inputs_from wiring, then --inputs/--var-file files and --var in the order given). The engine
+reads the first ones itself; hyops only reads them to check and record what the engine will
+use. The explicit ones leave in the clear only through `ResolvedInputs.var_file()`: one
+tfvars text that the engine reads as `-var-file=/dev/fd/0` from a pipe (engine/runner.py),
+so they keep -var-file precedence and never reach argv, the environment or a disk file.
+Everything stored or shown says "<redacted>" for sensitive variables, and `digest(key)`
+only hashes them, keyed (HMAC) so that a record and a guess list never recover a secret.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import hashlib
+import hmac
 import json
 import math
+import os
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +40,14 @@ from hybridops_tf.errors import UsageError
 from hybridops_tf.redact import REDACTED, redact_argv, redact_mapping
 
 __all__ = [
-    "REDACTED", "OutputSpec", "ResolvedInputs", "VariableSpec", "dump_yaml", "load_inputs_file",
-    "parse_var_option", "parse_var_options", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
+    "DIGEST_PREFIX", "MIN_DIGEST_KEY_BYTES", "REDACTED", "CliInput", "InputLayer", "OutputSpec", "ResolvedInputs",
+    "VariableSpec", "dump_yaml", "load_inputs_file", "module_layers", "parse_var_option", "parse_var_options",
+    "StackInputs", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
+    "split_engine_flags",
 ]
 
+DIGEST_PREFIX = "hmac-sha256:v1:"  # inputs_digest scheme; a new scheme gets a new prefix
+MIN_DIGEST_KEY_BYTES = 32
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _HCL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -70,26 +82,34 @@ def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec]) -
     """`--var` values by name: VALUE is YAML, except where YAML 1.1 would betray a text.
 
     For a `string` or untyped variable the engine itself reads `-var` text as a string, so
-    a YAML scalar that is not a string (`NO` -> false, `0755` -> 493, `1e3` -> 1000.0) is
-    replaced by the text as written: `--var country=NO` means "NO", as with `tofu -var`.
+    a YAML value that is not a string (`NO` -> false, `0755` -> 493, `1e3` -> 1000.0,
+    `[a]` -> a list) is replaced by the text as written: `--var country=NO` means "NO" and
+    `--var note=[a]` means "[a]", as with `tofu -var`.
     """
     values: dict[str, Any] = {}
     for text in texts:
         name, value = parse_var_option(text)
         spec = specs.get(name)
         if (spec is not None and spec.type_expr in (None, "string") and value is not None
-                and not isinstance(value, (str, list, dict))):
+                and not isinstance(value, str)):
             value = text.partition("=")[2]
         values[name] = value
     return values
 
 
 def load_inputs_file(path: Path) -> dict[str, Any]:
-    """Read an `--inputs` file: a YAML mapping of variable names to values (empty = none)."""
+    """Read an `--inputs`/`--var-file` file, by its name as the engine would: `*.tfvars` is
+    HCL, `*.json` is JSON (a `.tfvars.json`), anything else (`.yml`, `.yaml`) a YAML mapping
+    of variable names to values (empty = none)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read inputs file {path}: {reason(exc)}") from exc
+    name = Path(path).name
+    if name.endswith(".json"):
+        return _json_inputs(text, path)
+    if name.endswith(".tfvars"):
+        return _hcl_inputs(text, path, strict=True)
     try:
         import yaml
 
@@ -105,6 +125,49 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
                          f"values, not a {type(data).__name__}: write `name: value` lines")
     plain: dict[str, Any] = plain_value(data, f"inputs file {path}")
     return plain
+
+
+def _json_inputs(text: str, path: Path | str) -> dict[str, Any]:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except RecursionError:
+        raise UsageError(f"inputs file {path} is nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"inputs file {path} is not valid JSON: {reason(exc)}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"inputs file {path} must be a JSON object of variable names to values, "
+                         f"not a {type(data).__name__}")
+    plain: dict[str, Any] = plain_value(data, f"inputs file {path}")
+    return plain
+
+
+def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
+    """A `.tfvars` file (HCL attributes), via python-hcl2. A value python-hcl2 hands back
+    as `${...}` is an expression (`1 + 2`) or an interpolation hyops does not evaluate:
+    refused when hyops must pass the value on (strict), kept as written otherwise."""
+    from hybridops_tf.declarations import parse_hcl_text
+
+    data = parse_hcl_text(text, path)
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        if name.startswith("__"):  # python-hcl2's own bookkeeping (line numbers), not a variable
+            continue
+        if strict and _is_expression(value):
+            raise UsageError(f"inputs file {path}: the value of {name!r} is an expression hyops does "
+                             "not evaluate; write a literal value (or use a .tfvars.json file)")
+        values[name] = value
+    plain: dict[str, Any] = plain_value(values, f"inputs file {path}")
+    return plain
+
+
+def _is_expression(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith("${") and value.endswith("}")
+    if isinstance(value, list):
+        return any(_is_expression(v) for v in value)
+    if isinstance(value, dict):
+        return any(_is_expression(v) for v in value.values())
+    return False
 
 
 MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of values
@@ -139,32 +202,221 @@ def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
 
 
 @dataclass(frozen=True)
+class CliInput:
+    """One explicit input on the command line, kept in the order given.
+
+    option is "--var" (text NAME=VALUE), "--inputs" or "--var-file" (text a path; the
+    engine's `-var`/`-var-file` after `--` become these), or "recorded": the module's
+    rerun.inputs.yml, which `hyops destroy` puts first (text its path).
+    """
+
+    option: str
+    text: str
+
+    @property
+    def label(self) -> str:
+        """The source as records name it: `--var`, `--inputs FILE`, `--var-file FILE`."""
+        if self.option == "--var":
+            return "--var"
+        if self.option == "recorded":
+            return f"recorded ({Path(self.text).name} of the last run)"
+        return f"{self.option} {self.text}"
+
+
+@dataclass(frozen=True)
+class InputLayer:
+    """The values of one source; layers are merged in order, a later one winning.
+
+    explicit: hyops hands these to the engine (its var file); the others (the caller's
+    TF_VAR_, the module's tfvars files) the engine reads itself, hyops only records them.
+    strict: an undeclared name is an error, as the engine's `-var`, rather than a warning,
+    as the engine gives for a tfvars file. opaque: a file hyops could not read (the engine
+    may still): which variables it sets is unknown, so nothing is called missing.
+    """
+
+    source: str
+    values: Mapping[str, Any]
+    explicit: bool = True
+    strict: bool = True
+    opaque: bool = False
+    sources: Mapping[str, str] = field(default_factory=dict)  # per-name labels, e.g. inputs_from
+
+
+class StackInputs(dict[str, Any]):
+    """A stack member's inputs, with the source of those that are not plain `stack` inputs
+    (e.g. "inputs_from network.network_id"): what resolved.inputs.yml then names."""
+
+    def __init__(self, values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+        super().__init__(values)
+        self.sources = dict(sources)
+
+
+ENGINE_FLAGS = {"-var": "--var", "--var": "--var", "-var-file": "--var-file", "--var-file": "--var-file"}
+
+
+def split_engine_flags(passthrough: Sequence[str]) -> tuple[list[CliInput], list[str]]:
+    """Take the engine's `-var NAME=V` and `-var-file F` (either dash, `=` or a separate
+    word) out of the `--` passthrough: they become inputs like `--var`/`--var-file`, in
+    their position, so the record knows them and one var file carries them all."""
+    found: list[CliInput] = []
+    rest: list[str] = []
+    args = list(passthrough)
+    i = 0
+    while i < len(args):
+        flag, eq, value = args[i].partition("=")
+        option = ENGINE_FLAGS.get(flag)
+        if option is None:
+            rest.append(args[i])
+        else:
+            if not eq:
+                if i + 1 >= len(args):
+                    raise UsageError(f"{flag} after -- needs a value, e.g. {flag} "
+                                     + ("name=value" if option == "--var" else "prod.tfvars"))
+                i += 1
+                value = args[i]
+            found.append(CliInput(option, value))
+        i += 1
+    return found, rest
+
+
+MODULE_VAR_FILES = ("terraform.tfvars", "terraform.tfvars.json")
+
+
+def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
+                  environ: Mapping[str, str] | None = None) -> list[InputLayer]:
+    """What the engine reads on its own, lowest first: the caller's TF_VAR_<name> for
+    declared names (others it ignores), terraform.tfvars, terraform.tfvars.json, then
+    *.auto.tfvars and *.auto.tfvars.json in lexical order of their names. A file hyops
+    cannot parse is an opaque layer; the engine reports it if it cannot either."""
+    env = os.environ if environ is None else environ
+    from_env = {name: _env_value(spec, env[f"TF_VAR_{name}"]) for name, spec in specs.items()
+                if f"TF_VAR_{name}" in env}
+    layers = [InputLayer("env", from_env, explicit=False, strict=False)]
+    directory = Path(directory)
+    try:
+        autos = sorted(p.name for p in directory.iterdir()
+                       if p.name.endswith((".auto.tfvars", ".auto.tfvars.json")) and p.is_file())
+    except OSError:
+        autos = []
+    for name in [n for n in MODULE_VAR_FILES if (directory / n).is_file()] + autos:
+        path = directory / name
+        try:
+            text = path.read_text(encoding="utf-8")
+            values = _json_inputs(text, path) if name.endswith(".json") else _hcl_inputs(text, path, strict=False)
+        except (OSError, UnicodeDecodeError, UsageError):
+            layers.append(InputLayer(name, {}, explicit=False, strict=False, opaque=True))
+            continue
+        layers.append(InputLayer(name, values, explicit=False, strict=False))
+    return layers
+
+
+def _env_value(spec: VariableSpec, text: str) -> Any:
+    """TF_VAR_ text as the engine reads it: as written for string/number/bool/untyped
+    variables, an HCL expression for the others (kept as written if hyops cannot read it),
+    so a rerun that passes it in a var file gives the engine the same value."""
+    if spec.takes_literal:
+        return text
+    from hybridops_tf.declarations import parse_hcl_text
+
+    try:
+        value = parse_hcl_text(f"v = {text}\n", f"TF_VAR_{spec.name}").get("v", text)
+    except UsageError:
+        return text
+    return text if _is_expression(value) else value
+
+
+@dataclass(frozen=True)
 class ResolvedInputs:
     """The merged inputs of one run, with every safe way to use them."""
 
-    values: dict[str, Any]  # defaults and explicit inputs, in the clear: engine only
-    explicit: dict[str, Any]  # only what a source gave; defaults stay in the HCL
+    values: dict[str, Any]  # every value the engine will use, in the clear: never stored
+    explicit: dict[str, Any]  # what hyops passes in its var file; the rest the engine reads itself
     sensitive_names: frozenset[str]
     literal_names: frozenset[str] = frozenset()  # variables whose TF_VAR_ is plain text
+    sources: Mapping[str, str] = field(default_factory=dict)  # the winning source of each value
+    overridden: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # lower sources, per name
+    warnings: tuple[str, ...] = ()  # undeclared names in files: the engine only warns too
+
+    def source_of(self, name: str) -> str:
+        return self.sources.get(name, "default")
 
     def redacted(self) -> dict[str, Any]:
-        """Every value, sensitive ones as "<redacted>": resolved.inputs.yml and display."""
+        """Every value, sensitive ones as "<redacted>": for display."""
         return redact_mapping(self.values, self.sensitive_names)
 
+    def rerun_names(self) -> list[str]:
+        """What a rerun needs: the explicit inputs, and values from the caller's TF_VAR_
+        (a rerun may run in another shell). Values from the module's tfvars files are not:
+        the engine reads those again itself, as they are then."""
+        return sorted(set(self.explicit) | {n for n in self.values if self.sources.get(n) == "env"})
+
     def rerun_inputs(self) -> dict[str, Any]:
-        """The explicit inputs, sensitive ones as "<redacted>": rerun.inputs.yml."""
-        return redact_mapping(self.explicit, self.sensitive_names)
+        """rerun.inputs.yml's values, sensitive ones as "<redacted>"."""
+        return redact_mapping({n: self.values[n] for n in self.rerun_names()}, self.sensitive_names)
+
+    def var_file(self) -> str | None:
+        """The explicit inputs as one tfvars text, secrets included, for the engine's
+        `-var-file=/dev/fd/0` only (never a disk file or argv). HCL, not JSON: the engine
+        reads a var file as JSON only when its name ends in `.json`. None when empty."""
+        if not self.explicit:
+            return None
+        return "".join(f"{name} = {_hcl(value)}\n" for name, value in self.explicit.items())
 
     def engine_env(self) -> dict[str, str]:
-        """TF_VAR_<name> for every explicit input, secrets included: never a file or argv."""
+        """TF_VAR_<name> for every explicit input: the fallback transport for an engine
+        command that cannot read a var file (none today; see var_file)."""
         return {f"TF_VAR_{name}": _literal(value) if name in self.literal_names else _hcl(value)
                 for name, value in self.explicit.items()}
 
-    def digest(self) -> str:
-        """sha256 of the explicit inputs, order-independent: `stack --resume` compares it."""
+    def resolved_yaml(self, header: str = "") -> str:
+        """resolved.inputs.yml: every variable, its value (sensitive: "<redacted>"), the
+        source it came from and the lower sources it overrode."""
+        shown = self.redacted()
+        doc: dict[str, Any] = {}
+        for name in sorted(shown):
+            entry: dict[str, Any] = {"value": shown[name], "source": self.source_of(name)}
+            if self.overridden.get(name):
+                entry["overrides"] = list(self.overridden[name])
+            doc[name] = entry
+        lines = [f"# {line}".rstrip() for line in header.splitlines()]
+        lines += ["# Each variable: the value the engine used and its source; sources rank, lowest first:",
+                  "#   default < env (TF_VAR_) < terraform.tfvars < terraform.tfvars.json < *.auto.tfvars(.json)",
+                  "#   < stack < inputs_from < recorded < --inputs/--var-file files and --var, in the order given.",
+                  f"# Sensitive values are {REDACTED}."]
+        if not doc:
+            return "\n".join(lines) + "\n{}\n"
+        import yaml
+
+        return "\n".join(lines) + "\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False,
+                                                          allow_unicode=True)
+
+    def rerun_yaml(self, header: str = "") -> str:
+        """rerun.inputs.yml: a plain `--inputs` file (name: value, sensitive "<redacted>"),
+        each value with its source in a comment line above it."""
+        values = self.rerun_inputs()
+        lines = [f"# {line}".rstrip() for line in header.splitlines()]
+        lines += ["# The inputs a rerun needs: explicit ones and the caller's TF_VAR_ values; the module's",
+                  "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.",
+                  f"# Usable as `--inputs`; sensitive values are {REDACTED}: pass them with --var."]
+        text = "\n".join(lines) + "\n"
+        if not values:
+            return text + "{}\n"
+        for name in sorted(values):
+            text += f"# {name}: from {self.source_of(name)}\n" + dump_yaml({name: values[name]})
+        return text
+
+    def digest(self, key: bytes) -> str:
+        """The record's `inputs_digest`, compared by `stack apply --resume`: HMAC-SHA256 of
+        the explicit inputs (order-independent), secrets included, under the runtime root's
+        random key (Runtime.digest_key). Unkeyed, a short guess list would find a secret
+        from its digest. The versioned prefix keeps an older scheme's digest (a plain
+        sha256) from ever matching: such a record is simply not skipped."""
+        if len(key) < MIN_DIGEST_KEY_BYTES:
+            raise ValueError("inputs digest key too short")
         canonical = json.dumps(self.explicit, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False, allow_nan=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        mac = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+        return DIGEST_PREFIX + mac
 
 
 def resolve_inputs(
@@ -177,23 +429,50 @@ def resolve_inputs(
     stack_source: str = "stack inputs",
     inputs_file_source: str = "--inputs",
     var_source: str = "--var",
+    stack_sources: Mapping[str, str] | None = None,
+    base_layers: Sequence[InputLayer] = (),
+    layers: Sequence[InputLayer] = (),
 ) -> ResolvedInputs:
-    """Merge defaults < stack inputs < --inputs < --var and refuse what the engine would not take.
+    """Merge every source in the engine's order and refuse what the engine would not take.
 
-    The *_source labels name each source in errors (e.g. "--inputs prod.yml").
+    Lowest first: defaults < base_layers (the engine's own: env, the module's tfvars files)
+    < stack inputs < inputs_file < var_options < layers (the command line's, in order).
+    The *_source labels name each source in records and errors (e.g. "--inputs prod.yml");
+    stack_sources names single stack inputs (e.g. "inputs_from network.id").
     """
+    explicit_layers = [
+        InputLayer(stack_source, stack_inputs or {}, sources=stack_sources or {}),
+        InputLayer(inputs_file_source, inputs_file or {}, strict=False),
+        InputLayer(var_source, var_options or {}),
+        *layers,
+    ]
     declared = ", ".join(sorted(specs)) or "no variables"
+    values = {n: copy.deepcopy(s.default) for n, s in specs.items() if not s.required}
     explicit: dict[str, Any] = {}
     origin: dict[str, str] = {}
-    sources = ((stack_source, stack_inputs), (inputs_file_source, inputs_file),
-               (var_source, var_options))
-    for source, given in sources:
-        for name, value in (given or {}).items():
+    overridden: dict[str, list[str]] = {}
+    warnings: list[str] = []
+    opaque = False
+    for layer in [*base_layers, *explicit_layers]:
+        opaque = opaque or layer.opaque
+        for name, value in layer.values.items():
+            source = layer.sources.get(name, layer.source)
             if name not in specs:
-                raise UsageError(
-                    f"unknown input {name!r} in {source} (module declares: {declared})")
-            explicit[name], origin[name] = copy.deepcopy(value), source
-    missing = [name for name in sorted(specs) if specs[name].required and name not in explicit]
+                if layer.strict:
+                    raise UsageError(
+                        f"unknown input {name!r} in {source} (module declares: {declared})")
+                if layer.explicit:
+                    warnings.append(f"{source} sets {name!r}, which {module_dir} does not declare: "
+                                    "ignored, as the engine does")
+                continue
+            if name in origin:
+                overridden.setdefault(name, []).append(origin[name])
+            values[name], origin[name] = copy.deepcopy(value), source
+            if layer.explicit:
+                explicit[name] = values[name]
+            else:
+                explicit.pop(name, None)
+    missing = [] if opaque else [n for n in sorted(specs) if specs[n].required and n not in origin]
     if len(missing) == 1:
         raise UsageError(f"missing required input {missing[0]!r} for {module_dir}: "
                          f"pass --var {missing[0]}=... or add it to --inputs")
@@ -202,30 +481,34 @@ def resolve_inputs(
                          f"{module_dir}: pass --var NAME=... for each or add them to --inputs")
     for name, value in explicit.items():
         _check_transport(specs[name], value, origin[name])
-    values = {n: copy.deepcopy(s.default) for n, s in specs.items() if not s.required} | explicit
     return ResolvedInputs(
         values=values,
         explicit=explicit,
         sensitive_names=frozenset(name for name, spec in specs.items() if spec.sensitive),
         literal_names=frozenset(name for name, spec in specs.items() if spec.takes_literal),
+        sources=origin,
+        overridden={n: tuple(v) for n, v in overridden.items()},
+        warnings=tuple(warnings),
     )
 
 
+_PRIMITIVE_TYPES = frozenset({"string", "number", "bool"})
+
+
 def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
-    """Refuse values that would reach the engine as something else than the user meant."""
+    """Refuse, before anything runs, values the engine would refuse or could not receive."""
     name = spec.name
     if _has_nul(value):
         raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
     if value == REDACTED:
         raise UsageError(f"input '{name}' from {source} is the placeholder {REDACTED!r} "
                          f"(secrets are never stored): pass the real value with --var {name}=...")
-    if not spec.takes_literal or not (value is None or isinstance(value, (list, dict))):
+    if spec.type_expr not in _PRIMITIVE_TYPES or not isinstance(value, (list, dict)):
         return
-    kind = "null" if value is None else "a list" if isinstance(value, list) else "a map"
-    typed = f"has type {spec.type_expr}" if spec.type_expr else "declares no type"
-    raise UsageError(f"input '{name}' from {source} is {kind}, but variable '{name}' {typed}, "
-                     "so the engine would read it as text: pass a plain value or declare "
-                     "a matching type (e.g. type = any)")
+    kind = "a list" if isinstance(value, list) else "a map"
+    raise UsageError(f"input '{name}' from {source} is {kind}, but variable '{name}' has type "
+                     f"{spec.type_expr}, so the engine would refuse it: pass a plain value or "
+                     "declare a matching type (e.g. type = any)")
 
 
 def _has_nul(value: Any) -> bool:

@@ -1,6 +1,6 @@
 """Replace secret values before anything is shown or written (DESIGN §7).
 
-Sensitive inputs reach the engine only through its environment; every copy that can end up
+Sensitive inputs reach the engine only through its var file on a pipe; every copy that can end up
 in a file, a log or a terminal (meta.json argv, resolved.inputs.yml, rerun.inputs.yml) goes
 through these helpers first, so "<redacted>" is the one spelling readers and tests look for.
 """

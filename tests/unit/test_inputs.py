@@ -12,15 +12,19 @@ from hybridops_tf import declarations
 from hybridops_tf.errors import UsageError
 from hybridops_tf.inputs import (
     REDACTED,
+    CliInput,
+    InputLayer,
     VariableSpec,
     dump_yaml,
     load_inputs_file,
+    module_layers,
     parse_var_option,
     parse_var_options,
     read_outputs,
     read_variables,
     redact_argv,
     resolve_inputs,
+    split_engine_flags,
 )
 
 MODULE_TF = """
@@ -240,8 +244,8 @@ def test_later_sources_win_over_earlier_ones() -> None:
     assert resolved.explicit == {"b": "stack", "c": "file", "d": "var"}
 
 
-@pytest.mark.parametrize("source", ["stack_inputs", "inputs_file", "var_options"])
-def test_unknown_input_from_any_source_is_usage_error(source: str) -> None:
+@pytest.mark.parametrize("source", ["stack_inputs", "var_options"])
+def test_unknown_input_from_a_var_or_the_stack_is_usage_error(source: str) -> None:
     labels = {"stack_source": "stack member vm", "inputs_file_source": "--inputs in.yml",
               "var_source": "--var"}
     label = {"stack_inputs": "stack member vm", "inputs_file": "--inputs in.yml",
@@ -249,6 +253,13 @@ def test_unknown_input_from_any_source_is_usage_error(source: str) -> None:
     with pytest.raises(UsageError) as caught:
         resolve_inputs(SPECS, **{source: {"x": 1}}, **labels)  # type: ignore[arg-type]
     assert caught.value.message == f"unknown input 'x' in {label} (module declares: a, b, c, d)"
+
+
+def test_unknown_input_in_a_file_is_a_warning_and_not_passed_on_as_the_engine_does() -> None:
+    resolved = resolve_inputs(SPECS, inputs_file={"x": 1, "a": "file"}, inputs_file_source="--inputs in.yml",
+                              module_dir="mod")
+    assert resolved.explicit == {"a": "file"}
+    assert resolved.warnings == ("--inputs in.yml sets 'x', which mod does not declare: ignored, as the engine does",)
 
 
 def test_missing_required_input_says_how_to_pass_it(module: Path) -> None:
@@ -263,11 +274,136 @@ def test_redacted_placeholder_is_refused_as_a_value() -> None:
         resolve_inputs({"pw": spec("pw", sensitive=True)}, inputs_file={"pw": REDACTED})
 
 
-@pytest.mark.parametrize(("type_expr", "value"), [(None, [1]), ("string", {"a": "b"}),
-                                                  ("string", None), (None, None)])
-def test_value_the_engine_would_read_as_text_is_refused(type_expr: str | None, value: Any) -> None:
-    with pytest.raises(UsageError, match="would read it as text"):
-        resolve_inputs({"v": spec("v", type_expr=type_expr)}, var_options={"v": value})
+@pytest.mark.parametrize(("type_expr", "value"), [("string", [1]), ("string", {"a": "b"}),
+                                                  ("number", [1]), ("bool", {})])
+def test_a_collection_for_a_primitive_variable_is_refused_before_the_engine(type_expr: str, value: Any) -> None:
+    with pytest.raises(UsageError, match="the engine would refuse it"):
+        resolve_inputs({"v": spec("v", type_expr=type_expr)}, inputs_file={"v": value})
+
+
+@pytest.mark.parametrize(("type_expr", "value"), [(None, [1]), (None, {"a": "b"}), ("string", None), (None, None)])
+def test_values_a_var_file_carries_as_typed_are_accepted(type_expr: str | None, value: Any) -> None:
+    resolved = resolve_inputs({"v": spec("v", type_expr=type_expr)}, inputs_file={"v": value})
+    assert resolved.explicit == {"v": value}
+
+
+# --- the engine's own sources and the command line's order --------------------------------
+
+def test_sources_rank_as_the_engine_ranks_them(tmp_path: Path) -> None:
+    """default < TF_VAR_ < terraform.tfvars < terraform.tfvars.json < *.auto.tfvars(.json) in
+    lexical order < explicit; only explicit values go into hyops's var file."""
+    names = ("a", "b", "c", "d", "e", "f", "g")
+    specs = {n: spec(n, default=f"default-{n}") for n in names}
+    (tmp_path / "terraform.tfvars").write_text('b = "tfvars"\nc = "tfvars"\nd = "tfvars"\nz = 1\n')
+    (tmp_path / "terraform.tfvars.json").write_text('{"c": "tfvars.json", "d": "tfvars.json"}')
+    (tmp_path / "b.auto.tfvars.json").write_text('{"d": "b.auto.json", "e": "b.auto.json"}')
+    (tmp_path / "a.auto.tfvars").write_text('d = "a.auto"\ne = "a.auto"\n')
+    env = {"TF_VAR_a": "env", "TF_VAR_b": "env", "TF_VAR_undeclared": "x"}
+    layers = module_layers(tmp_path, specs, env)
+    assert [layer.source for layer in layers] == [
+        "env", "terraform.tfvars", "terraform.tfvars.json", "a.auto.tfvars", "b.auto.tfvars.json"]
+    resolved = resolve_inputs(specs, base_layers=layers, layers=[
+        InputLayer("--var", {"f": "var", "e": "var"}), InputLayer("--inputs x.yml", {"f": "file"}, strict=False)])
+    assert resolved.values == {"a": "env", "b": "tfvars", "c": "tfvars.json", "d": "b.auto.json",
+                               "e": "var", "f": "file", "g": "default-g"}
+    assert dict(resolved.sources) == {"a": "env", "b": "terraform.tfvars", "c": "terraform.tfvars.json",
+                                      "d": "b.auto.tfvars.json", "e": "--var", "f": "--inputs x.yml"}
+    assert resolved.overridden["d"] == ("terraform.tfvars", "terraform.tfvars.json", "a.auto.tfvars")
+    assert resolved.explicit == {"e": "var", "f": "file"}
+    assert resolved.warnings == ()  # the engine itself warns about z in terraform.tfvars
+
+
+@pytest.mark.parametrize("where", ["env", "terraform.tfvars", "x.auto.tfvars", "terraform.tfvars.json"])
+def test_a_required_variable_set_only_where_the_engine_reads_it_is_not_missing(tmp_path: Path, where: str) -> None:
+    specs = {"r": spec("r", required=True)}
+    env = {"TF_VAR_r": "from-env"} if where == "env" else {}
+    if where != "env":
+        (tmp_path / where).write_text('{"r": "v"}' if where.endswith(".json") else 'r = "v"\n')
+    resolved = resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, env))
+    assert resolved.sources["r"] == where and resolved.var_file() is None
+
+
+def test_tf_var_text_is_read_as_the_engine_reads_it(tmp_path: Path) -> None:
+    """As written for primitive and untyped variables, an HCL expression for the others,
+    so a rerun that carries it in the var file gives the engine the same value."""
+    specs = {"s": spec("s"), "u": spec("u", type_expr=None), "m": spec("m", type_expr="map(string)"),
+             "bad": spec("bad", type_expr="list(string)")}
+    env = {"TF_VAR_s": "[1]", "TF_VAR_u": "{a = 1}", "TF_VAR_m": '{ k = "v" }', "TF_VAR_bad": "[oops"}
+    (layer,) = module_layers(tmp_path, specs, env)
+    assert dict(layer.values) == {"s": "[1]", "u": "{a = 1}", "m": {"k": "v"}, "bad": "[oops"}
+
+
+def test_a_module_tfvars_hyops_cannot_parse_disables_the_missing_check(tmp_path: Path) -> None:
+    (tmp_path / "terraform.tfvars").write_text("r = = 1\n")
+    specs = {"r": spec("r", required=True)}
+    resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, {}))  # the engine decides
+
+
+def test_rerun_inputs_hold_explicit_and_env_values_but_not_module_tfvars(tmp_path: Path) -> None:
+    specs = {n: spec(n, required=True) for n in ("a", "b", "c")}
+    (tmp_path / "terraform.tfvars").write_text('b = "tfvars"\n')
+    resolved = resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, {"TF_VAR_a": "env"}),
+                              var_options={"c": "var"})
+    assert resolved.rerun_inputs() == {"a": "env", "c": "var"}
+    text = resolved.rerun_yaml("rerun.inputs.yml of x")
+    assert "# a: from env\na: env\n" in text and "# c: from --var\nc: var\n" in text
+    path = tmp_path / "rerun.inputs.yml"
+    path.write_text(text)
+    assert load_inputs_file(path) == {"a": "env", "c": "var"}  # still a plain --inputs file
+
+
+def test_resolved_yaml_names_each_value_its_source_and_what_it_overrode(tmp_path: Path) -> None:
+    import yaml
+
+    specs = {"cidr": spec("cidr"), "pw": spec("pw", required=True, sensitive=True)}
+    (tmp_path / "terraform.tfvars").write_text('cidr = "10.1.0.0/16"\n')
+    resolved = resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, {}),
+                              var_options={"cidr": "10.40.0.0/16", "pw": SECRET})
+    text = resolved.resolved_yaml("run x")
+    assert SECRET not in text
+    assert yaml.safe_load(text) == {
+        "cidr": {"value": "10.40.0.0/16", "source": "--var", "overrides": ["terraform.tfvars"]},
+        "pw": {"value": REDACTED, "source": "--var"}}
+
+
+@pytest.mark.parametrize(("passthrough", "inputs", "rest"), [
+    (["-var", "x=1", "-target=a"], [CliInput("--var", "x=1")], ["-target=a"]),
+    (["-var=x=1", "--var", "y=2"], [CliInput("--var", "x=1"), CliInput("--var", "y=2")], []),
+    (["-var-file=f.tfvars", "-parallelism=2", "--var-file", "g.json"],
+     [CliInput("--var-file", "f.tfvars"), CliInput("--var-file", "g.json")], ["-parallelism=2"]),
+    (["-variable=x"], [], ["-variable=x"]),
+])
+def test_engine_var_flags_are_taken_out_of_the_passthrough(passthrough: list[str], inputs: list[CliInput],
+                                                           rest: list[str]) -> None:
+    assert split_engine_flags(passthrough) == (inputs, rest)
+
+
+def test_an_engine_var_flag_without_its_value_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="needs a value"):
+        split_engine_flags(["-target=a", "-var"])
+
+
+def test_tfvars_and_tfvars_json_files_are_read_by_their_names(tmp_path: Path) -> None:
+    hcl = tmp_path / "prod.tfvars"
+    hcl.write_text('name = "a\\nb"\ncount = 3\ntags = { k = "v" }\nports = [1, 2]\nflag = true\n')
+    assert load_inputs_file(hcl) == {"name": "a\nb", "count": 3, "tags": {"k": "v"}, "ports": [1, 2], "flag": True}
+    js = tmp_path / "prod.tfvars.json"
+    js.write_text('{"name": "j", "n": null}')
+    assert load_inputs_file(js) == {"name": "j", "n": None}
+
+
+@pytest.mark.parametrize(("name", "text", "fragment"), [
+    ("x.tfvars", "a = = 1\n", "cannot parse"),
+    ("x.tfvars", "a = 1 + 2\n", "an expression hyops does not evaluate"),
+    ("x.tfvars.json", "[1]", "must be a JSON object"),
+    ("x.tfvars.json", "{", "is not valid JSON"),
+])
+def test_a_bad_tfvars_file_is_a_usage_error_naming_it(tmp_path: Path, name: str, text: str, fragment: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(UsageError) as caught:
+        load_inputs_file(path)
+    assert fragment in caught.value.message and str(path) in caught.value.message
 
 
 # --- secrets and encodings ----------------------------------------------------------------
@@ -297,6 +433,22 @@ def test_engine_env_encodes_each_explicit_input_for_tf_var(module: Path) -> None
         "TF_VAR_anything": "true", "TF_VAR_count": "3"}
 
 
+def test_var_file_holds_every_explicit_input_as_hcl_that_parses_back() -> None:
+    from hcl2 import loads
+    from hcl2.utils import SerializationOptions
+
+    specs = {"s": spec("s"), "m": spec("m", type_expr="any"), "pw": spec("pw", sensitive=True)}
+    values = {"s": 'net ${x} %{y} "q"', "m": {"list": [1, 2.5, True, None, "t\tb\b"], "k-1": {"a": "b"}},
+              "pw": SECRET}
+    resolved = resolve_inputs(specs, var_options=values)
+    text = resolved.var_file()
+    assert text is not None
+    parsed = loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))
+    assert parsed["s"] == 'net $${x} %%{y} "q"'  # escaped template markers: the engine reads them literally
+    assert parsed["m"] == values["m"] and parsed["pw"] == SECRET
+    assert resolve_inputs(specs).var_file() is None
+
+
 def test_engine_env_hcl_values_parse_back_to_the_same_value() -> None:
     from hcl2 import loads
     from hcl2.utils import SerializationOptions
@@ -313,8 +465,9 @@ def test_digest_ignores_order_and_changes_with_any_value() -> None:
     first = resolve_inputs(specs, var_options={"a": 1, "b": {"x": 1, "y": 2}})
     reordered = resolve_inputs(specs, var_options={"b": {"y": 2, "x": 1}, "a": 1})
     changed = resolve_inputs(specs, var_options={"a": 2, "b": {"x": 1, "y": 2}})
-    assert first.digest() == reordered.digest() != changed.digest()
-    assert len(first.digest()) == 64
+    key = b"k" * 32
+    assert first.digest(key) == reordered.digest(key) != changed.digest(key)
+    assert first.digest(key).startswith("hmac-sha256:v1:") and len(first.digest(key)) == 15 + 64
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
