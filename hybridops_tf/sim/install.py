@@ -162,17 +162,67 @@ def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None)
     return additions
 
 
+# `source = "./sub"` / `"../shared"`: a local module call (a false positive, e.g. a file
+# provisioner's source, only costs a directory scan). Registry and git sources are read from
+# the engine's own `.terraform/modules/modules.json` once `init` has fetched them.
+_LOCAL_SOURCE = re.compile(r'\bsource\s*=\s*"(\.\.?/[^"]*)"')
+_MAX_MODULE_DIRS = 256  # a bound on the module tree scan: no loop, no runaway
+
+
 def module_uses_sim(module_dir: Path) -> bool:
-    """True when a `.tf` file in the directory uses a `sim_` type or requires the sim source.
+    """True when the module, or any module it calls, uses a `sim_` type or the sim source.
 
     A cheap text scan (no HCL parser): hyops only needs to know whether to add the
-    mirror config, and a false positive costs nothing.
+    mirror config, and a false positive costs nothing. The tree is the local module calls
+    (`source = "./..."` or `"../..."`, followed recursively) plus the modules the engine
+    installed (`.terraform/modules/modules.json`), each directory once, at most
+    _MAX_MODULE_DIRS of them; an unreadable file or directory is skipped.
     """
-    for path in sorted(Path(module_dir).glob("*.tf")):
+    root = Path(module_dir)
+    pending = [root, *_installed_module_dirs(root)]
+    seen: set[Path] = set()
+    while pending and len(seen) < _MAX_MODULE_DIRS:
+        directory = pending.pop(0)  # breadth first: the root's own files first
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            real = directory.resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if real in seen:
+            continue
+        seen.add(real)
+        texts = _tf_texts(real)
+        if any(SIM_SOURCE in text or _SIM_RESOURCE.search(text) for text in texts):
+            return True
+        for text in texts:
+            pending.extend(real / source for source in _LOCAL_SOURCE.findall(text))
+    return False
+
+
+def _tf_texts(directory: Path) -> list[str]:
+    """The text of every `*.tf` file directly in directory; unreadable ones are skipped."""
+    texts = []
+    try:
+        paths = sorted(directory.glob("*.tf"))
+    except OSError:
+        return texts
+    for path in paths:
+        try:
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-        if SIM_SOURCE in text or _SIM_RESOURCE.search(text):
-            return True
-    return False
+    return texts
+
+
+def _installed_module_dirs(root: Path) -> list[Path]:
+    """The module directories `init` recorded in `.terraform/modules/modules.json`."""
+    try:
+        doc = json.loads((root / ".terraform" / "modules" / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    entries = doc.get("Modules") if isinstance(doc, dict) else None
+    dirs = []
+    for entry in entries if isinstance(entries, list) else []:
+        where = entry.get("Dir") if isinstance(entry, dict) else None
+        if isinstance(where, str) and where and "\0" not in where:
+            dirs.append(root / where)
+    return dirs

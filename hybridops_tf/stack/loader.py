@@ -5,8 +5,10 @@ them are reported at once, so a broken stack is fixed in one edit rather than on
 per attempt. Wiring is checked against the modules' own HCL (python-hcl2, via
 `inputs.read_variables`/`read_outputs`): an input no variable declares, an output no
 upstream declares, or a required variable nobody sets would otherwise surface halfway
-through a run, after the upstreams had already changed the cloud. Nothing here starts an
-engine or writes a file.
+through a run, after the upstreams had already changed the cloud. A sensitive output wired
+into a variable not declared `sensitive` is refused too, as the engine refuses a sensitive
+value in a non-sensitive output: the downstream would show the secret in its plan and
+outputs, so in its record and events.jsonl. Nothing here starts an engine or writes a file.
 """
 
 from __future__ import annotations
@@ -306,9 +308,18 @@ class StackLoader:
                              f"{key!r} (it declares: {declared})")
             if key in d.inputs:
                 self.problem(line, f"{who}: inputs_from.{key}: also set under inputs; keep one")
-            d.wires[key] = self._wire(who, key, upstream, output, line, d, by_name)
+            d.wires[key] = wire = self._wire(who, key, upstream, output, line, d, by_name)
+            if wire is not None and wire.sensitive and key in specs and not specs[key].sensitive:
+                # The engine would take the value as plain and show it: in plan events,
+                # in any output built from it, so in the record and events.jsonl.
+                self.problem(line, f"{who}: inputs_from.{key}: upstream output {wire} is "
+                             f"sensitive, but variable {key!r} is not: declare it "
+                             f"`sensitive = true` in {d.directory} (a secret is never taken "
+                             "as a plain value)")
+        own = inputs_mod.module_layers(d.directory, specs)  # TF_VAR_, the module's tfvars: the engine reads them
+        engine_sets = set(specs) if any(layer.opaque for layer in own) else {n for layer in own for n in layer.values}
         missing = [n for n, s in sorted(specs.items())
-                   if s.required and n not in d.inputs and n not in d.inputs_from]
+                   if s.required and n not in d.inputs and n not in d.inputs_from and n not in engine_sets]
         if missing:
             self.problem(at("name"), f"{who}: required input(s) {', '.join(map(repr, missing))} "
                          "set by neither inputs nor inputs_from")
@@ -316,7 +327,7 @@ class StackLoader:
             wired = {k: "<wired>" for k in d.inputs_from}
             try:  # the same transport checks a run makes (e.g. a list for a string variable)
                 inputs_mod.resolve_inputs(specs, stack_inputs={**d.inputs, **wired},
-                                          stack_source=f"{who} inputs")
+                                          stack_source=f"{who} inputs", base_layers=own)
             except UsageError as err:
                 self.problem(at("inputs"), err.message)
 

@@ -3,7 +3,9 @@
 Apply wires only from upstreams that succeeded in this run (or were skipped as ok), using
 the outputs their records hold. A sensitive output is never in a record, so it is read
 from the upstream's state (`show -json`) at the moment of wiring and handed over in memory:
-the member marks that input sensitive, and it is redacted everywhere hyops writes.
+the member marks that input sensitive, and it is redacted everywhere hyops writes. The
+receiving variable must be declared sensitive (the loader refuses a stack where it is not,
+and so does apply, should a record call an output sensitive that its HCL did not).
 
 Destroy needs the module's required variables too, though nothing new is built. It uses
 what the member was last run with (rerun.inputs.yml, which describes what exists), then
@@ -58,6 +60,7 @@ class Wiring:
             outputs = upstream_outputs.get(wire.upstream) or {}
             recorded = outputs.get(wire.output, _MISSING)
             if wire.sensitive or recorded == _SECRET_MARK:
+                self._refuse_plain_secret(member, key, wire)
                 values[key] = self._secret(wire)
                 sensitive.add(key)
             elif recorded is _MISSING:
@@ -89,7 +92,12 @@ class Wiring:
             if key in specs and value != REDACTED:
                 values[key] = value  # what exists was built with these
                 unknown.pop(key, None)
-        missing = [n for n, s in sorted(specs.items()) if s.required and n not in values]
+        own = inputs_mod.module_layers(member.directory, specs)  # TF_VAR_, the module's tfvars
+        if not any(layer.opaque for layer in own):
+            values_known = set(values) | {n for layer in own for n in layer.values}
+        else:
+            values_known = set(specs)
+        missing = [n for n, s in sorted(specs.items()) if s.required and n not in values_known]
         if missing:
             why = "; ".join(f"{n}: {unknown[n]}" for n in missing if n in unknown)
             raise OperationFailed(
@@ -107,10 +115,21 @@ class Wiring:
         except (HyopsError, StateFormatError):
             return False
 
+    def _refuse_plain_secret(self, member: Member, key: str, wire: Wire) -> None:
+        """A secret only goes into a variable declared sensitive. load_stack refuses such a
+        wire from the HCL (exit 2); this also covers an output the upstream's record marks
+        sensitive where its HCL did not say so: the engine would show the value in the
+        member's plan and outputs, so in its record and events.jsonl."""
+        spec = inputs_mod.read_variables(member.directory, self.runtime.hcl_cache()).get(key)
+        if spec is not None and not spec.sensitive:
+            raise OperationFailed(
+                f"upstream output {wire} is sensitive, but variable {key!r} of {member.name!r} is "
+                f"not: declare it `sensitive = true` in {member.directory}; nothing was run")
+
     # --- sources ----------------------------------------------------------------------------
     def _recorded_output(self, wire: Wire) -> Any:
         upstream = self.stack.member(wire.upstream)
-        rec = self.store.read(upstream.module_ref)
+        rec = self.store.read(upstream.key)
         if rec is None:
             return _MISSING
         for source in (rec.outputs, rec.previous_outputs):
@@ -139,7 +158,7 @@ class Wiring:
         return out.value
 
     def _rerun_inputs(self, member: Member) -> dict[str, Any]:
-        path = self.runtime.rerun_inputs_path(member.module_ref)
+        path = self.runtime.rerun_inputs_path(member.key)
         if not path.is_file():
             return {}
         try:

@@ -54,6 +54,7 @@ def test_the_example_stack_in_the_repo_is_valid() -> None:
 
 
 def test_a_wire_from_a_sensitive_output_is_marked_sensitive(stack_dir: Path) -> None:
+    (stack_dir / "health" / "override.tf").write_text('variable "target_id" {\n  sensitive = true\n}\n')
     stack = load_stack(write_stack(stack_dir, VALID + """\
   - name: health2
     path: health

@@ -60,6 +60,8 @@ def test_a_sensitive_upstream_output_is_read_from_state_and_marked_sensitive(
     wiring: Wiring, stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(Wiring, "_secret", lambda self, wire: "from-state")
+    (stack.member("vm").directory / "override.tf").write_text(
+        'variable "network_id" {\n  sensitive = true\n}\n')
 
     wired = wiring.for_apply(stack.member("vm"), {"network": {"network_id": {"sensitive": True}}})
 
