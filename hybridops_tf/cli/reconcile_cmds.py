@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from hybridops_tf.cli.options import input_options, lock_option
+from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
 
 _DETAIL_WIDTH = 88
 
@@ -40,6 +40,7 @@ def _prefix(ctx: click.Context) -> str:
               help="Adopt a live object into state with the engine's import. Repeatable.")
 @input_options
 @lock_option
+@workspace_option
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, write: bool, forget: tuple[str, ...], imports: tuple[str, ...],
@@ -56,13 +57,16 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       hyops reconcile modules/sim/network --import sim_network.this=net-1a2b3c4d
       hyops reconcile modules/sim/network --write
     """
+    from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.reconcile.service import ReconcileRequest, reconcile
 
+    note_root(ctx, name_it=all_ or stack_file is not None)
     req = ReconcileRequest(
         runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=_prefix(ctx),
+        workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
         note=lambda text: click.echo(f"hyops: {text}", err=True),
     )
     report = reconcile(req)
@@ -75,14 +79,21 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     ctx.exit(report.exit_code)
 
 
+def _wrap(text: str) -> list[str]:
+    """Wrapped at spaces only: a path or command is never split inside (hyphens included)."""
+    return textwrap.wrap(text, _DETAIL_WIDTH, break_on_hyphens=False, break_long_words=False) or [""]
+
+
 def _render(report: object) -> None:
-    """A table per module, then every next action once, in order."""
-    from hybridops_tf.reconcile.model import Report
+    """A table per module, then the next actions once, in order: a step is run; a "one of"
+    item is a choice between alternatives (run exactly one of them)."""
+    from hybridops_tf.reconcile.model import Alternative, Report
 
     assert isinstance(report, Report)
     if not report.modules:
         click.echo("no modules to reconcile (no records under the runtime root)")
-    actions: list[str] = []
+    items: list[str | tuple[str, tuple[Alternative, ...]]] = []
+    seen: set[object] = set()
     for mod in report.modules:
         where = f" ({mod.module_dir})" if mod.module_dir else ""
         click.echo(f"{mod.module_ref}{where}: record {mod.status}")
@@ -94,17 +105,32 @@ def _render(report: object) -> None:
             click.echo("  consistent: the record agrees with the state and the live objects")
         width = max((len(code) for code, _ in rows), default=0)
         for code, detail in rows:
-            lines = textwrap.wrap(detail, _DETAIL_WIDTH) or [""]
+            lines = _wrap(detail)
             click.echo(f"  {code.ljust(width)}  {lines[0]}")
             for line in lines[1:]:
                 click.echo(f"  {' ' * width}  {line}")
-        actions += [a for f in mod.findings for a in f.next_actions]
+        for f in mod.findings:
+            for step in f.next_actions:
+                if step not in seen:
+                    seen.add(step)
+                    items.append(step)
+            key = tuple(a.command for a in f.alternatives)
+            if key and key not in seen:
+                seen.add(key)
+                about = " ".join([f.code.value, *f.addresses[:3]] + (["..."] if len(f.addresses) > 3 else []))
+                items.append((f"{about} in {mod.module_ref}", f.alternatives))
         click.echo("")
-    unique = list(dict.fromkeys(actions))
-    if unique:
+    if items:
         click.echo("next actions, in order:")
-        for i, action in enumerate(unique, 1):
-            click.echo(f"  {i}. {action}")
+        for i, item in enumerate(items, 1):
+            if isinstance(item, str):
+                click.echo(f"  {i}. {item}")
+                continue
+            label, choices = item
+            click.echo(f"  {i}. one of ({label}), run only the one that fits:")
+            for letter, alt in zip("abcdefghij", choices, strict=False):
+                click.echo(f"     {letter}. {alt.command}")
+                click.echo(f"        when: {alt.when}")
     found = sum(len(m.findings) for m in report.modules)
     unchecked = sum(1 for m in report.modules if m.unchecked)
     if report.consistent:

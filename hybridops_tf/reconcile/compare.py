@@ -5,7 +5,8 @@ so the same evidence must always give the same words, and a 10,000-resource stat
 make the answer slow. Every lookup is a set or dict built once; no I/O, no clock.
 
 Each finding claims only what its evidence shows, and ends in `next_actions`: commands a
-person can paste, in the order they should run (orphans and lost state before any apply).
+person can paste, in the order they should run (orphans and lost state before any apply),
+then `alternatives`: commands to choose between (run one), each with when it is the one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.reconcile import rules
-from hybridops_tf.reconcile.model import PRIORITY, Code, Commands, Finding, ModuleEvidence
+from hybridops_tf.reconcile.model import (
+    PRIORITY,
+    Alternative,
+    Code,
+    Commands,
+    Finding,
+    ModuleEvidence,
+    OrphanEvidence,
+)
 from hybridops_tf.record import OperationRecord
 from hybridops_tf.settle import UNNAMED_ORPHAN
 
@@ -32,6 +41,8 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     cmd = cmd or Commands()
     if ev.busy:
         return []  # a live run owns the module; its record will settle itself
+    if ev.engine_alive:
+        return [_engine_running(ev, cmd)]  # it may still change objects: judge nothing yet
     rec = ev.record
     state = ev.state
     in_state = set(state.addresses()) if state is not None else set()
@@ -53,7 +64,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         if stale:
             found.append(_stale(ev, rec, progress, cmd))
         if state is not None and rec.status not in CLAIMS_EMPTY:
-            missing = rules.claimed_missing(rec, progress, in_state)
+            missing = rules.claimed_missing(rec, progress, in_state, ev.deleted if stale else None)
             if missing:
                 found.append(_state_missing(ev, missing, cmd))
         found.extend(_orphans(ev, rec, progress, in_state, cmd))
@@ -62,7 +73,9 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         found.append(_finding(ev, Code.TAINTED, (
             f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
             "object was made but its create reported an error; the next apply replaces it"),
-            [cmd.apply(ev.where), cmd.destroy(ev.where)], tainted))
+            [], tainted, alternatives=[
+                Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
+                Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")]))
     if ev.refresh is not None and ev.refresh.drift:
         found.append(_drift(ev, cmd))
     if rec is not None and rec.status is Status.ERROR:
@@ -83,8 +96,26 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
 
 
 def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
-             addresses: Iterable[str] = ()) -> Finding:
-    return Finding(code, ev.where.module_ref, detail, tuple(dict.fromkeys(actions)), tuple(addresses))
+             addresses: Iterable[str] = (), *, alternatives: Iterable[Alternative] = (),
+             **extra: Any) -> Finding:
+    return Finding(code, ev.where.module_ref, detail, tuple(dict.fromkeys(actions)), tuple(addresses),
+                   tuple(alternatives), **extra)
+
+
+def _engine_running(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    rec, live = ev.record, ev.live_engine
+    assert rec is not None and live is not None
+    command = rec.active_command or "a mutation"
+    pid, host = getattr(live, "pid", "?"), getattr(live, "host", "?")
+    since = getattr(live, "since", "") or "?"
+    run = getattr(live, "run_id", "") or rec.run_id
+    detail = (f"the record says running ({command}, run {run}) and the hyops that ran it is gone, but "
+              f"its engine still runs (pid {pid} on {host}, since {since}): it may still change "
+              "objects and holds the state lock, so nothing is judged or settled until it stops")
+    return _finding(ev, Code.ENGINE_RUNNING, detail, [], alternatives=[
+        Alternative(cmd.reconcile(ev.where), "wait for the engine to finish (it saves the state as "
+                    "it goes), then reconcile again"),
+        Alternative(f"kill {pid}", f"it must stop now (run it on {host}), then reconcile again")])
 
 
 def _names(addresses: list[str]) -> str:
@@ -112,7 +143,9 @@ def _no_record(ev: ModuleEvidence, cmd: Commands) -> Finding:
     return _finding(ev, Code.NO_RECORD, (
         f"hyops has no operation record for this module, but its state holds {len(live)} "
         f"resource(s): {_names(live)}; they are live and untracked"),
-        [cmd.apply(ev.where), cmd.destroy(ev.where)], live)
+        [], live, alternatives=[
+            Alternative(cmd.apply(ev.where), "to keep them: the apply records them (and creates what is missing)"),
+            Alternative(cmd.destroy(ev.where), "to remove them")])
 
 
 def _progress_summary(progress: Mapping[str, ResourceProgress] | None) -> str:
@@ -148,22 +181,43 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
         "really gone)"), actions, addresses)
 
 
+def _origin(run: str, evidence: OrphanEvidence | None, interrupted: bool) -> str:
+    where = f"the interrupted run {run} (its events.jsonl)" if interrupted else f"run {run}"
+    if evidence is OrphanEvidence.STARTED:
+        return f"a create started in {where}"
+    if evidence is OrphanEvidence.PLANNED:
+        return (f"a create planned, may have started, in {where} (no start of it was seen: hyops "
+                "stopped reading before the engine could report one)")
+    return f"a create of {where} may have made an object (its events are gone)"
+
+
+def _identity(attributes: Mapping[str, Any] | None) -> str:
+    if not attributes:
+        return ""
+    shown = ", ".join(f"{k}={_short(v)}" for k, v in list(attributes.items())[:8])
+    return f"; planned with {shown}"
+
+
 def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, ResourceProgress] | None,
              in_state: set[str], cmd: Commands) -> list[Finding]:
     listed = {o.address: o for o in rec.suspect_orphans}
     derived = [a for a in rules.interrupted_orphans(ev) if a not in listed]
+    known = ev.orphan_evidence or {}
     found = []
     for address in [*listed, *derived]:
         orphan = listed.get(address)
+        evidence = known.get(address)
         if orphan is not None:
-            origin = f"a create started in run {orphan.run_id} (recorded {orphan.at})"
+            origin = _origin(orphan.run_id, evidence, False) + f" (recorded {orphan.at})"
             forget = cmd.forget(ev.where, address)
         else:
-            origin = f"a create started in the interrupted run {rec.run_id} (its events.jsonl)"
+            origin = _origin(rec.run_id, evidence, True)
             forget = cmd.reconcile(ev.where, "--write", "--forget-orphan", shlex.quote(address))
-        tail = ("the object may exist in the cloud without the state knowing it: look it up, "
-                "then adopt it with --import or, once checked, --forget-orphan")
-        what = f"{address}: {origin} and left nothing in state"
+        attributes = (ev.planned_attributes or {}).get(address)
+        how = " by the attributes it was planned with" if attributes else ""
+        tail = ("the object may exist in the cloud without the state knowing it: look it up"
+                f"{how}, then adopt it with --import or, once checked, --forget-orphan")
+        what = f"{address}: {origin} and left nothing in state{_identity(attributes)}"
         if address == UNNAMED_ORPHAN:
             what = (f"{address} (unnamed): the interrupted run's engine started, hyops read none of "
                     "its plan, and no plan could be read since, so what it may have created cannot be "
@@ -171,13 +225,20 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
             tail = ("look in the provider for objects of this module that the state does not "
                     "hold, delete or --import each, then --forget-orphan '*'")
         elif address in in_state:
+            what = f"{address}: {origin}{_identity(attributes)}"
             tail = (f"{address} is in state now, as another object: the orphan would be a second "
                     "one; look it up and delete it, then --forget-orphan")
-        actions = [cmd.sim_ls()] if ev.where.uses_sim else []
+        steps = [cmd.sim_ls()] if ev.where.uses_sim else []
+        choices: list[Alternative] = []
         if address not in in_state and address != UNNAMED_ORPHAN:
-            actions.append(cmd.import_(ev.where, address, None))
-        actions.append(forget)
-        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", actions, [address]))
+            choices = [Alternative(cmd.import_(ev.where, address, None),
+                                   "it exists in the provider: adopt it into state with its id"),
+                       Alternative(forget, "you checked it does not exist (or you deleted it)")]
+        else:
+            steps.append(forget)
+        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
+                              alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
+                              planned_attributes=dict(attributes) if attributes is not None else None))
     return found
 
 
@@ -190,7 +251,9 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
     return _finding(ev, Code.DRIFT, (
         f"the refresh-only plan shows live objects differ from the state: {'; '.join(parts)}{more}; "
         "apply puts them back as configured, destroy removes what is left"),
-        [cmd.apply(ev.where), cmd.destroy(ev.where)], [c.address for c in drift])
+        [], [c.address for c in drift], alternatives=[
+            Alternative(cmd.apply(ev.where), "to put the live objects back as configured"),
+            Alternative(cmd.destroy(ev.where), "to remove what is left of the module")])
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:
@@ -215,8 +278,13 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
         if ev.plan is not None and ev.plan.changes:
             shown = ", ".join(f"{c.action} {c.address}" for c in ev.plan.changes[:_LISTED])
             detail += f". The plan still has {len(ev.plan.changes)} change(s): {shown}"
-        first, second = cmd.apply(ev.where), cmd.destroy(ev.where)
-        actions = [second, first] if command == "destroy" else [first, second]
+        apply = Alternative(cmd.apply(ev.where), "to finish the configuration (fix the cause first)")
+        destroy = Alternative(cmd.destroy(ev.where), "to remove what the partial run made")
+        if command == "destroy":
+            apply = Alternative(apply.command, "to keep the module: re-create what the destroy removed")
+            destroy = Alternative(destroy.command, "to finish the destroy (fix the cause first)")
+        return _finding(ev, Code.PARTIAL_APPLY, detail, [],
+                        alternatives=[destroy, apply] if command == "destroy" else [apply, destroy])
     return _finding(ev, Code.PARTIAL_APPLY, detail, actions)
 
 

@@ -1,7 +1,8 @@
 """Gather one module's evidence: the I/O half of reconcile (DESIGN §9).
 
 Why it is careful about writing: a read-only reconcile must change nothing anywhere, so
-- the plans run without `-out` (`plan` never persists state; the engine's state lock
+- the plans run without `-out`, or with it only to a private temporary file outside the
+  module and the runtime root (below) (`plan` never persists state; the engine's state lock
   file comes and goes);
 - variables are read without the runtime root's HCL cache, the engine version without its
   cache, and `init` leaves no marker under the runtime root;
@@ -10,7 +11,11 @@ Why it is careful about writing: a read-only reconcile must change nothing anywh
   object; it writes `.terraform/` (and `.terraform.lock.hcl` when absent) in the module
   directory, exactly as `tofu init` would, and reconcile says so on stderr.
 Each part of the evidence is gathered on its own: when one fails, its reason goes to
-`unchecked` and the rest still reaches `compare`.
+`unchecked` and the rest still reaches `compare` (and `--write` then writes nothing).
+
+When there are suspect orphans to look up, the normal plan is saved to a private temporary
+file (RAM-backed /dev/shm when there is one, removed at once) so that `show -json` of it
+gives the attributes each create was planned with; only their redacted form is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +37,9 @@ from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence, Where
-from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
+from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, Status
+from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
+from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore, record_key
 from hybridops_tf.redact import REDACTED
 from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
 from hybridops_tf.runtime import Runtime
@@ -52,6 +58,11 @@ class Target:
     stack_file: Path | None = None  # set when the module is reconciled as a stack member
 
     @property
+    def key(self) -> str:
+        """The record key: the ref, plus `@workspace` outside the default workspace."""
+        return record_key(self.module_ref, self.workspace)
+
+    @property
     def display_dir(self) -> str | None:
         """Relative to the current directory when under it, so pasted commands stay short."""
         return None if self.directory is None else _display(self.directory)
@@ -65,18 +76,44 @@ def _display(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def rerun_args(target: Target, runtime_root: Path) -> tuple[str, ...]:
-    """`--inputs rerun.inputs.yml` (plus a `--var NAME=<secret>` per redacted value) so a
-    suggested `hyops apply`/`destroy` runs with the inputs the last run used."""
-    rerun = Runtime(runtime_root).rerun_inputs_path(target.module_ref)
+def rerun_args(target: Target, runtime_root: Path, directory: Path | None = None,
+               var_options: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """`--inputs rerun.inputs.yml` plus a `--var` for each input it cannot supply, so a
+    suggested `hyops apply`/`destroy` runs with the inputs the last run used.
+
+    A redacted value, or a required variable (read from the module's HCL) the file lacks,
+    gets a placeholder, `NAME=<secret>` or `NAME=<value>`; a non-sensitive value passed to
+    this reconcile with `--var` is carried as given. Never a secret value.
+    """
+    rerun = Runtime(runtime_root).rerun_inputs_path(target.key)
     try:
         values = inputs_mod.load_inputs_file(rerun) if rerun.is_file() else {}
     except UsageError:
-        return ()
-    if not values:
-        return ()
-    secrets = tuple(f"{name}=<secret>" for name, value in sorted(values.items()) if value == REDACTED)
-    return ("--inputs", _display(rerun), *(part for s in secrets for part in ("--var", s)))
+        values = {}
+    if not values and target.stack_file is not None:
+        return ()  # a member that never ran: `stack apply --resume` wires its inputs
+    specs: dict[str, Any] = {}
+    if directory is not None and directory.is_dir():
+        try:
+            specs = dict(inputs_mod.read_variables(directory, None))
+        except (UsageError, OSError, ValueError):
+            specs = {}
+    given = {text.partition("=")[0].strip(): text for text in var_options if "=" in text}
+    supplied = set(target.fallback_inputs or {})  # a stack member's inputs come from the stack
+    extra: list[str] = []
+    for name in sorted(set(values) | set(specs)):
+        spec = specs.get(name)
+        secret = bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
+        if name in values and values[name] != REDACTED:
+            continue
+        if name not in values and (spec is None or not spec.required or name in supplied):
+            continue
+        if name in given and not secret:
+            extra.append(given[name])
+        else:
+            extra.append(f"{name}=<secret>" if secret else f"{name}=<value>")
+    head = ("--inputs", _display(rerun)) if values else ()
+    return (*head, *(part for text in extra for part in ("--var", text)))
 
 
 @dataclass(frozen=True)
@@ -104,7 +141,7 @@ def engine_display(info: EngineInfo | None) -> str:
 
 def base_inputs(target: Target, runtime_root: Path) -> tuple[Mapping[str, Any] | None, str]:
     """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
-    rerun = Runtime(runtime_root).rerun_inputs_path(target.module_ref)
+    rerun = Runtime(runtime_root).rerun_inputs_path(target.key)
     if rerun.is_file():
         return inputs_mod.load_inputs_file(rerun), f"{rerun} (inputs of the last run)"
     return target.fallback_inputs, "stack inputs"
@@ -120,7 +157,8 @@ def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedIn
     return inputs_mod.resolve_inputs(
         specs, stack_inputs=base, inputs_file=from_file, var_options=from_vars,
         module_dir=str(target.directory), stack_source=label,
-        inputs_file_source=f"--inputs {opts.inputs_file}")
+        inputs_file_source=f"--inputs {opts.inputs_file}",
+        base_layers=inputs_mod.module_layers(target.directory, specs))
 
 
 def _read_record(store: RecordStore, ref: str) -> tuple[OperationRecord | None, str | None]:
@@ -135,7 +173,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     from hybridops_tf.sim import install as sim_install
 
     store = RecordStore(opts.runtime_root)
-    record, problem = _read_record(store, target.module_ref)
+    record, problem = _read_record(store, target.key)
     directory = target.directory
     if directory is None and record is not None and record.module_dir:
         directory = Path(record.module_dir)
@@ -143,24 +181,36 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     workspace = target.workspace or (record.workspace if record else None)
     where = Where(target.module_ref, Target(target.module_ref, directory).display_dir, workspace,
                   exists and directory is not None and sim_install.module_uses_sim(directory),
-                  inputs_args=rerun_args(target, opts.runtime_root),
+                  inputs_args=rerun_args(target, opts.runtime_root, directory if exists else None,
+                                         opts.var_options),
                   stack_file=_display(target.stack_file) if target.stack_file else None)
-    lock_free = True if opts.lock_held else store.lock_is_free(target.module_ref)
+    lock_free = True if opts.lock_held else store.lock_is_free(target.key)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
-                          record_path=str(store.record_path(target.module_ref)), lock_free=lock_free)
+                          record_path=str(store.record_path(target.key)), lock_free=lock_free)
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
                 "reconcile again when it has finished")
         return _with(base, unchecked=(busy,))
     unseen = False
+    run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:
-        events = read_run_events(opts.runtime_root, target.module_ref, record.run_id)
-        base = _with(base, last_run=dict(ResourceTracker().feed_all(events).resources))
-        unseen = may_hold_unseen_creates(opts.runtime_root, target.module_ref, record.run_id,
+        events = read_run_events(opts.runtime_root, target.key, record.run_id)
+        run_events[record.run_id] = events
+        base = _with(base, last_run=dict(ResourceTracker().feed_all(events).resources),
+                     deleted=completed_deletes(events))
+        unseen = may_hold_unseen_creates(opts.runtime_root, target.key, record.run_id,
                                          record.active_command, events)
         if unseen:
             base = _with(base, replanned_creates=None)  # until a plan names them
+        live = _live_engine(opts.runtime_root, target.key, record.run_id)
+        if live is not None:
+            return _with(base, live_engine=live)  # nothing can be judged while it runs
+    if record is not None and record.suspect_orphans:
+        base = _with(base, orphan_evidence=_listed_evidence(opts.runtime_root, target.key,
+                                                            record, run_events))
+    if base.stale:
+        base = _progress_evidence(base)
     if directory is None or not exists:
         why = (f"module directory {directory} does not exist" if directory is not None
                else "the module directory is unknown (the record names none)")
@@ -174,7 +224,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     from hybridops_tf.record import LockBusyError
 
     try:
-        with store.lock(target.module_ref, "reconcile-read", timeout=0):
+        with store.lock(target.key, "reconcile-read", timeout=0):
             return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
@@ -182,10 +232,86 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
 
 
 def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:
-    """The plan's creates, when the interrupted run's own plan was never read (None: no plan)."""
-    if not unseen or ev.plan is None:
-        return ev
-    return _with(ev, replanned_creates=ev.plan.creates)
+    """The plan's creates, when the interrupted run's own plan was never read (None: no plan);
+    then what shows each derived orphan's create may have happened."""
+    if unseen and ev.plan is not None:
+        ev = _with(ev, replanned_creates=ev.plan.creates)
+    if ev.stale and ev.replanned_creates:
+        known = dict(ev.orphan_evidence or {})
+        for address in ev.replanned_creates:
+            known.setdefault(address, OrphanEvidence.PLANNED)
+        ev = _with(ev, orphan_evidence=known)
+    return ev
+
+
+def _progress_evidence(ev: ModuleEvidence) -> ModuleEvidence:
+    """What the interrupted run's own events show of each create: started, or only planned."""
+    known = dict(ev.orphan_evidence or {})
+    for address, p in (ev.last_run or {}).items():
+        if p.status in (Progress.STARTED, Progress.ERROR):
+            known.setdefault(address, OrphanEvidence.STARTED)
+        elif p.status is Progress.PENDING:
+            known.setdefault(address, OrphanEvidence.PLANNED)
+    return _with(ev, orphan_evidence=known)
+
+
+def completed_deletes(events: list[Any]) -> dict[str, str | None]:
+    """address -> the id of each object whose delete completed in this stream (None: unnamed)."""
+    from hybridops_tf.engine.events import ApplyComplete, ApplyStart
+
+    started: dict[str, str | None] = {}
+    done: dict[str, str | None] = {}
+    for event in events:
+        if isinstance(event, ApplyStart) and event.action == "delete" and event.addr:
+            started[event.addr] = event.id_value
+        elif isinstance(event, ApplyComplete) and event.action == "delete" and event.addr:
+            done[event.addr] = started.get(event.addr) or event.id_value
+    return done
+
+
+def _create_started(events: list[Any]) -> set[str]:
+    from hybridops_tf.engine.events import ApplyErrored, ApplyProgress, ApplyStart
+
+    return {e.addr for e in events if isinstance(e, ApplyStart | ApplyProgress | ApplyErrored)
+            and e.action in CREATE_ACTIONS and e.addr}
+
+
+def _listed_evidence(runtime_root: Path, module_ref: str, record: OperationRecord,
+                     cache: dict[str, list[Any]]) -> dict[str, OrphanEvidence]:
+    """Per listed suspect orphan: its run's events saw the create start, or only planned it."""
+    from hybridops_tf.runs import run_path
+
+    out: dict[str, OrphanEvidence] = {}
+    for orphan in record.suspect_orphans:
+        recorded = getattr(orphan, "evidence", None)  # a record field, when a writer sets one
+        if recorded in (OrphanEvidence.STARTED.value, OrphanEvidence.PLANNED.value):
+            out.setdefault(orphan.address, OrphanEvidence(recorded))
+            continue
+        if not orphan.run_id:
+            out.setdefault(orphan.address, OrphanEvidence.UNKNOWN)
+            continue
+        if orphan.run_id not in cache:
+            cache[orphan.run_id] = read_run_events(runtime_root, module_ref, orphan.run_id)
+        events = cache[orphan.run_id]
+        if orphan.address in _create_started(events):
+            out[orphan.address] = OrphanEvidence.STARTED
+        elif events or run_path(runtime_root, module_ref, orphan.run_id).is_dir():
+            out.setdefault(orphan.address, OrphanEvidence.PLANNED)
+        else:
+            out.setdefault(orphan.address, OrphanEvidence.UNKNOWN)
+    return out
+
+
+def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
+    """liveness.live_engine when that module is installed; None when it is not or fails."""
+    try:
+        from hybridops_tf import liveness
+    except ImportError:
+        return None
+    try:
+        return liveness.live_engine(runtime_root, module_ref, run_id)
+    except (OSError, ValueError):
+        return None
 
 
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions) -> dict[str, Any]:
@@ -212,6 +338,7 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     if errored and state is not None and _errored_was_pushed(engine, target.directory / "errored.tfstate", state):
         errored = False  # the state already holds exactly what errored.tfstate holds
     refresh = plan = None
+    attributes: dict[str, dict[str, Any]] | None = None
     if inputs_problem and state is not None and state.is_empty:
         # A refresh-only plan of an empty state reads no object and can show no drift; only
         # the inputs are missing (e.g. a module recorded absent never had a rerun file).
@@ -221,11 +348,13 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     else:
         refresh, why = _plan(engine, refresh_only=True)
         unchecked += [why] if why else []
-        if record is not None and record.status in (Status.ERROR, Status.RUNNING):  # may settle ok
-            plan, why = _plan(engine, refresh_only=False)
+        # error/running: may settle ok; suspect orphans: the plan names what to look up
+        if record is not None and (record.status in (Status.ERROR, Status.RUNNING) or record.suspect_orphans):
+            keep = bool(record.suspect_orphans) or record.status is Status.RUNNING
+            plan, why, attributes = _plan_with_attributes(engine) if keep else (*_plan(engine, refresh_only=False), None)
             unchecked += [why] if why else []
     return {"state": state, "refresh": refresh, "plan": plan, "errored_state": errored,
-            "unchecked": tuple(unchecked)}
+            "unchecked": tuple(unchecked), "planned_attributes": attributes}
 
 
 def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:
@@ -238,13 +367,10 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
             workspace: str | None) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
     assert opts.engine is not None
-    engine = Engine(opts.engine, directory, Runtime(opts.runtime_root).engine_env(directory, resolved, workspace))
-    markers = opts.runtime_root / "cache" / "init"
-    if engine.needs_init(markers):
-        if opts.note is not None:
-            opts.note(f"running `init` in {directory} (no .terraform yet): it writes .terraform/ "
-                      "there and changes no state")
-        engine.init(None, None if opts.read_only else markers)
+    engine = Engine(opts.engine, directory, Runtime(opts.runtime_root).engine_env(directory, resolved, workspace),
+                    inputs=resolved.var_file() if resolved is not None else None)
+    engine.ensure_init(opts.runtime_root / "cache" / "init", announce=opts.note, announce_first=True,
+                       record=not opts.read_only)
     return engine
 
 
@@ -263,11 +389,56 @@ def _errored_was_pushed(engine: Engine, path: Path, state: StateSnapshot) -> boo
     return _fingerprint(errored) == _fingerprint(state)
 
 
-def _plan(engine: Engine, *, refresh_only: bool) -> tuple[PlanEvidence | None, str | None]:
-    """`plan -json -detailed-exitcode` without `-out`: evidence only, nothing persisted."""
+def _private_tmp() -> str:
+    shm = Path("/dev/shm")
+    return tempfile.mkdtemp(prefix="hyops-reconcile-", dir=str(shm) if shm.is_dir() else None)
+
+
+def _plan_with_attributes(engine: Engine) -> tuple[PlanEvidence | None, str | None, dict[str, dict[str, Any]] | None]:
+    """The normal plan, saved to a private temporary file only long enough for `show -json`
+    to name what each create would be made with (redacted); None when that part failed."""
+    tmp = _private_tmp()
+    try:
+        out = Path(tmp) / "reconcile.tfplan"
+        plan, why = _plan(engine, refresh_only=False, out=out)
+        if plan is None or not out.is_file():
+            return plan, why, None
+        try:
+            doc = engine.show_plan_doc(out)
+        except EngineError:
+            return plan, why, None
+        return plan, why, planned_attributes(doc)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def planned_attributes(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """address -> attribute values of each planned create: sensitive ones redacted, unknown
+    (computed at create time), null and empty ones omitted, and never `id`."""
+    from hybridops_tf.engine.sensitive import redact_sensitive
+
+    out: dict[str, dict[str, Any]] = {}
+    for rc in redact_sensitive(doc).get("resource_changes") or []:
+        if not isinstance(rc, dict) or rc.get("mode", "managed") != "managed" or not rc.get("address"):
+            continue
+        change = rc.get("change") if isinstance(rc.get("change"), dict) else {}
+        after = change.get("after")
+        if "create" not in (change.get("actions") or []) or not isinstance(after, dict):
+            continue
+        unknown = change.get("after_unknown") if isinstance(change.get("after_unknown"), dict) else {}
+        out[str(rc["address"])] = {
+            key: value for key, value in after.items()
+            if key != "id" and unknown.get(key) is not True and value not in (None, "", [], {})
+        }
+    return out
+
+
+def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None) -> tuple[PlanEvidence | None, str | None]:
+    """`plan -json -detailed-exitcode`, without `-out` unless a private temporary `out` is given:
+    evidence only, nothing persisted."""
     lines: list[str] = []
     stderr: list[str] = []
-    argv = engine.argv(commands.plan, None, refresh_only=refresh_only, extra=["-detailed-exitcode"])
+    argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=["-detailed-exitcode"])
     result = engine.stream(argv, lines.append, None, stderr.append)
     if result.interrupted is not None:
         raise Interrupted("interrupted while reading evidence; nothing was changed")

@@ -35,6 +35,7 @@ class Code(StrEnum):
 
     CORRUPT_RECORD = "corrupt_record"
     ERRORED_STATEFILE = "errored_statefile"
+    ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
     STATE_MISSING = "state_missing"
     SUSPECT_ORPHAN = "suspect_orphan"
@@ -50,20 +51,52 @@ PRIORITY = {code: i for i, code in enumerate(Code)}
 
 
 @dataclass(frozen=True, slots=True)
+class Alternative:
+    """One of several commands a person chooses between (run exactly one), and when."""
+
+    command: str
+    when: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"command": self.command, "when": self.when}
+
+
+class OrphanEvidence(StrEnum):
+    """What shows a suspect orphan's create may have made an object."""
+
+    STARTED = "started"  # an apply_start of the create was seen
+    PLANNED = "planned"  # only a plan shows it: the engine may have started it unseen
+    UNKNOWN = "unknown"  # the run's events are gone
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """One inconsistency between the record and the evidence, with what to do about it."""
+    """One inconsistency between the record and the evidence, with what to do about it.
+
+    `next_actions` are steps, run in order; `alternatives` are choices, run exactly one of
+    them after the steps (e.g. apply *or* destroy: followed in a row, the second would undo
+    the first).
+    """
 
     code: Code
     module_ref: str
     detail: str
     next_actions: tuple[str, ...] = ()
     addresses: tuple[str, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
+    evidence: OrphanEvidence | None = None  # suspect_orphan only
+    planned_attributes: Mapping[str, Any] | None = None  # suspect_orphan: what the create was planned with
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"code": self.code.value, "module_ref": self.module_ref,
-                               "detail": self.detail, "next_actions": list(self.next_actions)}
+                               "detail": self.detail, "next_actions": list(self.next_actions),
+                               "alternatives": [a.to_dict() for a in self.alternatives]}
         if self.addresses:
             doc["addresses"] = list(self.addresses)
+        if self.evidence is not None:
+            doc["evidence"] = self.evidence.value
+        if self.planned_attributes is not None:
+            doc["planned_attributes"] = dict(self.planned_attributes)
         return doc
 
 
@@ -190,11 +223,25 @@ class ModuleEvidence:
     replanned_creates: tuple[str, ...] | None = ()
     errored_state: bool = False  # errored.tfstate in the module directory
     unchecked: tuple[str, ...] = ()
+    # The interrupted run's completed deletes: address -> the deleted object's id (None when
+    # the events did not say); that object is gone, so its id is never offered to --import.
+    deleted: Mapping[str, str | None] | None = None
+    # Per suspect-orphan address: whether its create was seen starting or only planned.
+    orphan_evidence: Mapping[str, OrphanEvidence] | None = None
+    # Per address: the attribute values a plan would create it with (sensitive redacted,
+    # unknown omitted), so a person can look a suspect orphan up in the provider.
+    planned_attributes: Mapping[str, Mapping[str, Any]] | None = None
+    live_engine: Any = None  # liveness.LiveEngine: the engine of a dead hyops still runs
 
     @property
     def stale(self) -> bool:
         """A running record whose lock no live process holds: its outcome is uncertain."""
         return self.record is not None and is_stale(self.record.status, self.lock_free)
+
+    @property
+    def engine_alive(self) -> bool:
+        """A stale running record whose engine still runs: it may still change objects."""
+        return self.live_engine is not None and self.record is not None and self.record.status is Status.RUNNING
 
     @property
     def busy(self) -> bool:
@@ -229,6 +276,7 @@ class ModuleReport:
     findings: tuple[Finding, ...] = ()
     unchecked: tuple[str, ...] = ()
     actions: tuple[Action, ...] = ()
+    addressed: tuple[str, ...] = ()  # addresses a successful --forget-orphan/--import dealt with
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -256,11 +304,19 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """First failed write's code; else 1 could not check; 3 findings; 0 consistent."""
+        """First failed write's code; else 1 could not check; 3 findings; 0 consistent.
+
+        After a successful --forget-orphan/--import, 0 once no finding names an address it
+        dealt with, even if unrelated findings remain (they are still reported).
+        """
         if self.errors:
             return self.errors[0][1]
         if any(m.unchecked for m in self.modules):
             return 1
+        addressed = [m for m in self.modules if m.addressed]
+        if addressed:
+            left = any(set(f.addresses) & set(m.addressed) for m in addressed for f in m.findings)
+            return 3 if left else 0
         if any(m.findings for m in self.modules):
             return 3
         return 0

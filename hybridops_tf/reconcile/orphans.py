@@ -47,8 +47,8 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
     store = RecordStore(root)
     run_id = new_run_id("reconcile")
     Runtime(root).ensure_root()
-    with store.lock(target.module_ref, run_id, ctx.lock_timeout):
-        record = store.read(target.module_ref)
+    with store.lock(target.key, run_id, ctx.lock_timeout):
+        record = store.read(target.key)
         if record is None:
             raise UsageError(f"{target.module_ref} has no record: there is no suspect orphan to forget")
         gone = [o for o in record.suspect_orphans if o.address == address]
@@ -63,13 +63,13 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
         updated = copy.deepcopy(record)
         updated.suspect_orphans = [o for o in record.suspect_orphans if o.address != address]
         updated.run_id = run_id
-        folder, meta = audit.open_run(root, target.module_ref, record.module_dir, run_id, "forget-orphan",
+        folder, meta = audit.open_run(root, target.key, record.module_dir, run_id, "forget-orphan",
                                       ctx.argv, address=address,
                                       forgotten=[o.to_dict() for o in gone])
         try:
             store.write(updated)
         except OSError as err:
-            message = (f"could not write {store.record_path(target.module_ref)}: {err.strerror or err}; "
+            message = (f"could not write {store.record_path(target.key)}: {err.strerror or err}; "
                        f"{address} is still listed")
             audit.close_run(root, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
             raise OperationFailed(message) from None

@@ -6,6 +6,8 @@ and a negative promise is only believable when it can be hammered by a generator
 test. settle_write.py does the locking and writing; this module decides.
 
 The rules:
+- nothing is written while any evidence could not be read (the state, a plan, the module
+  directory) or while the engine of the dead hyops still runs;
 - a stale `running` record becomes `error`; creates its run started that left nothing in
   state become suspect orphans (the run's events.jsonl against `show -json`);
 - an `error` record (or no record) whose state is empty, with a successful refresh-only
@@ -16,7 +18,9 @@ The rules:
   errored.tfstate — becomes `ok` with outputs from state (after a refresh when only the
   state's output values lag, e.g. after an import);
 - a `destroyed`/`absent` record whose state holds resources becomes `error`: a record
-  that claims "nothing exists" over a non-empty state would make a stack destroy skip it.
+  that claims "nothing exists" over a non-empty state would make a stack destroy skip it;
+- an `ok`/`retained` record that knows an object id the state lacks (no completed delete)
+  becomes `error` (state_missing): the object is live and unmanaged until imported.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class Verdict(StrEnum):
     TO_DESTROYED = "to_destroyed"
     TO_ABSENT = "to_absent"
     DEMOTE_TO_ERROR = "demote_to_error"
+    MISSING_TO_ERROR = "missing_to_error"  # ok/retained, but objects it knows left the state
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,19 +69,36 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     return [o.address for o in found]
 
 
+def _is_data(address: str) -> bool:
+    return address.startswith("data.") or ".data." in address
+
+
 def claimed_missing(
-    record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str]
+    record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
+    deleted: Mapping[str, str | None] | None = None,
 ) -> dict[str, str | None]:
     """Objects the record (or the interrupted run's events) say exist, absent from state.
 
-    address -> the object's id when known (for an exact `--import`).
+    address -> the object's id when known (for an exact `--import`). A recorded id counts
+    whatever the entry's status (an update or a delete that errored leaves the object
+    live) unless it is `destroyed`, its delete completed, or the interrupted run's events
+    show that very object's delete completing (`deleted`: address -> deleted id, None when
+    unnamed).
     """
     missing: dict[str, str | None] = {}
+    gone = deleted or {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
-            if (entry.status == ResourceStatus.COMPLETE.value and entry.action not in _LIVE_ACTIONS_SKIPPED
-                    and addr not in in_state):
+            if (addr in in_state or _is_data(addr) or entry.action == "read"
+                    or entry.status == ResourceStatus.DESTROYED.value
+                    or (entry.action == "delete" and entry.status == ResourceStatus.COMPLETE.value)):
+                continue  # nothing live, or a delete that completed
+            if addr in gone and (gone[addr] is None or gone[addr] == entry.id):
+                continue  # that object's delete completed: it is not live
+            if entry.id:
                 missing[addr] = entry.id
+            elif entry.status == ResourceStatus.COMPLETE.value and entry.action not in _LIVE_ACTIONS_SKIPPED:
+                missing[addr] = None
     for addr, p in (progress or {}).items():
         if p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state:
             missing[addr] = p.id_value or missing.get(addr)
@@ -85,6 +107,15 @@ def claimed_missing(
 
 def _in_state(ev: ModuleEvidence) -> set[str]:
     return set(ev.state.addresses()) if ev.state is not None else set()
+
+
+def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
+    """claimed_missing over this evidence ({} when the state could not be read)."""
+    if ev.state is None:
+        return {}
+    stale = ev.stale
+    return claimed_missing(ev.record, ev.last_run if stale else None, _in_state(ev),
+                           ev.deleted if stale else None)
 
 
 def orphan_blockers(ev: ModuleEvidence) -> list[str]:
@@ -106,7 +137,7 @@ def state_blockers(ev: ModuleEvidence) -> list[str]:
         why.append("errored.tfstate has not been pushed")
     if ev.state is None:
         why.append("the state could not be read")
-    elif claimed_missing(ev.record, ev.last_run if ev.stale else None, _in_state(ev)):
+    elif missing_from_state(ev):
         why.append("objects the record knows are missing from state")
     return why
 
@@ -163,6 +194,13 @@ def decide(ev: ModuleEvidence) -> Decision:
         return Decision(Verdict.NONE, "a corrupt record is never overwritten")
     if ev.busy:
         return Decision(Verdict.NONE, "a live process holds the module lock")
+    if ev.engine_alive:
+        pid = getattr(ev.live_engine, "pid", "?")
+        return Decision(Verdict.NONE, f"not settled: the engine of the dead hyops still runs (pid {pid}): it may "
+                        "still change objects; wait for it or kill it, then reconcile again")
+    if ev.unchecked:
+        return Decision(Verdict.NONE, "not settled: some evidence could not be read: "
+                        + "; ".join(ev.unchecked))
     if rec is None or rec.status is Status.ERROR:
         no_empty = empty_confirmed(ev)
         if no_empty is None:
@@ -185,6 +223,11 @@ def decide(ev: ModuleEvidence) -> Decision:
     if rec.status in CLAIMS_EMPTY and ev.state is not None and not ev.state.is_empty:
         return Decision(Verdict.DEMOTE_TO_ERROR, f"the state holds {len(ev.state.addresses())} "
                         f"resource(s) although the record says {rec.status.value}")
+    if rec.status in (Status.OK, Status.RETAINED):
+        missing = missing_from_state(ev)
+        if missing:
+            return Decision(Verdict.MISSING_TO_ERROR, f"the state lacks {len(missing)} object(s) the "
+                            f"record knows: {', '.join(sorted(missing)[:5])}")
     return Decision(Verdict.NONE, f"{rec.status.value} needs no settling")
 
 
@@ -199,6 +242,21 @@ def _resources_from_state(state: StateSnapshot, known: Mapping[str, ResourceEntr
             status=ResourceStatus.COMPLETE.value, action=before.action if before else "reconcile",
             id=ident if isinstance(ident, str) else (before.id if before else None))
     return entries
+
+
+def _forget_deleted_ids(out: OperationRecord, ev: ModuleEvidence) -> None:
+    """An id whose delete completed in the interrupted run names no live object: drop it
+    from the settled record, so no later reconcile offers it to --import."""
+    progress = ev.last_run or {}
+    for addr, gone_id in (ev.deleted or {}).items():
+        entry = (out.resources or {}).get(addr)
+        if entry is None or entry.id is None:
+            continue
+        made = progress.get(addr)
+        if made is not None and made.status is Progress.COMPLETE and made.id_value == entry.id:
+            continue  # a create that completed: its new id is live
+        if gone_id is None or gone_id == entry.id:
+            entry.id = None
 
 
 def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str | None = None) -> OperationRecord:
@@ -219,6 +277,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
             recovered_outputs=outputs_plain(state.outputs) if state is not None else None,
             resources=settle.resources_from_progress(progress, tainted) if progress else None,
             orphans=orphans)
+        _forget_deleted_ids(out, ev)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         out = settle.apply_succeeded(rec, outputs_plain(state.outputs), _resources_from_state(state, rec.resources))
@@ -235,6 +294,15 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
             error=(f"reconcile found {len(live)} resource(s) in state although the record said "
                    f"{rec.status.value}: {', '.join(live[:5])}"),
             recovered_outputs=outputs_plain(state.outputs), resources=None, orphans=[])
+    elif verdict is Verdict.MISSING_TO_ERROR:
+        assert rec is not None
+        missing = missing_from_state(ev)
+        shown = ", ".join(f"{a} ({i})" if i else a for a, i in sorted(missing.items())[:5])
+        out = settle.failed(
+            rec, command="reconcile",
+            error=(f"state_missing: the state lacks {len(missing)} object(s) the record knows: {shown}; "
+                   "import each back (hyops reconcile --import ADDRESS=ID) or apply if really gone"),
+            recovered_outputs=None, resources=None, orphans=[])
     else:
         raise ValueError(f"verdict {verdict} writes no record")
     out = copy.deepcopy(out)

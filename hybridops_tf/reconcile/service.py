@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hybridops_tf.engine import binary, process
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.errors import EngineError, HyopsError, Interrupted, UsageError
+from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
 from hybridops_tf.reconcile import orphans, settle_write, targets
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
@@ -43,6 +43,7 @@ class ReconcileRequest:
     argv: tuple[str, ...] = ()
     hyops_prefix: str = "hyops"  # `hyops` plus the global options the user typed
     note: Callable[[str], None] | None = None
+    workspace: str | None = None  # a single module's workspace (None: the default one)
 
     @property
     def read_only(self) -> bool:
@@ -63,7 +64,7 @@ def _targets(req: ReconcileRequest) -> list[Target]:
         return targets.all_records(req.runtime_root)
     if req.stack_file is not None:
         return targets.stack_members(req.stack_file, req.runtime_root)
-    return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root)]
+    return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root, req.workspace)]
 
 
 def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
@@ -77,6 +78,10 @@ def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
 def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
     chosen = _targets(req)
+    if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
+        return Report((), ((f"no records under {req.runtime_root}: nothing to reconcile, so nothing "
+                            "is known to be consistent (wrong folder? pass --runtime-root)",
+                            ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
     info, problem = _engine(req)
     read_opts = GatherOptions(req.runtime_root, info, problem, req.inputs_file, req.var_options,
@@ -86,7 +91,7 @@ def reconcile(req: ReconcileRequest) -> Report:
                       read_only=False, note=req.note),
         engine_opt=req.engine, lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
-    done: dict[str, tuple[list[Action], list[tuple[str, int]]]] = {}
+    done: dict[str, tuple[list[Action], list[tuple[str, int]], tuple[str, ...]]] = {}
     if not req.read_only:
         for target in chosen:
             done[target.module_ref] = _mutate(req, target, ctx, imports)
@@ -95,37 +100,45 @@ def reconcile(req: ReconcileRequest) -> Report:
     modules: list[ModuleReport] = []
     errors: list[tuple[str, int]] = []
     for target, ev in zip(chosen, evidence, strict=True):
-        actions, failed = done.get(target.module_ref, ([], []))
+        actions, failed, addressed = done.get(target.module_ref, ([], [], ()))
         errors.extend(failed)
         modules.append(ModuleReport(
             module_ref=target.module_ref, status=_status(ev),
             module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
-            findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(actions)))
+            findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(actions),
+            addressed=addressed))
     return Report(tuple(modules), tuple(errors))
 
 
 def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
-            imports: list[tuple[str, str]]) -> tuple[list[Action], list[tuple[str, int]]]:
-    """--write, --forget-orphan, --import, --write: stop at the first refusal or failure."""
+            imports: list[tuple[str, str]]) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...]]:
+    """--write, --forget-orphan, --import, --write: stop at the first refusal or failure.
+
+    Also returns the addresses a successful --forget-orphan/--import dealt with: the exit
+    code then says whether their findings are gone (Report.exit_code).
+    """
     actions: list[Action] = []
+    addressed: list[str] = []
     try:
         if req.write:
             actions += settle_write.settle(target, ctx)
         for address in req.forget:
             actions.append(orphans.forget(target, address, ctx))
+            addressed.append(address)
         for address, object_id in imports:
             action = orphans.import_(target, address, object_id, ctx)
             actions.append(action)
             if not action.ok:
-                return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)]
+                return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], ()
+            addressed.append(address)
         if req.write and (req.forget or imports):
             actions += settle_write.settle(target, ctx)
     except Interrupted:
         raise
     except HyopsError as err:
         actions.append(Action("error", err.message, ok=False))
-        return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)]
-    return actions, []
+        return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], ()
+    return actions, [], tuple(addressed)
 
 
 def _status(ev: ModuleEvidence) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from hybridops_tf import operation
 from hybridops_tf.engine import process
 from hybridops_tf.errors import ExitCode, OperationFailed
+from hybridops_tf.lifecycle import Status
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather
@@ -30,6 +31,8 @@ from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
+_MEANT = {Verdict.TO_OK: Status.OK, Verdict.TO_DESTROYED: Status.DESTROYED, Verdict.TO_ABSENT: Status.ABSENT,
+          Verdict.STALE_TO_ERROR: Status.ERROR}
 
 
 @dataclass(frozen=True)
@@ -80,23 +83,33 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
     store = RecordStore(root)
     run_id = new_run_id("reconcile")
     Runtime(root).ensure_root()
-    with process.FORWARDER, store.lock(target.module_ref, run_id, ctx.lock_timeout):
+    with process.FORWARDER, store.lock(target.key, run_id, ctx.lock_timeout):
         ev = gather(target, dataclasses.replace(ctx.gather, lock_held=True))
         before = ev.record
         steps: list[Decision] = []
         record: OperationRecord | None = None
         decision = rules.decide(ev)
         while decision.verdict not in (Verdict.NONE, Verdict.REFRESH_THEN_OK) and len(steps) < _MAX_STEPS:
-            record = rules.settled_record(ev, decision.verdict, run_id)
+            settled = rules.settled_record(ev, decision.verdict, run_id)
+            meant = _MEANT.get(decision.verdict, settled.status)
+            if settled.status is not meant:
+                # settle.py refused what this evidence seemed to allow (e.g. an id it still
+                # counts as live): write only the steps before, never loop on it
+                decision = Decision(Verdict.NONE, f"stays {(record or ev.record or settled).status.value}: "
+                                    f"not {meant.value}: {settled.last_error or 'refused by the settle rules'}")
+                break
+            record = settled
             if record.module_dir is None and target.directory is not None:
                 record.module_dir = str(target.directory)
             steps.append(decision)
-            if decision.verdict is Verdict.DEMOTE_TO_ERROR:
+            if decision.verdict in (Verdict.DEMOTE_TO_ERROR, Verdict.MISSING_TO_ERROR):
                 decision = Decision(Verdict.NONE, "demoted")
                 break
             ev = dataclasses.replace(ev, record=record)
             decision = rules.decide(ev)
         if record is None:
+            if decision.verdict is Verdict.NONE and (ev.unchecked or ev.engine_alive):
+                return decision.verdict, [Action("settle", decision.reason, ok=False)]
             if decision.verdict is Verdict.NONE:
                 return decision.verdict, [Action("settle", f"unchanged: {decision.reason}")]
             return decision.verdict, []
@@ -108,14 +121,14 @@ def _write(target: Target, ctx: WriteContext, store: RecordStore, before: Operat
     root = ctx.gather.runtime_root
     was = before.status.value if before is not None else "no record"
     folder, meta = audit.open_run(
-        root, target.module_ref, record.module_dir, run_id, "write", ctx.argv,
+        root, target.key, record.module_dir, run_id, "write", ctx.argv,
         record_before=before.to_dict() if before is not None else None)
     result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in steps],
               "evidence": _summary(ev), "status_before": was}
     try:
         store.write(record)
     except OSError as err:
-        message = (f"could not write the settled record {store.record_path(target.module_ref)}: "
+        message = (f"could not write the settled record {store.record_path(target.key)}: "
                    f"{err.strerror or err}; the record was left as it was ({was})")
         audit.close_run(root, folder, meta, ExitCode.FAILED, {**result, "outcome": "failed", "error": message})
         raise OperationFailed(message) from None
@@ -131,7 +144,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     first, then settled), with the last run's inputs, the caller's overrides and workspace."""
     assert target.directory is not None
     root = ctx.gather.runtime_root
-    record = RecordStore(root).read(target.module_ref)
+    record = RecordStore(root).read(target.key)
     base, _ = base_inputs(target, root)
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))

@@ -14,12 +14,12 @@ from typing import Any
 from hybridops_tf.errors import UsageError
 from hybridops_tf.modules import resolve_module
 from hybridops_tf.reconcile.evidence import Target
-from hybridops_tf.record import CorruptRecordError, RecordStore
+from hybridops_tf.record import CorruptRecordError, RecordStore, split_key
 
 
-def single(module_dir: Path, ref: str | None, modules_root: Path | None) -> Target:
+def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None) -> Target:
     target = resolve_module(module_dir, ref, modules_root)
-    return Target(target.ref, target.directory)
+    return Target(target.ref, target.directory, workspace)
 
 
 def all_records(runtime_root: Path) -> list[Target]:
@@ -27,14 +27,15 @@ def all_records(runtime_root: Path) -> list[Target]:
     store = RecordStore(runtime_root)
     targets = []
     for folder in store.module_dirs():
-        ref = store.ref_of(folder)
+        key = store.ref_of(folder)
+        ref, workspace = split_key(key)
         try:
-            record = store.read(ref)
+            record = store.read(key)
         except CorruptRecordError:
             record = None
         directory = Path(record.module_dir) if record is not None and record.module_dir else None
-        targets.append(Target(ref, directory, record.workspace if record else None))
-    return sorted(targets, key=lambda t: t.module_ref)
+        targets.append(Target(ref, directory, workspace))
+    return sorted(targets, key=lambda t: t.key)
 
 
 def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
@@ -51,7 +52,7 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
 
     stack = load_stack(stack_file, Runtime(runtime_root).hcl_cache())
     store = RecordStore(runtime_root)
-    refs = {m.name: m.module_ref for m in stack.members}
+    refs = {m.name: m.key for m in stack.members}
     targets = []
     for member in stack.members:
         fallback: dict[str, Any] = dict(member.inputs)

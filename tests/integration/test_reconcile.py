@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.hyops_cli import Hyops, engine_processes, wait_for
+from tests.integration.gates import Gate, kill_engines
+from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
 
@@ -50,15 +51,16 @@ def test_lost_create_response_is_a_suspect_orphan_until_import_adopts_it_and_wri
     assert code == 3 and doc["consistent"] is False
     found = findings(doc, "network")
     assert set(found) == {"suspect_orphan", "partial_apply"}
-    assert found["suspect_orphan"]["next_actions"] == [
-        "hyops sim ls",
+    assert found["suspect_orphan"]["next_actions"] == ["hyops sim ls"]
+    assert [a["command"] for a in found["suspect_orphan"]["alternatives"]] == [  # run one of them
         "hyops reconcile modules/network --ref network --import 'sim_network.this=<id>'",
         "hyops reconcile modules/network --ref network --forget-orphan sim_network.this",
     ]
     [live] = hyops.sim_objects()
 
     imported = hyops("reconcile", "modules/network", "--import", f"sim_network.this={live['id']}")
-    assert imported.returncode == 3, imported.stdout + imported.stderr  # still error: --write settles it
+    # its finding is gone: exit 0, though partial_apply remains (still error: --write settles it)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
     rec = hyops.record("network")
     assert rec["status"] == "error" and "suspect_orphans" not in rec
     assert rec["resources"]["sim_network.this"]["action"] == "import"
@@ -72,16 +74,18 @@ def test_lost_create_response_is_a_suspect_orphan_until_import_adopts_it_and_wri
 
 
 def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keeping_the_orphan(
-    hyops: Hyops, pair: Path, faults_file: Callable[..., Path]
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
+    """SIGKILL of hyops, then of its engine, while the provider holds the vm create's answer
+    (the vm exists, no state or event says so): stale running, orphan kept, then adopted."""
     assert hyops("apply", "modules/pair").returncode == 0
-    faults_file([{"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 2}])
+    gate = Gate.at(tmp_path)  # never released: the kill always lands inside the vm create
+    faults_file([gate.rule(type="sim_vm", op="create", at="after")])
     proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
-    wait_for(lambda: any(c["op"] == "create" and c["type"] == "sim_vm" for c in hyops.sim_calls()),
-             what="the vm create call")
+    provider = gate.wait_started(proc)["pid"]
     proc.kill()
     proc.wait(timeout=30)
-    wait_for(lambda: engine_processes(pair) == [], what="the orphaned engine to exit")
+    kill_engines(pair, provider)
     faults_file([])
 
     code, doc = reconcile(hyops, "modules/pair")
@@ -124,7 +128,7 @@ def test_a_create_that_failed_after_making_the_object_is_reported_tainted(
     assert code == 3
     found = findings(doc, "pair")
     assert found["tainted"]["addresses"] == ["sim_vm.vm[0]"]
-    assert found["tainted"]["next_actions"][0] == (
+    assert found["tainted"]["alternatives"][0]["command"] == (
         "hyops apply modules/pair --ref pair --inputs runtime/config/modules/pair/rerun.inputs.yml")
     assert "replace sim_vm.vm[0]" in found["partial_apply"]["detail"]
     written = hyops("reconcile", "modules/pair", "--write")
@@ -145,8 +149,8 @@ def test_an_object_deleted_behind_the_engines_back_is_drift(
     assert code == 3
     drift = findings(doc, "network")["drift"]
     assert drift["addresses"] == ["sim_network.this"] and "vanished" in drift["detail"]
-    assert drift["next_actions"] == ["hyops apply modules/network --ref network",
-                                     "hyops destroy modules/network --ref network"]
+    assert [a["command"] for a in drift["alternatives"]] == ["hyops apply modules/network --ref network",
+                                                             "hyops destroy modules/network --ref network"]
     assert hyops.record_path("network").read_bytes() == before
 
 
@@ -322,13 +326,14 @@ def test_an_engine_that_cannot_plan_is_exit_1_could_not_check(
 
 
 def test_a_module_whose_apply_is_running_is_not_judged_and_exits_1(
-    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     module_copy("network")
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 5}])
+    gate = Gate.at(tmp_path)  # the apply stays in its create until both reconciles are done
+    faults_file([gate.rule(type="sim_network", op="create")])
     holder = hyops.start("apply", "modules/network")
     try:
-        wait_for(lambda: (hyops.record("network") or {}).get("status") == "running", what="running record")
+        gate.wait_started(holder)
 
         code, doc = reconcile(hyops, "modules/network")
 
@@ -336,7 +341,9 @@ def test_a_module_whose_apply_is_running_is_not_judged_and_exits_1(
         assert doc["modules"][0]["findings"] == []
         assert "in progress" in doc["modules"][0]["could_not_check"][0]
         assert hyops("reconcile", "modules/network", "--write").returncode == 4  # lock busy
+        assert holder.poll() is None, "the apply ended inside the window"
     finally:
+        gate.release()
         holder.wait(timeout=120)
     assert holder.returncode == 0
     assert reconcile(hyops, "modules/network")[0] == 0

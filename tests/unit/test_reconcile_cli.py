@@ -65,11 +65,15 @@ def test_import_splits_at_the_first_equals_outside_brackets() -> None:
         parse_import("=id")
 
 
-def test_all_with_no_records_is_consistent(tmp_path: Path) -> None:
+def test_all_with_no_records_is_not_consistent_and_names_the_root(tmp_path: Path) -> None:
+    """A CI gate (`reconcile --all`) run against the wrong folder must not pass (issue 11 item 7)."""
     result = run(tmp_path / "rt", "--all", "--json")
 
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == {"schema_version": 1, "consistent": True, "modules": []}
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["consistent"], doc["modules"]) == (False, [])
+    assert doc["errors"] == [f"no records under {tmp_path / 'rt'}: nothing to reconcile, so nothing is known "
+                             "to be consistent (wrong folder? pass --runtime-root)"]
 
 
 def test_a_corrupt_record_under_all_is_reported_left_untouched_and_could_not_be_checked(tmp_path: Path) -> None:
@@ -95,9 +99,12 @@ def test_a_stale_record_whose_module_directory_is_gone_still_gets_its_record_fin
         "suspect_orphans": [{"address": "sim_vm.this", "action": "create", "run_id": "apply-0", "at": "x"}],
     })
 
-    result = run(root, "--all")
+    result = run(root, "--all", "--json")
 
     assert result.exit_code == 1, result.output
-    assert "stale_running" in result.output and "suspect_orphan" in result.output
-    assert "does not exist" in result.output
-    assert f"hyops --runtime-root {root} reconcile" in result.output  # global options carried over
+    [module] = json.loads(result.stdout)["modules"]
+    found = {f["code"]: f for f in module["findings"]}
+    assert set(found) == {"stale_running", "suspect_orphan"}
+    assert any("does not exist" in why for why in module["could_not_check"])
+    # global options carried over (asserted on JSON: human text wraps a long temp path)
+    assert found["stale_running"]["next_actions"][0].startswith(f"hyops --runtime-root {root} reconcile ")
