@@ -7,7 +7,7 @@ MODULE ?= modules/sim/network
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration demo lint bench reliability apply destroy status clean
+.PHONY: install test unit integration test-engines demo lint bench reliability apply destroy status clean
 
 install: $(STAMP)
 
@@ -30,6 +30,13 @@ unit: install
 
 integration: install
 	$(BIN)/python -m pytest -q tests/integration
+
+# `make test` runs the integration tests against the bundled Terraform 1.0.3 only (the same on
+# every machine; HYOPS_TEST_ENGINE=/path picks another). This reruns them once per other engine
+# found (tofu, terraform on PATH), each leg announced with its version; engines not found are
+# skipped with a message. `make test` does not depend on it. ARGS go to pytest (e.g. ARGS=-x).
+test-engines: install
+	$(BIN)/python scripts/test_engines.py $(ARGS)
 
 demo: install
 	$(BIN)/python scripts/demo.py

