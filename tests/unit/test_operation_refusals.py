@@ -4,12 +4,13 @@ any process other than the registered read-only ones is started."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import operation
+from hybridops_tf import initcheck, operation
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine import process
 from hybridops_tf.errors import ExitCode, RefusedError
@@ -37,8 +38,9 @@ def engine(tmp_path: Path) -> Path:
 @pytest.fixture
 def module(tmp_path: Path) -> ModuleTarget:
     directory = tmp_path / "mod"
-    (directory / ".terraform").mkdir(parents=True)  # no init needed
+    (directory / ".terraform").mkdir(parents=True)
     (directory / "main.tf").write_text('output "x" {\n  value = 1\n}\n')
+    initcheck.remember_init(directory, tmp_path / "root" / "cache" / "init")  # no init needed
     return ModuleTarget(directory, "unit/mod")
 
 
@@ -84,12 +86,12 @@ def test_a_stale_running_record_refuses_apply_before_any_engine_mutation(
     assert fp.call_count([str(engine), fp.any()]) == 1
 
 
-def test_an_engine_that_is_not_there_is_one_line_and_exit_1(tmp_path: Path, module: ModuleTarget) -> None:
+def test_an_engine_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path, module: ModuleTarget) -> None:
     result = CliRunner().invoke(
         cli, ["--runtime-root", str(tmp_path / "root"), "--engine", str(tmp_path / "nope"),
               "apply", str(module.directory), "--ref", "unit/mod"],
     )
-    assert result.exit_code == ExitCode.FAILED
+    assert result.exit_code == ExitCode.USAGE  # a set-up error (issue 11 item 8): nothing ran
     lines = [ln for ln in result.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "--engine" in lines[0]
     assert "Traceback" not in result.output
@@ -101,8 +103,12 @@ def test_engine_crash_mid_stream_settles_error_and_keeps_the_raw_lines(
 ) -> None:
     fp.register([str(engine), "version", "-json"], stdout=VERSION_JSON)
     start = json.dumps({"type": "apply_start", "hook": {"resource": {"addr": "x.y"}, "action": "create"}})
-    fp.register([str(engine), f"-chdir={module.directory}", "apply", fp.any()],
-                stdout=[start, '{"type": "apply_prog'], returncode=-9)
+    # the apply is real (its stdout goes through the event relay, a real process too): a
+    # line, half a line, then SIGKILL
+    fp.allow_unregistered(True)
+    partial = '{"type": "apply_prog'
+    engine.write_text(f"#!/bin/sh\n[ \"$2\" = apply ] || exit 99\n"
+                      f"printf '%s\\n%s' {shlex.quote(start)} {shlex.quote(partial)}\nkill -9 $$\n")
     fp.register([str(engine), f"-chdir={module.directory}", "show", fp.any()],
                 stdout=json.dumps({"format_version": "0.2"}))
     root = tmp_path / "root"
@@ -126,6 +132,7 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
     root = tmp_path / "root"
     store = RecordStore(root)
     store.write(OperationRecord(module_ref="unit/mod", status=Status.OK, run_id="apply-old", outputs={"x": 1}))
+    fp.allow_unregistered(True)  # the event relay, spawned before the engine, is real
     real_popen = process.subprocess.Popen
 
     def popen(argv, *args, **kwargs):  # the version probe runs; the apply cannot start

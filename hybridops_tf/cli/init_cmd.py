@@ -1,0 +1,45 @@
+"""`hyops init`: parse options, call the core, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hybridops_tf.cli.options import (
+    PassthroughCommand,
+    lock_option,
+    module_options,
+    target,
+    workspace,
+)
+
+
+@click.command("init", cls=PassthroughCommand)
+@module_options
+@lock_option
+@click.pass_context
+def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout: float) -> None:
+    """Run the engine's `init` in MODULE_DIR [-- ENGINE_ARGS], under the module lock.
+
+    apply, destroy and plan run init on their own when the module has none, or when its
+    child-module sources, provider requirements or backend changed since the last init
+    (announced on stderr). Use this for `-upgrade`, `-reconfigure` and the like.
+
+    \b
+    Exit codes: 0 ok, 1 the engine's init failed, 2 usage error, 4 lock busy, 130 interrupted.
+
+    \b
+    Example:
+      hyops init modules/sim/network
+      hyops init modules/sim/network -- -upgrade
+    """
+    from hybridops_tf.init_run import run_init
+
+    tgt = target(ctx, module_dir, ref)
+    outcome = run_init(tgt, ctx.obj.runtime_root, ctx.obj.engine, ctx.meta["passthrough"], lock_timeout,
+                       workspace(ctx, tgt.directory))
+    if outcome.output:
+        click.echo(outcome.output.rstrip("\n"))
+    click.echo(outcome.message, err=outcome.exit_code != 0)
+    ctx.exit(outcome.exit_code)

@@ -1,0 +1,50 @@
+"""`hyops init`: the engine's `init` on request, under the module lock.
+
+hyops re-runs init on its own when a module's child modules, providers or backend changed
+(hybridops_tf.initcheck); this is the explicit form, for `init -upgrade` and friends. init
+changes no remote object and no record: it writes `.terraform/` and the lock file in the
+module directory, so it takes the module lock to never race an apply on the same module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridops_tf import initcheck
+from hybridops_tf.engine import binary, commands, process
+from hybridops_tf.errors import ExitCode
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.record import RecordStore, record_key
+from hybridops_tf.runs import new_run_id
+from hybridops_tf.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class InitOutcome:
+    exit_code: int
+    output: str  # the engine's own output, stdout then stderr
+    message: str
+
+
+def run_init(target: ModuleTarget, runtime_root: Path, engine_opt: str | None, passthrough: Sequence[str],
+             lock_timeout: float = 0, workspace: str | None = None) -> InitOutcome:
+    """Run `init -input=false -no-color [passthrough]` in the module directory."""
+    ws = Runtime(runtime_root)
+    ws.ensure_root()
+    info = binary.resolve(engine_opt, ws.engine_cache())
+    env = ws.engine_env(target.directory, None, workspace)
+    with process.FORWARDER, RecordStore(runtime_root).lock(record_key(target.ref, workspace), new_run_id("init"),
+                                                            lock_timeout):
+        argv = [*commands.init(info.binary, target.directory), *passthrough]
+        captured = process.run_capture(argv, env=env)
+        if captured.returncode == 0:
+            initcheck.remember_init(target.directory, runtime_root / "cache" / "init")
+    output = captured.stdout + captured.stderr
+    if captured.interrupted is not None:
+        return InitOutcome(ExitCode.INTERRUPTED, output, f"init of {target.ref} interrupted")
+    if captured.returncode != 0:
+        return InitOutcome(ExitCode.FAILED, output,
+                           f"init of {target.ref} failed (engine exit {captured.returncode}); nothing else ran")
+    return InitOutcome(ExitCode.OK, output, f"init of {target.ref}: ok")

@@ -1,0 +1,164 @@
+"""When a module needs `init` again, as a careful user would run it.
+
+`init` installs what a configuration calls: child modules, providers, the backend. A raw
+user re-runs it after changing any of those; hyops does the same on its own. After each
+successful init it keeps a stamp: the fingerprint of the module tree's files (names, mtimes,
+sizes: a stat per file, no parse) and a projection of what init acts on (module calls with
+their source and version, required providers, backend). While the files are unchanged, no
+parse happens; once they change, python-hcl2 reads the projection again and only a changed
+projection triggers init. A module no stamp covers (first hyops run, or initialised by raw
+tofu) gets one init, so that the stamp describes a configuration hyops saw initialised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.fsutil import atomic_write_text
+
+STAMP_VERSION = 1
+_LOCAL_SOURCE = re.compile(r'\bsource\s*=\s*"(\.\.?/[^"]*)"')
+_MAX_DIRS = 256  # bound on the local module tree walk
+
+
+def _stamp_path(marker_dir: Path, module_dir: Path) -> Path:
+    return marker_dir / (hashlib.sha256(str(module_dir.resolve()).encode()).hexdigest()[:32] + ".init.json")
+
+
+def _config_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if p.name.endswith((".tf", ".tf.json")) and p.is_file())
+    except OSError:
+        return []
+
+
+def _tree(module_dir: Path) -> list[Path]:
+    """The root and every local child module directory it calls, recursively, each once."""
+    pending, seen = [module_dir.resolve()], []
+    while pending and len(seen) < _MAX_DIRS:
+        directory = pending.pop(0)
+        if directory in seen or not directory.is_dir():
+            continue
+        seen.append(directory)
+        for path in _config_files(directory):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            pending.extend((directory / src).resolve() for src in _LOCAL_SOURCE.findall(text))
+    return seen
+
+
+def files_fingerprint(module_dir: Path) -> str:
+    parts = []
+    for directory in _tree(module_dir):
+        for path in [*_config_files(directory), directory / ".terraform.lock.hcl"]:
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            parts.append(f"{path}:{st.st_mtime_ns}:{st.st_size}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def requirements(module_dir: Path) -> str:
+    """A digest of what init acts on across the local module tree (parsed with python-hcl2).
+
+    A file that does not parse makes the digest unique, so init runs and the engine reports
+    the syntax error itself."""
+    import hcl2
+
+    projection: list[Any] = []
+    for directory in _tree(module_dir):
+        for path in _config_files(directory):
+            try:
+                if path.name.endswith(".tf.json"):
+                    doc = json.loads(path.read_text(encoding="utf-8"))
+                else:
+                    with path.open(encoding="utf-8") as fh:
+                        doc = hcl2.load(fh)
+            except Exception as err:  # noqa: BLE001 - any parse failure: let init and the engine say why
+                projection.append([str(path), "unparsable", repr(err)[:200]])
+                continue
+            projection.append([str(path.relative_to(module_dir.resolve()) if path.is_relative_to(
+                module_dir.resolve()) else path), _project(doc)])
+    text = json.dumps(projection, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _project(doc: Any) -> dict[str, Any]:
+    """Only the parts of one file that init installs from: module calls and terraform blocks."""
+    if not isinstance(doc, dict):
+        return {}
+    modules: list[Any] = []
+    for block in _blocks(doc.get("module")):
+        for name, body in block.items():
+            body = body if isinstance(body, dict) else {}
+            modules.append([name, body.get("source"), body.get("version")])
+    terraform = []
+    for block in _blocks(doc.get("terraform")):
+        terraform.append({key: block.get(key) for key in ("required_providers", "backend", "cloud")
+                          if key in block})
+    return {"module": modules, "terraform": terraform}
+
+
+def _blocks(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    return []
+
+
+NOT_INITIALISED = "the module is not initialised"
+NOT_BY_HYOPS = "the module was never initialised by hyops"
+
+
+def init_reason(module_dir: Path, marker_dir: Path, *, write: bool = True) -> str | None:
+    """Why `init` must run before the engine is used on module_dir, or None. With write,
+    a stamp whose files changed without touching what init installs is brought up to date."""
+    stamp = _read_stamp(marker_dir, module_dir)
+    has_dot_terraform = (module_dir / ".terraform").is_dir()
+    if stamp is None:
+        return NOT_BY_HYOPS if has_dot_terraform else NOT_INITIALISED
+    if stamp.get("dot_terraform") and not has_dot_terraform:
+        return "the module's .terraform directory is gone"
+    fingerprint = files_fingerprint(module_dir)
+    if stamp.get("files") == fingerprint:
+        return None
+    if stamp.get("requirements") != requirements(module_dir):
+        return "its child-module sources or provider requirements changed since the last init"
+    if write:
+        _write_stamp(marker_dir, module_dir, {**stamp, "files": fingerprint})
+    return None
+
+
+def remember_init(module_dir: Path, marker_dir: Path) -> None:
+    """Stamp a successful init. Losing the stamp only costs another init next time."""
+    _write_stamp(marker_dir, module_dir, {
+        "files": files_fingerprint(module_dir),
+        "requirements": requirements(module_dir),
+        "dot_terraform": (module_dir / ".terraform").is_dir(),
+    })
+
+
+def _read_stamp(marker_dir: Path, module_dir: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(_stamp_path(marker_dir, module_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema_version") != STAMP_VERSION:
+        return None
+    return doc
+
+
+def _write_stamp(marker_dir: Path, module_dir: Path, doc: dict[str, Any]) -> None:
+    try:
+        atomic_write_text(_stamp_path(marker_dir, module_dir),
+                          json.dumps({"schema_version": STAMP_VERSION, **doc}) + "\n")
+    except OSError:
+        pass
