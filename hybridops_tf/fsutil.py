@@ -67,26 +67,54 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class PreparedWrite:
+    """The first half of an atomic write: data durable in a temp file beside `path`.
+
+    `commit()` renames it into place (and fsyncs the directory), `discard()` removes it. Lets
+    a caller do everything that can fail (space, permissions) before a point of no return,
+    and only the rename after it.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        ensure_dir(path.parent)
+        if path.is_symlink():
+            raise OSError(f"refusing to replace symlink {path}")
+        self.path = path
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._tmp: str | None = tmp
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, FILE_MODE)
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        if self._tmp is None:
+            raise RuntimeError("prepared write already committed or discarded")
+        try:
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        self._tmp = None
+        fsync_dir(self.path.parent)
+
+    def discard(self) -> None:
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except FileNotFoundError:
+                pass
+            self._tmp = None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace path with data atomically and durably (mode 0600)."""
-    ensure_dir(path.parent)
-    if path.is_symlink():
-        raise OSError(f"refusing to replace symlink {path}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
+    PreparedWrite(path, data).commit()
 
 
 def atomic_write_text(path: Path, text: str) -> None:

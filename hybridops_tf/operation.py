@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import settle
-from hybridops_tf.engine import commands, process
+from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import (
     EngineError,
@@ -23,11 +23,19 @@ from hybridops_tf.errors import (
     Interrupted,
     RefusedError,
 )
+from hybridops_tf.fsutil import PreparedWrite
 from hybridops_tf.lifecycle import Status, apply_refusal
 from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import OperationRecord, Owner, RecordStore, SuspectOrphan
-from hybridops_tf.redact import redact_event_line
+from hybridops_tf.record import (
+    OperationRecord,
+    Owner,
+    RecordStore,
+    ResourceEntry,
+    SuspectOrphan,
+    record_key,
+)
 from hybridops_tf.runs import (
+    EVENTS_COMPLETE,
     EventLog,
     RunFolder,
     may_hold_unseen_creates,
@@ -68,6 +76,11 @@ class ModuleRequest:
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
 
+    @property
+    def key(self) -> str:
+        """The record key: the ref, plus `@workspace` outside the default workspace."""
+        return record_key(self.target.ref, self.workspace)
+
 
 @dataclass
 class Outcome:
@@ -86,11 +99,11 @@ def run(req: ModuleRequest) -> Outcome:
     run_id = req.run_id or new_run_id(req.command)
     store = RecordStore(req.runtime_root)
     ws.ensure_root()
-    with process.FORWARDER, store.lock(req.target.ref, run_id, req.lock_timeout):  # step 2
-        previous = store.read(req.target.ref)
+    with process.FORWARDER, store.lock(req.key, run_id, req.lock_timeout):  # step 2
+        previous = store.read(req.key)
         meta = ws.meta(req, run_id, resolved)
         try:
-            folder = RunFolder.create(req.runtime_root, req.target.ref, run_id)
+            folder = RunFolder.create(req.runtime_root, req.key, run_id)
             folder.write_meta(meta)
         except OSError as err:
             raise RefusedError(
@@ -100,39 +113,50 @@ def run(req: ModuleRequest) -> Outcome:
         try:
             engine = ws.engine_for(req.target, req.engine, resolved, req.workspace, folder)  # step 3
             meta["engine"] = engine.info.to_json()
+            binary.warn_if_version_changed(previous.engine if previous is not None else None, engine.info)
             _guard(req, previous)
             if process.FORWARDER.received is not None:
                 raise Interrupted("interrupted before the engine started; nothing was changed")
+            digest = ws.inputs_digest(resolved)
+            inherited, known = _takeover(req, previous, engine)
             try:
-                inputs_files = ws.write_inputs(req.target, folder, resolved)
+                run_inputs = ws.write_run_inputs(folder, resolved)
+                rerun_inputs = ws.prepare_rerun_inputs(req.target, resolved, req.key)  # committed once running is
             except OSError as err:
                 raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
                                    "the engine was not started") from None
-            inherited = _orphans_of_interrupted_run(req, previous, engine)
             running = settle.begin(previous, settle.RunStart(
                 command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
-                run_id=run_id, owner=Owner.current(run_id), resolved_inputs_file=str(inputs_files[0]),
-                rerun_inputs_file=str(inputs_files[1]), inputs_digest=resolved.digest(),
+                run_id=run_id, owner=Owner.current(run_id), resolved_inputs_file=str(run_inputs),
+                rerun_inputs_file=str(rerun_inputs.path), inputs_digest=digest,
                 engine=engine.info.to_json(), workspace=req.workspace,
-            ), inherited)
+            ), inherited, known)
             try:
                 log = EventLog(folder)
             except OSError as err:
+                rerun_inputs.discard()
                 raise RefusedError(f"could not open {folder.events_path}: {err.strerror or err}; "
                                    "the engine was not started") from None
             try:
                 store.write(running)  # step 4
             except OSError as err:
                 log.close()
+                rerun_inputs.discard()
                 raise RefusedError(
-                    f"could not write the running record {store.record_path(req.target.ref)}: "
+                    f"could not write the running record {store.record_path(req.key)}: "
                     f"{err.strerror or err}; the engine was not started"
                 ) from None
+            _commit_rerun_inputs(rerun_inputs, store, req, previous, log)
         except HyopsError as err:
             ws.finish_run(folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
             raise
-        outcome = _execute(req, engine, store, running, folder, log)  # steps 5-6
+        outcome = _execute(req, engine, store, previous, running, folder, log)  # steps 5-6
         rec = outcome.record or running
+        if outcome.exit_code == ExitCode.USAGE:  # the engine refused: nothing ran, record unchanged
+            ws.finish_run(folder, meta, outcome.exit_code, {
+                "outcome": "refused", "error": outcome.message,
+                "record_status": outcome.record.status.value if outcome.record else None})
+            return outcome
         ws.finish_run(folder, meta, outcome.exit_code, {
             "outcome": rec.status.value,  # "running" here means the settle write failed
             "error": rec.last_error or (outcome.message if outcome.exit_code else None),
@@ -140,6 +164,26 @@ def run(req: ModuleRequest) -> Outcome:
             "suspect_orphans": [o.to_dict() for o in rec.suspect_orphans],
         })
         return outcome
+
+
+def _commit_rerun_inputs(rerun: PreparedWrite, store: RecordStore, req: ModuleRequest,
+                         previous: OperationRecord | None, log: EventLog) -> None:
+    """rerun.inputs.yml goes into place once `running` is persisted (its data is already
+    durable beside it, so only a rename can fail here). If it does, the engine is not started
+    and the record goes back to what it was: we hold the lock and nothing ran."""
+    try:
+        rerun.commit()
+    except OSError as err:
+        log.close()
+        try:
+            if previous is not None:
+                store.write(previous)
+            else:
+                store.record_path(req.key).unlink(missing_ok=True)
+        except OSError:
+            pass  # the record stays `running`: stale once we let go, which reconcile settles
+        raise RefusedError(f"could not write {rerun.path}: {err.strerror or err}; "
+                           "the engine was not started") from None
 
 
 def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
@@ -159,31 +203,36 @@ def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
-def _orphans_of_interrupted_run(
+def _takeover(
     req: ModuleRequest, previous: OperationRecord | None, engine: Engine
-) -> list[SuspectOrphan]:
-    """A stale `running` record: creates its run started and the state does not hold.
+) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:
+    """A stale `running` record: creates its run started and the state does not hold, and
+    what the record knows once that run's events are merged in (its completed creates and
+    deletes are evidence too: a destroy whose settle write failed did delete its objects).
 
     hyops died while that run's engine may still have been creating things; without this,
     a later verified destroy could say `destroyed` while such an object lives on. When hyops
     read none of that run's plan, a fresh read-only plan names what it may have created.
     """
     if previous is None or previous.status is not Status.RUNNING:
-        return []
+        return [], None
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
-    events = read_run_events(req.runtime_root, req.target.ref, previous.run_id)
+    events = read_run_events(req.runtime_root, req.key, previous.run_id)
     progress = ResourceTracker().feed_all(events).resources
+    in_state: settle.StateView | None
     try:
-        in_state = parse_state(engine.show_state_doc()).addresses()
+        in_state = settle.state_view(parse_state(engine.show_state_doc()).resources)
     except (EngineError, StateFormatError):
-        in_state = []  # unreadable state: every started create stays a suspect
+        in_state = None  # unreadable state: every started create stays a suspect
     replanned: tuple[str, ...] | None = ()
-    if may_hold_unseen_creates(req.runtime_root, req.target.ref, previous.run_id,
+    if may_hold_unseen_creates(req.runtime_root, req.key, previous.run_id,
                                previous.active_command, events):
         replanned = _planned_creates(engine)
-    return settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned)
+    orphans = settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
+                                             known=previous.resources)
+    return orphans, settle.resources_after_run(previous.resources, progress, in_state)
 
 
 def _planned_creates(engine: Engine) -> tuple[str, ...] | None:
@@ -215,8 +264,9 @@ def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
 
 
 class _StreamReader:
-    """The engine's stdout, line by line: the raw line to events.jsonl first, then parsed,
-    tracked and shown.
+    """The engine's stdout, line by line, as the event relay forwards it: each line is
+    already in events.jsonl (the relay writes it first, redacted; engine/relay.py, which
+    also keeps draining the engine into it if hyops dies), then parsed, tracked and shown.
 
     The event parser (its ~25 message classes) is imported at the first line, which comes
     after the spawn: the import then overlaps the engine's own start-up instead of adding to
@@ -232,6 +282,21 @@ class _StreamReader:
         self.outputs: list[OutputsMessage] = []
         self.log_error: list[OSError] = []
 
+    def journal(self) -> process.Journal:
+        """For the relay: events.jsonl (opened before `running` was written) and, once the
+        engine is spawned, a note of its pid in the run folder (see liveness.py)."""
+        return process.Journal(events_fd=self._log.fileno(), on_spawn=self._note_engine,
+                               complete_marker=self._folder.path / EVENTS_COMPLETE)
+
+    def _note_engine(self, pid: int) -> None:
+        from hybridops_tf import liveness
+
+        try:
+            liveness.write_note(self._folder.path, pid, self._folder.run_id)
+        except OSError as err:  # a courtesy for `status`; the run itself goes on
+            print(f"hyops: warning: cannot write {self._folder.path / liveness.NOTE_NAME}: "
+                  f"{err.strerror or err}", file=sys.stderr, flush=True)
+
     def tracker(self) -> ResourceTracker:
         if self._tracker is None:
             from hybridops_tf.engine.progress import ResourceTracker
@@ -241,14 +306,16 @@ class _StreamReader:
 
     def __call__(self, line: str) -> None:
         from hybridops_tf.engine.events import OutputsMessage, parse_event
+        from hybridops_tf.engine.relay import LOG_ERROR, parse_notice
 
-        if not self.log_error:
-            try:
-                self._log.append(redact_event_line(line))  # raw line first (never a secret)
-            except OSError as err:  # never stop an engine mid-flight over our own log
-                self.log_error.append(err)
-                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {err.strerror or err}; "
+        notice = parse_notice(line)
+        if notice is not None:  # the relay's, not the engine's
+            kind, errno, message = notice
+            if kind == LOG_ERROR and not self.log_error:  # never stop an engine over our own log
+                self.log_error.append(OSError(errno, message))
+                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {message}; "
                       "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
+            return
         event = parse_event(line)
         self.tracker().feed(event)
         if isinstance(event, OutputsMessage):
@@ -263,6 +330,7 @@ def _execute(
     req: ModuleRequest,
     engine: Engine,
     store: RecordStore,
+    previous: OperationRecord | None,
     running: OperationRecord,
     folder: RunFolder,
     log: EventLog,
@@ -270,7 +338,7 @@ def _execute(
     argv = _argv(req, engine)
     reader = _StreamReader(req, folder, log)
     try:
-        result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr)
+        result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
         return _write_settled(req, store, running, folder, settle.failed(
             running, command=req.command, recovered_outputs=None, resources=None, orphans=[],
@@ -280,13 +348,18 @@ def _execute(
             log.close()
         except OSError as err:
             reader.log_error.append(err)
+    if _refused_by_engine(req, reader, result):
+        return _settle_refusal(req, store, previous, running, folder, reader, result)
     try:
         settled, succeeded = _settle(req, engine, running, reader, result)
     except EngineError as err:  # evidence could not be read after the run: stay honest
         succeeded = False
+        progress = reader.tracker().resources
         settled = settle.failed(
             running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
-            recovered_outputs=None, resources=settle.resources_from_progress(reader.tracker().resources), orphans=[],
+            recovered_outputs=None, resources=settle.resources_after_run(running.resources, progress, None),
+            # without the state, nothing proves an unfinished create left no object behind
+            orphans=settle.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
         )
     if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
         succeeded = False
@@ -303,6 +376,45 @@ def _execute(
     return _write_settled(req, store, running, folder, settled, code)
 
 
+def _refused_by_engine(req: ModuleRequest, reader: _StreamReader, result: process.ProcessResult) -> bool:
+    """The engine exited on its own with an error, and its complete stream shows that no
+    resource change started (no apply_start): an invalid value, an unknown flag, a failing
+    validation, a provider that cannot be configured. A killed engine, a signal, or a stream
+    hyops could not log completely keeps the conservative rule (the run may have changed things)."""
+    if req.command not in ("apply", "destroy") or not result.started or result.interrupted is not None:
+        return False
+    if result.returncode <= 0 or result.returncode >= 128 or reader.log_error:
+        return False
+    from hybridops_tf.lifecycle import Progress
+
+    return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
+
+
+def _settle_refusal(req: ModuleRequest, store: RecordStore, previous: OperationRecord | None,
+                    running: OperationRecord, folder: RunFolder, reader: _StreamReader,
+                    result: process.ProcessResult) -> Outcome:
+    """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
+    from hybridops_tf.engine.events import summarize_diagnostics
+
+    why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
+    message = (f"the engine refused the {req.command} before changing anything "
+               f"(engine exit {result.returncode}): {why}; the record is unchanged")
+    restored = settle.engine_refused(previous, running, command=req.command, error=message,
+                                     exit_code=ExitCode.USAGE)
+    try:
+        if restored is None:
+            store.record_path(req.key).unlink(missing_ok=True)
+        else:
+            store.write(restored)
+    except OSError as err:
+        failure = (f"could not restore the record {store.record_path(req.key)} after the engine "
+                   f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "
+                   f"{req.target.directory} --ref {req.target.ref}`")
+        print(f"hyops: ERROR: {failure}", file=sys.stderr, flush=True)
+        return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
+    return Outcome(restored, ExitCode.USAGE, running.run_id, folder.path, message)
+
+
 def _write_settled(req: ModuleRequest, store: RecordStore, running: OperationRecord, folder: RunFolder,
                    settled: OperationRecord, code: ExitCode) -> Outcome:
     """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
@@ -310,7 +422,7 @@ def _write_settled(req: ModuleRequest, store: RecordStore, running: OperationRec
         store.write(settled)
     except OSError as err:
         message = (
-            f"could not write the settled record {store.record_path(req.target.ref)}: {err.strerror or err}; "
+            f"could not write the settled record {store.record_path(req.key)}: {err.strerror or err}; "
             f"the record still says 'running' (outcome uncertain): run `hyops reconcile "
             f"{req.target.directory} --ref {req.target.ref}`"
         )
@@ -344,17 +456,26 @@ def _settle(
             outputs = outputs_plain(reader.outputs[-1].outputs)
         else:  # older engines may not send the outputs message
             outputs = outputs_plain(parse_outputs(engine.output_doc()))
-        return settle.apply_succeeded(running, outputs, settle.resources_from_progress(tracker.resources)), True
+        applied = settle.apply_succeeded(running, outputs, _resources_after_success(engine, running, tracker))
+        partial = partial_run_flags(req.passthrough)
+        if partial:
+            why = _unconverged(engine, partial)
+            if why is not None:
+                print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
+                return settle.not_converged(applied, command="apply", why=why), True
+        return applied, True
 
     state = parse_state(engine.show_state_doc())
-    tainted = [r.address for r in state.resources if r.tainted]
-    resources = settle.resources_from_progress(tracker.resources, tainted)
+    view = settle.state_view(state.resources)
+    resources = settle.resources_after_run(running.resources, tracker.resources, view)
     if ok and req.command == "import":
         address = req.import_address or ""
-        return settle.imported(running, address, state.addresses()), address in state.addresses()
+        return settle.imported(running, address, view, resources), address in view
     if ok and req.command == "refresh":
+        resources = settle.gone_on_refresh(resources, tracker.read_addresses, view)
         if state.is_empty:
-            return settle.confirmed_empty(running, resources, req.empty_status), True
+            emptied = settle.confirmed_empty(running, resources, req.empty_status)
+            return emptied, emptied.status is req.empty_status
         remaining = sorted(state.addresses())
         if not req.expect_empty:
             return settle.failed(
@@ -369,7 +490,8 @@ def _settle(
         ), False
     if ok:  # destroy: success only when the state is confirmed empty
         if state.is_empty:
-            return settle.destroy_verified(running, resources), True
+            emptied = settle.destroy_verified(running, resources)
+            return emptied, emptied.status is Status.DESTROYED
         remaining = sorted(state.addresses())
         return settle.failed(
             running, command="destroy", resources=resources, orphans=[],
@@ -395,5 +517,66 @@ def _settle(
         error=error,
         recovered_outputs=outputs_plain(state.outputs),
         resources=resources,
-        orphans=settle.new_suspect_orphans(tracker.resources, state.addresses(), running.run_id),
+        orphans=settle.new_suspect_orphans(tracker.resources, view, running.run_id, known=running.resources),
     ), False
+
+
+PARTIAL_RUN_FLAGS = ("target", "replace", "refresh-only")
+
+
+def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
+    """The engine flags in `passthrough` that make an apply touch less than the configuration
+    (`-target`, `-replace`, `-refresh-only`, with one dash or two, `=VALUE` or not)."""
+    found = []
+    for arg in passthrough:
+        if arg == "--":
+            break
+        name = arg.lstrip("-").partition("=")[0]
+        if arg.startswith("-") and name in PARTIAL_RUN_FLAGS:
+            found.append(f"-{name}")
+    return list(dict.fromkeys(found))
+
+
+def _unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
+    """Why the whole configuration has not converged after a partial run (None: it has).
+
+    One read-only `plan -refresh=false` without the partial flags: any change it shows is
+    work the targeted run left undone. A plan that fails is no proof of convergence."""
+    from hybridops_tf.engine.events import ChangeSummary, iter_events
+
+    lines: list[str] = []
+    result = engine.stream(engine.argv(commands.plan, None, extra=["-refresh=false"]),
+                           lines.append, None, lambda _line: None)
+    applied_with = " ".join(flags)
+    if result.interrupted is not None or result.returncode != 0:
+        return (f"applied with {applied_with}; the plan that checks the rest of the configuration "
+                f"failed (exit {result.returncode}), so convergence is not shown")
+    summaries = [e for e in iter_events(lines) if isinstance(e, ChangeSummary)]
+    if not summaries:
+        return f"applied with {applied_with}; the check plan reported no change summary"
+    last = summaries[-1]
+    if last.add or last.change or last.remove:
+        return (f"applied with {applied_with}; a plan of the whole configuration still shows "
+                f"{last.add} to add, {last.change} to change, {last.remove} to destroy: run "
+                f"`hyops apply` without {applied_with} to converge")
+    return None
+
+
+def _resources_after_success(engine: Engine, running: OperationRecord, tracker: ResourceTracker) -> dict:
+    """The record's resources after a successful apply: what it knew plus what the run changed.
+
+    The state is read (one more engine call) only when the record knows no live object yet,
+    e.g. the first hyops run on a module applied by raw tofu, so that from then on the record
+    lists every object the state holds. A failed read costs the listing, not the success.
+    """
+    merged = settle.resources_after_run(running.resources, tracker.resources, None)
+    if any(e.id and e.status != "destroyed" for e in merged.values()):
+        return merged
+    from hybridops_tf.engine.state import StateFormatError, parse_state
+
+    try:
+        view = settle.state_view(parse_state(engine.show_state_doc()).resources)
+    except (EngineError, StateFormatError) as err:
+        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
+        return merged
+    return settle.resources_after_run(running.resources, tracker.resources, view)

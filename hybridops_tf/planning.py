@@ -20,6 +20,7 @@ from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.operation import Outcome
+from hybridops_tf.record import record_key
 from hybridops_tf.redact import redact_event_line
 from hybridops_tf.runs import EventLog, RunFolder, new_run_id
 from hybridops_tf.runtime import Runtime
@@ -50,14 +51,14 @@ def run_plan(req: PlanRequest) -> Outcome:
     resolved = rt.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs)
     rt.ensure_root()
     run_id = new_run_id("plan")
-    folder = RunFolder.create(req.runtime_root, req.target.ref, run_id)
+    folder = RunFolder.create(req.runtime_root, record_key(req.target.ref, req.workspace), run_id)
     meta = rt.meta(req, run_id, resolved)
     folder.write_meta(meta)
     summary: list[ChangeSummary] = []
     try:
         engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, folder)
         meta["engine"] = engine.info.to_json()
-        rt.write_inputs(req.target, folder, resolved)
+        rt.write_run_inputs(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
         tmp = _private_tmp()
         try:
             plan_file = Path(tmp) / "plan.tfplan"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,6 +92,26 @@ class SuspectOrphan:
 
 
 @dataclass(slots=True)
+class LastAttempt:
+    """A run the engine refused before any change started: kept beside the unchanged status."""
+
+    run_id: str
+    command: str
+    at: str
+    exit_code: int
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "command": self.command, "at": self.at,
+                "exit_code": self.exit_code, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> LastAttempt:
+        return cls(str(doc["run_id"]), str(doc.get("command", "")), str(doc.get("at", "")),
+                   int(doc.get("exit_code", 1)), str(doc.get("error", "")))
+
+
+@dataclass(slots=True)
 class OperationRecord:
     module_ref: str
     status: Status
@@ -112,6 +133,7 @@ class OperationRecord:
     suspect_orphans: list[SuspectOrphan] = field(default_factory=list)
     previous_outputs: dict[str, Any] | None = None
     engine: dict[str, str] | None = None
+    last_attempt: LastAttempt | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # fields from newer writers, kept as-is
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,6 +159,8 @@ class OperationRecord:
             doc["resources"] = {addr: r.to_dict() for addr, r in sorted(self.resources.items())}
         if self.suspect_orphans:
             doc["suspect_orphans"] = [o.to_dict() for o in self.suspect_orphans]
+        if self.last_attempt is not None:
+            doc["last_attempt"] = self.last_attempt.to_dict()
         for key, value in self.extra.items():
             doc.setdefault(key, value)
         return doc
@@ -189,14 +213,46 @@ class OperationRecord:
                               str(o.get("run_id", "")), str(o.get("at", "")))
                 for o in doc.get("suspect_orphans") or []
             ]
+            if doc.get("last_attempt") is not None:
+                rec.last_attempt = LastAttempt.from_dict(doc["last_attempt"])
         except (KeyError, TypeError, AttributeError, ValueError) as err:
-            raise ValueError(f"malformed owner/resources/suspect_orphans: {err!r}") from None
+            raise ValueError(f"malformed owner/resources/suspect_orphans/last_attempt: {err!r}") from None
         rec.extra = {k: v for k, v in doc.items() if k not in known}
         return rec
 
 
 def module_id(module_ref: str) -> str:
+    """The folder name of a record key: `platform/network` -> `platform__network`,
+    `platform/network@stg` -> `platform__network@stg`."""
     return module_ref.replace("/", "__")
+
+
+DEFAULT_WORKSPACE = "default"
+_WORKSPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,89}\Z")
+
+
+def validate_workspace(name: str, source: str = "--workspace") -> str:
+    """A workspace name hyops can put in a path; the engine's own rules are looser only in
+    characters no one uses (UsageError, exit 2, otherwise)."""
+    if not _WORKSPACE.match(name):
+        raise UsageError(f"{source} {name!r} is not a workspace name hyops accepts: use letters, digits, "
+                         "'_', '.' and '-' (at most 90, starting with a letter or digit)")
+    return name
+
+
+def record_key(module_ref: str, workspace: str | None = None) -> str:
+    """What identifies a record, its lock and its run folders: the module ref, and the
+    workspace unless it is the default one (whose paths are the ref's alone). `@` cannot
+    appear in a module ref, so the key is unambiguous."""
+    if not workspace or workspace == DEFAULT_WORKSPACE:
+        return module_ref
+    return f"{module_ref}@{workspace}"
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """(module_ref, workspace or None) of a record key."""
+    ref, at, workspace = key.partition("@")
+    return ref, (workspace if at else None)
 
 
 class ModuleLock:
@@ -350,17 +406,20 @@ class RecordStore:
     def write(self, record: OperationRecord) -> None:
         record.updated_at = utc_now()
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
-        atomic_write_text(self.record_path(record.module_ref), text)
+        atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
 
     @staticmethod
     def ref_of(folder: Path) -> str:
-        """The ref a record folder's latest.json states about itself, when it matches the
-        folder; else the ref the folder name encodes (a corrupt record is still reported)."""
+        """The record key (ref, plus `@workspace` outside the default one) a record folder's
+        latest.json states about itself, when it matches the folder; else the key the folder
+        name encodes (a corrupt record is still reported)."""
         try:
             doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
             ref = doc.get("module_ref") if isinstance(doc, dict) else None
-            if isinstance(ref, str) and module_id(ref) == folder.name:
-                return ref
+            workspace = doc.get("workspace") if isinstance(doc, dict) else None
+            key = record_key(ref, workspace if isinstance(workspace, str) else None) if isinstance(ref, str) else None
+            if key is not None and module_id(key) == folder.name:
+                return key
         except (OSError, ValueError, RecursionError):
             pass
         return folder.name.replace("__", "/")

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, ResourceStatus, Status
-from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan, utc_now
+from hybridops_tf.record import (
+    LastAttempt,
+    OperationRecord,
+    Owner,
+    ResourceEntry,
+    SuspectOrphan,
+    utc_now,
+)
 
 if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
     from hybridops_tf.engine.progress import ResourceProgress
@@ -45,11 +52,13 @@ class RunStart:
 
 
 def begin(
-    previous: OperationRecord | None, start: RunStart, inherited_orphans: Iterable[SuspectOrphan] = ()
+    previous: OperationRecord | None, start: RunStart, inherited_orphans: Iterable[SuspectOrphan] = (),
+    known_resources: dict[str, ResourceEntry] | None = None,
 ) -> OperationRecord:
     """`running`, carrying everything already known (outputs, orphans, previous outputs).
 
-    inherited_orphans come from an interrupted earlier run (a stale `running` record).
+    inherited_orphans and known_resources come from an interrupted earlier run (a stale
+    `running` record): its orphans, and the resources its events prove.
     """
     rec = copy.deepcopy(previous) if previous is not None else OperationRecord(
         module_ref=start.module_ref, status=Status.RUNNING, run_id=start.run_id
@@ -69,6 +78,8 @@ def begin(
     rec.engine = dict(start.engine)
     rec.workspace = start.workspace
     rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, inherited_orphans)
+    if known_resources is not None:
+        rec.resources = known_resources
     return rec
 
 
@@ -82,34 +93,142 @@ def _merge_orphans(known: list[SuspectOrphan], new: Iterable[SuspectOrphan]) -> 
     return merged
 
 
+@dataclass(frozen=True, slots=True)
+class StateObject:
+    """The current (non-deposed) object provider state holds at one address."""
+
+    id: str | None = None
+    tainted: bool = False
+
+
+StateView = Mapping[str, StateObject]
+"""What a `show -json` proved the state holds, by address; None where it could not be read."""
+
+
+def state_view(resources: Iterable[Any]) -> dict[str, StateObject]:
+    """A StateView from parsed state resources (engine.state.StateResource): managed, current."""
+    view: dict[str, StateObject] = {}
+    for r in resources:
+        if r.mode != "managed" or r.deposed_key is not None:
+            continue
+        ident = r.values.get("id") if isinstance(r.values, Mapping) else None
+        view[r.address] = StateObject(str(ident) if ident not in (None, "") else None, bool(r.tainted))
+    return view
+
+
+def _as_view(state: StateView | Iterable[str] | None) -> StateView | None:
+    """Accept a StateView, a plain list of addresses (ids unknown), or None (not read)."""
+    if state is None or isinstance(state, Mapping):
+        return state
+    return {address: StateObject() for address in state}
+
+
 def resources_from_progress(
     progress: Mapping[str, ResourceProgress], tainted: Iterable[str] = ()
 ) -> dict[str, ResourceEntry]:
-    tainted_set = set(tainted)
-    entries: dict[str, ResourceEntry] = {}
+    """This run's activity alone (no earlier knowledge, no state): see resources_after_run."""
+    view = {a: StateObject(tainted=True) for a in tainted}
+    entries = resources_after_run(None, progress, None)
+    for addr, entry in entries.items():
+        if addr in view:
+            entry.tainted = True
+    return entries
+
+
+def resources_after_run(
+    known: Mapping[str, ResourceEntry] | None,
+    progress: Mapping[str, ResourceProgress],
+    state: StateView | None,
+) -> dict[str, ResourceEntry]:
+    """What the record knows after a run: earlier knowledge, the run's changes merged in, and
+    every object the state holds (when it was read) with its id.
+
+    Knowledge accumulates: an address this run did not touch keeps its entry, so a no-op apply
+    or an import never forgets an object. An id survives a run unless the run replaced it: a
+    completed create brings the new id, a completed delete removes the old one. An entry whose
+    address the state lacks is kept: it is the evidence `state_missing` is made of.
+    """
+    merged = {a: copy.copy(e) for a, e in (known or {}).items()}
     for addr, p in progress.items():
-        entries[addr] = ResourceEntry(
+        prev = merged.get(addr)
+        ident = p.id_value
+        if ident is None and prev is not None and prev.id is not None:
+            replaced = p.status is Progress.COMPLETE and p.action == "create"
+            if not replaced and prev.id not in p.deleted_ids:
+                ident = prev.id
+        if ident is None and p.status is Progress.DESTROYED and p.deleted_ids:
+            ident = p.deleted_ids[-1]
+        merged[addr] = ResourceEntry(
             status=_PROGRESS_TO_STATUS[p.status].value,
             action=p.action or (p.planned_action or ""),
-            id=p.id_value,
-            tainted=True if addr in tainted_set else None,
+            id=ident,
+            tainted=prev.tainted if prev is not None and p.status is Progress.PENDING else None,
         )
-    return entries
+    if state is not None:
+        for addr, obj in state.items():
+            prev = merged.get(addr)
+            run = progress.get(addr)
+            if prev is not None and run is not None and obj.id is not None and obj.id in run.deleted_ids:
+                continue  # the run saw this object's delete complete: a state that still lists it
+                # is stale (the engine could not save it: errored.tfstate), not a live object
+            status = prev.status if prev is not None else ResourceStatus.COMPLETE.value
+            if status == ResourceStatus.DESTROYED.value:
+                status = ResourceStatus.COMPLETE.value  # the state holds another object there
+            merged[addr] = ResourceEntry(
+                status=status,
+                action=prev.action if prev is not None else "",
+                id=obj.id or (prev.id if prev is not None else None),
+                tainted=True if obj.tainted else None,
+            )
+        for addr, entry in merged.items():
+            if addr not in state:
+                entry.tainted = None
+    return merged
+
+
+def gone_on_refresh(
+    resources: dict[str, ResourceEntry], read_addresses: Iterable[str], state: StateView
+) -> dict[str, ResourceEntry]:
+    """After a refresh: an object the run asked the provider about and the state then dropped
+    is confirmed gone (the provider said so), as good as a completed delete."""
+    for addr in read_addresses:
+        entry = resources.get(addr)
+        if entry is not None and addr not in state:
+            entry.status = ResourceStatus.DESTROYED.value
+            entry.tainted = None
+    return resources
+
+
+def missing_from_state(
+    resources: Mapping[str, ResourceEntry] | None, state: StateView
+) -> list[tuple[str, str]]:
+    """(address, id) the record knows as live that no completed delete removed and the state
+    does not hold: the object may live on, unseen by the engine (`state_missing`)."""
+    return [
+        (addr, entry.id)
+        for addr, entry in sorted((resources or {}).items())
+        if entry.id and entry.status != ResourceStatus.DESTROYED.value and addr not in state
+    ]
 
 
 def new_suspect_orphans(
     progress: Mapping[str, ResourceProgress],
-    state_addresses: Iterable[str],
+    state: StateView | Iterable[str] | None,
     run_id: str,
     *,
+    known: Mapping[str, ResourceEntry] | None = None,
     interrupted_run: bool = False,
 ) -> list[SuspectOrphan]:
-    """Creates that started and left nothing in state: the object may exist, unrecorded.
+    """Creates that started and whose object the state does not hold: it may exist, unrecorded.
 
-    For an interrupted run (hyops died), planned creates count too: the engine may have
-    started them after hyops stopped reading its output, so no apply_start was recorded.
+    Orphans are about objects, not addresses: during a replace the address still holds the old
+    object, so a lost create is suspect unless the state's object there is a new one (an id
+    that was not at the address before the run). `state` None means the state could not be
+    read: then every create that started without completing is suspect. For an interrupted
+    run (hyops died), planned creates count too: the engine may have started them after hyops
+    stopped reading its output, so no apply_start was recorded.
     """
-    in_state = set(state_addresses)
+    view = _as_view(state)
     now = utc_now()
     statuses = {Progress.STARTED, Progress.ERROR} | ({Progress.PENDING} if interrupted_run else set())
     return [
@@ -117,8 +236,23 @@ def new_suspect_orphans(
         for addr, p in progress.items()
         if p.action in CREATE_ACTIONS
         and p.status in statuses
-        and addr not in in_state
+        and not _create_landed_in_state(addr, p, view, (known or {}).get(addr))
     ]
+
+
+def _create_landed_in_state(
+    addr: str, p: ResourceProgress, state: StateView | None, known: ResourceEntry | None
+) -> bool:
+    """Does the state hold the object this unfinished create was making?"""
+    if state is None or addr not in state:
+        return False
+    before = set(p.prior_ids) | set(p.deleted_ids)
+    if known is not None and known.id and known.status != ResourceStatus.DESTROYED.value:
+        before.add(known.id)
+    current = state[addr].id
+    if not before:  # nothing was at the address before, unless this was a replace we cannot see
+        return p.planned_action != "replace"
+    return current is not None and current not in before
 
 
 UNNAMED_ORPHAN = "*"
@@ -128,9 +262,11 @@ objects, and neither its events nor a fresh plan can say which (look in the prov
 
 def interrupted_run_orphans(
     progress: Mapping[str, ResourceProgress],
-    state_addresses: Iterable[str],
+    state: StateView | Iterable[str] | None,
     run_id: str,
     replanned: Sequence[str] | None = (),
+    *,
+    known: Mapping[str, ResourceEntry] | None = None,
 ) -> list[SuspectOrphan]:
     """Suspect orphans of a run hyops died in.
 
@@ -138,9 +274,10 @@ def interrupted_run_orphans(
     the creates a fresh plan shows and the state does not hold may have been started
     unseen; None means that plan failed too, so one unnamed suspect keeps the doubt listed.
     """
-    in_state = set(state_addresses)
-    found = new_suspect_orphans(progress, in_state, run_id, interrupted_run=True)
+    view = _as_view(state)
+    found = new_suspect_orphans(progress, view, run_id, known=known, interrupted_run=True)
     named = {o.address for o in found} | set(progress)
+    in_state = set(view or ())
     extra = [UNNAMED_ORPHAN] if replanned is None else [
         a for a in replanned if a not in in_state and a not in named]
     now = utc_now()
@@ -152,6 +289,7 @@ def _finish(rec: OperationRecord, status: Status) -> OperationRecord:
     rec.status = status
     rec.active_command = None
     rec.owner = None
+    rec.last_attempt = None  # this run's outcome is the news now
     if status is not Status.ERROR:
         rec.failed_command = None
         rec.last_error = None
@@ -192,15 +330,21 @@ def failed(
 
 def destroy_verified(running: OperationRecord, resources: dict[str, ResourceEntry]) -> OperationRecord:
     """`destroyed` only after the state was confirmed empty: outputs move to previous_outputs."""
-    return confirmed_empty(running, resources, Status.DESTROYED)
+    return confirmed_empty(running, resources, Status.DESTROYED, command="destroy")
 
 
 def confirmed_empty(
-    running: OperationRecord, resources: dict[str, ResourceEntry], status: Status
+    running: OperationRecord, resources: dict[str, ResourceEntry], status: Status, *, command: str = "refresh"
 ) -> OperationRecord:
-    """`destroyed` or `absent`, only from a state confirmed empty (by destroy or refresh)."""
+    """`destroyed` or `absent`, only from a state confirmed empty (by destroy or refresh), and
+    only when every object the record knows got a completed delete: an id the record holds
+    that vanished from state without one may still be live (`state_missing`, so `error`)."""
     if status not in (Status.DESTROYED, Status.ABSENT):
         raise ValueError(f"an empty state cannot mean {status.value}")
+    missing = missing_from_state(resources, {})
+    if missing:
+        return failed(running, command=command, error=state_missing_error(running, missing),
+                      recovered_outputs=None, resources=resources, orphans=[])
     rec = _finish(copy.deepcopy(running), status)
     if running.outputs:
         rec.previous_outputs = dict(running.outputs)
@@ -209,31 +353,82 @@ def confirmed_empty(
     return rec
 
 
+def state_missing_error(rec: OperationRecord, missing: Sequence[tuple[str, str]]) -> str:
+    """last_error for objects the record knows that the state lost, with the command that
+    adopts each back (hyops reconcile --import) so the next destroy can remove it."""
+    where = f"{rec.module_dir or '.'} --ref {rec.module_ref}"
+    listed = ", ".join(f"{addr} (id {ident})" for addr, ident in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    imports = " ".join(f"--import {addr}={ident}" for addr, ident in missing)
+    return (f"state_missing: the state is empty but the record knows {listed}{more}, which no completed "
+            f"delete removed: it may still be live. Look it up in the provider, then adopt it with "
+            f"`hyops reconcile {where} {imports}` and destroy again")
+
+
 def retained(rec: OperationRecord, run_id: str) -> OperationRecord:
     """`retained` by a stack destroy (not destroyed on purpose): outputs and resources stay,
-    the run that decided it is `run_id`, and no command or failure is left pending."""
-    out = _finish(copy.deepcopy(rec), Status.RETAINED)
+    the run that decided it is `run_id`. A failure the record held (failed_command,
+    last_error) is kept: keeping a module does not make its last failed apply converge."""
+    out = copy.deepcopy(rec)
+    out.status = Status.RETAINED
+    out.active_command = None
+    out.owner = None
     out.run_id = run_id
     return out
 
 
-def imported(running: OperationRecord, address: str, state_addresses: Iterable[str]) -> OperationRecord:
+def imported(
+    running: OperationRecord, address: str, state: StateView | Iterable[str],
+    resources: dict[str, ResourceEntry] | None = None,
+) -> OperationRecord:
     """An orphan adopted into state: it stops being a suspect; nothing else is promoted.
 
     The module keeps `error` (its last apply did not finish); reconcile may settle it `ok`
-    from evidence once the state holds the full configuration.
+    from evidence once the state holds the full configuration. `resources` is what the
+    record knows after the import (resources_after_run); the adopted address is marked.
     """
+    view = _as_view(state) or {}
     rec = copy.deepcopy(running)
-    if address not in set(state_addresses):
+    if address not in view:
         return failed(running, command="import", error=f"import reported success but {address} is not in state",
-                      recovered_outputs=None, resources=None, orphans=[])
+                      recovered_outputs=None, resources=resources, orphans=[])
     rec.suspect_orphans = [o for o in rec.suspect_orphans if o.address != address]
-    resources = dict(rec.resources or {})
-    entry = resources.get(address)
-    resources[address] = ResourceEntry(status=ResourceStatus.COMPLETE.value, action="import",
-                                       id=entry.id if entry else None)
+    merged = dict(resources if resources is not None else (rec.resources or {}))
+    entry = merged.get(address)
+    merged[address] = ResourceEntry(status=ResourceStatus.COMPLETE.value, action="import",
+                                    id=view[address].id or (entry.id if entry else None),
+                                    tainted=True if view[address].tainted else None)
+    resources = merged
     rec.resources = resources
     rec = _finish(rec, Status.ERROR)
     rec.failed_command = running.failed_command or "apply"
     rec.last_error = f"{address} was imported into state; run `hyops reconcile` to settle the module"
     return rec
+
+
+def engine_refused(
+    previous: OperationRecord | None, running: OperationRecord, *, command: str, error: str, exit_code: int
+) -> OperationRecord | None:
+    """The record after a run the engine refused before any resource change started.
+
+    Nothing changed remotely, so the record goes back to what it said before the run (None:
+    there was no record, and there still is none); the attempt is kept in `last_attempt` and
+    in its run folder. Suspect orphans inherited from an interrupted earlier run stay listed.
+    """
+    if previous is None:
+        return None
+    rec = copy.deepcopy(previous)
+    rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, running.suspect_orphans)
+    rec.last_attempt = LastAttempt(run_id=running.run_id, command=command, at=utc_now(),
+                                   exit_code=exit_code, error=error)
+    return rec
+
+
+def not_converged(rec: OperationRecord, *, command: str, why: str) -> OperationRecord:
+    """A targeted (or -replace / -refresh-only) run that did what it was asked while the whole
+    configuration did not converge: not `ok`, so nothing (resume, reconcile) takes it as done."""
+    out = copy.deepcopy(rec)
+    out = _finish(out, Status.ERROR)
+    out.failed_command = command
+    out.last_error = f"not converged: {why}"
+    return out

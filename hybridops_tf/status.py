@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.lifecycle import Status, is_stale
+from hybridops_tf.liveness import LiveEngine, live_engine
 from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
 
 
@@ -18,13 +19,18 @@ class StatusEntry:
     raw: dict[str, Any] | None  # the record exactly as stored
     stale: bool = False
     problem: str | None = None  # corrupt record
+    # A `running` record whose hyops died (lock free) while its engine still runs: not stale
+    # yet, the engine may still be changing things (it is being stopped; see liveness.py).
+    engine_alive: LiveEngine | None = None
 
     @property
     def inconsistent(self) -> bool:
-        """What makes `status` exit 3: no/corrupt record, stale running, suspect orphans."""
+        """What makes `status` exit 3: no/corrupt record, stale running, suspect orphans, or a
+        `retained` module whose last command failed (kept on purpose, still not converged)."""
         if self.record is None:
             return True
-        return self.stale or bool(self.record.suspect_orphans)
+        kept_failure = self.record.status is Status.RETAINED and self.record.failed_command is not None
+        return self.stale or self.engine_alive is not None or bool(self.record.suspect_orphans) or kept_failure
 
     @property
     def shown_status(self) -> str:
@@ -34,7 +40,17 @@ class StatusEntry:
             return "none"
         if self.stale:
             return "running (stale)"
+        if self.engine_alive is not None:
+            return "running (engine alive)"
         return self.record.status.value
+
+    @property
+    def shown_doc(self) -> dict[str, Any] | None:
+        """What `status --json` prints: the record as stored, plus `engine_alive` when set."""
+        if self.raw is None or self.engine_alive is None:
+            return self.raw
+        alive = self.engine_alive
+        return {**self.raw, "engine_alive": {"pid": alive.pid, "host": alive.host, "run_id": alive.run_id}}
 
 
 def entry(store: RecordStore, module_ref: str) -> StatusEntry:
@@ -46,7 +62,8 @@ def entry(store: RecordStore, module_ref: str) -> StatusEntry:
         return StatusEntry(module_ref, None, None)
     raw = json.loads(store.record_path(module_ref).read_text(encoding="utf-8"))
     stale = record.status is Status.RUNNING and is_stale(record.status, store.lock_is_free(module_ref))
-    return StatusEntry(module_ref, record, raw, stale=stale)
+    alive = live_engine(store.root, module_ref, record.run_id) if stale else None
+    return StatusEntry(module_ref, record, raw, stale=stale and alive is None, engine_alive=alive)
 
 
 def all_entries(runtime_root: Path) -> list[StatusEntry]:

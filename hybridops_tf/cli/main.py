@@ -14,11 +14,13 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf import __version__
-from hybridops_tf.errors import HyopsError
+from hybridops_tf import rootfind
+from hybridops_tf.errors import HyopsError, UsageError
+from hybridops_tf.rootfind import RootChoice
 
 # command name -> "module:attribute" of a click command, loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("hybridops_tf.cli.init_cmd:init_cmd", "Run the engine's init in a module (e.g. -- -upgrade)."),
     "apply": ("hybridops_tf.cli.module_cmds:apply_cmd", "Apply a module under the operation contract."),
     "destroy": ("hybridops_tf.cli.module_cmds:destroy_cmd", "Destroy a module and verify its state is empty."),
     "plan": ("hybridops_tf.cli.module_cmds:plan_cmd", "Plan a module into its run folder (never changes status)."),
@@ -27,6 +29,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "reconcile": ("hybridops_tf.cli.reconcile_cmds:reconcile_cmd", "Compare records with provider state."),
     "stack": ("hybridops_tf.cli.stack_cmds:stack_group", "Run stacks of modules as a dependency graph."),
     "sim": ("hybridops_tf.cli.sim:sim_group", "The simulated cloud: list objects, install the provider."),
+    "version": ("hybridops_tf.cli.version_cmd:version_cmd", "Show hyops's version and the engine it runs, and why."),
 }
 
 
@@ -37,6 +40,8 @@ class Settings:
     runtime_root: Path
     engine: str | None
     modules_root: Path | None
+    root_choice: RootChoice | None = None  # how runtime_root was chosen (rootfind.py)
+    engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
 
 
 class LazyGroup(click.Group):
@@ -73,14 +78,15 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True, no_args_is_help=True)
 @click.option(
     "--runtime-root",
     type=click.Path(file_okay=False, path_type=Path),
     envvar="HYOPS_RUNTIME_ROOT",
-    default=".hyops",
-    show_default=True,
-    help="Where records, run folders and configs live (env HYOPS_RUNTIME_ROOT).",
+    default=None,
+    help="Where records, run folders and configs live (env HYOPS_RUNTIME_ROOT; default: the "
+         "nearest .hyops directory in the current directory or above it, else ./.hyops).",
 )
 @click.option("--engine", envvar="HYOPS_ENGINE", help="Path of tofu/terraform (env HYOPS_ENGINE).")
 @click.option(
@@ -89,9 +95,11 @@ class LazyGroup(click.Group):
     envvar="HYOPS_MODULES_ROOT",
     help="Root that module refs are relative to (env HYOPS_MODULES_ROOT; default ./modules).",
 )
-@click.version_option(version=__version__, prog_name="hyops")
+@click.option("--version", "show_version", is_flag=True,
+              help="Show hyops's version and the engine it would run (as `hyops version`), then exit.")
 @click.pass_context
-def cli(ctx: click.Context, runtime_root: Path, engine: str | None, modules_root: Path | None) -> None:
+def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modules_root: Path | None,
+        show_version: bool) -> None:
     """hyops: apply and destroy OpenTofu/Terraform modules with an honest operation record.
 
     \b
@@ -99,7 +107,39 @@ def cli(ctx: click.Context, runtime_root: Path, engine: str | None, modules_root
       hyops status --all
       hyops reconcile modules/sim/vm
     """
-    ctx.obj = Settings(runtime_root=runtime_root.absolute(), engine=engine, modules_root=modules_root)
+    from click.core import ParameterSource
+
+    root_how = (rootfind.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
+                else rootfind.HOW_OPTION)
+    try:
+        cwd = Path("/") if runtime_root is not None and runtime_root.is_absolute() else Path.cwd()
+        choice = rootfind.choose(runtime_root, root_how, cwd, os.environ)
+    except OSError as err:  # the current directory was removed under us
+        raise UsageError(f"cannot read the current directory ({err.strerror or err}): cd to the project "
+                         "folder or pass --runtime-root DIR") from None
+    for line in choice.skipped:
+        click.echo(f"hyops: warning: {line}", err=True)
+    engine_rule = ("HYOPS_ENGINE" if ctx.get_parameter_source("engine") is ParameterSource.ENVIRONMENT
+                   else "--engine")
+    ctx.obj = Settings(runtime_root=choice.path, engine=engine, modules_root=modules_root,
+                       root_choice=choice, engine_rule=engine_rule)
+    if choice.how == rootfind.HOW_NEW and not os.path.lexists(choice.path):
+        ctx.call_on_close(lambda: _announce_created(choice))
+    if show_version:
+        from hybridops_tf.cli.version_cmd import print_version
+
+        ctx.exit(print_version(ctx.obj, as_json=False))
+    if ctx.invoked_subcommand is None:  # options but no command: as click says without --version
+        ctx.fail("Missing command.")
+
+
+def _announce_created(choice: RootChoice) -> None:
+    """Said once, by the command that made the default root (it did not exist at its start)."""
+    if choice.path.is_dir():
+        shown = os.path.relpath(choice.path)
+        shown = shown if shown.startswith(("./", "../", "/")) else f"./{shown}"
+        click.echo(f"hyops: created runtime root {shown} ({choice.path}); commands run in this "
+                   "folder or below it use it", err=True)
 
 
 def main() -> None:

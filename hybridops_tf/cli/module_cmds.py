@@ -9,22 +9,32 @@ import click
 
 from hybridops_tf.cli.options import (
     PassthroughCommand,
-    input_options,
+    cli_inputs,
     lock_option,
+    module_input_options,
     module_options,
     target,
+    workspace,
 )
 from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
 
+Inputs = tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, ...]]  # --inputs, --var, --var-file
 
-def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs_file: Path | None,
-         var_options: tuple[str, ...], lock_timeout: float, allow_uncertain: bool = False) -> None:
+
+def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs: Inputs,
+         lock_timeout: float, allow_uncertain: bool = False) -> None:
     from hybridops_tf import operation
+    from hybridops_tf.inputs import CliInput
+    from hybridops_tf.record import record_key
 
     tgt = target(ctx, module_dir, ref)
+    space = workspace(ctx, tgt.directory)
+    given, passthrough = cli_inputs(ctx, inputs[1], inputs[0], inputs[2], tgt.directory)
+    if command == "destroy":  # what exists was built with the last run's inputs; given ones win
+        given = [CliInput("recorded", record_key(tgt.ref, space)), *given]
     outcome = operation.run(operation.ModuleRequest(
         command=command, target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
-        inputs_file=inputs_file, var_options=var_options, passthrough=ctx.meta["passthrough"],
+        var_options=given, passthrough=passthrough, workspace=space,
         lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
         on_event=ProgressPrinter(),
     ))
@@ -34,13 +44,14 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
 
 @click.command("apply", cls=PassthroughCommand)
 @module_options
-@input_options
+@module_input_options
 @lock_option
 @click.option("--allow-uncertain", is_flag=True,
               help="Apply even though the record says the last outcome is uncertain.")
 @click.pass_context
-def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
-              var_options: tuple[str, ...], lock_timeout: float, allow_uncertain: bool) -> None:
+def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
+              var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float,
+              allow_uncertain: bool) -> None:
     """Apply MODULE_DIR, recording `running` before the engine may change anything.
 
     \b
@@ -48,31 +59,34 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
       hyops apply modules/sim/vm --var network_id=net-1234abcd
       hyops apply modules/sim/network -- -parallelism=2
     """
-    _run(ctx, "apply", module_dir, ref, inputs_file, var_options, lock_timeout, allow_uncertain)
+    _run(ctx, "apply", module_dir, ref, (inputs_files, var_options, var_files), lock_timeout, allow_uncertain)
 
 
 @click.command("destroy", cls=PassthroughCommand)
 @module_options
-@input_options
+@module_input_options
 @lock_option
 @click.pass_context
-def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
-                var_options: tuple[str, ...], lock_timeout: float) -> None:
+def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
+                var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float) -> None:
     """Destroy MODULE_DIR; `destroyed` only once the state is confirmed empty.
+
+    The inputs recorded by the module's last run (rerun.inputs.yml) are used again; inputs
+    given here win over them, variable by variable.
 
     \b
     Example:
       hyops destroy modules/sim/vm --var network_id=net-1234abcd
     """
-    _run(ctx, "destroy", module_dir, ref, inputs_file, var_options, lock_timeout)
+    _run(ctx, "destroy", module_dir, ref, (inputs_files, var_options, var_files), lock_timeout)
 
 
 @click.command("plan", cls=PassthroughCommand)
 @module_options
-@input_options
+@module_input_options
 @click.pass_context
-def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file: Path | None,
-             var_options: tuple[str, ...]) -> None:
+def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
+             var_options: tuple[str, ...], var_files: tuple[Path, ...]) -> None:
     """Plan MODULE_DIR into a run folder (events + redacted plan.json). Never changes status.
 
     \b
@@ -82,9 +96,10 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file:
     from hybridops_tf import planning
 
     tgt = target(ctx, module_dir, ref)
+    given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
     outcome = planning.run_plan(planning.PlanRequest(
-        target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, inputs_file=inputs_file,
-        var_options=var_options, passthrough=ctx.meta["passthrough"], argv=sys.argv[1:],
+        target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, workspace=workspace(ctx, tgt.directory),
+        var_options=given, passthrough=passthrough, argv=sys.argv[1:],
     ))
     click.echo(outcome.message)
     ctx.exit(outcome.exit_code)

@@ -10,9 +10,13 @@ import click
 
 from hybridops_tf.modules import ModuleTarget, resolve_module
 
+INPUT_OPTIONS = ("--var", "--inputs", "--var-file")
+
 
 class PassthroughCommand(click.Command):
-    """Everything after the first `--` goes to the engine unchanged (ctx.meta["passthrough"])."""
+    """Everything after the first `--` goes to the engine (ctx.meta["passthrough"]), except
+    its `-var`/`-var-file`, which `cli_inputs` takes as inputs. ctx.meta["input_order"]
+    keeps the order of the input options as typed (Click keeps it per option only)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
@@ -21,13 +25,103 @@ class PassthroughCommand(click.Command):
             args = args[:cut]
         else:
             ctx.meta["passthrough"] = []
+        ctx.meta["input_order"] = _input_order(args)
         return super().parse_args(ctx, args)
 
 
+def _input_order(args: list[str]) -> list[str]:
+    """The input options in the order typed: `--var`, `--inputs`, `--var-file`, once each use."""
+    order: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        flag = arg.partition("=")[0]
+        if flag in INPUT_OPTIONS:
+            order.append(flag)
+            skip = "=" not in arg
+    return order
+
+
+def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: tuple[Path, ...],
+               var_files: tuple[Path, ...], module_dir: Path) -> tuple[list[Any], list[str]]:
+    """The explicit inputs in the order given, then the engine's `-var`/`-var-file` from the
+    passthrough in theirs; and the passthrough without them. A relative `-var-file` after
+    `--` is the module directory's, as for `tofu -chdir=DIR` (hyops's own --inputs and
+    --var-file are relative to the current directory). UsageError (exit 2) for a
+    passthrough flag without its value."""
+    from hybridops_tf.inputs import CliInput, split_engine_flags
+
+    queues: dict[str, list[str]] = {"--var": list(var_options), "--inputs": [str(p) for p in inputs_files],
+                                    "--var-file": [str(p) for p in var_files]}
+    order = ctx.meta.get("input_order") or []
+    if sorted(order) != sorted([k for k, v in queues.items() for _ in v]):  # not as scanned: files first
+        order = ["--inputs"] * len(inputs_files) + ["--var-file"] * len(var_files) + ["--var"] * len(var_options)
+    given = [CliInput(option, queues[option].pop(0)) for option in order]
+    engine_inputs, rest = split_engine_flags(ctx.meta.get("passthrough") or [])
+    engine_inputs = [CliInput(i.option, str(module_dir / i.text)) if i.option == "--var-file" else i
+                     for i in engine_inputs]  # an absolute text stays as it is
+    return given + engine_inputs, rest
+
+
 def module_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """MODULE_DIR (default .) and --ref, as every per-module command takes them."""
+    """MODULE_DIR (default .), --ref and --workspace, as every per-module command takes them.
+
+    --workspace is kept in ctx.meta (read it with `workspace(ctx)`), so commands need no
+    extra parameter for it."""
+    func = workspace_option(func)
     func = click.option("--ref", help="Module ref (default: the directory relative to the modules root).")(func)
     func = click.argument("module_dir", default=".", type=click.Path(path_type=Path))(func)
+    return func
+
+
+def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--workspace NAME, kept in ctx.meta for `workspace(ctx)`."""
+    return click.option(
+        "--workspace", metavar="NAME", expose_value=False,
+        callback=lambda ctx, _param, value: ctx.meta.__setitem__("workspace", value),
+        help="The engine workspace (default: TF_WORKSPACE, else the one selected in the module, "
+             "else `default`). Each workspace has its own record, lock and run folders.",
+    )(func)
+
+
+def workspace(ctx: click.Context, module_dir: Path | None = None) -> str | None:
+    """The workspace the engine will use, as the engine picks it: --workspace, else
+    TF_WORKSPACE, else the one `workspace select` left in MODULE_DIR/.terraform/environment;
+    None for the default workspace. Validated (exit 2)."""
+    import os
+
+    from hybridops_tf.record import DEFAULT_WORKSPACE, validate_workspace
+
+    given = ctx.meta.get("workspace")
+    name, source = (given, "--workspace") if given else (os.environ.get("TF_WORKSPACE") or None, "TF_WORKSPACE")
+    if name is None and module_dir is not None:
+        try:
+            selected = (module_dir / ".terraform" / "environment").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            selected = ""
+        name, source = (selected or None), f"{module_dir}/.terraform/environment"
+    if name is None or name == DEFAULT_WORKSPACE:
+        return None
+    return validate_workspace(name, source)
+
+
+def module_input_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--var, --inputs and --var-file for apply/destroy/plan: repeatable, applied in the order
+    given (see cli_inputs), above the module's own terraform.tfvars and *.auto.tfvars."""
+    func = click.option(
+        "--var-file", "var_files", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+        help="Same as --inputs (the engine's spelling). Repeatable.",
+    )(func)
+    func = click.option(
+        "--var", "var_options", multiple=True, metavar="NAME=VALUE",
+        help="Set an input; VALUE is parsed as YAML. Repeatable; later options win.",
+    )(func)
+    func = click.option(
+        "--inputs", "inputs_files", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+        help="Inputs file: .tfvars (HCL), .tfvars.json (JSON), else a YAML mapping. Repeatable.",
+    )(func)
     return func
 
 

@@ -67,6 +67,10 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
 
 def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
+    if outcome.exit_code == 2:  # the engine refused the run: nothing changed, the record neither
+        kept = rec.status.value if rec is not None else "no record"
+        click.echo(f"hyops: error: {outcome.message} (still {kept}, run {outcome.run_id})", err=True)
+        return
     status = rec.status.value if rec is not None else "unknown"
     click.echo(f"{command} {ref}: {status} (run {outcome.run_id})")
     if rec is None:

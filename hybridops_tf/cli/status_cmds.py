@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf.cli.options import module_options, target
+from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import table
 from hybridops_tf.errors import ExitCode
 
@@ -15,12 +15,16 @@ from hybridops_tf.errors import ExitCode
 @click.command("status")
 @module_options
 @click.option("--all", "all_", is_flag=True, help="Every record under the runtime root.")
-@click.option("--json", "as_json", is_flag=True, help="Print the record(s) exactly as stored.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the record(s) exactly as stored (plus engine_alive, see above).")
 @click.pass_context
 def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool, as_json: bool) -> None:
     """Show the operation record of MODULE_DIR (or --all); stale `running` is marked.
 
-    Exit 3 when a record is missing or corrupt, stale, or lists suspect orphans.
+    A `running` record whose hyops died while its engine still runs says so (pid, run;
+    `engine_alive` in --json) instead of calling it stale.
+    Exit 3 when a record is missing or corrupt, stale, its engine outlived hyops, or it lists
+    suspect orphans.
 
     \b
     Example:
@@ -28,18 +32,21 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
       hyops status modules/sim/vm --json
     """
     from hybridops_tf import status
-    from hybridops_tf.record import RecordStore
+    from hybridops_tf.cli.root_note import note_root
+    from hybridops_tf.record import RecordStore, record_key
 
+    note_root(ctx, name_it=all_)
     if all_:
         entries = status.all_entries(ctx.obj.runtime_root)
     else:
         tgt = target(ctx, module_dir, ref)
-        entries = [status.entry(RecordStore(ctx.obj.runtime_root), tgt.ref)]
+        key = record_key(tgt.ref, workspace(ctx, tgt.directory))
+        entries = [status.entry(RecordStore(ctx.obj.runtime_root), key)]
     for e in entries:
         if e.problem:
             click.echo(f"hyops: {e.problem}", err=True)
     if as_json:
-        docs = [e.raw for e in entries if e.raw is not None]
+        docs = [e.shown_doc for e in entries if e.raw is not None]
         if all_:
             click.echo(json.dumps(docs, indent=2))
         elif docs:
@@ -64,6 +71,9 @@ def _table(entries: list) -> None:
                 note = f"{len(rec.suspect_orphans)} suspect orphan(s); "
             if e.stale:
                 note += "outcome uncertain: run hyops reconcile; "
+            if e.engine_alive is not None:
+                note += (f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): "
+                         "its hyops died; wait for it to stop, then run hyops reconcile; ")
             if rec.last_error:
                 note += rec.last_error[:70]
         elif e.problem is None:
@@ -84,12 +94,16 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, as_json: 
     Example:
       hyops outputs modules/sim/network --json
     """
-    from hybridops_tf.record import RecordStore
+    from hybridops_tf.record import RecordStore, record_key
 
     tgt = target(ctx, module_dir, ref)
-    record = RecordStore(ctx.obj.runtime_root).read(tgt.ref)
+    key = record_key(tgt.ref, workspace(ctx, tgt.directory))
+    record = RecordStore(ctx.obj.runtime_root).read(key)
     if record is None:
-        click.echo(f"hyops: no record for {tgt.ref}", err=True)
+        from hybridops_tf.cli.root_note import note_root
+
+        note_root(ctx, name_it=False)
+        click.echo(f"hyops: no record for {key}", err=True)
         ctx.exit(ExitCode.INCONSISTENT)
     outputs = record.outputs or {}
     if as_json:

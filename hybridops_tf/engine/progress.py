@@ -19,6 +19,8 @@ from hybridops_tf.engine.events import (
     ChangeSummary,
     Event,
     PlannedChange,
+    RefreshComplete,
+    RefreshStart,
     _ResourceMessage,
 )
 from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress
@@ -37,6 +39,8 @@ class ResourceProgress:
     id_key: str | None = None
     id_value: str | None = None
     elapsed_seconds: float | None = None
+    prior_ids: tuple[str, ...] = ()  # objects this address held as the run began (refresh, deletes)
+    deleted_ids: tuple[str, ...] = ()  # objects whose delete this run saw complete
 
 
 class ResourceTracker:
@@ -50,11 +54,14 @@ class ResourceTracker:
     leaves the resource complete, not destroyed.
     """
 
-    __slots__ = ("_by_addr", "_created")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_read")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
         self._created: set[str] = set()
+        self._refreshed: dict[str, str] = {}  # address -> id read by the run's refresh
+        self._deleting: dict[str, str] = {}  # address -> id of the object whose delete started
+        self._read: dict[str, None] = {}  # addresses whose object the run asked the provider about
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
@@ -63,15 +70,28 @@ class ResourceTracker:
         addr = event.resource.addr
         cur = self._by_addr.get(addr)
         new: ResourceProgress
+        if isinstance(event, RefreshStart):
+            self._read[addr] = None
+            return cur
+        if isinstance(event, RefreshComplete):
+            self._read[addr] = None
+            if event.id_value and cur is None:
+                self._refreshed[addr] = event.id_value
+            return cur
         if isinstance(event, PlannedChange):
             if cur is not None and cur.status is not Progress.PENDING:
                 return cur
+            refreshed = self._refreshed.get(addr)
             new = ResourceProgress(
-                addr, Progress.PENDING, event.action, event.action, event.reason
+                addr, Progress.PENDING, event.action, event.action, event.reason,
+                prior_ids=(refreshed,) if refreshed else (),
             )
         elif isinstance(event, ApplyStart):
             # the deposed half of a create_before_destroy must not replace the new object's id
             deposed = event.action == "delete" and addr in self._created
+            if event.action == "delete" and event.id_value:
+                self._deleting[addr] = event.id_value
+                cur = _with_prior(cur, addr, event.id_value)
             id_key = None if deposed or event.action == "create" else event.id_key
             id_value = None if deposed or event.action == "create" else event.id_value
             new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
@@ -94,6 +114,9 @@ class ResourceTracker:
             id_value = cur.id_value if keep_new_id and cur else event.id_value
             new = _set(cur, addr, status, event.action, id_key, id_value)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
+            gone = self._deleting.pop(addr, None) if event.action == "delete" else None
+            if gone and gone not in new.deleted_ids:
+                new = replace(new, deleted_ids=(*new.deleted_ids, gone))
         elif isinstance(event, ApplyErrored):
             new = _set(cur, addr, Progress.ERROR, event.action)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
@@ -106,6 +129,11 @@ class ResourceTracker:
         for event in events:
             self.feed(event)
         return self
+
+    @property
+    def read_addresses(self) -> tuple[str, ...]:
+        """Addresses the run refreshed: the provider was asked whether their object lives."""
+        return tuple(self._read)
 
     @property
     def resources(self) -> Mapping[str, ResourceProgress]:
@@ -125,6 +153,15 @@ class ResourceTracker:
     def pending(self) -> list[ResourceProgress]:
         """Planned and never started: provably untouched by this run."""
         return self._with(Progress.PENDING)
+
+
+def _with_prior(cur: ResourceProgress | None, addr: str, ident: str) -> ResourceProgress:
+    """`cur` knowing that `ident` was at `addr` before this run changed it."""
+    if cur is None:
+        return ResourceProgress(addr, Progress.PENDING, "delete", prior_ids=(ident,))
+    if ident in cur.prior_ids:
+        return cur
+    return replace(cur, prior_ids=(*cur.prior_ids, ident))
 
 
 def _set(

@@ -16,56 +16,71 @@ from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.errors import EngineError
 
+# Engine commands that evaluate the configuration's variables, so take the var file.
+TAKES_VARIABLES = frozenset({"apply", "destroy", "plan", "import", "refresh", "console"})
+VAR_FILE_ARG = "-var-file=/dev/fd/0"
+
 
 @dataclass
 class Engine:
     info: EngineInfo
     module_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    # The run's explicit inputs as tfvars text (ResolvedInputs.var_file), secrets included.
+    # Every command that evaluates variables gets VAR_FILE_ARG and reads it from its stdin,
+    # a pipe hyops writes: -var-file precedence, and never in argv, the environment or on
+    # disk. Stdin, not a pass_fds descriptor: Terraform 1.0 re-executes itself (panicwrap)
+    # passing on only fds 0-2, so /dev/fd/3 and up do not reach the process that reads it.
+    inputs: str | None = None
 
     def argv(self, builder: Callable[..., list[str]], *args: Any, **kwargs: Any) -> list[str]:
-        return builder(self.info.binary, self.module_dir, *args, **kwargs)
+        argv = builder(self.info.binary, self.module_dir, *args, **kwargs)
+        if self.inputs is not None and len(argv) > 2 and argv[2] in TAKES_VARIABLES:
+            argv.insert(3, VAR_FILE_ARG)  # before any passthrough; the engine's -var were consumed
+        return argv
 
-    def _config_fingerprint(self) -> str:
-        import hashlib
+    def _stdin(self, argv: Sequence[str]) -> dict[str, bytes]:
+        """process.run_* keyword for the var file, when this argv reads it."""
+        if self.inputs is None or VAR_FILE_ARG not in argv:
+            return {}
+        return {"stdin_data": self.inputs.encode("utf-8")}
 
-        parts = []
-        for path in sorted(self.module_dir.iterdir()):
-            if path.suffix == ".tf" or path.name == ".terraform.lock.hcl":
-                st = path.stat()
-                parts.append(f"{path.name}:{st.st_mtime_ns}:{st.st_size}")
-        return hashlib.sha256("|".join([str(self.module_dir), *parts]).encode()).hexdigest()
+    def ensure_init(
+        self, marker_dir: Path, log_path: Path | None = None, *,
+        announce: Callable[[str], None] | None = None, announce_first: bool = False, record: bool = True,
+        extra: Sequence[str] = (),
+    ) -> bool:
+        """`init` when the module needs it (hybridops_tf.initcheck says why); True if it ran.
 
-    def needs_init(self, marker_dir: Path | None = None) -> bool:
-        """No `.terraform` yet: a raw user would run `init` first, so do we.
+        A re-init is announced (the user did not ask for it); the very first one only with
+        announce_first. Without `record` (a read-only caller) no stamp is written, and an
+        existing `.terraform` no stamp covers is trusted as it is."""
+        from hybridops_tf import initcheck
 
-        A module with no providers or backend gets no `.terraform` from init; marker_dir
-        remembers that init already ran for exactly these files, so it is not repeated.
-        """
-        if (self.module_dir / ".terraform").is_dir():
+        why = initcheck.init_reason(self.module_dir, marker_dir, write=record)
+        if why is None or (not record and why == initcheck.NOT_BY_HYOPS):
             return False
-        if marker_dir is None:
-            return True
-        return not (marker_dir / self._config_fingerprint()).exists()
+        if announce is not None and (announce_first or why != initcheck.NOT_INITIALISED):
+            announce(f"running `init` in {self.module_dir} ({why}): it writes .terraform/ there and "
+                     "changes no state")
+        self.init(log_path, extra=extra)
+        if record:
+            initcheck.remember_init(self.module_dir, marker_dir)
+        return True
 
-    def init(self, log_path: Path | None, marker_dir: Path | None = None) -> None:
+    def init(self, log_path: Path | None, *, extra: Sequence[str] = ()) -> None:
         """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1)."""
         from hybridops_tf.fsutil import atomic_write_text
 
-        captured = process.run_capture(self.argv(commands.init), env=self.env)
+        captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
         if log_path is not None:
             atomic_write_text(log_path, captured.stdout + captured.stderr)
         if captured.returncode != 0:
             detail = _last_error_line(captured.stderr or captured.stdout)
             raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}")
-        if marker_dir is not None and not (self.module_dir / ".terraform").is_dir():
-            try:
-                atomic_write_text(marker_dir / self._config_fingerprint(), "")
-            except OSError:
-                pass  # only costs another init next time
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
-        captured = process.run_capture(argv, env=self.env)
+        captured = process.run_capture(argv, env=self.env, **self._stdin(argv))
         if captured.returncode != 0:
             raise EngineError(
                 f"`{' '.join(argv[1:])}` failed (exit {captured.returncode}): "
@@ -94,9 +109,11 @@ class Engine:
         on_line: Callable[[str], None],
         stderr_log: Path | None,
         on_stderr_line: Callable[[str], None] | None = None,
+        journal: process.Journal | None = None,
     ) -> process.ProcessResult:
         return process.run_streaming(
-            argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env
+            argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
+            journal=journal, **self._stdin(argv),
         )
 
 

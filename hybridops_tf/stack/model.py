@@ -48,6 +48,13 @@ class Member:
     def target(self) -> ModuleTarget:
         return ModuleTarget(self.directory, self.module_ref)
 
+    @property
+    def key(self) -> str:
+        """Its record key: the ref, plus `@workspace` outside the default workspace."""
+        from hybridops_tf.record import record_key
+
+        return record_key(self.module_ref, self.workspace)
+
 
 @dataclass(frozen=True)
 class Stack:

@@ -119,5 +119,5 @@ def status_document(stack: Stack, runtime_root: Path) -> dict[str, Any]:
     for member in stack.members:
         if member.name not in known:
             doc["members"].append(MemberEntry(member.name, member.module_ref,
-                                              record_status(store, member.module_ref)).to_dict())
+                                              record_status(store, member.key)).to_dict())
     return doc

@@ -128,12 +128,12 @@ def exit_code_of(interrupted: bool, results: dict[str, MemberResult]) -> int:
 def _preflight(req: StackRequest, run_id: str) -> None:
     """Records readable, locks free, no uncertain outcome to apply over: else nothing runs."""
     store = RecordStore(req.runtime_root)
-    records = {m.name: store.read(m.module_ref) for m in req.stack.members}  # corrupt: exit 2
+    records = {m.name: store.read(m.key) for m in req.stack.members}  # corrupt: exit 2
     for m in req.stack.members:
-        if store.lock_is_free(m.module_ref):
+        if store.lock_is_free(m.key):
             continue  # a cheap probe; only a busy lock is taken for real, to name its holder
         try:
-            with store.lock(m.module_ref, run_id, req.lock_timeout):
+            with store.lock(m.key, run_id, req.lock_timeout):
                 pass
         except RefusedError as err:
             raise RefusedError(f"stack {req.stack.name}: nothing was run: member {m.name}: "
@@ -227,6 +227,10 @@ class _Execution:
     def _request(self, member: Member, command: str, values: dict[str, Any],
                  sensitive: frozenset[str]) -> operation.ModuleRequest:
         listener = self.req.listener
+        if command == "apply":  # resolved.inputs.yml names each wired input's upstream output
+            from hybridops_tf.inputs import StackInputs
+
+            values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
         return operation.ModuleRequest(
             command=command, target=member.target, runtime_root=self.req.runtime_root,
             engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
@@ -239,7 +243,7 @@ class _Execution:
         upstream = {u: self.results[u].outputs for u in member.depends_on}
         wired = self.wiring.for_apply(member, upstream)
         if self.req.resume:
-            rec = self.store.read(member.module_ref)
+            rec = self.store.read(member.key)
             if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
                 self._notify(member.name, "skip (ok, inputs unchanged)")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
@@ -257,11 +261,14 @@ class _Execution:
         computes it), in the same workspace."""
         if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
             return False
+        key = self.wiring.runtime.digest_key(create=False)  # none yet: no digest can match
+        if key is None:
+            return False
         resolved = self.wiring.runtime.resolve_inputs(member.target, None, (), values, sensitive)
-        return resolved.digest() == rec.inputs_digest
+        return resolved.digest(key) == rec.inputs_digest
 
     def _destroy(self, member: Member) -> MemberResult:
-        rec = self.store.read(member.module_ref)
+        rec = self.store.read(member.key)
         if rec is not None and rec.status in CLAIMS_EMPTY:
             self._notify(member.name, f"skip (already {rec.status.value})")
             return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
@@ -286,14 +293,14 @@ class _Execution:
     def _retain(self, member: Member, why: str) -> MemberResult:
         """Not destroyed on purpose: the record says `retained`, written under the module lock."""
         self._notify(member.name, f"retain ({why})")
-        with self.store.lock(member.module_ref, self.run_id, self.req.lock_timeout):
-            rec = self.store.read(member.module_ref)
+        with self.store.lock(member.key, self.run_id, self.req.lock_timeout):
+            rec = self.store.read(member.key)
             if rec is None:
                 return MemberResult(MemberStatus.RETAINED, changed=False)  # nothing recorded to keep
             if rec.status in CLAIMS_EMPTY:
                 return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
             if rec.status is Status.RETAINED:
-                return MemberResult(MemberStatus.RETAINED, changed=False)
+                return MemberResult(MemberStatus.RETAINED, changed=False, error=_kept_failure(rec))
             if rec.status is Status.RUNNING:  # we hold the lock: stale, outcome uncertain
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"{member.module_ref} has a stale 'running' record; not marking it retained: "
@@ -304,4 +311,12 @@ class _Execution:
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"could not mark {member.module_ref} retained: {err.strerror or err}; "
                     "its record is unchanged"))
-        return MemberResult(MemberStatus.RETAINED)  # no run folder: the record names the stack run
+        # no run folder: the record names the stack run; a kept failure still needs attention
+        return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
+
+
+def _kept_failure(rec: OperationRecord) -> str | None:
+    """Why a retained member still needs attention: its last command failed."""
+    if rec.failed_command is None:
+        return None
+    return f"retained, but its last {rec.failed_command} failed: {rec.last_error or 'no detail recorded'}"

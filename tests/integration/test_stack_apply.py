@@ -8,13 +8,12 @@ import json
 import signal
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.integration import test_stack_support as support
 from tests.integration.conftest import VM_PAIR_TF
-from tests.integration.hyops_cli import wait_for
+from tests.integration.gates import Gate
 from tests.integration.test_stack_support import StackEnv, members, statuses
 
 applied = support.applied  # fixture
@@ -179,7 +178,7 @@ def _create_window(env: StackEnv, ref: str, run_id: str) -> tuple[str, str]:
 
 
 def test_independent_members_run_at_the_same_time(
-    stack_env: StackEnv, faults_file: Callable[..., Path]
+    stack_env: StackEnv, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     stack_env.module("network_b", source="network")
     stack_env.write("""\
@@ -188,11 +187,20 @@ def test_independent_members_run_at_the_same_time(
           - {name: net-a, path: network, inputs: {name: net-a}}
           - {name: net-b, path: network_b, inputs: {name: net-b}}
     """)
-    faults_file([{"type": "sim_network", "op": "create", "mode": "hang", "seconds": 2}])
+    # each create stays open until both are: run one after the other, the second never starts
+    gates = {name: Gate.at(tmp_path, name) for name in ("net-a", "net-b")}
+    faults_file([gate.rule(type="sim_network", op="create", name=name) for name, gate in gates.items()])
 
-    result = stack_env.stack("apply", "stack/stack.yml", "--parallelism", "2")
+    proc = stack_env.hyops.start("stack", "apply", "stack/stack.yml", "--parallelism", "2")
+    try:
+        for gate in gates.values():
+            gate.wait_started(proc)
+    finally:
+        for gate in gates.values():
+            gate.release()
+    _, stderr = proc.communicate(timeout=300)
 
-    assert result.returncode == 0, result.stderr
+    assert proc.returncode == 0, stderr
     runs = members(stack_env.report())
     a_start, a_end = _create_window(stack_env, "demo/net-a", runs["net-a"]["run_id"])
     b_start, b_end = _create_window(stack_env, "demo/net-b", runs["net-b"]["run_id"])
@@ -213,10 +221,11 @@ def test_a_sensitive_output_wired_downstream_never_reaches_the_runtime_root(stac
     """)
     stack_env.module("sink", text="""
         variable "token" {
-          type = string
+          type      = string
+          sensitive = true
         }
         output "token_length" {
-          value = length(var.token)
+          value = nonsensitive(length(var.token))
         }
     """)
     stack_env.write(f"""\
@@ -239,24 +248,26 @@ def test_a_sensitive_output_wired_downstream_never_reaches_the_runtime_root(stac
     assert secret not in result.stdout + result.stderr
     sink_run = members(stack_env.report())["sink"]["run_id"]
     resolved = (stack_env.run_dir("demo/sink", sink_run) / "resolved.inputs.yml").read_text()
-    assert "token: <redacted>" in resolved
+    import yaml
+
+    assert yaml.safe_load(resolved)["token"] == {"value": "<redacted>", "source": "inputs_from source.token"}
 
 
 def test_sigint_stops_scheduling_and_reports_the_rest_pending(
-    stack_env: StackEnv, faults_file: Callable[..., Path]
+    stack_env: StackEnv, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
-    faults_file([{"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 30}])
+    gate = Gate.at(tmp_path)  # shut until the end: only the SIGINT can end the vm create
+    faults_file([gate.rule(type="sim_vm", op="create")])
     proc = stack_env.hyops.start("stack", "apply", "stack/stack.yml")
+    try:
+        gate.wait_started(proc)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
 
-    def vm_is_creating() -> Any:
-        return any(c["type"] == "sim_vm" for c in stack_env.hyops.sim_calls())
-
-    wait_for(vm_is_creating, what="the vm create to start")
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=120)
-
-    assert proc.returncode == 130
-    report = stack_env.report()
-    assert statuses(report) == {"network": "ok", "vm": "error", "config": "pending", "health": "pending"}
-    assert "interrupted" in members(report)["vm"]["error"]
-    assert stack_env.hyops.record("demo/config") is None
+        assert proc.returncode == 130
+        report = stack_env.report()
+        assert statuses(report) == {"network": "ok", "vm": "error", "config": "pending", "health": "pending"}
+        assert "interrupted" in members(report)["vm"]["error"]
+        assert stack_env.hyops.record("demo/config") is None
+    finally:
+        gate.release()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.gates import Gate
 from tests.integration.hyops_cli import HYOPS, Hyops
 from tests.reliability import procs
 from tests.reliability.crash import CrashRig
@@ -164,22 +165,25 @@ def _leaks(root: Path, *needles: str) -> list[str]:
 def test_sensitive_values_never_reach_disk_argv_or_output(hyops: Hyops, tmp_path: Path) -> None:
     _secret_module(tmp_path)
     faults = tmp_path / "hang.yml"
-    faults.write_text(yaml.safe_dump({"rules": [
-        {"type": "sim_config", "op": "create", "mode": "hang", "seconds": 3, "times": 1}]}))
+    gate = Gate.at(tmp_path)  # the engine and provider stay alive until their argv are read
+    faults.write_text(yaml.safe_dump({"rules": [gate.rule(type="sim_config", op="create", times=1)]}))
 
-    # 1. while the engine and provider run: no secret in any argv; the secret did reach the
-    #    engine (TF_VAR_ environment), so this check could fail
-    calls = len(hyops.sim_calls())
+    # 1. while the engine and provider run: no secret in any argv or the engine's environment
     proc = hyops.start("apply", "modules/secret", "--var", f"token={SECRET}",
                        env={"HYOPS_SIM_FAULTS": str(faults)})
-    procs.wait_until(lambda: any(c.get("fault") == "hang" for c in hyops.sim_calls()[calls:]),
-                     "the hung sim_config create")
-    engine = procs.engine_child(proc.pid, "apply")
-    assert engine is not None
-    tree = [engine, *procs.children(engine)]
-    tree += [c for p in list(tree) for c in procs.children(p)]
-    argvs = {pid: procs.cmdline(pid) for pid in tree}
-    assert procs.environ(engine).get("TF_VAR_token") == SECRET, "the secret travels by environment"
+    try:
+        procs.wait_until(lambda: gate.is_started, "the hung sim_config create")
+        engine = procs.engine_child(proc.pid, "apply")
+        assert engine is not None
+        tree = [engine, *procs.children(engine)]
+        tree += [c for p in list(tree) for c in procs.children(p)]
+        argvs = {pid: procs.cmdline(pid) for pid in tree}
+        # the secret travels in the var file on the engine's stdin, not by environment
+        assert "TF_VAR_token" not in procs.environ(engine), "the secret must not be in the environment"
+        assert "-var-file=/dev/fd/0" in argvs[engine], "the engine reads the var file from its stdin"
+        assert json.loads(gate.started.read_text())["pid"] in argvs, "the provider was not seen"
+    finally:
+        gate.release()
     stdout, stderr = proc.communicate(timeout=procs.GENEROUS)
     assert proc.returncode == 0, stdout + stderr
     for pid, argv in argvs.items():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.gates import Gate
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 from tests.reliability.checks import (
@@ -158,17 +159,22 @@ def test_unusable_runtime_root_refuses_with_exit_4_and_never_calls_the_provider(
         assert again.returncode == 0, again.stdout + again.stderr
 
 
-def _start_hanging(h: Hyops, tmp_path: Path, command: str) -> tuple[object, dict[str, object]]:
+def _start_hanging(h: Hyops, tmp_path: Path, command: str) -> tuple[object, Gate]:
+    """`command` parked in its vm create/delete until the caller releases the gate (once the
+    fault is in place: a window of seconds could close before a slow setup finished)."""
     op = "create" if command == "apply" else "delete"
     faults = tmp_path / "hang.yml"
-    faults.write_text(yaml.safe_dump({"rules": [{"type": "sim_vm", "op": op, "mode": "hang", "seconds": 4}]}))
-    calls = len(h.sim_calls())
+    gate = Gate.at(tmp_path)
+    faults.write_text(yaml.safe_dump({"rules": [gate.rule(type="sim_vm", op=op)]}))
     proc = h.start(command, MODULE, env={"HYOPS_SIM_FAULTS": str(faults)})
-    hung = procs.wait_until(lambda: next((c for c in h.sim_calls()[calls:] if c.get("fault") == "hang"), None),
-                            "the provider's hung call")
-    rec = json.loads(h.record_path(REF).read_text())
-    assert rec["status"] == "running", rec
-    return proc, hung
+    try:
+        procs.wait_until(lambda: gate.is_started, "the provider's hung call")
+        rec = json.loads(h.record_path(REF).read_text())
+        assert rec["status"] == "running", rec
+    except BaseException:
+        gate.release()
+        raise
+    return proc, gate
 
 
 @contextmanager
@@ -200,10 +206,14 @@ def test_failed_settle_write_leaves_running_and_says_so_loudly(
     with _runtime_root_on(hyops, small):
         if command == "destroy":
             assert hyops("apply", MODULE).returncode == 0
-        proc, _hung = _start_hanging(hyops, tmp_path, command)
+        proc, gate = _start_hanging(hyops, tmp_path, command)
         running = hyops.record_path(REF).read_bytes()
-        with make_fault(hyops):
-            stdout, stderr = proc.communicate(timeout=procs.GENEROUS)  # type: ignore[attr-defined]
+        try:
+            with make_fault(hyops):
+                gate.release()
+                stdout, stderr = proc.communicate(timeout=procs.GENEROUS)  # type: ignore[attr-defined]
+        finally:
+            gate.release()
         kept = hyops.record_path(REF).read_bytes()
         code = proc.returncode  # type: ignore[attr-defined]
         note(FAULT, fault=f"settle write: {fault}", command=command, exit_code=code, provider_called=True)
@@ -235,10 +245,14 @@ def test_event_log_write_failure_mid_run_exits_1_loudly_and_claims_no_success(
 
     rig = CrashRig(hyops, pair, REF)
     before = rig.run_dirs()
-    proc, _hung = _start_hanging(hyops, tmp_path, "apply")
+    proc, gate = _start_hanging(hyops, tmp_path, "apply")
     events = next(iter(rig.run_dirs() - before)) / "events.jsonl"
-    with immutable(events):
-        stdout, stderr = proc.communicate(timeout=procs.GENEROUS)  # type: ignore[attr-defined]
+    try:
+        with immutable(events):
+            gate.release()
+            stdout, stderr = proc.communicate(timeout=procs.GENEROUS)  # type: ignore[attr-defined]
+    finally:
+        gate.release()
     note(FAULT, fault="event log append fails mid-run", command="apply",
          exit_code=proc.returncode, provider_called=True)  # type: ignore[attr-defined]
     doc = check_record(hyops, REF, "after the event log failed mid-run")

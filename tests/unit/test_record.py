@@ -30,6 +30,7 @@ from hybridops_tf.record import (
     ResourceEntry,
     SuspectOrphan,
     module_id,
+    record_key,
 )
 
 REF = "platform/network"
@@ -341,8 +342,10 @@ def test_write_then_read_round_trips_and_refreshes_updated_at(store: RecordStore
     rec.extra = {"future_field": 1}
 
     store.write(rec)
-    back = store.read(REF)
+    back = store.read(record_key(REF, rec.workspace))  # a record outside the default workspace
 
+    assert rec.workspace not in (None, "default")
+    assert store.read(REF) is None  # ... is not the default workspace's record
     assert back is not None
     assert back.updated_at != "2025-01-01T00:00:05Z"
     assert back.updated_at.endswith("Z")

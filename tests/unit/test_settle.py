@@ -487,7 +487,7 @@ def test_no_replan_needed_adds_nothing_beyond_the_run_events() -> None:
 # --- retained ------------------------------------------------------------------------------
 
 
-def test_retained_keeps_what_is_known_clears_the_failure_and_names_the_stack_run() -> None:
+def test_retained_keeps_what_is_known_and_the_failure_and_names_the_stack_run() -> None:
     before = failed_record()
     before.active_command, before.owner = "destroy", OWNER
     snapshot = copy.deepcopy(before)
@@ -496,7 +496,9 @@ def test_retained_keeps_what_is_known_clears_the_failure_and_names_the_stack_run
 
     assert rec.status is Status.RETAINED
     assert rec.run_id == "stack-destroy-3"
-    assert (rec.active_command, rec.owner, rec.failed_command, rec.last_error) == (None,) * 4
+    assert (rec.active_command, rec.owner) == (None, None)
+    assert (rec.failed_command, rec.last_error) == (snapshot.failed_command, snapshot.last_error)
+    assert rec.failed_command is not None
     assert rec.outputs == snapshot.outputs and rec.previous_outputs == snapshot.previous_outputs
     assert rec.resources == snapshot.resources and rec.suspect_orphans == snapshot.suspect_orphans
     assert rec.inputs_digest == snapshot.inputs_digest and rec.extra == snapshot.extra
