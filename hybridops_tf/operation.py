@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf import settle
+from hybridops_tf import run_reads, settle
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import (
@@ -30,23 +30,18 @@ from hybridops_tf.record import (
     OperationRecord,
     Owner,
     RecordStore,
-    ResourceEntry,
-    SuspectOrphan,
     record_key,
 )
 from hybridops_tf.runs import (
-    EVENTS_COMPLETE,
     EventLog,
     RunFolder,
-    may_hold_unseen_creates,
     new_run_id,
-    read_run_events,
 )
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.stream_reader import StreamReader
 
-if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see _StreamReader
-    from hybridops_tf.engine.events import Event, OutputsMessage
-    from hybridops_tf.engine.progress import ResourceTracker
+if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
+    from hybridops_tf.engine.events import Event
 
 EventSink = Callable[["Event"], None]
 
@@ -118,7 +113,7 @@ def run(req: ModuleRequest) -> Outcome:
             if process.FORWARDER.received is not None:
                 raise Interrupted("interrupted before the engine started; nothing was changed")
             digest = ws.inputs_digest(resolved)
-            inherited, known = _takeover(req, previous, engine)
+            inherited, known = run_reads.takeover(req.runtime_root, req.key, previous, engine)
             try:
                 run_inputs = ws.write_run_inputs(folder, resolved)
                 rerun_inputs = ws.prepare_rerun_inputs(req.target, resolved, req.key)  # committed once running is
@@ -203,53 +198,6 @@ def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
-def _takeover(
-    req: ModuleRequest, previous: OperationRecord | None, engine: Engine
-) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:
-    """A stale `running` record: creates its run started and the state does not hold, and
-    what the record knows once that run's events are merged in (its completed creates and
-    deletes are evidence too: a destroy whose settle write failed did delete its objects).
-
-    hyops died while that run's engine may still have been creating things; without this,
-    a later verified destroy could say `destroyed` while such an object lives on. When hyops
-    read none of that run's plan, a fresh read-only plan names what it may have created.
-    """
-    if previous is None or previous.status is not Status.RUNNING:
-        return [], None
-    from hybridops_tf.engine.progress import ResourceTracker
-    from hybridops_tf.engine.state import StateFormatError, parse_state
-
-    events = read_run_events(req.runtime_root, req.key, previous.run_id)
-    progress = ResourceTracker().feed_all(events).resources
-    in_state: settle.StateView | None
-    try:
-        in_state = settle.state_view(parse_state(engine.show_state_doc()).resources)
-    except (EngineError, StateFormatError):
-        in_state = None  # unreadable state: every started create stays a suspect
-    replanned: tuple[str, ...] | None = ()
-    if may_hold_unseen_creates(req.runtime_root, req.key, previous.run_id,
-                               previous.active_command, events):
-        replanned = _planned_creates(engine)
-    orphans = settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
-                                             known=previous.resources)
-    return orphans, settle.resources_after_run(previous.resources, progress, in_state)
-
-
-def _planned_creates(engine: Engine) -> tuple[str, ...] | None:
-    """Creates a read-only `plan -refresh=false` shows; None when it cannot say."""
-    from hybridops_tf.engine.events import iter_events
-    from hybridops_tf.engine.progress import planned_creates
-
-    lines: list[str] = []
-    argv = engine.argv(commands.plan, None, extra=["-refresh=false"])
-    result = engine.stream(argv, lines.append, None, lambda _line: None)
-    if result.interrupted is not None:
-        raise Interrupted("interrupted while planning; nothing was changed")
-    if result.returncode != 0:
-        return None
-    return planned_creates(iter_events(lines))
-
-
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     extra = list(req.passthrough)
     if req.command == "apply":
@@ -263,69 +211,6 @@ def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     raise ValueError(f"unsupported module command {req.command!r}")
 
 
-class _StreamReader:
-    """The engine's stdout, line by line, as the event relay forwards it: each line is
-    already in events.jsonl (the relay writes it first, redacted; engine/relay.py, which
-    also keeps draining the engine into it if hyops dies), then parsed, tracked and shown.
-
-    The event parser (its ~25 message classes) is imported at the first line, which comes
-    after the spawn: the import then overlaps the engine's own start-up instead of adding to
-    hyops's overhead before it (issue #3's budget).
-    """
-
-    def __init__(self, req: ModuleRequest, folder: RunFolder, log: EventLog) -> None:
-        self._req = req
-        self._folder = folder
-        self._log = log
-        self._tracker: ResourceTracker | None = None
-        self.diagnostics: list[Event] = []
-        self.outputs: list[OutputsMessage] = []
-        self.log_error: list[OSError] = []
-
-    def journal(self) -> process.Journal:
-        """For the relay: events.jsonl (opened before `running` was written) and, once the
-        engine is spawned, a note of its pid in the run folder (see liveness.py)."""
-        return process.Journal(events_fd=self._log.fileno(), on_spawn=self._note_engine,
-                               complete_marker=self._folder.path / EVENTS_COMPLETE)
-
-    def _note_engine(self, pid: int) -> None:
-        from hybridops_tf import liveness
-
-        try:
-            liveness.write_note(self._folder.path, pid, self._folder.run_id)
-        except OSError as err:  # a courtesy for `status`; the run itself goes on
-            print(f"hyops: warning: cannot write {self._folder.path / liveness.NOTE_NAME}: "
-                  f"{err.strerror or err}", file=sys.stderr, flush=True)
-
-    def tracker(self) -> ResourceTracker:
-        if self._tracker is None:
-            from hybridops_tf.engine.progress import ResourceTracker
-
-            self._tracker = ResourceTracker()
-        return self._tracker
-
-    def __call__(self, line: str) -> None:
-        from hybridops_tf.engine.events import OutputsMessage, parse_event
-        from hybridops_tf.engine.relay import LOG_ERROR, parse_notice
-
-        notice = parse_notice(line)
-        if notice is not None:  # the relay's, not the engine's
-            kind, errno, message = notice
-            if kind == LOG_ERROR and not self.log_error:  # never stop an engine over our own log
-                self.log_error.append(OSError(errno, message))
-                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {message}; "
-                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
-            return
-        event = parse_event(line)
-        self.tracker().feed(event)
-        if isinstance(event, OutputsMessage):
-            self.outputs.append(event)
-        elif getattr(event, "type", "") == "diagnostic":
-            self.diagnostics.append(event)
-        if self._req.on_event is not None:
-            self._req.on_event(event)
-
-
 def _execute(
     req: ModuleRequest,
     engine: Engine,
@@ -336,7 +221,7 @@ def _execute(
     log: EventLog,
 ) -> Outcome:
     argv = _argv(req, engine)
-    reader = _StreamReader(req, folder, log)
+    reader = StreamReader(req.on_event, folder, log)
     try:
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
@@ -376,7 +261,7 @@ def _execute(
     return _write_settled(req, store, running, folder, settled, code)
 
 
-def _refused_by_engine(req: ModuleRequest, reader: _StreamReader, result: process.ProcessResult) -> bool:
+def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult) -> bool:
     """The engine exited on its own with an error, and its complete stream shows that no
     resource change started (no apply_start): an invalid value, an unknown flag, a failing
     validation, a provider that cannot be configured. A killed engine, a signal, or a stream
@@ -391,7 +276,7 @@ def _refused_by_engine(req: ModuleRequest, reader: _StreamReader, result: proces
 
 
 def _settle_refusal(req: ModuleRequest, store: RecordStore, previous: OperationRecord | None,
-                    running: OperationRecord, folder: RunFolder, reader: _StreamReader,
+                    running: OperationRecord, folder: RunFolder, reader: StreamReader,
                     result: process.ProcessResult) -> Outcome:
     """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
     from hybridops_tf.engine.events import summarize_diagnostics
@@ -441,7 +326,7 @@ def _settle(
     req: ModuleRequest,
     engine: Engine,
     running: OperationRecord,
-    reader: _StreamReader,
+    reader: StreamReader,
     result: process.ProcessResult,
 ) -> tuple[OperationRecord, bool]:
     """The record to write, and whether the command did what it was asked."""
@@ -456,10 +341,10 @@ def _settle(
             outputs = outputs_plain(reader.outputs[-1].outputs)
         else:  # older engines may not send the outputs message
             outputs = outputs_plain(parse_outputs(engine.output_doc()))
-        applied = settle.apply_succeeded(running, outputs, _resources_after_success(engine, running, tracker))
-        partial = partial_run_flags(req.passthrough)
+        applied = settle.apply_succeeded(running, outputs, run_reads.resources_after_success(engine, running, tracker))
+        partial = run_reads.partial_run_flags(req.passthrough)
         if partial:
-            why = _unconverged(engine, partial)
+            why = run_reads.unconverged(engine, partial)
             if why is not None:
                 print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
                 return settle.not_converged(applied, command="apply", why=why), True
@@ -521,62 +406,3 @@ def _settle(
     ), False
 
 
-PARTIAL_RUN_FLAGS = ("target", "replace", "refresh-only")
-
-
-def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
-    """The engine flags in `passthrough` that make an apply touch less than the configuration
-    (`-target`, `-replace`, `-refresh-only`, with one dash or two, `=VALUE` or not)."""
-    found = []
-    for arg in passthrough:
-        if arg == "--":
-            break
-        name = arg.lstrip("-").partition("=")[0]
-        if arg.startswith("-") and name in PARTIAL_RUN_FLAGS:
-            found.append(f"-{name}")
-    return list(dict.fromkeys(found))
-
-
-def _unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
-    """Why the whole configuration has not converged after a partial run (None: it has).
-
-    One read-only `plan -refresh=false` without the partial flags: any change it shows is
-    work the targeted run left undone. A plan that fails is no proof of convergence."""
-    from hybridops_tf.engine.events import ChangeSummary, iter_events
-
-    lines: list[str] = []
-    result = engine.stream(engine.argv(commands.plan, None, extra=["-refresh=false"]),
-                           lines.append, None, lambda _line: None)
-    applied_with = " ".join(flags)
-    if result.interrupted is not None or result.returncode != 0:
-        return (f"applied with {applied_with}; the plan that checks the rest of the configuration "
-                f"failed (exit {result.returncode}), so convergence is not shown")
-    summaries = [e for e in iter_events(lines) if isinstance(e, ChangeSummary)]
-    if not summaries:
-        return f"applied with {applied_with}; the check plan reported no change summary"
-    last = summaries[-1]
-    if last.add or last.change or last.remove:
-        return (f"applied with {applied_with}; a plan of the whole configuration still shows "
-                f"{last.add} to add, {last.change} to change, {last.remove} to destroy: run "
-                f"`hyops apply` without {applied_with} to converge")
-    return None
-
-
-def _resources_after_success(engine: Engine, running: OperationRecord, tracker: ResourceTracker) -> dict:
-    """The record's resources after a successful apply: what it knew plus what the run changed.
-
-    The state is read (one more engine call) only when the record knows no live object yet,
-    e.g. the first hyops run on a module applied by raw tofu, so that from then on the record
-    lists every object the state holds. A failed read costs the listing, not the success.
-    """
-    merged = settle.resources_after_run(running.resources, tracker.resources, None)
-    if any(e.id and e.status != "destroyed" for e in merged.values()):
-        return merged
-    from hybridops_tf.engine.state import StateFormatError, parse_state
-
-    try:
-        view = settle.state_view(parse_state(engine.show_state_doc()).resources)
-    except (EngineError, StateFormatError) as err:
-        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
-        return merged
-    return settle.resources_after_run(running.resources, tracker.resources, view)

@@ -65,7 +65,9 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     order kept; settle.interrupted_run_orphans' rules): [] unless the record is a stale running."""
     if not ev.stale or ev.record is None:
         return []
-    found = settle.interrupted_run_orphans(ev.last_run or {}, _in_state(ev), ev.record.run_id, ev.replanned_creates)
+    view = settle.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
+    found = settle.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
+                                           known=ev.record.resources)
     return [o.address for o in found]
 
 

@@ -1,0 +1,133 @@
+"""What hyops reads from the engine around a run to know what happened (DESIGN §6).
+
+Read-only engine calls, apart from the run itself: the takeover of a stale `running`
+record (its run's events and a fresh plan name what it may have created), the convergence
+check after a partial (`-target`, `-replace`, `-refresh-only`) apply, and the state on the
+first hyops run of a module, so that the record lists every object it holds.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hybridops_tf import settle
+from hybridops_tf.engine import commands
+from hybridops_tf.engine.runner import Engine
+from hybridops_tf.errors import EngineError, Interrupted
+from hybridops_tf.lifecycle import Status
+from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan
+from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
+
+if TYPE_CHECKING:
+    from hybridops_tf.engine.progress import ResourceTracker
+
+
+def takeover(
+    runtime_root: Path, key: str, previous: OperationRecord | None, engine: Engine
+) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:
+    """A stale `running` record: creates its run started and the state does not hold, and
+    what the record knows once that run's events are merged in (its completed creates and
+    deletes are evidence too: a destroy whose settle write failed did delete its objects).
+
+    hyops died while that run's engine may still have been creating things; without this,
+    a later verified destroy could say `destroyed` while such an object lives on. When hyops
+    read none of that run's plan, a fresh read-only plan names what it may have created.
+    """
+    if previous is None or previous.status is not Status.RUNNING:
+        return [], None
+    from hybridops_tf.engine.progress import ResourceTracker
+    from hybridops_tf.engine.state import StateFormatError, parse_state
+
+    events = read_run_events(runtime_root, key, previous.run_id)
+    progress = ResourceTracker().feed_all(events).resources
+    in_state: settle.StateView | None
+    try:
+        in_state = settle.state_view(parse_state(engine.show_state_doc()).resources)
+    except (EngineError, StateFormatError):
+        in_state = None  # unreadable state: every started create stays a suspect
+    replanned: tuple[str, ...] | None = ()
+    if may_hold_unseen_creates(runtime_root, key, previous.run_id,
+                               previous.active_command, events):
+        replanned = planned_creates(engine)
+    orphans = settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
+                                             known=previous.resources)
+    return orphans, settle.resources_after_run(previous.resources, progress, in_state)
+
+
+def planned_creates(engine: Engine) -> tuple[str, ...] | None:
+    """Creates a read-only `plan -refresh=false` shows; None when it cannot say."""
+    from hybridops_tf.engine.events import iter_events
+    from hybridops_tf.engine.progress import planned_creates as fold
+
+    lines: list[str] = []
+    argv = engine.argv(commands.plan, None, extra=["-refresh=false"])
+    result = engine.stream(argv, lines.append, None, lambda _line: None)
+    if result.interrupted is not None:
+        raise Interrupted("interrupted while planning; nothing was changed")
+    if result.returncode != 0:
+        return None
+    return fold(iter_events(lines))
+
+
+PARTIAL_RUN_FLAGS = ("target", "replace", "refresh-only")
+
+
+def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
+    """The engine flags in `passthrough` that make an apply touch less than the configuration
+    (`-target`, `-replace`, `-refresh-only`, with one dash or two, `=VALUE` or not)."""
+    found = []
+    for arg in passthrough:
+        if arg == "--":
+            break
+        name = arg.lstrip("-").partition("=")[0]
+        if arg.startswith("-") and name in PARTIAL_RUN_FLAGS:
+            found.append(f"-{name}")
+    return list(dict.fromkeys(found))
+
+
+def unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
+    """Why the whole configuration has not converged after a partial run (None: it has).
+
+    One read-only `plan -refresh=false` without the partial flags: any change it shows is
+    work the targeted run left undone. A plan that fails is no proof of convergence."""
+    from hybridops_tf.engine.events import ChangeSummary, iter_events
+
+    lines: list[str] = []
+    result = engine.stream(engine.argv(commands.plan, None, extra=["-refresh=false"]),
+                           lines.append, None, lambda _line: None)
+    applied_with = " ".join(flags)
+    if result.interrupted is not None or result.returncode != 0:
+        return (f"applied with {applied_with}; the plan that checks the rest of the configuration "
+                f"failed (exit {result.returncode}), so convergence is not shown")
+    summaries = [e for e in iter_events(lines) if isinstance(e, ChangeSummary)]
+    if not summaries:
+        return f"applied with {applied_with}; the check plan reported no change summary"
+    last = summaries[-1]
+    if last.add or last.change or last.remove:
+        return (f"applied with {applied_with}; a plan of the whole configuration still shows "
+                f"{last.add} to add, {last.change} to change, {last.remove} to destroy: run "
+                f"`hyops apply` without {applied_with} to converge")
+    return None
+
+
+def resources_after_success(engine: Engine, running: OperationRecord, tracker: ResourceTracker) -> dict:
+    """The record's resources after a successful apply: what it knew plus what the run changed.
+
+    The state is read (one more engine call) only when the record knows no live object yet,
+    e.g. the first hyops run on a module applied by raw tofu, so that from then on the record
+    lists every object the state holds. A failed read costs the listing, not the success.
+    """
+    merged = settle.resources_after_run(running.resources, tracker.resources, None)
+    if any(e.id and e.status != "destroyed" for e in merged.values()):
+        return merged
+    from hybridops_tf.engine.state import StateFormatError, parse_state
+
+    try:
+        view = settle.state_view(parse_state(engine.show_state_doc()).resources)
+    except (EngineError, StateFormatError) as err:
+        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
+        return merged
+    return settle.resources_after_run(running.resources, tracker.resources, view)

@@ -1,0 +1,81 @@
+"""The engine's stdout as hyops reads it during a run: parsed, tracked, shown.
+
+Kept apart from operation.py, which is the contract step by step; this is the per-line
+consumer the process runner calls while the engine runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hybridops_tf.engine import process
+from hybridops_tf.runs import EVENTS_COMPLETE, EventLog, RunFolder
+
+if TYPE_CHECKING:  # the event parser is loaded once the engine runs
+    from hybridops_tf.engine.events import Event, OutputsMessage
+    from hybridops_tf.engine.progress import ResourceTracker
+
+
+class StreamReader:
+    """The engine's stdout, line by line, as the event relay forwards it: each line is
+    already in events.jsonl (the relay writes it first, redacted; engine/relay.py, which
+    also keeps draining the engine into it if hyops dies), then parsed, tracked and shown.
+
+    The event parser (its ~25 message classes) is imported at the first line, which comes
+    after the spawn: the import then overlaps the engine's own start-up instead of adding to
+    hyops's overhead before it (issue #3's budget).
+    """
+
+    def __init__(self, on_event: Callable[[Event], None] | None, folder: RunFolder, log: EventLog) -> None:
+        self._on_event = on_event
+        self._folder = folder
+        self._log = log
+        self._tracker: ResourceTracker | None = None
+        self.diagnostics: list[Event] = []
+        self.outputs: list[OutputsMessage] = []
+        self.log_error: list[OSError] = []
+
+    def journal(self) -> process.Journal:
+        """For the relay: events.jsonl (opened before `running` was written) and, once the
+        engine is spawned, a note of its pid in the run folder (see liveness.py)."""
+        return process.Journal(events_fd=self._log.fileno(), on_spawn=self._note_engine,
+                               complete_marker=self._folder.path / EVENTS_COMPLETE)
+
+    def _note_engine(self, pid: int) -> None:
+        from hybridops_tf import liveness
+
+        try:
+            liveness.write_note(self._folder.path, pid, self._folder.run_id)
+        except OSError as err:  # a courtesy for `status`; the run itself goes on
+            print(f"hyops: warning: cannot write {self._folder.path / liveness.NOTE_NAME}: "
+                  f"{err.strerror or err}", file=sys.stderr, flush=True)
+
+    def tracker(self) -> ResourceTracker:
+        if self._tracker is None:
+            from hybridops_tf.engine.progress import ResourceTracker
+
+            self._tracker = ResourceTracker()
+        return self._tracker
+
+    def __call__(self, line: str) -> None:
+        from hybridops_tf.engine.events import OutputsMessage, parse_event
+        from hybridops_tf.engine.relay import LOG_ERROR, parse_notice
+
+        notice = parse_notice(line)
+        if notice is not None:  # the relay's, not the engine's
+            kind, errno, message = notice
+            if kind == LOG_ERROR and not self.log_error:  # never stop an engine over our own log
+                self.log_error.append(OSError(errno, message))
+                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {message}; "
+                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
+            return
+        event = parse_event(line)
+        self.tracker().feed(event)
+        if isinstance(event, OutputsMessage):
+            self.outputs.append(event)
+        elif getattr(event, "type", "") == "diagnostic":
+            self.diagnostics.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
