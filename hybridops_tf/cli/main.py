@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("hybridops_tf.cli.stack_cmds:stack_group", "Run stacks of modules as a dependency graph."),
     "sim": ("hybridops_tf.cli.sim:sim_group", "The simulated cloud: list objects, install the provider."),
     "version": ("hybridops_tf.cli.version_cmd:version_cmd", "Show hyops's version and the engine it runs, and why."),
+    "completion": ("hybridops_tf.cli.completion_cmd:completion_cmd", "Print the shell completion script (bash, zsh, fish)."),
 }
 
 
@@ -144,6 +145,9 @@ def _announce_created(choice: RootChoice) -> None:
 
 def main() -> None:
     """Console entry: HyopsError -> one line on stderr and its exit code."""
+    from hybridops_tf.cli.render import ascii_streams
+
+    ascii_streams()  # ASCII output where the locale is not UTF-8 (render.py)
     try:
         rc = cli.main(standalone_mode=False)
     except HyopsError as err:

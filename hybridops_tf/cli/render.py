@@ -1,10 +1,22 @@
-"""Human rendering: live per-resource progress and end-of-run summaries. No logic."""
+"""Human rendering: live per-resource progress, tables, end-of-run summaries, and the
+ASCII fallback of the console streams. No command logic.
+
+Plain terminals: hyops prints no colour (so NO_COLOR has nothing to turn off). Where the
+locale is not UTF-8 (LC_ALL=C, POSIX) `ascii_streams()` makes stdout/stderr ASCII: hyops's
+glyphs become ASCII words or signs (`ok`, `x`, `...`), any other character an escape
+(`\\xe9`), never mojibake. Values a script reads (`outputs --raw`) bypass it.
+"""
 
 from __future__ import annotations
 
+import codecs
+import os
+import re
+import shutil
 import sys
+import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -16,6 +28,76 @@ _VERBS = {"create": "creating", "delete": "destroying", "update": "updating", "r
           "read": "reading", "noop": "checking"}
 _DONE = {"create": "created", "delete": "destroyed", "update": "updated", "replace": "replaced",
          "read": "read"}
+
+# The glyphs hyops prints, and the engine's typographic ones, as ASCII.
+ASCII_GLYPHS = {"✓": "ok", "✗": "x", "…": "...", "—": "-", "–": "-", "‘": "'", "’": "'",
+                "“": '"', "”": '"', "→": "->", "←": "<-", "│": "|", "╷": "|", "╵": "|"}
+_ERRORS = "hyops-ascii"
+_LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")
+
+
+def to_ascii(text: str) -> str:
+    """Text as an ASCII terminal shows it: glyphs as ASCII_GLYPHS, anything else escaped."""
+    return text.encode("ascii", _ERRORS).decode("ascii")
+
+
+def _ascii_errors(err: UnicodeError) -> tuple[str, int]:
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    part = err.object[err.start:err.end]
+    return "".join(ASCII_GLYPHS.get(ch) or ch.encode("ascii", "backslashreplace").decode() for ch in part), err.end
+
+
+codecs.register_error(_ERRORS, _ascii_errors)
+
+
+class _AsciiEncoder(codecs.IncrementalEncoder):
+    def encode(self, input: str, final: bool = False) -> bytes:
+        return input.encode("ascii", _ERRORS)
+
+
+def _codec(name: str) -> codecs.CodecInfo | None:
+    """`hyops-ascii`: ASCII with the glyph fallback as its own codec, not `ascii` plus an
+    error handler, because Click rewraps a stream whose encoding is `ascii` as UTF-8."""
+    if name.replace("_", "-") != "hyops-ascii":
+        return None
+    ascii_ = codecs.lookup("ascii")
+    return codecs.CodecInfo(name="hyops-ascii", encode=_encode, decode=ascii_.decode,
+                            incrementalencoder=_AsciiEncoder, incrementaldecoder=ascii_.incrementaldecoder)
+
+
+def _encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+    return text.encode("ascii", _ERRORS), len(text)
+
+
+codecs.register(_codec)
+
+
+def wants_ascii(environ: Mapping[str, str], encoding: str | None) -> bool:
+    """True when the output should be ASCII: the stream cannot encode UTF-8, or the locale
+    (the first of LC_ALL, LC_CTYPE, LANG that is set) does not name UTF-8. Python's UTF-8
+    mode writes UTF-8 under LC_ALL=C, which such a terminal shows as mojibake, so the locale
+    decides. PYTHONIOENCODING, when set, is taken as the user's choice."""
+    if environ.get("PYTHONIOENCODING"):
+        return False
+    try:
+        if not encoding or codecs.lookup(encoding).name != "utf-8":
+            return True
+    except LookupError:
+        return True
+    name = next((environ[v] for v in _LOCALE_VARS if environ.get(v)), "")
+    return re.search(r"utf-?8", name, re.IGNORECASE) is None
+
+
+def ascii_streams() -> None:
+    """At the console entry: make stdout and stderr ASCII when wants_ascii says so."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and wants_ascii(os.environ, getattr(stream, "encoding", None)):
+            try:
+                reconfigure(encoding="hyops-ascii")
+            except (OSError, ValueError):  # a closed or odd stream: leave it as Python made it
+                pass
 
 
 class ProgressPrinter:
@@ -57,12 +139,40 @@ class ProgressPrinter:
         return f"{seconds:.1f}s"
 
 
-def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
-    """Echo rows (the header first) as columns two spaces apart: each column but the last is
-    padded to its widest cell; the last (free text) is printed as it is."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MIN_LAST = 20  # the free-text column never wraps narrower than this
+
+
+def cell(text: str) -> str:
+    """One line of a table cell: a newline shows as `\\n`, a tab as `\\t`, other control
+    characters as `\\xNN`, so a multi-line value stays on its row and says it had lines."""
+    text = text.replace("\r\n", "\n")
+    return _CONTROL.sub(lambda m: {"\n": "\\n", "\t": "\\t"}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def format_table(rows: Sequence[Sequence[str]], indent: str = "", width: int | None = None) -> list[str]:
+    """Rows (the header first) as columns two spaces apart: each column but the last is
+    padded to its widest cell. The last (free text) wraps on whole words to `width` (None:
+    never), its continuation lines indented under it; a word longer than the room is kept whole."""
+    rows = [[cell(str(c)) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines: list[str] = []
     for r in rows:
-        click.echo(indent + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+        head = indent + "".join(c.ljust(w) + "  " for c, w in zip(r[:-1], widths, strict=True))
+        room = max(width - len(head), _MIN_LAST) if width else 0
+        parts = (textwrap.wrap(r[-1], room, break_long_words=False, break_on_hyphens=False) or [""]
+                 if room else [r[-1]])
+        lines.append((head + parts[0]).rstrip())
+        lines.extend((" " * len(head) + p).rstrip() for p in parts[1:])
+    return lines
+
+
+def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
+    """Echo format_table(rows): wrapped to the terminal's width on a terminal, one line a
+    row otherwise (pipes and CI logs stay greppable)."""
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for line in format_table(rows, indent, width):
+        click.echo(line)
 
 
 def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:

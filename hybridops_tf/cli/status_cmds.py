@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import table
-from hybridops_tf.errors import ExitCode
+from hybridops_tf.errors import ExitCode, UsageError
 
 
 @click.command("status")
@@ -75,7 +78,7 @@ def _table(entries: list) -> None:
                 note += (f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): "
                          "its hyops died; wait for it to stop, then run hyops reconcile; ")
             if rec.last_error:
-                note += rec.last_error[:70]
+                note += rec.last_error  # whole: render.table wraps it on words
         elif e.problem is None:
             note = "no record"
         rows.append((e.module_ref, e.shown_status, rec.run_id if rec else "-",
@@ -83,19 +86,41 @@ def _table(entries: list) -> None:
     table(rows)
 
 
+_SENSITIVE = {"sensitive": True}  # how a record stores a sensitive output (no value)
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 @click.command("outputs")
 @module_options
-@click.option("--json", "as_json", is_flag=True, help="Print {name: value} as recorded.")
+@click.argument("name", required=False)
+@click.option("--raw", is_flag=True, help="NAME's value without quotes (a string, number or bool only).")
+@click.option("--json", "as_json", is_flag=True, help="JSON: NAME's value, else {name: value} as recorded.")
 @click.pass_context
-def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, as_json: bool) -> None:
-    """Show the outputs recorded for MODULE_DIR (sensitive ones are never recorded).
+def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str | None, raw: bool,
+                as_json: bool) -> None:
+    """Show the outputs recorded for MODULE_DIR, or NAME's value, as `tofu output` does.
+
+    Without NAME: `name = value` lines (values as JSON). With NAME: its value as JSON (a
+    string quoted, as with --json); --raw prints a string, number or bool bare, for scripts.
+    A lone argument that is an output name and no directory is NAME in the current
+    directory (`hyops outputs . NAME` when a directory has the output's name).
+    Sensitive outputs are never recorded: NAME of one is exit 2 (read it with `tofu output`
+    in the module, from state). Exit 2 for an unknown NAME (the message lists the recorded
+    ones) or --raw of a list, map or null; exit 3 when there is no record.
 
     \b
     Example:
       hyops outputs modules/sim/network --json
+      hyops outputs modules/sim/network network_id --raw
     """
     from hybridops_tf.record import RecordStore, record_key
 
+    if name is None and _is_name_not_dir(ctx, module_dir):
+        name, module_dir = str(module_dir), Path(".")
+    if raw and as_json:
+        raise UsageError("--raw and --json cannot be combined: pick one")
+    if raw and name is None:
+        raise UsageError("--raw needs an output NAME (e.g. hyops outputs DIR NAME --raw)")
     tgt = target(ctx, module_dir, ref)
     key = record_key(tgt.ref, workspace(ctx, tgt.directory))
     record = RecordStore(ctx.obj.runtime_root).read(key)
@@ -106,9 +131,48 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, as_json: 
         click.echo(f"hyops: no record for {key}", err=True)
         ctx.exit(ExitCode.INCONSISTENT)
     outputs = record.outputs or {}
+    if name is not None:
+        shown = _one_output(outputs, name, key, module_dir, raw)
+        if raw:  # a value for scripts: its UTF-8 bytes, whatever the locale (render.ascii_streams)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(shown.encode("utf-8") + b"\n")
+            sys.stdout.buffer.flush()
+        else:
+            click.echo(shown)
+        return
     if as_json:
         click.echo(json.dumps(outputs, indent=2))
         return
-    for name, value in sorted(outputs.items()):
-        shown = "(sensitive)" if value == {"sensitive": True} else json.dumps(value)
-        click.echo(f"{name} = {shown}")
+    for out_name, value in sorted(outputs.items()):
+        shown = "(sensitive)" if value == _SENSITIVE else json.dumps(value)
+        click.echo(f"{out_name} = {shown}")
+
+
+def _is_name_not_dir(ctx: click.Context, module_dir: Path) -> bool:
+    """`hyops outputs network_id` in a module: the one argument names an output, not a
+    directory (an existing directory, or anything with a slash, stays MODULE_DIR)."""
+    from click.core import ParameterSource
+
+    given = ctx.get_parameter_source("module_dir") is not ParameterSource.DEFAULT
+    text = str(module_dir)
+    return given and _OUTPUT_NAME.fullmatch(text) is not None and not module_dir.is_dir()
+
+
+def _one_output(outputs: dict[str, Any], name: str, key: str, module_dir: Path, raw: bool) -> str:
+    """NAME's value as printed; UsageError (exit 2) when it cannot be."""
+    if name not in outputs:
+        known = ", ".join(sorted(outputs)) or "none"
+        raise UsageError(f"no output {name!r} in the record of {key} (recorded: {known})")
+    value = outputs[name]
+    if value == _SENSITIVE:
+        raise UsageError(f"output {name!r} of {key} is sensitive: hyops never records its value; "
+                         f"read it from state with `tofu output -raw {name}` in {module_dir}")
+    if raw:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool | int | float):
+            return json.dumps(value)
+        kind = "null" if value is None else type(value).__name__.replace("dict", "map")
+        raise UsageError(f"output {name!r} is a {kind}: --raw prints only a string, number or bool; "
+                         "use --json")
+    return json.dumps(value, indent=2)

@@ -325,12 +325,12 @@ def test_an_engine_whose_multithreaded_hyops_is_killed_gets_exactly_one_sigterm(
         run.mkdir()
         hyops, engine_pid, events = _start_fake_hyops(run, py(COUNTING, marker))
         try:
-            _wait(lambda: "ready" in _lines(events), 30, "the engine's first line in events.jsonl")
+            _wait(lambda events=events: "ready" in _lines(events), 30, "the engine's first line in events.jsonl")
 
             os.killpg(hyops.pid, signal.SIGKILL)
             hyops.wait()
 
-            _wait(lambda: "stopped" in _lines(events), 30, "the engine's graceful stop")
+            _wait(lambda events=events: "stopped" in _lines(events), 30, "the engine's graceful stop")
             assert marker.read_text().split() == [str(int(signal.SIGTERM))], f"kill {attempt + 1}"
         finally:
             try:
