@@ -84,22 +84,45 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
 @click.command("plan", cls=PassthroughCommand)
 @module_options
 @module_input_options
+@click.option("--detailed-exitcode", is_flag=True,
+              help="Exit 0 when nothing would change, 2 when changes are pending, 1 on error "
+                   "(the engine's -detailed-exitcode; also accepted after --).")
 @click.pass_context
 def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
-             var_options: tuple[str, ...], var_files: tuple[Path, ...]) -> None:
-    """Plan MODULE_DIR into a run folder (events + redacted plan.json). Never changes status.
+             var_options: tuple[str, ...], var_files: tuple[Path, ...], detailed_exitcode: bool) -> None:
+    """Plan MODULE_DIR [-- ENGINE_ARGS]: print each resource's change, then the counts.
+
+    Creates, in-place updates, replaces (and which attribute forces them), deletes and reads,
+    with changed attributes as `old -> new`; sensitive values print as (sensitive). The run
+    folder keeps the events and the redacted plan.json. Never changes a status.
+
+    Exit codes: 0 planned, 1 the plan failed, 2 a usage error; with --detailed-exitcode
+    (or `-- -detailed-exitcode`) 0 no changes, 2 changes pending (the one place 2 means
+    "changes"), 1 any error hyops reports (a misspelt option is still Click's 2).
 
     \b
     Example:
       hyops plan modules/sim/network
+      hyops plan modules/sim/network --detailed-exitcode
     """
     from hybridops_tf import planning
+    from hybridops_tf.cli.plan_render import render_plan
+    from hybridops_tf.errors import HyopsError, OperationFailed
 
-    tgt = target(ctx, module_dir, ref)
-    given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
-    outcome = planning.run_plan(planning.PlanRequest(
-        target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, workspace=workspace(ctx, tgt.directory),
-        var_options=given, passthrough=passthrough, argv=sys.argv[1:],
-    ))
+    detailed = detailed_exitcode or bool(planning.DETAILED_FLAGS & set(ctx.meta.get("passthrough") or []))
+    try:
+        tgt = target(ctx, module_dir, ref)
+        given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
+        outcome = planning.run_plan(planning.PlanRequest(
+            target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+            workspace=workspace(ctx, tgt.directory), var_options=given, passthrough=passthrough,
+            argv=sys.argv[1:], detailed_exitcode=detailed,
+        ))
+    except HyopsError as err:
+        if detailed and err.exit_code == planning.CHANGES_PENDING:  # 2 must only mean "changes"
+            raise OperationFailed(err.message) from None
+        raise
+    for line in render_plan(outcome.plan_doc):
+        click.echo(line)
     click.echo(outcome.message)
     ctx.exit(outcome.exit_code)
