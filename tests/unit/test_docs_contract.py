@@ -1,0 +1,144 @@
+"""docs/contract.md covers the CLI as Click builds it, and the docs link only inside the repo.
+
+The CLI tree is read from Click (`hybridops_tf.cli.main:cli`, a LazyGroup, walked through
+every group), so a command or option added without its line in the contract fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from hybridops_tf.cli.main import cli
+
+REPO = Path(__file__).resolve().parents[2]
+CONTRACT = REPO / "docs" / "contract.md"
+DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def walk(command: click.Command, path: tuple[str, ...] = (),
+         parent: click.Context | None = None) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """(path, command) for the root and every command and subcommand, e.g. ("stack", "apply")."""
+    yield path, command
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, parent=parent, info_name=path[-1] if path else "hyops")
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, f"hyops {' '.join((*path, name))} is listed but cannot be loaded"
+            yield from walk(sub, (*path, name), ctx)
+
+
+def long_options(command: click.Command) -> list[str]:
+    """Every visible `--name` (and `--no-name` secondary) the command itself declares."""
+    names: list[str] = []
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.hidden:
+            names += [n for n in (*param.opts, *param.secondary_opts) if n.startswith("--")]
+    return names
+
+
+def mentions(text: str, word: str) -> bool:
+    """`word` (a command path or an option) appears whole: `--var` is not found in `--var-file`."""
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+def command_row(doc: str, path: tuple[str, ...]) -> str | None:
+    """The commands-table row of `hyops PATH` in the contract: the line that starts with it."""
+    start = re.compile(rf"^\| `hyops {re.escape(' '.join(path))}(?=[ `])", re.M)
+    match = start.search(doc)
+    return doc[match.start(): doc.index("\n", match.start())] if match else None
+
+
+def undocumented(doc: str) -> list[str]:
+    """Commands without a row in the contract's commands table, and options their row (or, for
+    the global options, the whole contract) does not name."""
+    missing: list[str] = []
+    for path, command in walk(cli):
+        if not path:
+            missing += [f"global option {o}" for o in long_options(command) if not mentions(doc, o)]
+            continue
+        if isinstance(command, click.Group) and not long_options(command):
+            if not mentions(doc, "hyops " + " ".join(path)):
+                missing.append(f"command group hyops {' '.join(path)}")
+            continue
+        row = command_row(doc, path)
+        if row is None:
+            missing.append(f"command hyops {' '.join(path)} (no commands-table row)")
+            continue
+        missing += [f"hyops {' '.join(path)} {o}" for o in long_options(command) if not mentions(row, o)]
+    return missing
+
+
+def test_every_command_and_option_is_in_the_contract() -> None:
+    assert undocumented(CONTRACT.read_text(encoding="utf-8")) == []
+
+
+def test_the_check_notices_an_option_the_contract_lacks() -> None:
+    doc = CONTRACT.read_text(encoding="utf-8")
+    row = command_row(doc, ("stack", "apply"))
+    assert row is not None and "--resume" in row
+    without = doc.replace(row, row.replace("`--resume`", ""))
+    assert "hyops stack apply --resume" in undocumented(without)
+    assert "command hyops version (no commands-table row)" in undocumented(
+        doc.replace(command_row(doc, ("version",)) or "", ""))
+
+
+def test_the_walk_reaches_subcommands() -> None:
+    paths = {path for path, _ in walk(cli)}
+    assert {("apply",), ("stack", "apply"), ("stack", "destroy"), ("sim", "ls")} <= paths
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+DOCS_PATH = re.compile(r"(?<![\w./-])(?:\.\./)?docs/[\w.-]+\.md")
+
+
+def bad_links(doc_file: Path, repo: Path = REPO) -> list[str]:
+    """Links leaving the repository, absolute ones, and links or `docs/X.md` names to files that
+    do not exist; pointers to ../shared (not in a clone) by any spelling."""
+    text = doc_file.read_text(encoding="utf-8")
+    problems = [f"{doc_file.name}: names {m.group(0)!r}, outside the repository"
+                for m in re.finditer(r"\.\./shared\b|/work/shared\b|DESIGN\.md", text)]
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # https:, mailto:, an anchor in the same page
+        path = target.split("#", 1)[0]
+        if path.startswith("/"):
+            problems.append(f"{doc_file.name}: absolute link {target!r}")
+            continue
+        resolved = (doc_file.parent / path).resolve()
+        if not resolved.is_relative_to(repo):
+            problems.append(f"{doc_file.name}: link {target!r} leaves the repository")
+        elif not resolved.exists():
+            problems.append(f"{doc_file.name}: link {target!r} names a missing file")
+    for name in DOCS_PATH.findall(text):
+        base = doc_file.parent if name.startswith("../") else repo
+        if not (base / name).resolve().exists():
+            problems.append(f"{doc_file.name}: names missing {name!r}")
+    return problems
+
+
+@pytest.mark.parametrize("doc_file", DOC_FILES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_docs_link_only_to_files_in_the_repository(doc_file: Path) -> None:
+    assert bad_links(doc_file) == []
+
+
+def test_the_link_check_notices_outside_and_missing_targets(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "x.md"
+    doc.write_text("See `../shared/DESIGN.md`, [a](/etc/passwd), [b](../../../outside.md), "
+                   "[c](docs/nope.md), [ok](https://example.com), [top](#top).\n", encoding="utf-8")
+    found = bad_links(doc, tmp_path)
+    assert any("outside the repository" in p for p in found)
+    assert any("absolute link" in p for p in found)
+    assert any("leaves the repository" in p for p in found)
+    assert any("missing file" in p for p in found)
+    assert not any("example.com" in p or "#top" in p for p in found)
+
+
+def test_the_readme_links_the_contract_and_the_migration_guide() -> None:
+    targets = set(LINK.findall((REPO / "README.md").read_text(encoding="utf-8")))
+    assert {"docs/contract.md", "docs/from-raw-tofu.md"} <= targets
