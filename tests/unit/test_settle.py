@@ -503,3 +503,18 @@ def test_retained_keeps_what_is_known_and_the_failure_and_names_the_stack_run() 
     assert rec.resources == snapshot.resources and rec.suspect_orphans == snapshot.suspect_orphans
     assert rec.inputs_digest == snapshot.inputs_digest and rec.extra == snapshot.extra
     assert before == snapshot  # pure: the record read is not changed
+
+
+def test_a_data_source_the_record_read_is_never_state_missing() -> None:
+    """A data source has an id in the events but never an object in state: after a verified
+    destroy it must not make the module `state_missing`."""
+    from hybridops_tf.record import ResourceEntry
+    from hybridops_tf.settle import missing_from_state
+
+    known = {
+        "data.sim_lookup.zone": ResourceEntry(status="complete", action="read", id="zone-1"),
+        "module.m.data.sim_lookup.z": ResourceEntry(status="complete", action="read", id="zone-2"),
+        "sim_network.n": ResourceEntry(status="complete", action="create", id="net-1"),
+    }
+
+    assert missing_from_state(known, {}) == [("sim_network.n", "net-1")]
