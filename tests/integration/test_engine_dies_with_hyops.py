@@ -24,19 +24,12 @@ import pytest
 
 from tests.integration.gates import Gate, kill_engines
 from tests.integration.hyops_cli import HYOPS, Hyops, engine_processes, wait_for
+from tests.reliability.procs import alive
 
 pytestmark = pytest.mark.integration
 
 STOP_DEADLINE_SECONDS = 5.0
 VM = "sim_vm.vm[0]"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _relays_of(hyops_pid: int) -> list[int]:
@@ -49,7 +42,7 @@ def _relays_of(hyops_pid: int) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(a.endswith(b"relay.py") for a in argv) and str(hyops_pid).encode() in argv and _alive(int(entry.name)):
+        if any(a.endswith(b"relay.py") for a in argv) and str(hyops_pid).encode() in argv and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 
@@ -104,9 +97,9 @@ def test_an_engine_whose_hyops_is_sigkilled_stops_within_seconds_and_apply_stays
     try:
         killed_at = time.monotonic()
         deadline = killed_at + STOP_DEADLINE_SECONDS
-        while (engine_processes(pair) or _alive(provider)) and time.monotonic() < deadline:
+        while (engine_processes(pair) or alive(provider)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        left = engine_processes(pair) + ([provider] if _alive(provider) else [])
+        left = engine_processes(pair) + ([provider] if alive(provider) else [])
         assert left == [], f"engine/provider processes {left} still run {STOP_DEADLINE_SECONDS}s after the kill"
         wait_for(lambda: _relays_of(proc.pid) == [], timeout=10, what="the event relay to exit")
 
@@ -130,7 +123,7 @@ def test_what_the_engine_writes_after_hyops_is_killed_reaches_events_jsonl(
     diagnostics) is written after hyops died: the relay drains it to events.jsonl."""
     gate, _proc, run_dir, provider = _kill_mid_create(hyops, pair, faults_file, tmp_path, "group")
     try:
-        wait_for(lambda: not engine_processes(pair) and not _alive(provider), timeout=STOP_DEADLINE_SECONDS,
+        wait_for(lambda: not engine_processes(pair) and not alive(provider), timeout=STOP_DEADLINE_SECONDS,
                  what="the engine and its provider to stop")
         wait_for((run_dir / "events.complete").exists, timeout=10, what="the relay to reach the engine's EOF")
         lines = (run_dir / "events.jsonl").read_text().splitlines()
@@ -172,7 +165,7 @@ def test_a_hung_create_interrupted_by_ctrl_c_is_abandoned_not_completed_later(
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
         assert proc.returncode == 130
-        wait_for(lambda: not _alive(provider), timeout=STOP_DEADLINE_SECONDS, what="the stopped provider to exit")
+        wait_for(lambda: not alive(provider), timeout=STOP_DEADLINE_SECONDS, what="the stopped provider to exit")
         gate.release()  # a provider still parked in the create would now go on and make the vm
         assert not _vm_created(hyops)
         assert hyops.record("pair")["status"] == "error"
@@ -200,7 +193,7 @@ def test_an_apply_killed_before_it_planned_leaves_no_suspect_after_reconcile_wri
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         run_dir = _run_dir(hyops)
-        wait_for(lambda: not engine_processes(pair) and not _alive(provider), timeout=STOP_DEADLINE_SECONDS,
+        wait_for(lambda: not engine_processes(pair) and not alive(provider), timeout=STOP_DEADLINE_SECONDS,
                  what="the engine and its provider to stop")
         wait_for(lambda: (run_dir / "events.complete").exists(), timeout=10, what="the relay to reach EOF")
         assert not [e for e in _events(run_dir) if e.get("type") in ("planned_change", "apply_start")]

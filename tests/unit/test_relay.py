@@ -22,6 +22,7 @@ import pytest
 
 from hybridops_tf.engine import process, relay
 from hybridops_tf.redact import REDACTED
+from tests.reliability.procs import alive
 
 SECRET = "hunter2-very-secret"
 SENSITIVE_OUTPUTS = json.dumps({"type": "outputs", "outputs": {"pw": {"sensitive": True, "value": SECRET}}})
@@ -115,14 +116,6 @@ def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
             return value
         time.sleep(0.02)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _lines(path: Path) -> list[str]:
@@ -282,7 +275,7 @@ def test_when_hyops_is_killed_the_engine_gets_sigterm_and_every_line_it_writes_i
 
         _wait(marker.exists, 10, "the engine to get its parent-death signal")
         assert marker.read_text() == str(int(signal.SIGTERM))
-        _wait(lambda: not _alive(engine_pid), 10, "the engine to stop")
+        _wait(lambda: not alive(engine_pid), 10, "the engine to stop")
         _wait(lambda: len(_lines(events)) == 201, 10, "the relay to drain the engine's stop")
         assert _lines(events) == ["ready"] + [json.dumps({"type": "log", "@message": f"stopping {i}"})
                                               for i in range(200)]
@@ -304,7 +297,7 @@ def test_an_engine_that_ignores_sigterm_is_killed_with_its_group_after_the_grace
         hyops.wait()
         killed_at = time.monotonic()
 
-        _wait(lambda: not _alive(engine_pid) and not _alive(plugin_pid), 10, "the engine and its plugin to die")
+        _wait(lambda: not alive(engine_pid) and not alive(plugin_pid), 10, "the engine and its plugin to die")
         took = time.monotonic() - killed_at
         assert took >= relay.GRACE_SECONDS * 0.9, f"killed after {took:.2f}s: no grace for a graceful stop"
     finally:
