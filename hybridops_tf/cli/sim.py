@@ -12,7 +12,7 @@ import click
 
 from hybridops_tf.cli.render import table
 from hybridops_tf.errors import UsageError
-from hybridops_tf.sim.faults import FaultRule, FaultsError, faults_path_from_env, load_rules
+from hybridops_tf.sim.faults import FaultsError, FaultsFile, faults_path_from_env, load_faults
 from hybridops_tf.sim.install import (
     CLI_CONFIG_ENV,
     SIM_PYTHON_ENV,
@@ -26,11 +26,30 @@ def _sim_root(ctx: click.Context, sim_root: Path | None) -> Path:
     return sim_root if sim_root is not None else default_sim_root(ctx.obj.runtime_root)
 
 
-def _load_faults(path: Path) -> list[FaultRule]:
+def _load_faults(path: Path) -> FaultsFile:
+    """The faults file, a relative path taken from the current directory (as hyops hands
+    it to the engine); UsageError (exit 2, one line naming the absolute file) if unusable."""
     try:
-        return load_rules(path)
+        return load_faults(path)
     except FaultsError as err:
         raise UsageError(str(err)) from None
+
+
+def _fired_counts(root: Path) -> dict[str, int]:
+    try:
+        return SimStore(root).fired_counts()
+    except StoreError as err:
+        raise UsageError(str(err)) from None
+
+
+def _rule_line(faults: FaultsFile, index: int, counts: dict[str, int]) -> str:
+    """`  rule 1 (sim_vm create fail_after_create) times=1: fired 1, spent until ...`"""
+    rule = faults.rules[index]
+    fired = counts.get(faults.counter_key(rule), 0)
+    limit = "always" if rule.times is None else f"times={rule.times}"
+    spent = rule.times is not None and fired >= rule.times
+    note = ", spent until the file is written again (or touched)" if spent else ""
+    return f"  {rule.describe()} {limit}: fired {fired}{note}"
 
 
 def _visible_attributes(obj: SimObject) -> dict[str, object]:
@@ -60,16 +79,19 @@ def sim_group() -> None:
     """
 
 
-@sim_group.command("ls")
-@click.option(
-    "--json", "as_json", is_flag=True, help='Print {"objects": [...]} sorted by type, name.'
-)
-@click.option(
+_sim_root_option = click.option(
     "--sim-root",
     type=click.Path(file_okay=False, path_type=Path),
     envvar=SIM_ROOT_ENV,
     help="Sim cloud directory (env HYOPS_SIM_ROOT; default <runtime-root>/sim/cloud).",
 )
+
+
+@sim_group.command("ls")
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"objects": [...]} sorted by type, name.'
+)
+@_sim_root_option
 @click.pass_context
 def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
     """List the live objects of the simulated cloud.
@@ -101,10 +123,15 @@ def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
 
 @sim_group.command("check-faults")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-def check_faults_cmd(file: Path | None) -> None:
-    """Validate a faults file (default: $HYOPS_SIM_FAULTS) and list its rules.
+@_sim_root_option
+@click.pass_context
+def check_faults_cmd(ctx: click.Context, file: Path | None, sim_root: Path | None) -> None:
+    """Validate a faults file (default: $HYOPS_SIM_FAULTS), list its rules and their firings.
 
-    Exit 2 with one line naming the problem when the file cannot be used.
+    A relative FILE is taken from the current directory, as hyops hands it to the engine;
+    the first line names the absolute file checked. `times` counts per run of the file (one
+    write to the next) in the sim cloud: each rule shows how often it fired in this run.
+    Exit 0 when the file is usable, 2 with one line naming the problem when it is not.
 
     \b
     Example:
@@ -113,11 +140,14 @@ def check_faults_cmd(file: Path | None) -> None:
     path = file if file is not None else faults_path_from_env()
     if path is None:
         raise UsageError("no faults file: pass FILE or set HYOPS_SIM_FAULTS")
-    rules = _load_faults(path)
-    click.echo(f"{path}: {len(rules)} rule(s) OK")
-    for rule in rules:
-        limit = "always" if rule.times is None else f"times={rule.times}"
-        click.echo(f"  {rule.describe()} {limit}")
+    faults = _load_faults(path)
+    root = _sim_root(ctx, sim_root)
+    counts = _fired_counts(root)
+    click.echo(f"{faults.path}: {len(faults.rules)} rule(s) OK")
+    for index in range(len(faults.rules)):
+        click.echo(_rule_line(faults, index, counts))
+    if faults.rules:
+        click.echo(f"  (firings counted in {SimStore(root).fired_file} since the file was written)")
 
 
 @sim_group.command("install")

@@ -25,7 +25,7 @@ from hybridops_tf.sim.faults import (
     HangAt,
     claim,
     faults_path_from_env,
-    load_rules,
+    load_faults,
 )
 from hybridops_tf.sim.kinds import Kind, kind_of
 from hybridops_tf.sim.store import (
@@ -68,7 +68,11 @@ def vm_ip(cidr: str | None, object_id: str) -> str:
 
 @dataclass
 class SimCloud:
-    """The store plus the fault rules loaded when the provider was configured."""
+    """The store plus the fault rules loaded when the provider was configured.
+
+    `faults_run` names the run of the faults file they came from (FaultsFile.run): `times`
+    is counted per run, so an unchanged file keeps its counts and a rewritten one re-arms.
+    """
 
     store: SimStore
     rules: list[FaultRule] = field(default_factory=list)
@@ -76,6 +80,7 @@ class SimCloud:
     watch_file: Path | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    faults_run: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> SimCloud:
@@ -87,16 +92,19 @@ class SimCloud:
         env = os.environ if environ is None else environ
         store = SimStore.from_env(env)
         store.ensure()
-        faults_file = faults_path_from_env(env)
-        rules = load_rules(faults_file) if faults_file is not None else []
+        given = faults_path_from_env(env)
+        faults = load_faults(given) if given is not None else None
         watch = env.get(WATCH_FILE_ENV, "").strip()
-        return cls(store, rules, faults_file, Path(watch) if watch else None)
+        cloud = cls(store, watch_file=Path(watch) if watch else None)
+        if faults is not None:
+            cloud.rules, cloud.faults_file, cloud.faults_run = faults.rules, faults.path, faults.run
+        return cloud
 
     # ----- helpers -----
     def _claim(self, type_name: str, name: str | None, op: str) -> FaultRule | None:
         if not self.rules:
             return None
-        return claim(self.rules, self.store, type_name, name, op)
+        return claim(self.rules, self.store, type_name, name, op, self.faults_run)
 
     def _log(
         self, op: str, type_name: str, name: Any, object_id: Any, rule: FaultRule | None

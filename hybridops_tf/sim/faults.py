@@ -12,7 +12,17 @@ GATE_POLL_SECONDS, bounded by `seconds`, default DEFAULT_GATE_SECONDS), then pro
 had not hung. `hang_started: PATH` is written when the hang begins, so a test can gate on
 both ends of the window instead of sleeping. `at: after` lets a create/update/delete take
 effect first and hang before answering (the object exists, the engine has not heard so).
-Relative paths are resolved against the directory of the faults file.
+Relative paths are resolved against the directory of the faults file; a relative
+HYOPS_SIM_FAULTS itself against the current directory of whoever reads it (the provider
+opens it from the engine's working directory, so hyops hands the engine an absolute path).
+
+`times` counts per *run of the faults file*: one run lasts from one write of the file to the
+next. The provider cannot see "a command" (the engine starts a fresh provider process for
+each phase of one apply, and a stack runs many engines), but every provider process sees
+the file's modification time; FaultsFile.run names the run by path and mtime, and the count
+is kept in the sim cloud under `<run>/<rule key>`. So the commands that use an unchanged file
+share one count (a `times: 1` fault fires once, the recovery after it sees none), and writing
+the file again, or `touch`ing it, re-arms every rule.
 
 Parsing and matching are pure so they are tested without a provider; counting `times`
 goes through a FireCounter (the store, under its lock) because one rule is shared by every
@@ -102,7 +112,7 @@ class FaultRule:
 
     @property
     def key(self) -> str:
-        """Identity for fire counts: position plus content, so an edited file counts anew."""
+        """The rule's identity: position plus content (claim adds the faults file run)."""
         fields: list[Any] = [
             self.type, self.name, str(self.op), str(self.mode), self.times, self.seconds
         ]
@@ -213,21 +223,59 @@ def parse_rules(data: Any, base: Path | None = None) -> list[FaultRule]:
     return [parse_rule(raw, i, base) for i, raw in enumerate(data, start=1)]
 
 
-def load_rules(path: Path) -> list[FaultRule]:
-    """Read and validate a faults file; FaultsError is one line that starts with the path."""
+@dataclass(frozen=True)
+class FaultsFile:
+    """A faults file as read: its absolute path, which run of it this is, and its rules.
+
+    `run` is `<8 hex of the path>@<mtime in ns>`: the same for every provider process and
+    command that reads the file unchanged, new each time the file is written (or touched).
+    """
+
+    path: Path
+    run: str
+    rules: list[FaultRule]
+
+    def counter_key(self, rule: FaultRule) -> str:
+        """Where this run's firings of `rule` are counted (see `claim`)."""
+        return run_key(self.run, rule)
+
+
+def run_key(run: str, rule: FaultRule) -> str:
+    """The fire-count key of `rule` in the faults file run `run` ("" = not tied to a file)."""
+    return f"{run}/{rule.key}" if run else rule.key
+
+
+def resolve_faults_path(path: str | Path, base: Path | None = None) -> Path:
+    """The absolute file a faults path names: a relative one is taken from `base` (default
+    the current directory, as `open` in the reading process takes it). Not normalised:
+    `..` is left to the file system, as it is when the file is opened."""
+    given = Path(path)
+    if given.is_absolute():
+        return given
+    return (base if base is not None else Path.cwd()) / given
+
+
+def _read_text(path: Path) -> tuple[str, int]:
+    """The file's text and its mtime (ns), from one open file: they belong together."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            written_ns = os.fstat(handle.fileno()).st_mtime_ns
+            raw = handle.read()
     except OSError as exc:
         raise FaultsError(f"{path}: cannot read faults file ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8"), written_ns
     except UnicodeDecodeError:
         raise FaultsError(f"{path}: faults file is not UTF-8 text") from None
+
+
+def _parse_document(path: Path, text: str) -> Any:
     import yaml  # lazily: most runs have no faults file
 
     try:
-        if Path(path).suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = yaml.safe_load(text)
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         raise FaultsError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -235,14 +283,32 @@ def load_rules(path: Path) -> list[FaultRule]:
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise FaultsError(f"{path}: invalid YAML{at}: {problem}") from None
+
+
+def load_faults(path: str | Path, base: Path | None = None) -> FaultsFile:
+    """Read and validate a faults file (a relative path from `base`, default the cwd).
+
+    FaultsError is one line that starts with the absolute path.
+    """
+    where = resolve_faults_path(path, base)
+    text, written_ns = _read_text(where)
+    data = _parse_document(where, text)
     try:
-        return parse_rules(data, Path(path).absolute().parent)
+        rules = parse_rules(data, where.parent)
     except FaultsError as exc:
-        raise FaultsError(f"{path}: {exc}") from None
+        raise FaultsError(f"{where}: {exc}") from None
+    digest = hashlib.sha256(str(where).encode()).hexdigest()[:8]
+    return FaultsFile(where, f"{digest}@{written_ns}", rules)
+
+
+def load_rules(path: Path) -> list[FaultRule]:
+    """The validated rules of a faults file (see load_faults)."""
+    return load_faults(path).rules
 
 
 def faults_path_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The faults file named by HYOPS_SIM_FAULTS, or None when no faults are configured."""
+    """The faults file named by HYOPS_SIM_FAULTS, as written (resolve_faults_path makes it
+    absolute), or None when no faults are configured."""
     env = os.environ if environ is None else environ
     value = env.get(FAULTS_ENV, "").strip()
     return Path(value) if value else None
@@ -256,10 +322,16 @@ def matching(
 
 
 def claim(
-    rules: Sequence[FaultRule], counter: FireCounter, type_name: str, name: str | None, op: str
+    rules: Sequence[FaultRule],
+    counter: FireCounter,
+    type_name: str,
+    name: str | None,
+    op: str,
+    run: str = "",
 ) -> FaultRule | None:
-    """The first matching rule that still has firings left, counted as fired; else None."""
+    """The first matching rule that still has firings left in faults file run `run`,
+    counted as fired; else None."""
     for rule in matching(rules, type_name, name, op):
-        if counter.try_fire(rule.key, rule.times):
+        if counter.try_fire(run_key(run, rule), rule.times):
             return rule
     return None

@@ -152,6 +152,7 @@ def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None)
       set their own existing one: then they must have a mirror for the sim provider.
     - HYOPS_SIM_PYTHON: this interpreter, which has hybridops_tf importable.
     - HYOPS_SIM_ROOT: `<runtime_root>/sim/cloud` unless already set.
+    - HYOPS_SIM_ROOT / HYOPS_SIM_FAULTS made absolute when given relative.
     """
     env = os.environ if environ is None else environ
     additions: dict[str, str] = {SIM_PYTHON_ENV: sys.executable}
@@ -159,6 +160,11 @@ def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None)
         additions[CLI_CONFIG_ENV] = str(write_cli_config(runtime_root))
     if not env.get(SIM_ROOT_ENV):
         additions[SIM_ROOT_ENV] = str(default_sim_root(runtime_root))
+    # the provider runs in the module directory (-chdir): a relative path means the caller's cwd
+    for name in (SIM_ROOT_ENV, "HYOPS_SIM_FAULTS"):  # the latter is sim.faults' FAULTS_ENV
+        value = env.get(name, "").strip()
+        if value and not os.path.isabs(value):
+            additions[name] = str(Path(value).absolute())
     return additions
 
 

@@ -8,7 +8,8 @@ reader never sees half an object and two creators never race a cascade.
 Layout of the root:
     objects/<id>.json     {schema_version, type, id, name, attributes, created_at, updated_at}
     calls.jsonl           one line per provider call (op, type, name, id, time, pid, ...)
-    faults.fired.json     {schema_version, fired: {rule key: count}} for `times` limits
+    faults.fired.json     {schema_version, fired: {key: count}} for `times` limits, the key
+                          `<faults file run>/<rule key>` (see sim.faults.FaultsFile)
     .lock                 the store lock
 """
 
@@ -284,7 +285,7 @@ class SimStore:
         return [json.loads(line) for line in lines if line.strip()]
 
     def fired_counts(self) -> dict[str, int]:
-        """How often each fault rule has fired in this root (keyed by FaultRule.key)."""
+        """How often each fault rule has fired in this root (keyed by sim.faults.run_key)."""
         try:
             data = json.loads(self.fired_file.read_text(encoding="utf-8"))
         except FileNotFoundError:

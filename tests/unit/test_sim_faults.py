@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -23,9 +24,11 @@ from hybridops_tf.sim.faults import (
     FaultsError,
     HangAt,
     claim,
+    load_faults,
     load_rules,
     matching,
     parse_rules,
+    resolve_faults_path,
 )
 from hybridops_tf.sim.store import SimStore
 
@@ -244,6 +247,112 @@ def test_times_is_shared_by_every_store_handle_and_thread(tmp_path: Path) -> Non
         t.join()
     assert sum(1 for r in fired if r is not None) == 5
     assert SimStore(tmp_path).fired_counts() == {rules[0].key: 5}
+
+
+# ----- runs of a faults file: what `times` is counted per -----
+ONCE = "- {type: sim_vm, op: create, mode: fail_before_create, times: 1}\n"
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Write the file again; its mtime moves forward even on a coarse-clock file system."""
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def test_a_faults_file_run_is_its_absolute_path_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "f.yml"
+    path.write_text(ONCE)
+    monkeypatch.chdir(tmp_path)
+    first = load_faults("f.yml")
+    assert first.path == path and first.path.is_absolute()
+    assert load_faults(path).run == first.run  # read unchanged: the same run
+    assert first.run.endswith(f"@{path.stat().st_mtime_ns}")
+    rewrite(path, ONCE)
+    again = load_faults(path)
+    assert again.run != first.run and again.rules == first.rules
+    assert again.counter_key(again.rules[0]) == f"{again.run}/{again.rules[0].key}"
+
+
+def test_a_relative_faults_path_is_taken_from_the_base_or_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_faults_path("f.yml") == tmp_path / "f.yml"
+    assert resolve_faults_path("f.yml", tmp_path / "m") == tmp_path / "m" / "f.yml"
+    assert resolve_faults_path("/abs/f.yml", tmp_path) == Path("/abs/f.yml")
+    with pytest.raises(FaultsError, match=rf"^{tmp_path}/nope\.yml: cannot read faults file"):
+        load_faults("nope.yml")
+
+
+def test_times_counts_per_run_so_an_unchanged_file_stays_spent_and_a_rewrite_rearms(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "f.yml"
+    path.write_text(ONCE)
+    store = SimStore(tmp_path / "cloud")
+    first = load_faults(path)
+
+    def fires(run: str) -> bool:
+        return claim(first.rules, store, "sim_vm", "x", "create", run) is not None
+
+    assert [fires(first.run) for _ in range(2)] == [True, False]
+    assert not fires(load_faults(path).run)  # a later command, the file unchanged: spent
+    rewrite(path, ONCE)  # the same text written again: a new run
+    second = load_faults(path)
+    assert [fires(second.run) for _ in range(2)] == [True, False]
+    assert store.fired_counts() == {
+        first.counter_key(first.rules[0]): 1, second.counter_key(second.rules[0]): 1
+    }
+
+
+def test_the_provider_reads_a_relative_faults_path_from_its_directory_and_counts_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cloud").mkdir()
+    SimStore(tmp_path / "cloud").create("sim_network", "n", {}, "net-00000001")
+    path = tmp_path / "f.yml"
+    path.write_text(ONCE)
+    monkeypatch.chdir(tmp_path)
+    env = {"HYOPS_SIM_ROOT": str(tmp_path / "cloud"), "HYOPS_SIM_FAULTS": "f.yml"}
+
+    def create_errors() -> bool:  # one provider process: configured from the environment
+        return SimCloud.from_env(env).create("sim_vm", VM_PLAN).error is not None
+
+    assert SimCloud.from_env(env).faults_file == path
+    assert [create_errors(), create_errors()] == [True, False]
+    rewrite(path, ONCE)
+    assert [create_errors(), create_errors()] == [True, False]
+
+
+def test_check_faults_names_the_absolute_file_and_shows_what_fired_in_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from hybridops_tf.cli.main import cli
+
+    path = tmp_path / "f.yml"
+    path.write_text(ONCE + "- {type: sim_vm, op: delete, mode: fail_delete}\n")
+    cloud = tmp_path / "cloud"
+    monkeypatch.chdir(tmp_path)
+    args = ["--runtime-root", str(tmp_path / "rt"), "sim", "check-faults", "f.yml",
+            "--sim-root", str(cloud)]
+
+    def lines() -> list[str]:
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        return result.output.splitlines()
+
+    assert lines()[0] == f"{path}: 2 rule(s) OK"
+    assert lines()[1].endswith("times=1: fired 0") and lines()[2].endswith("always: fired 0")
+    faults = load_faults(path)
+    claim(faults.rules, SimStore(cloud), "sim_vm", "x", "create", faults.run)
+    assert "times=1: fired 1, spent until the file is written again" in lines()[1]
+    rewrite(path, path.read_text())
+    assert lines()[1].endswith("times=1: fired 0")
 
 
 # ----- what each mode does to the cloud -----
