@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "outputs": ("hybridops_tf.cli.status_cmds:outputs_cmd", "Show a module's recorded outputs."),
     "reconcile": ("hybridops_tf.cli.reconcile_cmds:reconcile_cmd", "Compare records with provider state."),
     "stack": ("hybridops_tf.cli.stack_cmds:stack_group", "Run stacks of modules as a dependency graph."),
+    "store": ("hybridops_tf.cli.store_cmds:store_group", "The shared PostgreSQL record store: init, status, import-local."),
     "sim": ("hybridops_tf.cli.sim:sim_group", "The simulated cloud: list objects, install the provider."),
     "version": ("hybridops_tf.cli.version_cmd:version_cmd", "Show hyops's version and the engine it runs, and why."),
     "completion": ("hybridops_tf.cli.completion_cmd:completion_cmd", "Print the shell completion script (bash, zsh, fish)."),
@@ -43,6 +44,7 @@ class Settings:
     modules_root: Path | None
     root_choice: RootChoice | None = None  # how runtime_root was chosen (rootfind.py)
     engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
+    store: str | None = None  # --store/HYOPS_STORE: a PostgreSQL URL; never print it unredacted
 
 
 class LazyGroup(click.Group):
@@ -65,13 +67,24 @@ class LazyGroup(click.Group):
             return None
         return getattr(module, attr)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Before Click reads them: global options after the command moved in front, tofu's
+        single-dash habits made hyops's spelling (habits.py). Not while completing a word."""
+        if ctx.parent is None and not ctx.resilient_parsing:
+            from hybridops_tf.cli.habits import rewrite_argv
+
+            try:
+                args = rewrite_argv(self, ctx, args)
+            except HyopsError as err:
+                _fail(ctx, err)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
         """The one place a HyopsError becomes a message and its exit code (CliRunner too)."""
         try:
             return super().invoke(ctx)
         except HyopsError as err:
-            click.echo(f"hyops: error: {err.message}", err=True)
-            ctx.exit(err.exit_code)
+            _fail(ctx, err)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
@@ -96,11 +109,16 @@ class LazyGroup(click.Group):
     envvar="HYOPS_MODULES_ROOT",
     help="Root that module refs are relative to (env HYOPS_MODULES_ROOT; default ./modules).",
 )
+@click.option(
+    "--store", metavar="URL", envvar="HYOPS_STORE",
+    help="Shared record store, a PostgreSQL URL (env HYOPS_STORE; default: the local runtime root). "
+         "A password in the URL is never printed; prefer PGPASSWORD/PGPASSFILE.",
+)
 @click.option("--version", "show_version", is_flag=True,
               help="Show hyops's version and the engine it would run (as `hyops version`), then exit.")
 @click.pass_context
 def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modules_root: Path | None,
-        show_version: bool) -> None:
+        store: str | None, show_version: bool) -> None:
     """hyops: apply and destroy OpenTofu/Terraform modules with an honest operation record.
 
     \b
@@ -110,6 +128,9 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     """
     from click.core import ParameterSource
 
+    from hybridops_tf import store as record_store
+
+    record_store.configure(store)
     root_how = (rootfind.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
                 else rootfind.HOW_OPTION)
     try:
@@ -123,7 +144,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     engine_rule = ("HYOPS_ENGINE" if ctx.get_parameter_source("engine") is ParameterSource.ENVIRONMENT
                    else "--engine")
     ctx.obj = Settings(runtime_root=choice.path, engine=engine, modules_root=modules_root,
-                       root_choice=choice, engine_rule=engine_rule)
+                       root_choice=choice, engine_rule=engine_rule, store=store or None)
     if choice.how == rootfind.HOW_NEW and not os.path.lexists(choice.path):
         ctx.call_on_close(lambda: _announce_created(choice))
     if show_version:
@@ -132,6 +153,11 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
         ctx.exit(print_version(ctx.obj, as_json=False))
     if ctx.invoked_subcommand is None:  # options but no command: as click says without --version
         ctx.fail("Missing command.")
+
+
+def _fail(ctx: click.Context, err: HyopsError) -> None:
+    click.echo(f"hyops: error: {err.message}", err=True)
+    ctx.exit(err.exit_code)
 
 
 def _announce_created(choice: RootChoice) -> None:

@@ -18,6 +18,8 @@ class PassthroughCommand(click.Command):
     its `-var`/`-var-file`, which `cli_inputs` takes as inputs. ctx.meta["input_order"]
     keeps the order of the input options as typed (Click keeps it per option only)."""
 
+    passes_through = True  # habits.py moves engine flags typed before `--` after it
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
             cut = args.index("--")
