@@ -10,10 +10,15 @@ SHELLS = ("bash", "zsh", "fish")
 @click.command("completion")
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion_cmd(shell: str) -> None:
-    """Print the completion script for SHELL (bash, zsh or fish); exit 2 for another shell.
+    """Print the completion script for SHELL (bash, zsh or fish).
 
     The script asks hyops itself (env _HYOPS_COMPLETE) what to complete, so commands,
     options and paths stay current. Add one line to the shell's rc file.
+
+    \b
+    Exit codes:
+      0  printed
+      2  another shell (usage error)
 
     \b
     Example:

@@ -14,8 +14,18 @@ from hybridops_tf.cli.options import (
     workspace,
 )
 
+ENGINE_ARGS = "[-- ENGINE_ARGS]"
 
-@click.command("init", cls=PassthroughCommand)
+
+class _InitCommand(PassthroughCommand):
+    """The usage line shows `[-- ENGINE_ARGS]`: what follows `--` goes to the engine's init."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return pieces if ENGINE_ARGS in pieces else [*pieces, ENGINE_ARGS]
+
+
+@click.command("init", cls=_InitCommand)
 @module_options
 @lock_option
 @click.pass_context
@@ -27,7 +37,12 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
     (announced on stderr). Use this for `-upgrade`, `-reconfigure` and the like.
 
     \b
-    Exit codes: 0 ok, 1 the engine's init failed, 2 usage error, 4 lock busy, 130 interrupted.
+    Exit codes:
+      0    ok
+      1    the engine's init failed
+      2    usage error
+      4    lock busy
+      130  interrupted
 
     \b
     Example:

