@@ -2,7 +2,10 @@
 
 Plan never changes a record's status. The binary plan file holds input values in the clear
 (sensitive ones too), so it is written to a private temporary directory (memory-backed
-/dev/shm when there is one), read back with `show -json`, redacted, and deleted.
+/dev/shm when there is one), read back with `show -json`, redacted, and deleted; unless
+`--out FILE` asks to keep it: then it is copied to FILE (mode 0600) with a sidecar
+FILE.hyops.json beside it (saved_plan.py: what it was made for, no secrets), and
+`hyops apply FILE` applies exactly that plan (saved_plan_request).
 
 The redacted document is also what `hyops plan` prints (cli/plan_render renders it).
 With `detailed_exitcode` (`--detailed-exitcode`, or `-detailed-exitcode` after `--`) the exit
@@ -15,10 +18,12 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from hybridops_tf import saved_plan
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.events import ChangeSummary, parse_event
 from hybridops_tf.engine.sensitive import redact_sensitive
@@ -29,6 +34,10 @@ from hybridops_tf.record import record_key
 from hybridops_tf.redact import redact_event_line
 from hybridops_tf.runs import EventLog, RunFolder, new_run_id
 from hybridops_tf.runtime import Runtime
+
+if TYPE_CHECKING:
+    from hybridops_tf.stack.model import Member, Stack
+    from hybridops_tf.stack.wiring import Wiring
 
 
 @dataclass
@@ -45,6 +54,9 @@ class PlanRequest:
     command: str = "plan"
     workspace: str | None = None
     detailed_exitcode: bool = False
+    out: Path | None = None  # keep the engine's plan file here (0600), with its sidecar
+    destroy: bool = False  # a destroy plan (the engine's -destroy)
+    lock_timeout: float = 0  # the engine's -lock-timeout for its state lock (plan takes no hyops lock)
 
 
 CHANGES_PENDING = 2  # the engine's -detailed-exitcode for "succeeded, there are changes"
@@ -57,6 +69,7 @@ class PlanOutcome(Outcome):
 
     plan_doc: dict = field(default_factory=dict)
     has_changes: bool = False
+    summary: str = ""  # "1 to add, 0 to change, 0 to destroy"
 
 
 def split_detailed_exitcode(passthrough: Sequence[str]) -> tuple[bool, list[str]]:
@@ -66,14 +79,16 @@ def split_detailed_exitcode(passthrough: Sequence[str]) -> tuple[bool, list[str]
     return len(rest) != len(passthrough), rest
 
 
-def _private_tmp() -> str:
+def private_tmp() -> str:
     shm = Path("/dev/shm")
     return tempfile.mkdtemp(prefix="hyops-plan-", dir=str(shm) if shm.is_dir() else None)
 
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
     rt = Runtime(req.runtime_root)
-    resolved = rt.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs)
+    resolved = rt.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs,
+                                 req.sensitive_inputs)
+    mode = saved_plan.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime_root, record_key(req.target.ref, req.workspace), run_id)
@@ -86,7 +101,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, folder)
         meta["engine"] = engine.info.to_json()
         rt.write_run_inputs(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
-        tmp = _private_tmp()
+        tmp = private_tmp()
         try:
             plan_file = Path(tmp) / "plan.tfplan"
             log = EventLog(folder)
@@ -98,8 +113,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                     summary.append(event)
 
             try:
-                result = engine.stream(
-                    engine.argv(commands.plan, plan_file, extra=["-detailed-exitcode", *passthrough]),
+                result = engine.stream(engine.argv(
+                    commands.plan, plan_file, destroy=req.destroy,
+                    extra=["-detailed-exitcode", *_lock_flag(req.lock_timeout), *passthrough]),
                     on_line, folder.stderr_path)
             finally:
                 log.close()
@@ -109,6 +125,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             doc = redact_sensitive(engine.show_plan_doc(plan_file))
             folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
             pending = result.returncode == CHANGES_PENDING
+            if req.out is not None:
+                saved_plan.keep(plan_file, req.out, saved_plan.Sidecar.of_run(
+                    req, mode, run_id, engine.info.to_json(), rt.inputs_digest(resolved), resolved))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
@@ -121,4 +140,87 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     rt.finish_run(folder, meta, code, {"outcome": "planned", "summary": text, "changes_pending": pending})
     return PlanOutcome(None, code, run_id, folder.path,
                        f"plan {req.target.ref}: {text} (run {run_id}, {folder.path / 'plan.json'})",
-                       plan_doc=doc, has_changes=pending)
+                       plan_doc=doc, has_changes=pending, summary=text)
+
+
+def _lock_flag(seconds: float) -> list[str]:
+    """The engine's -lock-timeout for `--lock-timeout S` (none at 0: the engine's default)."""
+    return [f"-lock-timeout={seconds:g}s"] if seconds else []
+
+
+@dataclass(frozen=True)
+class MemberPlan:
+    """One stack member in the stack's plan summary: its counts, or why there are none."""
+
+    name: str
+    module_ref: str
+    summary: str
+    has_changes: bool
+
+
+def plan_stack(stack: Stack, runtime_root: Path, engine: str | None, command: str,
+               on_member: Callable[[str], None] | None = None) -> list[MemberPlan]:
+    """Plan every member as `stack apply|destroy` would run it, in its order, from what the
+    records hold now. A member wired to an upstream that has changes pending (or no recorded
+    output yet) is not planned: its inputs are known only once that upstream has run."""
+    from hybridops_tf.stack import graph
+    from hybridops_tf.stack.wiring import Wiring
+
+    wiring = Wiring(stack, runtime_root, engine)
+    order = graph.topological_order(stack) if command == "apply" else graph.destroy_order(stack)
+    changing: set[str] = set()
+    plans: list[MemberPlan] = []
+    for name in order:
+        member = stack.member(name)
+        try:
+            plan = _plan_member(member, command, wiring, changing, on_member)
+        except HyopsError as err:
+            plan = MemberPlan(name, member.module_ref, f"cannot be planned: {err.message}", True)
+        plans.append(plan)
+        if plan.has_changes:
+            changing.add(name)
+    return plans
+
+
+def _plan_member(member: Member, command: str, wiring: Wiring, changing: set[str],
+                 on_member: Callable[[str], None] | None) -> MemberPlan:
+    from hybridops_tf.inputs import StackInputs
+    from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
+
+    def planned(values: Any, sensitive: frozenset[str], destroy: bool) -> MemberPlan:
+        if on_member is not None:
+            on_member(member.name)
+        out = run_plan(PlanRequest(target=member.target, runtime_root=wiring.runtime.root, engine=wiring.engine,
+                                   stack_inputs=values, sensitive_inputs=sensitive, workspace=member.workspace,
+                                   command="plan", destroy=destroy))
+        return MemberPlan(member.name, member.module_ref, out.summary, out.has_changes)
+
+    if command == "apply":
+        waits = sorted({w.upstream for w in member.inputs_from.values()
+                        if w.upstream in changing or not _has_output(wiring, w.upstream, w.output)})
+        if waits:
+            return MemberPlan(member.name, member.module_ref,
+                              f"not planned yet: needs the outputs of {', '.join(waits)} (known once applied)", True)
+        upstream = {u: _record_outputs(wiring, u) for u in member.depends_on}
+        wired = wiring.for_apply(member, upstream)
+        values = StackInputs(wired.values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
+        return planned(values, wired.sensitive, destroy=False)
+    rec = wiring.store.read(member.key)
+    if rec is not None and rec.status in CLAIMS_EMPTY:
+        return MemberPlan(member.name, member.module_ref, f"nothing to destroy (already {rec.status.value})", False)
+    if member.retain_on_destroy or (rec is not None and rec.status is Status.RETAINED):
+        return MemberPlan(member.name, member.module_ref, "kept (retained; --include-retained destroys it)", False)
+    if member.owned_by:
+        return MemberPlan(member.name, member.module_ref, f"goes with its owner {member.owned_by}", False)
+    wired = wiring.for_destroy(member)
+    return planned(wired.values, wired.sensitive, destroy=True)
+
+
+def _record_outputs(wiring: Wiring, upstream: str) -> dict[str, Any] | None:
+    rec = wiring.store.read(wiring.stack.member(upstream).key)
+    return rec.outputs if rec is not None else None
+
+
+def _has_output(wiring: Wiring, upstream: str, output: str) -> bool:
+    outputs = _record_outputs(wiring, upstream)
+    return bool(outputs) and output in outputs

@@ -213,3 +213,57 @@ def render_plan(doc: Mapping[str, Any]) -> list[str]:
     if outputs:
         lines += ["Changes to outputs:", *outputs]
     return lines or ["No changes."]
+
+
+_MD_ACTIONS: dict[tuple[str, ...], str] = {
+    ("create",): "create",
+    ("update",): "update in place",
+    ("delete", "create"): "replace (destroy, then create)",
+    ("create", "delete"): "replace (create before destroy)",
+    ("delete",): "delete",
+    ("read",): "read",
+}
+
+
+def _md_cell(text: str) -> str:
+    """One table cell: pipes escaped, on one line (a PR comment renders it as typed)."""
+    return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def changed_paths(rc: Mapping[str, Any]) -> list[str]:
+    """The attributes one resource change sets or changes (names only, never values)."""
+    change = _dict(rc.get("change"))
+    actions = tuple(a for a in change.get("actions") or [] if isinstance(a, str))
+    if actions == ("create",):
+        after, unknown, asens = change.get("after"), change.get("after_unknown"), change.get("after_sensitive")
+        keys = set(_dict(after)) | {k for k, v in _dict(unknown).items() if _marks(v)}
+        return sorted(k for k in keys if _dict(after).get(k) is not None or _marks(_sub(unknown, k))
+                      or _marks(_sub(asens, k)))
+    if actions in (("update",), ("delete", "create"), ("create", "delete")):
+        diffs: list[tuple[str, str, str]] = []
+        _diff("", change.get("before"), change.get("after"), change.get("before_sensitive"),
+              change.get("after_sensitive"), change.get("after_unknown"), diffs)
+        forcing = {path_text(p) for p in change.get("replace_paths") or [] if isinstance(p, list)}
+        return [f"{path} (forces replacement)" if path in forcing else path for path, _, _ in diffs]
+    return []
+
+
+def render_markdown(doc: Mapping[str, Any], title: str, summary: str) -> list[str]:
+    """A markdown table of the plan (resource, action, changed attributes), then the counts:
+    for a PR comment or $GITHUB_STEP_SUMMARY. Attribute names only: no value is printed."""
+    rows = []
+    for rc in doc.get("resource_changes") or []:
+        if not isinstance(rc, Mapping):
+            continue
+        actions = tuple(a for a in _dict(rc.get("change")).get("actions") or [] if isinstance(a, str))
+        action = _MD_ACTIONS.get(actions)
+        if action is None:
+            continue
+        attrs = ", ".join(f"`{_md_cell(p)}`" for p in changed_paths(rc))
+        rows.append(f"| `{_md_cell(str(rc.get('address', '?')))}` | {action} | {attrs} |")
+    lines = [f"### {_md_cell(title)}", ""]
+    if rows:
+        lines += ["| resource | action | changed attributes |", "|---|---|---|", *rows]
+    else:
+        lines.append("No changes.")
+    return [*lines, "", f"**{_md_cell(summary)}**"]

@@ -177,7 +177,7 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
 
 def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
-    if outcome.exit_code == 2:  # the engine refused the run: nothing changed, the record neither
+    if outcome.exit_code in (2, 4):  # refused before any change: nothing changed, the record neither
         kept = rec.status.value if rec is not None else "no record"
         click.echo(f"hyops: error: {outcome.message} (still {kept}, run {outcome.run_id})", err=True)
         return
@@ -191,3 +191,25 @@ def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:
         click.echo(f"  suspect orphans: {', '.join(o.address for o in rec.suspect_orphans)}")
     if status == "error":
         click.echo(f"  next: hyops reconcile {module_dir} --ref {ref}   (what is live, what to do)")
+
+
+FORMATS = ("text", "json", "markdown")
+
+
+def format_option(func: Any) -> Any:
+    """`--format [text|json|markdown]` beside a command's `--json` (kept as the alias of
+    `--format json`); read the choice with `output_format`."""
+    return click.option(
+        "--format", "output_format", type=click.Choice(FORMATS), default=None,
+        help="text (default), json (as --json), or markdown: a table for a PR comment or "
+             "$GITHUB_STEP_SUMMARY.",
+    )(func)
+
+
+def output_format(as_json: bool, chosen: str | None) -> str:
+    """The format asked for; UsageError (exit 2) for `--json` with another `--format`."""
+    from hybridops_tf.errors import UsageError
+
+    if as_json and chosen not in (None, "json"):
+        raise UsageError(f"--json and --format {chosen} cannot be combined: --json is --format json")
+    return "json" if as_json else chosen or "text"

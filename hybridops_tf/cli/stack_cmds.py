@@ -5,14 +5,16 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
+from hybridops_tf.cli import render
 from hybridops_tf.cli.options import lock_option
-from hybridops_tf.cli.render import ProgressPrinter, table
+from hybridops_tf.cli.render import ProgressPrinter, format_option, table
 from hybridops_tf.errors import ExitCode
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
@@ -25,7 +27,14 @@ def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    from hybridops_tf.cli.approval import auto_approve_option
+
     func = lock_option(func)
+    func = auto_approve_option(func)
+    func = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+                        expose_value=False, callback=lambda ctx, _p, value: ctx.meta.__setitem__("junit", value),
+                        help="Also write the run as JUnit XML, a test case per member (written when "
+                             "the run fails too).")(func)
     func = click.option("--json", "as_json", is_flag=True,
                         help="Print the run report (stacks/<stack>/latest.json) on stdout.")(func)
     func = click.option("--continue-on-error", is_flag=True,
@@ -98,12 +107,16 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
-    result = run_stack(StackRequest(
-        stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
-        parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
-        include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
-        listener=_Printer(),
-    ))
+    from hybridops_tf.cli.approval import confirm_stack
+
+    confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=as_json)  # terminal: ask once
+    with _junit(ctx, stack, command) as keep:
+        result = keep(run_stack(StackRequest(
+            stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+            parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
+            include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
+            listener=_Printer(),
+        )))
     doc = result.report.to_dict()
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -122,6 +135,38 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     ctx.exit(result.exit_code)
 
 
+@contextmanager
+def _junit(ctx: click.Context, stack: Any, command: str) -> Iterator[Callable[[Any], Any]]:
+    """`--junit FILE`: yields `keep(result)`, which writes the run's JUnit file; a run refused
+    before any member ran (HyopsError) gets its one failing case written, then goes on up.
+    A file that cannot be written is an error on stderr and makes an ok run exit 1."""
+    from hybridops_tf.errors import HyopsError
+    from hybridops_tf.stack import junit
+
+    path: Path | None = ctx.meta.get("junit")
+
+    def save(document: str) -> bool:
+        if path is None:
+            return True
+        try:
+            junit.write(path, document)
+        except OSError as err:
+            click.echo(f"hyops: error: could not write the JUnit file {path}: {err.strerror or err}", err=True)
+            return False
+        return True
+
+    def keep(result: Any) -> Any:
+        if not save(junit.report_xml(result.report)) and result.exit_code == ExitCode.OK:
+            result.exit_code = ExitCode.FAILED
+        return result
+
+    try:
+        yield keep
+    except HyopsError as err:
+        save(junit.refusal_xml(stack.name, command, str(stack.file), err.message))
+        raise
+
+
 @stack_group.command("apply")
 @_run_options
 @click.option("--resume", is_flag=True,
@@ -132,13 +177,22 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
     """Apply every member of STACK_FILE in dependency order.
 
     A member starts only when all its upstreams are ok in this run; otherwise it stays
-    `pending` (never started, record untouched). Exit 0 all ok, 1 a member failed,
-    2 invalid stack, 4 refused before anything ran, 130 interrupted.
+    `pending` (never started, record untouched). `--junit FILE` writes each member as a
+    JUnit test case (error fails, pending is skipped), also when the run fails.
+
+    \b
+    Exit codes:
+      0    every member ok
+      1    a member failed
+      2    invalid stack file
+      4    refused before anything ran (a lock busy, an uncertain member)
+      130  interrupted
 
     \b
     Example:
       hyops stack apply modules/sim/stack.yml
       hyops stack apply modules/sim/stack.yml --resume --parallelism 8
+      hyops stack apply modules/sim/stack.yml --junit hyops-junit.xml
     """
     _run(ctx, "apply", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
          resume=resume)
@@ -155,11 +209,21 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
 
     Members already `destroyed`/`absent` are skipped; `retain_on_destroy` members are
     marked `retained`. A member `owned_by` another is confirmed gone (refresh) only after
-    its owner's destroy is verified; if that destroy fails it stays pending.
+    its owner's destroy is verified; if that destroy fails it stays pending. `--junit FILE`
+    as for `stack apply`.
+
+    \b
+    Exit codes:
+      0    every member destroyed, absent or retained
+      1    a member failed
+      2    invalid stack file
+      4    refused before anything ran (a lock busy)
+      130  interrupted
 
     \b
     Example:
       hyops stack destroy modules/sim/stack.yml
+      hyops stack destroy modules/sim/stack.yml --junit hyops-junit.xml
     """
     _run(ctx, "destroy", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
          include_retained=include_retained)
@@ -169,25 +233,39 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
 @_stack_file
 @click.option("--json", "as_json", is_flag=True,
               help="Print the last run report; members it lacks show their record status.")
+@format_option
 @click.pass_context
-def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
+def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_format: str | None) -> None:
     """Show the last run of STACK_FILE: ok, failed, pending and why.
+
+    `--format markdown` prints a table (member, status, why, next action) for a PR
+    comment or $GITHUB_STEP_SUMMARY.
+
+    \b
+    Exit codes:
+      0  shown (whatever the members' statuses)
+      2  invalid stack file, or an unreadable run report
 
     \b
     Example:
       hyops stack status modules/sim/stack.yml
       hyops stack status modules/sim/stack.yml --json
+      hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.record import RecordStore
     from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack.model import load_stack
     from hybridops_tf.stack.report import record_status, status_document
+    from hybridops_tf.store import open_store
 
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     note_root(ctx)
     doc = status_document(stack, ctx.obj.runtime_root)
-    if as_json:
+    fmt = render.output_format(as_json, output_format)
+    if fmt == "markdown":
+        _markdown_status(ctx, stack, stack_file, doc)
+        return
+    if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
         return
     if doc["run_id"] is None:
@@ -195,7 +273,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool) -> None:
     else:
         click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
                    f"finished {doc['finished_at']}")
-    store = RecordStore(ctx.obj.runtime_root)
+    store = open_store(ctx.obj.runtime_root)
     now = {m.name: record_status(store, m.key) for m in stack.members}
     _table(doc["members"], now)
 
@@ -208,6 +286,11 @@ def graph_cmd(ctx: click.Context, stack_file: Path, dot: bool) -> None:
     """Show STACK_FILE's members, edges, wiring and destroy order.
 
     \b
+    Exit codes:
+      0  shown
+      2  invalid stack file
+
+    \b
     Example:
       hyops stack graph modules/sim/stack.yml
       hyops stack graph modules/sim/stack.yml --dot | dot -Tsvg > stack.svg
@@ -218,6 +301,19 @@ def graph_cmd(ctx: click.Context, stack_file: Path, dot: bool) -> None:
 
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     click.echo(graph.to_dot(stack) if dot else graph.to_text(stack))
+
+
+def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any]) -> None:
+    """`stack status --format markdown`: the members' table with each one's next command."""
+    from hybridops_tf.cli import markdown
+    from hybridops_tf.cli.reconcile_cmds import hyops_prefix
+    from hybridops_tf.stack.report import record_status
+    from hybridops_tf.store import open_store
+
+    store = open_store(ctx.obj.runtime_root)
+    now = {m.name: record_status(store, m.key) for m in stack.members}
+    for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx)):
+        click.echo(line)
 
 
 def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> None:

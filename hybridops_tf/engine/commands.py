@@ -36,6 +36,24 @@ def destroy(engine: Path | str, module_dir: Path | str, extra: Sequence[str] = (
     return [*_base(engine, module_dir), "destroy", "-auto-approve", "-input=false", "-json", *extra]
 
 
+# What `apply PLANFILE` still takes from the passthrough: a saved plan fixes the variables,
+# targets and refresh mode (the engine refuses -var/-var-file with it), but not how it runs.
+SAVED_PLAN_FLAGS = frozenset({"-parallelism", "-lock", "-lock-timeout", "-compact-warnings", "-no-color",
+                              "-state", "-state-out", "-backup"})
+
+
+def saved_plan_extra(extra: Sequence[str]) -> Argv:
+    """The passthrough arguments `apply PLANFILE` accepts (one dash or two, `=VALUE`)."""
+    return [arg for arg in extra if "-" + arg.lstrip("-").partition("=")[0] in SAVED_PLAN_FLAGS]
+
+
+def apply_saved(engine: Path | str, module_dir: Path | str, plan_file: Path | str,
+                extra: Sequence[str] = ()) -> Argv:
+    """`apply PLANFILE`: exactly the saved plan; no var file (it carries its variables)."""
+    return [*_base(engine, module_dir), "apply", "-auto-approve", "-input=false", "-json",
+            *saved_plan_extra(extra), str(plan_file)]
+
+
 def plan(
     engine: Path | str,
     module_dir: Path | str,
@@ -57,6 +75,11 @@ def plan(
 
 def show_state(engine: Path | str, module_dir: Path | str) -> Argv:
     return [*_base(engine, module_dir), "show", "-json", "-no-color"]
+
+
+def state_pull(engine: Path | str, module_dir: Path | str) -> Argv:
+    """The current state as JSON (empty output when there is none): its lineage and serial."""
+    return [*_base(engine, module_dir), "state", "pull"]
 
 
 def show_plan(engine: Path | str, module_dir: Path | str, plan_file: Path | str) -> Argv:
