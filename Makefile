@@ -4,17 +4,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MODULE ?= modules/sim/network
+STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration test-engines demo lint bench reliability apply destroy status clean
+.PHONY: install test unit integration test-engines demo lint bench reliability demo-shared plan apply destroy status reconcile \
+	stack-apply stack-destroy clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[sim,test]'
+	$(BIN)/pip install --quiet -e '.[sim,test,postgres]'
 	touch $(STAMP)
 
 # The crash matrix, the races and the stack kills (timing-driven SIGSTOP/SIGKILL of live
@@ -41,6 +43,9 @@ test-engines: install
 demo: install
 	$(BIN)/python scripts/demo.py
 
+demo-shared: install
+	$(BIN)/python scripts/demo_shared.py
+
 lint: install
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check hybridops_tf tests scripts bench
@@ -54,6 +59,9 @@ bench: install
 	$(BIN)/python -m compileall -q hybridops_tf
 	$(BIN)/python bench/run.py
 
+plan: install
+	$(HYOPS) plan $(MODULE) $(ARGS)
+
 apply: install
 	$(HYOPS) apply $(MODULE) $(ARGS)
 
@@ -62,6 +70,15 @@ destroy: install
 
 status: install
 	$(HYOPS) status --all
+
+reconcile: install
+	$(HYOPS) reconcile --all $(ARGS)
+
+stack-apply: install
+	$(HYOPS) stack apply $(STACK) $(ARGS)
+
+stack-destroy: install
+	$(HYOPS) stack destroy $(STACK) $(ARGS)
 
 clean:
 	rm -rf $(VENV) .hyops

@@ -1,0 +1,274 @@
+"""The CI recipes in examples/ci/ (and docs/ci.md's shell blocks) use hyops as it exists.
+
+Every `hyops ...` command line in a `run:` (GitHub) or `script:` (GitLab) step is split as the
+shell would split it and parsed by the real Click tree (`hybridops_tf.cli.main:cli`), without
+running it: an unknown command or option, a missing option value or a bad choice fails here.
+The workflow structure the docs promise is checked too: plan on a pull/merge request, apply on
+the main branch, reconcile when the apply job failed, run folders kept always, the store URL
+from a secret.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from hybridops_tf.cli.main import cli
+
+REPO = Path(__file__).resolve().parents[2]
+GITHUB = REPO / "examples" / "ci" / "github-actions.yml"
+GITLAB = REPO / "examples" / "ci" / "gitlab-ci.yml"
+CI_DOC = REPO / "docs" / "ci.md"
+
+PLACEHOLDER = "placeholder"
+SHELL_VARIABLE = re.compile(r"\$\{\w+\}|\$\w+")
+CONTROL = {";", "&&", "||", "|", "&", "(", ")", "{", "}"}
+REDIRECTS = (">", ">>", "<", ">&", "<&", "&>", ">|", "&>>")
+ASSIGNMENT = re.compile(r"^\w+=")  # `NAME=value cmd ...`
+LEADING_WORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "time", "exec"}
+
+
+# --- finding the command lines ---------------------------------------------------------------
+
+
+def logical_lines(script: str) -> list[str]:
+    """Script lines with backslash-newline continuations joined, as the shell reads them."""
+    return script.replace("\\\n", " ").splitlines()
+
+
+def simple_commands(line: str) -> Iterator[list[str]]:
+    """The simple commands of one shell line, each as its words without redirections.
+
+    `if [ -z "$S" ]; then hyops plan "$M" >> "$OUT"; fi` gives `[ -z placeholder ]`,
+    `hyops plan placeholder` and `fi`. Shell variables become PLACEHOLDER."""
+    lexer = shlex.shlex(SHELL_VARIABLE.sub(PLACEHOLDER, line), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words: list[str] = []
+    redirect_target = False
+    for token in lexer:
+        if token in CONTROL:
+            if words:
+                yield words
+            words, redirect_target = [], False
+        elif redirect_target:
+            redirect_target = False
+        elif token.startswith(REDIRECTS):
+            redirect_target = True
+        elif not words and (token in LEADING_WORDS or ASSIGNMENT.match(token)):
+            continue
+        else:
+            words.append(token)
+    if words:
+        yield words
+
+
+def hyops_commands(script: str) -> list[list[str]]:
+    """Every `hyops` command in a shell script, as argv without the program name."""
+    found = []
+    for line in logical_lines(script):
+        for words in simple_commands(line):
+            if words[0] == "hyops" or words[0].endswith("/hyops"):
+                found.append(words[1:])
+    return found
+
+
+def github_scripts(workflow: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(job name, run script) for every `run:` step."""
+    for job_name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            if "run" in step:
+                yield job_name, step["run"]
+
+
+def gitlab_scripts(pipeline: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(job name, script item) for every before_script/script/after_script entry."""
+    for job_name, job in pipeline.items():
+        if not isinstance(job, dict):
+            continue
+        for key in ("before_script", "script", "after_script"):
+            items = job.get(key, [])
+            for item in [items] if isinstance(items, str) else items:
+                yield job_name, item
+
+
+def doc_shell_blocks(text: str) -> Iterator[tuple[str, str]]:
+    """("docs/ci.md", block) for every ```sh block of a Markdown page."""
+    for block in re.findall(r"^```(?:sh|bash|shell)\n(.*?)^```", text, re.M | re.S):
+        yield "docs/ci.md", block
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def recipe_commands() -> list[tuple[str, list[str]]]:
+    """(where, argv) for every hyops command in the recipes and in docs/ci.md."""
+    sources = [(f"github-actions.yml:{job}", s) for job, s in github_scripts(load(GITHUB))]
+    sources += [(f"gitlab-ci.yml:{job}", s) for job, s in gitlab_scripts(load(GITLAB))]
+    if CI_DOC.exists():
+        sources += list(doc_shell_blocks(CI_DOC.read_text(encoding="utf-8")))
+    return [(where, argv) for where, script in sources for argv in hyops_commands(script)]
+
+
+# --- parsing them with the CLI ---------------------------------------------------------------
+
+
+def leading_args(ctx: click.Context) -> list[str]:
+    """The subcommand name a group's context holds apart (`protected_args` before Click 8.2)."""
+    held = getattr(ctx, "_protected_args", None)
+    return list(held if held is not None else ctx.protected_args)
+
+
+def parse(argv: list[str]) -> click.Context:
+    """Parse argv as `hyops` would, down to the leaf command, without invoking anything.
+
+    Raises click.UsageError (NoSuchOption, BadParameter, ...) as the real CLI would exit 2."""
+    ctx = cli.make_context("hyops", list(argv), resilient_parsing=False)
+    command: click.Command = cli
+    while isinstance(command, click.Group):
+        rest = [*leading_args(ctx), *ctx.args]
+        name, sub, rest = command.resolve_command(ctx, rest)
+        assert sub is not None and name is not None, f"no command in {argv}"
+        command = sub
+        ctx = sub.make_context(name, rest, parent=ctx, resilient_parsing=False)
+    return ctx
+
+
+def command_path(ctx: click.Context) -> str:
+    return ctx.command_path.removeprefix("hyops ").strip()
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where, argv", recipe_commands(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_every_hyops_line_in_the_recipes_parses_with_the_cli(where: str, argv: list[str]) -> None:
+    try:
+        parse(argv)
+    except click.UsageError as err:
+        pytest.fail(f"{where}: `hyops {shlex.join(argv)}` does not parse: {err.format_message()}")
+
+
+def test_the_recipes_use_the_commands_the_docs_describe() -> None:
+    used = {(where.split(":")[0], command_path(parse(argv))) for where, argv in recipe_commands()}
+    for recipe in ("github-actions.yml", "gitlab-ci.yml"):
+        commands = {path for where, path in used if where == recipe}
+        assert {"plan", "apply", "status", "reconcile", "stack apply", "stack status"} <= commands
+
+
+def test_plan_status_and_reconcile_lines_ask_for_markdown() -> None:
+    for where, argv in recipe_commands():
+        if where.startswith(("github", "gitlab")) and command_path(parse(argv)) in {
+                "plan", "status", "stack status", "reconcile"}:
+            assert "--format" in argv and argv[argv.index("--format") + 1] == "markdown", where
+
+
+def test_the_check_rejects_an_unknown_option_and_command() -> None:
+    with pytest.raises(click.NoSuchOption):
+        parse(["plan", "modules/x", "--no-such-option"])
+    with pytest.raises(click.UsageError):
+        parse(["stack", "no-such-command", "stack.yml"])
+    with pytest.raises(click.BadParameter):
+        parse(["stack", "apply", "stack.yml", "--parallelism", "zero"])
+    assert command_path(parse(["--engine", "tofu", "stack", "apply", "s.yml", "--resume"])) == "stack apply"
+
+
+def test_the_extractor_reads_continuations_compound_lines_and_redirections() -> None:
+    script = (
+        'pip install hybridops-tf\n'
+        'if [ -z "$STACK" ]; then hyops plan "$MODULE" --format markdown >> "$GITHUB_STEP_SUMMARY"; fi\n'
+        'hyops stack apply "$STACK" \\\n  --junit out.xml  # a comment\n'
+        'echo hyops apply x && .venv/bin/hyops status --all\n'
+    )
+    assert hyops_commands(script) == [
+        ["plan", PLACEHOLDER, "--format", "markdown"],
+        ["stack", "apply", PLACEHOLDER, "--junit", "out.xml"],
+        ["status", "--all"],
+    ]
+
+
+# --- the workflow structure ------------------------------------------------------------------
+
+
+def github_triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+
+
+def upload_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+
+
+def test_github_plans_pull_requests_and_applies_main() -> None:
+    workflow = load(GITHUB)
+    assert set(github_triggers(workflow)) == {"pull_request", "push"}
+    jobs = workflow["jobs"]
+    assert "pull_request" in jobs["plan"]["if"]
+    assert "refs/heads/main" in jobs["apply"]["if"]
+    plan_runs = [s["run"] for s in jobs["plan"]["steps"] if "run" in s]
+    assert any(re.search(r'hyops plan .*>> "\$GITHUB_STEP_SUMMARY"', run) for run in plan_runs)
+
+
+def test_github_reconciles_when_the_apply_job_failed() -> None:
+    job = load(GITHUB)["jobs"]["reconcile"]
+    needs = job["needs"] if isinstance(job["needs"], list) else [job["needs"]]
+    assert "apply" in needs and "failure()" in job["if"]
+    assert any("hyops reconcile" in s.get("run", "") for s in job["steps"])
+
+
+def test_github_uploads_the_run_folders_always_from_every_job() -> None:
+    for name, job in load(GITHUB)["jobs"].items():
+        uploads = upload_steps(job)
+        assert uploads, f"job {name} uploads no artifact"
+        for step in uploads:
+            assert step["if"] == "always()", name
+            assert ".hyops/runs/" in step["with"]["path"], name
+            assert step["with"]["include-hidden-files"] is True, f"{name}: .hyops is a hidden folder"
+
+
+def test_github_takes_the_store_url_from_a_secret() -> None:
+    store = load(GITHUB)["env"]["HYOPS_STORE"]
+    assert re.fullmatch(r"\$\{\{\s*secrets\.HYOPS_STORE\s*\}\}", store)
+
+
+def gitlab_jobs(pipeline: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    reserved = {"workflow", "stages", "variables", "default", "include"}
+    return {k: v for k, v in pipeline.items() if isinstance(v, dict) and k not in reserved
+            and not k.startswith(".")}
+
+
+def test_gitlab_plans_merge_requests_and_applies_the_default_branch() -> None:
+    jobs = gitlab_jobs(load(GITLAB))
+    assert [r["if"] for r in jobs["plan"]["rules"]] == ['$CI_PIPELINE_SOURCE == "merge_request_event"']
+    assert [r["if"] for r in jobs["apply"]["rules"]] == ["$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"]
+
+
+def test_gitlab_reconciles_when_the_apply_job_failed() -> None:
+    job = gitlab_jobs(load(GITLAB))["reconcile"]
+    assert job["needs"] == ["apply"]
+    assert [r.get("when") for r in job["rules"]] == ["on_failure"]
+    assert any(argv[:1] == ["reconcile"] for _, s in gitlab_scripts({"r": job})
+               for argv in hyops_commands(s))
+
+
+def test_gitlab_keeps_the_run_folders_always_from_every_job() -> None:
+    for name, job in gitlab_jobs(load(GITLAB)).items():
+        assert job["artifacts"]["when"] == "always", name
+        assert ".hyops/runs/" in job["artifacts"]["paths"], name
+
+
+def test_gitlab_takes_the_store_url_from_a_ci_variable() -> None:
+    pipeline = load(GITLAB)
+    reference = re.fullmatch(r"\$\{?(\w+)\}?", pipeline["variables"]["HYOPS_STORE"])
+    assert reference is not None
+    # Another name: GitLab gives `X: $X` the literal text "$X" when X is undefined (an
+    # unprotected branch), where a differently named undefined variable expands to "".
+    assert reference.group(1) != "HYOPS_STORE"
+    assert "postgresql://" not in yaml.safe_dump(pipeline)  # never a literal URL in the file
