@@ -16,9 +16,10 @@ from hybridops_tf import initcheck
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.errors import ExitCode
 from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import RecordStore, record_key
+from hybridops_tf.record import record_key
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import backend, open_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +36,10 @@ def run_init(target: ModuleTarget, runtime_root: Path, engine_opt: str | None, p
     ws.ensure_root()
     info = binary.resolve(engine_opt, ws.engine_cache())
     env = ws.engine_env(target.directory, None, workspace)
-    with process.FORWARDER, RecordStore(runtime_root).lock(record_key(target.ref, workspace), new_run_id("init"),
+    with process.FORWARDER, open_store(runtime_root).lock(record_key(target.ref, workspace), new_run_id("init"),
                                                             lock_timeout):
-        argv = [*commands.init(info.binary, target.directory), *passthrough]
+        argv = [*commands.init(info.binary, target.directory), *backend.init_args(target.directory, target.ref),
+                *passthrough]
         captured = process.run_capture(argv, env=env)
         if captured.returncode == 0:
             initcheck.remember_init(target.directory, runtime_root / "cache" / "init")

@@ -162,3 +162,25 @@ def _write_stamp(marker_dir: Path, module_dir: Path, doc: dict[str, Any]) -> Non
                           json.dumps({"schema_version": STAMP_VERSION, **doc}) + "\n")
     except OSError:
         pass
+
+
+def backend_type(module_dir: Path) -> str | None:
+    """The backend the root module declares (`backend "pg" {}` -> "pg"), None for none or
+    when its files do not parse (init and the engine then say why)."""
+    import hcl2
+
+    for path in _config_files(module_dir):
+        try:
+            if path.name.endswith(".tf.json"):
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            else:
+                with path.open(encoding="utf-8") as fh:
+                    doc = hcl2.load(fh)
+        except Exception:  # noqa: BLE001 - any parse failure: the engine reports it at init
+            return None
+        for block in _blocks(doc.get("terraform") if isinstance(doc, dict) else None):
+            for backend in _blocks(block.get("backend")):
+                for name in backend:
+                    if not str(name).startswith("__"):  # python-hcl2's own markers
+                        return str(name).strip('"')
+    return None

@@ -29,15 +29,16 @@ from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import (
     OperationRecord,
     Owner,
-    RecordStore,
     record_key,
 )
 from hybridops_tf.runs import (
+    EVENTS_COMPLETE,
     EventLog,
     RunFolder,
     new_run_id,
 )
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import Journal, Store, open_store
 from hybridops_tf.stream_reader import StreamReader
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
@@ -70,6 +71,7 @@ class ModuleRequest:
     import_id: str | None = None
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
+    plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
 
     @property
     def key(self) -> str:
@@ -92,7 +94,7 @@ def run(req: ModuleRequest) -> Outcome:
     resolved = ws.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs,
                                  req.sensitive_inputs)  # step 1
     run_id = req.run_id or new_run_id(req.command)
-    store = RecordStore(req.runtime_root)
+    store = open_store(req.runtime_root)
     ws.ensure_root()
     with process.FORWARDER, store.lock(req.key, run_id, req.lock_timeout):  # step 2
         previous = store.read(req.key)
@@ -106,10 +108,15 @@ def run(req: ModuleRequest) -> Outcome:
                 "nothing was changed"
             ) from None
         try:
+            store.journal_doc(req.key, run_id, "meta", meta)
+        except OSError as err:
+            raise RefusedError(f"could not journal the run in {store.describe()}: {err.strerror or err}; "
+                               "nothing was changed") from None
+        try:
             engine = ws.engine_for(req.target, req.engine, resolved, req.workspace, folder)  # step 3
             meta["engine"] = engine.info.to_json()
             binary.warn_if_version_changed(previous.engine if previous is not None else None, engine.info)
-            _guard(req, previous)
+            guard(req, previous)
             if process.FORWARDER.received is not None:
                 raise Interrupted("interrupted before the engine started; nothing was changed")
             digest = ws.inputs_digest(resolved)
@@ -138,21 +145,21 @@ def run(req: ModuleRequest) -> Outcome:
                 log.close()
                 rerun_inputs.discard()
                 raise RefusedError(
-                    f"could not write the running record {store.record_path(req.key)}: "
+                    f"could not write the running record {store.where(req.key)}: "
                     f"{err.strerror or err}; the engine was not started"
                 ) from None
             _commit_rerun_inputs(rerun_inputs, store, req, previous, log)
         except HyopsError as err:
-            ws.finish_run(folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
+            _finish(ws, store, req.key, folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
             raise
         outcome = _execute(req, engine, store, previous, running, folder, log)  # steps 5-6
         rec = outcome.record or running
-        if outcome.exit_code == ExitCode.USAGE:  # the engine refused: nothing ran, record unchanged
-            ws.finish_run(folder, meta, outcome.exit_code, {
+        if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
+            _finish(ws, store, req.key, folder, meta, outcome.exit_code, {
                 "outcome": "refused", "error": outcome.message,
                 "record_status": outcome.record.status.value if outcome.record else None})
             return outcome
-        ws.finish_run(folder, meta, outcome.exit_code, {
+        _finish(ws, store, req.key, folder, meta, outcome.exit_code, {
             "outcome": rec.status.value,  # "running" here means the settle write failed
             "error": rec.last_error or (outcome.message if outcome.exit_code else None),
             "resources": {a: r.to_dict() for a, r in (rec.resources or {}).items()},
@@ -161,28 +168,45 @@ def run(req: ModuleRequest) -> Outcome:
         return outcome
 
 
-def _commit_rerun_inputs(rerun: PreparedWrite, store: RecordStore, req: ModuleRequest,
+def _finish(ws: Runtime, store: Store, key: str, folder: RunFolder, meta: dict[str, Any], code: int,
+            result: dict[str, Any]) -> None:
+    """result.json last; a shared store's journal gets the result too (a courtesy: the record
+    already says what happened, so a failure here is a warning)."""
+    ws.finish_run(folder, meta, code, result)
+    try:
+        store.journal_doc(key, folder.run_id, "result", {"exit_code": int(code), **result})
+    except OSError as err:
+        print(f"hyops: warning: could not journal the result of {folder.run_id} in {store.describe()}: "
+              f"{err.strerror or err}", file=sys.stderr, flush=True)
+
+
+def _commit_rerun_inputs(rerun: PreparedWrite, store: Store, req: ModuleRequest,
                          previous: OperationRecord | None, log: EventLog) -> None:
     """rerun.inputs.yml goes into place once `running` is persisted (its data is already
     durable beside it, so only a rename can fail here). If it does, the engine is not started
     and the record goes back to what it was: we hold the lock and nothing ran."""
+    from hybridops_tf.runtime import RERUN_INPUTS
+
     try:
         rerun.commit()
+        if store.shared:
+            store.put_document(RERUN_INPUTS, req.key, rerun.path.read_text(encoding="utf-8"))
     except OSError as err:
         log.close()
         try:
             if previous is not None:
                 store.write(previous)
             else:
-                store.record_path(req.key).unlink(missing_ok=True)
+                store.delete(req.key)
         except OSError:
             pass  # the record stays `running`: stale once we let go, which reconcile settles
         raise RefusedError(f"could not write {rerun.path}: {err.strerror or err}; "
                            "the engine was not started") from None
 
 
-def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
-    """Uncertain-outcome guard. We hold the lock, so a `running` record we see is stale."""
+def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
+    """Uncertain-outcome guard. Under the lock a `running` record we see is stale (approval
+    also asks it before planning, without the lock: the run asks it again under it)."""
     if req.command != "apply" or previous is None:
         return  # destroy, refresh and import create nothing: cleanup and adoption stay open
     why = apply_refusal(
@@ -200,6 +224,8 @@ def _guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     extra = list(req.passthrough)
+    if req.plan_file is not None:  # it carries its variables: no var file, so nothing fed on stdin
+        return commands.apply_saved(engine.info.binary, engine.module_dir, req.plan_file, extra)
     if req.command == "apply":
         return engine.argv(commands.apply, extra)
     if req.command == "destroy":
@@ -214,17 +240,19 @@ def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
 def _execute(
     req: ModuleRequest,
     engine: Engine,
-    store: RecordStore,
+    store: Store,
     previous: OperationRecord | None,
     running: OperationRecord,
     folder: RunFolder,
     log: EventLog,
 ) -> Outcome:
     argv = _argv(req, engine)
-    reader = StreamReader(req.on_event, folder, log)
+    journal = store.journal(req.key, running.run_id)
+    reader = StreamReader(req.on_event, folder, log, journal)
     try:
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
+        _close_journal(journal)
         return _write_settled(req, store, running, folder, settle.failed(
             running, command=req.command, recovered_outputs=None, resources=None, orphans=[],
             error=f"{err.message}; the engine never started, so nothing changed"), ExitCode.FAILED)
@@ -233,6 +261,9 @@ def _execute(
             log.close()
         except OSError as err:
             reader.log_error.append(err)
+    if (folder.path / EVENTS_COMPLETE).exists():
+        journal.complete()
+    _close_journal(journal)
     if _refused_by_engine(req, reader, result):
         return _settle_refusal(req, store, previous, running, folder, reader, result)
     try:
@@ -261,6 +292,14 @@ def _execute(
     return _write_settled(req, store, running, folder, settled, code)
 
 
+def _close_journal(journal: Journal) -> None:
+    """Flush the store's journal before the settle; a gap in it is worth a warning only (this
+    run settles from its own events; the journal serves a runner that never saw them)."""
+    problem = journal.close()
+    if problem is not None:
+        print(f"hyops: warning: {problem}", file=sys.stderr, flush=True)
+
+
 def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult) -> bool:
     """The engine exited on its own with an error, and its complete stream shows that no
     resource change started (no apply_start): an invalid value, an unknown flag, a failing
@@ -275,7 +314,7 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
     return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
 
 
-def _settle_refusal(req: ModuleRequest, store: RecordStore, previous: OperationRecord | None,
+def _settle_refusal(req: ModuleRequest, store: Store, previous: OperationRecord | None,
                     running: OperationRecord, folder: RunFolder, reader: StreamReader,
                     result: process.ProcessResult) -> Outcome:
     """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
@@ -284,30 +323,31 @@ def _settle_refusal(req: ModuleRequest, store: RecordStore, previous: OperationR
     why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
     message = (f"the engine refused the {req.command} before changing anything "
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
-    restored = settle.engine_refused(previous, running, command=req.command, error=message,
-                                     exit_code=ExitCode.USAGE)
+    # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check
+    code = ExitCode.REFUSED if req.plan_file is not None else ExitCode.USAGE
+    restored = settle.engine_refused(previous, running, command=req.command, error=message, exit_code=code)
     try:
         if restored is None:
-            store.record_path(req.key).unlink(missing_ok=True)
+            store.delete(req.key)
         else:
             store.write(restored)
     except OSError as err:
-        failure = (f"could not restore the record {store.record_path(req.key)} after the engine "
+        failure = (f"could not restore the record {store.where(req.key)} after the engine "
                    f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "
                    f"{req.target.directory} --ref {req.target.ref}`")
         print(f"hyops: ERROR: {failure}", file=sys.stderr, flush=True)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
-    return Outcome(restored, ExitCode.USAGE, running.run_id, folder.path, message)
+    return Outcome(restored, code, running.run_id, folder.path, message)
 
 
-def _write_settled(req: ModuleRequest, store: RecordStore, running: OperationRecord, folder: RunFolder,
+def _write_settled(req: ModuleRequest, store: Store, running: OperationRecord, folder: RunFolder,
                    settled: OperationRecord, code: ExitCode) -> Outcome:
     """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
     try:
         store.write(settled)
     except OSError as err:
         message = (
-            f"could not write the settled record {store.record_path(req.key)}: {err.strerror or err}; "
+            f"could not write the settled record {store.where(req.key)}: {err.strerror or err}; "
             f"the record still says 'running' (outcome uncertain): run `hyops reconcile "
             f"{req.target.directory} --ref {req.target.ref}`"
         )

@@ -36,11 +36,14 @@ def utc_now() -> str:
 class CorruptRecordError(UsageError):
     """A latest.json we cannot understand: never overwritten (exit 2)."""
 
-    def __init__(self, path: Path, why: str) -> None:
-        super().__init__(
-            f"record {path} is unreadable ({why}); it was left untouched: inspect it "
-            f"(cat {path}), then move it aside to start over or restore it from a backup"
-        )
+    def __init__(self, path: Path, why: str, where: str | None = None) -> None:
+        if where is None:
+            message = (f"record {path} is unreadable ({why}); it was left untouched: inspect it "
+                       f"(cat {path}), then move it aside to start over or restore it from a backup")
+        else:  # a shared store: the record is a row, not a file
+            message = (f"{where} is unreadable ({why}); it was left untouched: inspect it "
+                       "(hyops store status), then restore it from a backup")
+        super().__init__(message)
         self.path = path
 
 
@@ -309,9 +312,10 @@ class ModuleLock:
             if who is not None or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        waited = f" after waiting {self.timeout:g}s" if self.timeout > 0 else ""
-        return (f"module {self.module_ref} is locked by {who or 'another process'}{waited}; "
-                "wait for it to finish or pass --lock-timeout SECONDS")
+        holder = f"module {self.module_ref} is locked by {who or 'another process'}"
+        if self.timeout > 0:  # --lock-timeout was given: advise raising it, not passing it again
+            return f"{holder} after waiting {self.timeout:g}s; wait for it to finish or raise --lock-timeout"
+        return f"{holder}; wait for it to finish or pass --lock-timeout SECONDS"
 
 
 def _sweep_temp_files(module_dir: Path) -> None:
@@ -347,8 +351,37 @@ def _live_holder(owner_path: Path) -> str | None:
             f"since {h.get('since')})")
 
 
+@dataclass(frozen=True, slots=True)
+class JournalRead:
+    """What a store's journal holds of one run: the engine lines it kept, in order, whether
+    the engine was spawned, and whether those lines are its whole stdout (events.complete)."""
+
+    lines: tuple[str, ...]
+    engine_started: bool
+    complete: bool
+
+
+class NullJournal:
+    """The journal of a store that needs none beyond the run folder (the local root)."""
+
+    def line(self, text: str, kind: str) -> None:
+        return None
+
+    def engine_started(self, pid: int, host: str) -> None:
+        return None
+
+    def complete(self) -> None:
+        return None
+
+    def close(self) -> str | None:
+        """Flush what is queued; a message when something could not be journaled."""
+        return None
+
+
 class RecordStore:
-    """Records under `<runtime_root>/state/modules/<module_id>/`."""
+    """Records under `<runtime_root>/state/modules/<module_id>/` (the local store)."""
+
+    shared = False
 
     def __init__(self, runtime_root: Path) -> None:
         self.root = runtime_root
@@ -407,6 +440,52 @@ class RecordStore:
         record.updated_at = utc_now()
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
         atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
+
+    def delete(self, key: str) -> None:
+        """Remove the record (a run the engine refused before it had one); OSError on failure."""
+        self.record_path(key).unlink(missing_ok=True)
+
+    def read_raw(self, key: str) -> dict[str, Any] | None:
+        """The record exactly as stored (after read() accepted it)."""
+        try:
+            doc = json.loads(self.record_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    def where(self, key: str) -> str:
+        """Where the record of `key` lives, for messages."""
+        return str(self.record_path(key))
+
+    def keys(self) -> list[str]:
+        """The record key of every record folder (corrupt ones too, from the folder name)."""
+        return [self.ref_of(folder) for folder in self.module_dirs()]
+
+    def read_lock_needs_files(self, key: str) -> bool:
+        """Whether taking the lock for a read would create files (no record folder yet)."""
+        return not self.lock_path(key).exists()
+
+    # The local root keeps each run's journal in its run folder (events.jsonl, written by the
+    # event relay; meta.json; result.json), and documents (rerun inputs, stack reports) as
+    # files: nothing more to write or read here. A shared store (store/postgres.py) keeps them
+    # too, so that a runner that never saw the run folder can recover.
+    def journal(self, key: str, run_id: str) -> NullJournal:
+        return NullJournal()
+
+    def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None:
+        return None
+
+    def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
+        return None
+
+    def put_document(self, kind: str, name: str, text: str) -> None:
+        return None
+
+    def fetch_document(self, kind: str, name: str, path: Path) -> None:
+        return None
+
+    def describe(self) -> str:
+        return f"local runtime root {self.root}"
 
     @staticmethod
     def ref_of(folder: Path) -> str:

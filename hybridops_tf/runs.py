@@ -86,10 +86,17 @@ def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[An
 
     path = run_path(runtime_root, module_ref, run_id) / "events.jsonl"
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
+        lines: Sequence[str] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # not on this machine: a shared store's journal may hold the run
+        journal = _journal(runtime_root, module_ref, run_id)
+        lines = journal.lines if journal is not None else []
     return list(iter_events(lines))
+
+
+def _journal(runtime_root: Path, module_ref: str, run_id: str) -> Any:
+    from hybridops_tf.store import open_store
+
+    return open_store(runtime_root).journal_lines(module_ref, run_id)
 
 
 def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, command: str | None,
@@ -108,7 +115,10 @@ def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, co
     folder = run_path(runtime_root, module_ref, run_id)
     if (folder / EVENTS_COMPLETE).exists():
         return False  # the events are the engine's whole stdout: no plan in them, no create
-    return (folder / "engine.stderr.log").exists() or not folder.is_dir()
+    if not folder.is_dir():  # run elsewhere: only a journal that saw the engine's end proves it
+        journal = _journal(runtime_root, module_ref, run_id)
+        return journal is None or not journal.complete
+    return (folder / "engine.stderr.log").exists()
 
 
 class EventLog:

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from hybridops_tf.inputs import ResolvedInputs
 
 
+RERUN_INPUTS = "rerun_inputs"  # the store document kind of rerun.inputs.yml
+
+
 class Runtime:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -51,8 +54,16 @@ class Runtime:
                 "pass --runtime-root DIR (or HYOPS_RUNTIME_ROOT) pointing to a writable directory"
             ) from None
 
-    def rerun_inputs_path(self, module_ref: str) -> Path:
-        return self.root / "config" / "modules" / module_id(module_ref) / "rerun.inputs.yml"
+    def rerun_inputs_path(self, module_ref: str, *, fetch: bool = True) -> Path:
+        """rerun.inputs.yml of a record key. With a shared store, the store's copy is brought
+        here first (the local file is what readers and suggested commands use)."""
+        path = self.root / "config" / "modules" / module_id(module_ref) / "rerun.inputs.yml"
+        if fetch:
+            from hybridops_tf.store import open_store, selected_url
+
+            if selected_url() is not None:
+                open_store(self.root).fetch_document(RERUN_INPUTS, module_ref, path)
+        return path
 
     def resolve_inputs(
         self,
@@ -162,8 +173,10 @@ class Runtime:
         info = binary.resolve(engine_opt, self.engine_cache())
         engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)
+        from hybridops_tf.store import backend
+
         engine.ensure_init(self.root / "cache" / "init", folder.path / "init.log" if folder is not None else None,
-                           announce=_note)
+                           announce=_note, extra=backend.init_args(target.directory, target.ref))
         return engine
 
     def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:
@@ -220,7 +233,7 @@ class Runtime:
         outside the default one), secrets redacted, ready to commit. The caller commits it only
         once `running` is persisted: a refused run leaves the module's files as they were."""
         text = resolved.rerun_yaml(f"rerun.inputs.yml of {key or target.ref} ({target.directory})")
-        return PreparedWrite(self.rerun_inputs_path(key or target.ref), text.encode("utf-8"))
+        return PreparedWrite(self.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"))
 
     def finish_run(self, folder: RunFolder, meta: dict[str, Any], exit_code: int, result: dict[str, Any]) -> None:
         """meta gets its end, then result.json is written last (its presence = run finished)."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.lifecycle import Status, is_stale
 from hybridops_tf.liveness import LiveEngine, live_engine
-from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
+from hybridops_tf.record import CorruptRecordError, OperationRecord
+from hybridops_tf.store import Store, open_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,23 +53,22 @@ class StatusEntry:
         return {**self.raw, "engine_alive": {"pid": alive.pid, "host": alive.host, "run_id": alive.run_id}}
 
 
-def entry(store: RecordStore, module_ref: str) -> StatusEntry:
+def entry(store: Store, module_ref: str) -> StatusEntry:
     try:
         record = store.read(module_ref)
     except CorruptRecordError as err:
         return StatusEntry(module_ref, None, None, problem=err.message)
     if record is None:
         return StatusEntry(module_ref, None, None)
-    raw = json.loads(store.record_path(module_ref).read_text(encoding="utf-8"))
+    raw = store.read_raw(module_ref)
     stale = record.status is Status.RUNNING and is_stale(record.status, store.lock_is_free(module_ref))
     alive = live_engine(store.root, module_ref, record.run_id) if stale else None
     return StatusEntry(module_ref, record, raw, stale=stale and alive is None, engine_alive=alive)
 
 
 def all_entries(runtime_root: Path) -> list[StatusEntry]:
-    store = RecordStore(runtime_root)
+    store = open_store(runtime_root)
     entries = []
-    for folder in store.module_dirs():
-        ref = store.ref_of(folder)
-        entries.append(entry(store, ref))
+    for key in store.keys():
+        entries.append(entry(store, key))
     return sorted(entries, key=lambda e: e.module_ref)

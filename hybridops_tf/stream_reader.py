@@ -16,6 +16,7 @@ from hybridops_tf.runs import EVENTS_COMPLETE, EventLog, RunFolder
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs
     from hybridops_tf.engine.events import Event, OutputsMessage
     from hybridops_tf.engine.progress import ResourceTracker
+    from hybridops_tf.store import Journal
 
 
 class StreamReader:
@@ -28,10 +29,12 @@ class StreamReader:
     hyops's overhead before it (issue #3's budget).
     """
 
-    def __init__(self, on_event: Callable[[Event], None] | None, folder: RunFolder, log: EventLog) -> None:
+    def __init__(self, on_event: Callable[[Event], None] | None, folder: RunFolder, log: EventLog,
+                 journal: Journal | None = None) -> None:
         self._on_event = on_event
         self._folder = folder
         self._log = log
+        self._journal = journal
         self._tracker: ResourceTracker | None = None
         self.diagnostics: list[Event] = []
         self.outputs: list[OutputsMessage] = []
@@ -44,8 +47,12 @@ class StreamReader:
                                complete_marker=self._folder.path / EVENTS_COMPLETE)
 
     def _note_engine(self, pid: int) -> None:
+        import os
+
         from hybridops_tf import liveness
 
+        if self._journal is not None:
+            self._journal.engine_started(pid, os.uname().nodename)
         try:
             liveness.write_note(self._folder.path, pid, self._folder.run_id)
         except OSError as err:  # a courtesy for `status`; the run itself goes on
@@ -72,6 +79,8 @@ class StreamReader:
                       "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
             return
         event = parse_event(line)
+        if self._journal is not None and _journaled(event):
+            self._journal.line(line, "event")
         self.tracker().feed(event)
         if isinstance(event, OutputsMessage):
             self.outputs.append(event)
@@ -79,3 +88,11 @@ class StreamReader:
             self.diagnostics.append(event)
         if self._on_event is not None:
             self._on_event(event)
+
+
+def _journaled(event: Event) -> bool:
+    """What a shared store's journal keeps of the stream: what recovery folds (plans, starts,
+    completions, errors, refreshes, the plan's summary), not progress ticks or logs."""
+    from hybridops_tf.engine.events import ApplyProgress, ChangeSummary, _ResourceMessage
+
+    return isinstance(event, ChangeSummary | _ResourceMessage) and not isinstance(event, ApplyProgress)

@@ -18,6 +18,14 @@ def note_root(ctx: click.Context, name_it: bool = True) -> None:
     choice: rootfind.RootChoice | None = getattr(ctx.obj, "root_choice", None)
     if choice is None:
         return
+    from hybridops_tf.store import redact_url, selected_url
+
+    url = selected_url()
+    if url is not None:  # records are in the shared store: the local root holds only run folders
+        if name_it:
+            click.echo(f"hyops: records in the store {redact_url(url)}; run folders under "
+                       f"{choice.describe()}", err=True)
+        return
     if name_it:
         click.echo(f"hyops: runtime root {choice.describe()}", err=True)
     warning = rootfind.emptiness_warning(choice)

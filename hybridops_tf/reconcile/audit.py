@@ -7,6 +7,7 @@ DESIGN §3) naming the person, the host, the evidence and the records before and
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from hybridops_tf.record import Owner, utc_now
 from hybridops_tf.redact import redact_argv
 from hybridops_tf.runs import RunFolder
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import open_store
 
 
 def _var_names(argv: Sequence[str]) -> set[str]:
@@ -45,6 +47,7 @@ def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id
     try:
         folder = RunFolder.create(runtime_root, module_ref, run_id)
         folder.write_meta(meta)
+        open_store(runtime_root).journal_doc(module_ref, run_id, "meta", meta)  # the audit entry
     except OSError as err:
         raise RefusedError(f"could not write the reconcile run folder under {runtime_root}/runs: "
                            f"{err.strerror or err}; nothing was changed") from None
@@ -53,5 +56,12 @@ def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id
 
 def close_run(runtime_root: Path, folder: RunFolder, meta: dict[str, Any], exit_code: int,
               result: dict[str, Any]) -> None:
-    """meta gets its end time, then result.json (last: its presence means finished)."""
+    """meta gets its end time, then result.json (last: its presence means finished); a shared
+    store's journal gets the result beside the audit entry (a warning if it cannot)."""
     Runtime(runtime_root).finish_run(folder, meta, exit_code, result)
+    try:
+        open_store(runtime_root).journal_doc(str(meta.get("module_ref")), folder.run_id, "result",
+                                             {"exit_code": exit_code, **result})
+    except OSError as err:
+        print(f"hyops: warning: could not journal the result of {folder.run_id}: {err.strerror or err}",
+              file=sys.stderr, flush=True)

@@ -39,10 +39,11 @@ from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_p
 from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
 from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, Status
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
-from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore, record_key
+from hybridops_tf.record import CorruptRecordError, OperationRecord, record_key
 from hybridops_tf.redact import REDACTED
 from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import Store, open_store
 
 Note = Callable[[str], None]
 
@@ -161,7 +162,7 @@ def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedIn
         base_layers=inputs_mod.module_layers(target.directory, specs))
 
 
-def _read_record(store: RecordStore, ref: str) -> tuple[OperationRecord | None, str | None]:
+def _read_record(store: Store, ref: str) -> tuple[OperationRecord | None, str | None]:
     try:
         return store.read(ref), None
     except CorruptRecordError as err:
@@ -172,7 +173,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     """Read the record, the lock, the last run's events, errored.tfstate, state and plans."""
     from hybridops_tf.sim import install as sim_install
 
-    store = RecordStore(opts.runtime_root)
+    store = open_store(opts.runtime_root)
     record, problem = _read_record(store, target.key)
     directory = target.directory
     if directory is None and record is not None and record.module_dir:
@@ -186,7 +187,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
                   stack_file=_display(target.stack_file) if target.stack_file else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
-                          record_path=str(store.record_path(target.key)), lock_free=lock_free)
+                          record_path=store.where(target.key), lock_free=lock_free)
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
@@ -216,7 +217,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",))
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
-    if opts.lock_held or not store.lock_path(target.module_ref).exists():
+    if opts.lock_held or store.read_lock_needs_files(target.key):
         return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
@@ -326,7 +327,7 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     except UsageError as err:
         resolved, inputs_problem = None, err.message
     try:
-        engine = _engine(opts, target.directory, resolved, target.workspace)
+        engine = _engine(opts, target.directory, resolved, target.workspace, target.module_ref)
     except (EngineError, RefusedError) as err:
         return {"errored_state": errored, "unchecked": (err.message,)}
     unchecked: list[str] = []
@@ -364,13 +365,15 @@ def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:
 
 
 def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedInputs | None,
-            workspace: str | None) -> Engine:
+            workspace: str | None, module_ref: str) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
     assert opts.engine is not None
     engine = Engine(opts.engine, directory, Runtime(opts.runtime_root).engine_env(directory, resolved, workspace),
                     inputs=resolved.var_file() if resolved is not None else None)
+    from hybridops_tf.store import backend
+
     engine.ensure_init(opts.runtime_root / "cache" / "init", announce=opts.note, announce_first=True,
-                       record=not opts.read_only)
+                       record=not opts.read_only, extra=backend.init_args(directory, module_ref))
     return engine
 
 

@@ -18,9 +18,9 @@ from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action
 from hybridops_tf.reconcile.settle_write import WriteContext, contract_request
-from hybridops_tf.record import RecordStore
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import open_store
 
 
 def parse_import(text: str) -> tuple[str, str]:
@@ -44,7 +44,7 @@ def parse_import(text: str) -> tuple[str, str]:
 def forget(target: Target, address: str, ctx: WriteContext) -> Action:
     """Drop one suspect orphan from the record, under the lock, leaving an audit run folder."""
     root = ctx.gather.runtime_root
-    store = RecordStore(root)
+    store = open_store(root)
     run_id = new_run_id("reconcile")
     Runtime(root).ensure_root()
     with store.lock(target.key, run_id, ctx.lock_timeout):
@@ -69,7 +69,7 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
         try:
             store.write(updated)
         except OSError as err:
-            message = (f"could not write {store.record_path(target.key)}: {err.strerror or err}; "
+            message = (f"could not write {store.where(target.key)}: {err.strerror or err}; "
                        f"{address} is still listed")
             audit.close_run(root, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
             raise OperationFailed(message) from None

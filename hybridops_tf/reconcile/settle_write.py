@@ -26,9 +26,10 @@ from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather
 from hybridops_tf.reconcile.model import Action, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.record import OperationRecord
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
+from hybridops_tf.store import Store, open_store
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
 _MEANT = {Verdict.TO_OK: Status.OK, Verdict.TO_DESTROYED: Status.DESTROYED, Verdict.TO_ABSENT: Status.ABSENT,
@@ -80,7 +81,7 @@ def _summary(ev: ModuleEvidence) -> dict[str, object]:
 
 def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Action]]:
     root = ctx.gather.runtime_root
-    store = RecordStore(root)
+    store = open_store(root)
     run_id = new_run_id("reconcile")
     Runtime(root).ensure_root()
     with process.FORWARDER, store.lock(target.key, run_id, ctx.lock_timeout):
@@ -116,7 +117,7 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
         return decision.verdict, [_write(target, ctx, store, before, record, steps, ev, run_id)]
 
 
-def _write(target: Target, ctx: WriteContext, store: RecordStore, before: OperationRecord | None,
+def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRecord | None,
            record: OperationRecord, steps: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
     root = ctx.gather.runtime_root
     was = before.status.value if before is not None else "no record"
@@ -128,7 +129,7 @@ def _write(target: Target, ctx: WriteContext, store: RecordStore, before: Operat
     try:
         store.write(record)
     except OSError as err:
-        message = (f"could not write the settled record {store.record_path(target.key)}: "
+        message = (f"could not write the settled record {store.where(target.key)}: "
                    f"{err.strerror or err}; the record was left as it was ({was})")
         audit.close_run(root, folder, meta, ExitCode.FAILED, {**result, "outcome": "failed", "error": message})
         raise OperationFailed(message) from None
@@ -144,7 +145,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     first, then settled), with the last run's inputs, the caller's overrides and workspace."""
     assert target.directory is not None
     root = ctx.gather.runtime_root
-    record = RecordStore(root).read(target.key)
+    record = open_store(root).read(target.key)
     base, _ = base_inputs(target, root)
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))

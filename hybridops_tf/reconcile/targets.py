@@ -14,7 +14,8 @@ from typing import Any
 from hybridops_tf.errors import UsageError
 from hybridops_tf.modules import resolve_module
 from hybridops_tf.reconcile.evidence import Target
-from hybridops_tf.record import CorruptRecordError, RecordStore, split_key
+from hybridops_tf.record import CorruptRecordError, split_key
+from hybridops_tf.store import open_store
 
 
 def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None) -> Target:
@@ -24,10 +25,9 @@ def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspa
 
 def all_records(runtime_root: Path) -> list[Target]:
     """Every record under the runtime root (module dir from the record's `module_dir`)."""
-    store = RecordStore(runtime_root)
+    store = open_store(runtime_root)
     targets = []
-    for folder in store.module_dirs():
-        key = store.ref_of(folder)
+    for key in store.keys():
         ref, workspace = split_key(key)
         try:
             record = store.read(key)
@@ -51,7 +51,7 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
     from hybridops_tf.runtime import Runtime
 
     stack = load_stack(stack_file, Runtime(runtime_root).hcl_cache())
-    store = RecordStore(runtime_root)
+    store = open_store(runtime_root)
     refs = {m.name: m.key for m in stack.members}
     targets = []
     for member in stack.members:

@@ -16,8 +16,8 @@ from typing import Any
 from hybridops_tf.errors import UsageError
 from hybridops_tf.fsutil import atomic_write_text
 from hybridops_tf.lifecycle import MemberStatus
-from hybridops_tf.record import RecordStore
 from hybridops_tf.stack.model import Stack
+from hybridops_tf.store import Store, open_store
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -79,15 +79,26 @@ def report_path(runtime_root: Path, stack_name: str) -> Path:
     return runtime_root / "stacks" / stack_name / "latest.json"
 
 
+STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json
+
+
 def write_report(runtime_root: Path, report: StackReport) -> Path:
+    """The report beside the records: the local file, and the shared store's copy when one is used."""
     path = report_path(runtime_root, report.stack)
-    atomic_write_text(path, json.dumps(report.to_dict(), indent=2) + "\n")
+    text = json.dumps(report.to_dict(), indent=2) + "\n"
+    atomic_write_text(path, text)
+    store = open_store(runtime_root)
+    if store.shared:
+        store.put_document(STACK_REPORT, report.stack, text)
     return path
 
 
 def read_report(runtime_root: Path, stack_name: str) -> dict[str, Any] | None:
     """The stored report, None when the stack never ran; refused loudly when unreadable."""
     path = report_path(runtime_root, stack_name)
+    store = open_store(runtime_root)
+    if store.shared:
+        store.fetch_document(STACK_REPORT, stack_name, path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -102,7 +113,7 @@ def read_report(runtime_root: Path, stack_name: str) -> dict[str, Any] | None:
     return doc
 
 
-def record_status(store: RecordStore, module_ref: str) -> str:
+def record_status(store: Store, module_ref: str) -> str:
     """A member's record status now, "none" without a record (a corrupt one raises, exit 2)."""
     rec = store.read(module_ref)
     return rec.status.value if rec is not None else NO_RECORD
@@ -111,7 +122,7 @@ def record_status(store: RecordStore, module_ref: str) -> str:
 def status_document(stack: Stack, runtime_root: Path) -> dict[str, Any]:
     """`stack status --json`: the last run report as stored; members it does not list (never
     run by this stack) are added with their record's status, or "none"."""
-    store = RecordStore(runtime_root)
+    store = open_store(runtime_root)
     doc = read_report(runtime_root, stack.name)
     if doc is None:
         doc = StackReport(stack.name, str(stack.file), None, None, None, None).to_dict()

@@ -23,13 +23,14 @@ from hybridops_tf import operation, settle
 from hybridops_tf.engine import binary, process
 from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, MemberStatus, Status, apply_refusal
-from hybridops_tf.record import OperationRecord, RecordStore, utc_now
+from hybridops_tf.record import OperationRecord, utc_now
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
 from hybridops_tf.stack.wiring import Wiring
+from hybridops_tf.store import open_store
 
 COMMANDS = ("apply", "destroy")
 _POLL_SECONDS = 0.2  # how soon a signal stops the scheduling; completions wake at once
@@ -127,7 +128,7 @@ def exit_code_of(interrupted: bool, results: dict[str, MemberResult]) -> int:
 
 def _preflight(req: StackRequest, run_id: str) -> None:
     """Records readable, locks free, no uncertain outcome to apply over: else nothing runs."""
-    store = RecordStore(req.runtime_root)
+    store = open_store(req.runtime_root)
     records = {m.name: store.read(m.key) for m in req.stack.members}  # corrupt: exit 2
     for m in req.stack.members:
         if store.lock_is_free(m.key):
@@ -159,7 +160,7 @@ class _Execution:
     def __init__(self, req: StackRequest, run_id: str) -> None:
         self.req = req
         self.run_id = run_id
-        self.store = RecordStore(req.runtime_root)
+        self.store = open_store(req.runtime_root)
         self.wiring = Wiring(req.stack, req.runtime_root, req.engine)
         self.results: dict[str, MemberResult] = {}
         self.crash: BaseException | None = None

@@ -25,10 +25,10 @@ from typing import Any
 from hybridops_tf import inputs as inputs_mod
 from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
 from hybridops_tf.errors import HyopsError, OperationFailed
-from hybridops_tf.record import RecordStore
 from hybridops_tf.redact import REDACTED
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
+from hybridops_tf.store import open_store
 
 _SECRET_MARK = {"sensitive": True}  # how a record stores a sensitive output
 
@@ -47,7 +47,7 @@ class Wiring:
     def __init__(self, stack: Stack, runtime_root: Path, engine: str | None) -> None:
         self.stack = stack
         self.runtime = Runtime(runtime_root)
-        self.store = RecordStore(runtime_root)
+        self.store = open_store(runtime_root)
         self.engine = engine
         self._lock = threading.Lock()
         self._state_outputs: dict[str, Mapping[str, OutputValue]] = {}

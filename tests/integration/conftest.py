@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ import yaml
 
 from hybridops_tf.sim.install import sim_engine_env
 from tests.integration.hyops_cli import Hyops
+from tests.integration.shared_store import SharedStore
+from tests.pgcluster import PgCluster, pg_cluster_session
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_MODULES = REPO_ROOT / "modules" / "sim"
@@ -170,9 +172,48 @@ def sim_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def pg_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgCluster]:
+    """The suite's private PostgreSQL cluster (tests/pgcluster.py), started once."""
+    yield from pg_cluster_session(tmp_path_factory)
+
+
 @pytest.fixture
-def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path) -> Hyops:
-    """The real `hyops` console script, run from tmp_path against this test's roots."""
+def pg_store(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> SharedStore:
+    """A fresh database of the private cluster, migrated by `hyops store init`."""
+    return SharedStore.create(pg_cluster, request.node.name)
+
+
+@pytest.fixture
+def hyops_pg(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path, pg_store: SharedStore) -> Hyops:
+    """`hyops` with its records in this test's shared store."""
+    return Hyops(tmp_path, runtime_root, engine_path, sim_root, pg_store.env(), store=pg_store)
+
+
+@pytest.fixture
+def record_store() -> str:
+    """Which store `hyops` runs on: "local", or "postgres" where a module parametrizes it
+    (a module sets BOTH_STORES = True; see pytest_generate_tests)."""
+    return "local"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module with BOTH_STORES = True runs each `hyops` test on the local root and on the
+    shared PostgreSQL store, unless the test is marked local_store_only (it looks at record
+    files, which only the local store has)."""
+    if ("hyops" in metafunc.fixturenames and getattr(metafunc.module, "BOTH_STORES", False)
+            and metafunc.definition.get_closest_marker("local_store_only") is None):
+        metafunc.parametrize("record_store", ["local", pytest.param("postgres", marks=pytest.mark.postgres)])
+
+
+@pytest.fixture
+def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path, record_store: str,
+          request: pytest.FixtureRequest) -> Hyops:
+    """The real `hyops` console script, run from tmp_path against this test's roots (and the
+    test's shared store when `record_store` is "postgres")."""
+    if record_store == "postgres":
+        store: SharedStore = request.getfixturevalue("pg_store")
+        return Hyops(tmp_path, runtime_root, engine_path, sim_root, store.env(), store=store)
     return Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
 
 

@@ -29,6 +29,7 @@ class Hyops:
     engine: str
     sim_root: Path
     extra_env: dict[str, str]
+    store: Any = None  # a tests.integration.shared_store.SharedStore when records are in PostgreSQL
 
     def env(self, **more: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -50,11 +51,22 @@ class Hyops:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def record_path(self, ref: str) -> Path:
+        assert self.store is None, "a record file exists only on the local store: mark the test local_store_only"
         return self.runtime_root / "state" / "modules" / ref.replace("/", "__") / "latest.json"
 
     def record(self, ref: str) -> dict[str, Any] | None:
+        """The record of `ref` (a record key) as stored, on whichever store the test uses."""
+        if self.store is not None:
+            return self.store.record(ref)
         path = self.record_path(ref)
         return json.loads(path.read_text()) if path.exists() else None
+
+    def write_record(self, ref: str, doc: dict[str, Any]) -> None:
+        """Replace the stored record of `ref` (a forged state for a test), on either store."""
+        if self.store is not None:
+            self.store.write_record(ref, doc)
+        else:
+            self.record_path(ref).write_text(json.dumps(doc))
 
     def sim_objects(self) -> list[dict[str, Any]]:
         out = self("sim", "ls", "--json")

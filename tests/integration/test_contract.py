@@ -15,6 +15,7 @@ from tests.integration.gates import Gate, kill_engines
 from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
+BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 @contextmanager
 def unwritable(directory: Path) -> Iterator[None]:
@@ -33,6 +34,7 @@ def unwritable(directory: Path) -> Iterator[None]:
         subprocess.run(["umount", str(directory)], check=True)
 
 
+@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
     module_copy("network")
     assert hyops("apply", "modules/network").returncode == 0
@@ -52,6 +54,7 @@ def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_co
     assert seen["previous_outputs"]["network_id"]  # the destroyed marker's knowledge is carried
 
 
+@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_unwritable_record_refuses_with_exit_4_and_never_calls_the_provider(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:
@@ -244,6 +247,7 @@ def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy
     assert len(live) == 1 and live[0] not in state_ids  # the orphan, which no state knows
 
 
+@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_corrupt_record_is_exit_2_and_left_byte_identical(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
     module_copy("network")
     path = hyops.record_path("network")
@@ -311,6 +315,8 @@ def test_sensitive_value_never_reaches_the_runtime_root_or_output(
         assert secret not in r.stdout and secret not in r.stderr
     leaks = [p for p in hyops.runtime_root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
     assert leaks == []
+    if hyops.store is not None:
+        assert secret not in hyops.store.dump()
     meta = next((hyops.runtime_root / "runs" / "config").glob("apply-*/meta.json"))
     assert "api_token=<redacted>" in meta.read_text()
     assert hyops.record("vm")["outputs"]  # sanity: the run really happened
@@ -324,7 +330,7 @@ def _forge_interrupted_apply(hyops: Hyops, ref: str, *, engine_started: bool) ->
     run_id = "apply-20261129T000000Z-0badf00d"
     rec.update(status="running", active_command="apply", run_id=run_id,
                owner={"pid": 999999, "host": "gone", "user": "ci", "run_id": run_id})
-    hyops.record_path(ref).write_text(json.dumps(rec))
+    hyops.write_record(ref, rec)
     run = hyops.runtime_root / "runs" / ref.replace("/", "__") / run_id
     run.mkdir(parents=True)
     (run / "events.jsonl").write_text('{"@level":"info","type":"version","terraform":"1.0.3","ui":"0.1.0"}\n')

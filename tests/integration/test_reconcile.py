@@ -19,6 +19,7 @@ from tests.integration.gates import Gate, kill_engines
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
+BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
     """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
@@ -142,7 +143,7 @@ def test_an_object_deleted_behind_the_engines_back_is_drift(
     assert hyops("apply", "modules/network").returncode == 0
     [live] = hyops.sim_objects()
     (hyops.sim_root / "objects" / f"{live['id']}.json").unlink()
-    before = hyops.record_path("network").read_bytes()
+    before = hyops.record("network")
 
     code, doc = reconcile(hyops, "modules/network")
 
@@ -151,7 +152,7 @@ def test_an_object_deleted_behind_the_engines_back_is_drift(
     assert drift["addresses"] == ["sim_network.this"] and "vanished" in drift["detail"]
     assert [a["command"] for a in drift["alternatives"]] == ["hyops apply modules/network --ref network",
                                                              "hyops destroy modules/network --ref network"]
-    assert hyops.record_path("network").read_bytes() == before
+    assert hyops.record("network") == before
 
 
 def test_a_record_saying_destroyed_over_live_state_is_state_after_destroy_and_write_demotes_it(
@@ -161,7 +162,7 @@ def test_a_record_saying_destroyed_over_live_state_is_state_after_destroy_and_wr
     assert hyops("apply", "modules/network").returncode == 0
     rec = hyops.record("network")
     rec["status"] = "destroyed"
-    hyops.record_path("network").write_text(json.dumps(rec))
+    hyops.write_record("network", rec)
 
     code, doc = reconcile(hyops, "modules/network")
 
@@ -182,7 +183,7 @@ def test_recorded_outputs_edited_by_hand_are_outputs_mismatch_until_the_next_app
     rec = hyops.record("network")
     real = rec["outputs"]["network_id"]
     rec["outputs"]["network_id"] = "net-00000000"
-    hyops.record_path("network").write_text(json.dumps(rec))
+    hyops.write_record("network", rec)
 
     code, doc = reconcile(hyops, "modules/network")
 

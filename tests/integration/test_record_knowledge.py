@@ -18,6 +18,7 @@ from tests.integration.conftest import SIM_HEADER, EngineResult
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
+BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 # A network replaced whenever its name changes, its replacement made before the old one goes.
 CBD_NETWORK_TF = SIM_HEADER + """variable "name" {
@@ -173,6 +174,7 @@ def test_when_the_state_cannot_be_read_after_a_failure_every_unfinished_create_i
     assert [o["type"] for o in hyops.sim_objects()].count("sim_vm") == 1
 
 
+@pytest.mark.local_store_only  # makes the record folder unwritable
 def test_an_apply_refused_for_an_unwritable_record_leaves_rerun_inputs_as_they_were(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:

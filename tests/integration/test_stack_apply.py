@@ -19,6 +19,7 @@ from tests.integration.test_stack_support import StackEnv, members, statuses
 applied = support.applied  # fixture
 stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
+BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 VM_FAILS = [{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}]
 

@@ -15,12 +15,13 @@ from tests.integration.test_stack_support import StackEnv, members, statuses
 applied = support.applied  # fixture
 stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
+BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 
 def test_a_failed_owner_destroy_leaves_the_owned_member_unresolved(
     applied: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
-    config_record = applied.hyops.record_path("demo/config").read_bytes()
+    config_record = applied.hyops.record("demo/config")
     faults_file([{"type": "sim_vm", "op": "delete", "mode": "fail_delete"}])
 
     result = applied.stack("destroy", "stack/stack.yml")
@@ -31,7 +32,7 @@ def test_a_failed_owner_destroy_leaves_the_owned_member_unresolved(
                                 "health": "destroyed"}
     assert members(report)["config"]["blocked_by"] == "vm"
     assert members(report)["network"]["blocked_by"] == "vm"
-    assert applied.hyops.record_path("demo/config").read_bytes() == config_record
+    assert applied.hyops.record("demo/config") == config_record
     assert len(applied.run_dirs("demo/config")) == 1  # only its apply: nothing ran for it
     live = {o["type"] for o in applied.hyops.sim_objects()}
     assert live == {"sim_network", "sim_vm", "sim_config"}

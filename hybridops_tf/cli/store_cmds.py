@@ -1,0 +1,135 @@
+"""`hyops store init | status | import-local`: the shared PostgreSQL record store (issue #12)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hybridops_tf.errors import UsageError
+
+
+def _url() -> str:
+    from hybridops_tf.store import selected_url
+
+    url = selected_url()
+    if url is None:
+        raise UsageError("no shared store selected: pass --store postgresql://USER@HOST:PORT/DB "
+                         "or set HYOPS_STORE (the password through PGPASSWORD or PGPASSFILE)")
+    return url
+
+
+@click.group("store")
+def store_group() -> None:
+    """The shared record store on PostgreSQL (--store URL / HYOPS_STORE).
+
+    \b
+    Exit codes:
+      0  done
+      2  no store selected, a URL that is not PostgreSQL, or a schema this hyops cannot use
+      4  the server could not be reached or written; nothing was changed
+
+    \b
+    Example:
+      export HYOPS_STORE=postgresql://hyops@db.internal:5432/platform
+      hyops store init
+      hyops store import-local .hyops
+      hyops store status
+    """
+
+
+@store_group.command("init")
+def init_cmd() -> None:
+    """Create or migrate the store's schema (idempotent; a newer schema is refused).
+
+    \b
+    Exit codes:
+      0  the schema is at this hyops's version
+      2  no store selected, or its schema is newer than this hyops knows
+      4  the server could not be reached or written; nothing was changed
+
+    \b
+    Example:
+      HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
+    """
+    from hybridops_tf.store import redact_url
+    from hybridops_tf.store.postgres import StoreUnavailable, migrate
+
+    url = _url()
+    try:
+        before, after = migrate(url)
+    except StoreUnavailable as err:
+        from hybridops_tf.errors import RefusedError
+
+        raise RefusedError(f"{err.strerror}; nothing was changed") from None
+    if before == after:
+        click.echo(f"store {redact_url(url)}: schema version {after}, nothing to migrate")
+    else:
+        click.echo(f"store {redact_url(url)}: schema version {before} -> {after}")
+
+
+@store_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Show the server, the schema version, the number of records and the locks held
+    (each with its holder's host, pid, user and run).
+
+    \b
+    Exit codes:
+      0  shown
+      2  no store selected, or a schema this hyops cannot use
+      4  the server could not be reached
+
+    \b
+    Example:
+      hyops --store postgresql://hyops@db:5432/platform store status --json
+    """
+    from hybridops_tf.store import open_store
+
+    _url()
+    store = open_store(ctx.obj.runtime_root)
+    summary = store.summary()  # type: ignore[union-attr]  # _url() made it the PostgreSQL store
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"store:          {summary['store']}")
+    click.echo(f"server:         PostgreSQL {summary['server_version']}")
+    click.echo(f"schema version: {summary['schema_version']}")
+    click.echo(f"records:        {summary['records']}")
+    locks = summary["locks_held"]
+    click.echo(f"locks held:     {len(locks)}")
+    for lock in locks:
+        click.echo(f"  {lock['key']}: {lock['holder']}")
+
+
+@store_group.command("import-local")
+@click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
+    """Copy the records, rerun inputs and stack reports of a local runtime ROOT (default: the
+    runtime root in use) into the store. Idempotent; the local copy is kept. A record the
+    store already holds is kept unless the local one is newer.
+
+    \b
+    Exit codes:
+      0  imported (unreadable local records are skipped with a warning)
+      2  no store selected, or ROOT holds no records
+      4  the server could not be reached or a record's lock is held; nothing more was written
+
+    \b
+    Example:
+      hyops store import-local .hyops
+    """
+    from hybridops_tf.store import open_store
+    from hybridops_tf.store.transfer import import_local
+
+    _url()
+    source = root if root is not None else ctx.obj.runtime_root
+    if not (source / "state").is_dir() and not (source / "stacks").is_dir():
+        raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
+                         "root to import, e.g. `hyops store import-local path/to/.hyops`")
+    counts = import_local(source, open_store(ctx.obj.runtime_root))  # type: ignore[arg-type]
+    click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
+               f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

@@ -1,0 +1,100 @@
+"""Where records, locks and run journals live: the local runtime root, or a shared
+PostgreSQL store (`--store URL` / HYOPS_STORE).
+
+The CLI calls `configure()` once with the global option; everything else asks `selected_url()`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hybridops_tf.record import JournalRead, OperationRecord
+    from hybridops_tf.store.postgres import PgStore
+
+
+class Journal(Protocol):
+    """A run's journal in the store, fed while the engine runs (never blocking it)."""
+
+    def line(self, text: str, kind: str) -> None: ...
+    def engine_started(self, pid: int, host: str) -> None: ...
+    def complete(self) -> None: ...
+    def close(self) -> str | None: ...
+
+
+class Store(Protocol):
+    """What the core needs of a record store; record.RecordStore (local files) and
+    store.postgres.PgStore implement it. Writes raise OSError when they fail."""
+
+    root: Path
+    shared: bool
+
+    def read(self, key: str) -> OperationRecord | None: ...
+    def read_raw(self, key: str) -> dict[str, Any] | None: ...
+    def write(self, record: OperationRecord) -> None: ...
+    def delete(self, key: str) -> None: ...
+    def keys(self) -> list[str]: ...
+    def where(self, key: str) -> str: ...
+    def describe(self) -> str: ...
+    def lock(self, key: str, run_id: str, timeout: float = 0) -> AbstractContextManager[Any]: ...
+    def lock_is_free(self, key: str) -> bool: ...
+    def read_lock_needs_files(self, key: str) -> bool: ...
+    def journal(self, key: str, run_id: str) -> Journal: ...
+    def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None: ...
+    def journal_lines(self, key: str, run_id: str) -> JournalRead | None: ...
+    def put_document(self, kind: str, name: str, text: str) -> None: ...
+    def fetch_document(self, kind: str, name: str, path: Path) -> None: ...
+
+_configured: str | None = None
+
+
+def configure(url: str | None) -> None:
+    """The store the CLI was told to use (`--store`, or HYOPS_STORE through Click)."""
+    global _configured
+    _configured = url or None
+
+
+def selected_url() -> str | None:
+    """The PostgreSQL URL in use, or None for the local runtime root."""
+    return _configured if _configured is not None else (os.environ.get("HYOPS_STORE") or None)
+
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^@/?#]*)@", re.I)
+_PASSWORD_PARAM = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.I)
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be printed: any password replaced by `***`."""
+    url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***@", url)
+    return _PASSWORD_PARAM.sub(lambda m: f"{m['head']}***", url)
+
+
+_open: dict[tuple[str, Path], PgStore] = {}
+_open_lock = threading.Lock()
+
+
+def open_store(runtime_root: Path) -> Store:
+    """The record store in use: the local runtime root, or the shared PostgreSQL store
+    (one per URL and root in a process, so its connection is reused)."""
+    url = selected_url()
+    if url is None:
+        from hybridops_tf.record import RecordStore
+
+        return RecordStore(runtime_root)
+    if not url.startswith(("postgresql://", "postgres://")):
+        from hybridops_tf.errors import UsageError
+
+        raise UsageError(f"--store/HYOPS_STORE {redact_url(url)!r} is not a PostgreSQL URL: use "
+                         "postgresql://USER@HOST:PORT/DATABASE (the password through PGPASSWORD or PGPASSFILE)")
+    from hybridops_tf.store.postgres import PgStore
+
+    with _open_lock:
+        store = _open.get((url, runtime_root))
+        if store is None:
+            store = _open[(url, runtime_root)] = PgStore(url, runtime_root)
+        return store

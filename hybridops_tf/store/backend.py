@@ -1,0 +1,47 @@
+"""The engine's `pg` backend in the shared store's database: state beside the record.
+
+A module that declares `terraform { backend "pg" {} }` gets, at init, the store's URL as
+`conn_str` (never with a password: the engine's driver reads PGPASSWORD / PGPASSFILE /
+a service file from the environment, as hyops's does) and a schema of its own derived from
+its ref; workspaces are the backend's own (one row per workspace in that schema).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from hybridops_tf.errors import UsageError
+from hybridops_tf.store import redact_url, selected_url
+
+
+def schema_name(module_ref: str) -> str:
+    """`platform/network` -> `hyops_platform_network`; long refs keep a hash suffix (63 max)."""
+    name = "hyops_" + re.sub(r"[^a-z0-9_]", "_", module_ref.lower())
+    if len(name) > 63:
+        name = f"{name[:54]}_{hashlib.sha256(module_ref.encode()).hexdigest()[:8]}"
+    return name
+
+
+def conn_str(url: str) -> str:
+    """The URL the engine is given: refused if it carries a password (it would be saved in
+    the module's .terraform/ and shown in process lists)."""
+    parts = urlsplit(url)
+    if parts.password is not None or re.search(r"(^|&)password=", parts.query, re.I):
+        raise UsageError(f"--store {redact_url(url)} carries a password, which hyops will not pass to the "
+                         "engine's pg backend: remove it from the URL and set PGPASSWORD or PGPASSFILE")
+    return urlunsplit(parts)
+
+
+def init_args(module_dir: Path, module_ref: str) -> list[str]:
+    """`-backend-config` arguments for init: only with a shared store and a pg backend."""
+    url = selected_url()
+    if url is None:
+        return []
+    from hybridops_tf import initcheck
+
+    if initcheck.backend_type(module_dir) != "pg":
+        return []
+    return [f"-backend-config=conn_str={conn_str(url)}", f"-backend-config=schema_name={schema_name(module_ref)}"]

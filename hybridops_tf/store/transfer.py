@@ -1,0 +1,60 @@
+"""`hyops store import-local`: a local runtime root's records and documents into the store."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridops_tf.errors import RefusedError
+from hybridops_tf.record import CorruptRecordError, RecordStore
+from hybridops_tf.runtime import RERUN_INPUTS, Runtime
+from hybridops_tf.stack.report import STACK_REPORT, report_path
+from hybridops_tf.store.postgres import PgStore
+
+
+@dataclass
+class ImportCounts:
+    records: int = 0
+    kept: int = 0  # the store's record was newer (or as new): left as it is
+    documents: int = 0
+    skipped: int = 0  # unreadable local records, left for the user to look at
+
+
+def import_local(source: Path, store: PgStore) -> ImportCounts:
+    """Copy every readable record (each under its lock in the store), its rerun inputs, and
+    every stack report. A record the store holds with the same or a later `updated_at` is
+    kept, so running the import twice, or after the store moved on, changes nothing."""
+    local = RecordStore(source)
+    runtime = Runtime(source)
+    counts = ImportCounts()
+    for key in local.keys():
+        try:
+            record = local.read(key)
+        except CorruptRecordError as err:
+            print(f"hyops: warning: skipped: {err.message}", file=sys.stderr)
+            counts.skipped += 1
+            continue
+        if record is None:
+            continue
+        try:
+            with store.lock(key, "store-import", timeout=0):
+                current = store.read(key)
+                if current is not None and current.updated_at >= record.updated_at:
+                    counts.kept += 1
+                else:
+                    store.write(record, stamp=False)  # the import keeps when it happened
+                    counts.records += 1
+        except OSError as err:
+            raise RefusedError(f"could not write {store.where(key)}: {err.strerror or err}") from None
+        rerun = runtime.rerun_inputs_path(key, fetch=False)
+        if rerun.is_file():
+            store.put_document(RERUN_INPUTS, key, rerun.read_text(encoding="utf-8"))
+            counts.documents += 1
+    stacks = source / "stacks"
+    for folder in sorted(stacks.iterdir()) if stacks.is_dir() else []:
+        report = report_path(source, folder.name)
+        if report.is_file():
+            store.put_document(STACK_REPORT, folder.name, report.read_text(encoding="utf-8"))
+            counts.documents += 1
+    return counts

@@ -1,0 +1,257 @@
+"""The shared PostgreSQL store with the real engine, the sim cloud and a real server (#12).
+
+Two runners are two checkouts, two runtime roots and two processes that share only what CI
+runners share: the store (records, locks, journals; the engine's `pg` backend for state in
+the same database) and the cloud.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import SIM_MODULES
+from tests.integration.gates import Gate, kill_engines
+from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
+from tests.integration.shared_store import SharedStore
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+PG_BACKEND = 'terraform {\n  backend "pg" {}\n}\n'
+COPY_IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate")
+
+
+def checkout(base: Path, *, pg_backend: bool) -> Path:
+    """A runner's clone of the demo stack (modules/stack.yml), state in the store when asked."""
+    modules = base / "modules"
+    shutil.copytree(SIM_MODULES, modules, ignore=COPY_IGNORE)
+    if pg_backend:
+        for member in ("network", "vm", "config", "health"):
+            (modules / member / "backend.tf").write_text(PG_BACKEND)
+    return base
+
+
+def runner(base: Path, engine: str, sim_root: Path, store: SharedStore, *, pg_backend: bool = True) -> Hyops:
+    root = checkout(base, pg_backend=pg_backend)
+    runtime = root / ".hyops"
+    runtime.mkdir(mode=0o700)
+    return Hyops(root, runtime, engine, sim_root, store.env(), store=store)
+
+
+def start_in_own_group(hy: Hyops, *args: str) -> subprocess.Popen[str]:
+    """A CI job: hyops in its own process group, so the runner can kill the whole group."""
+    return subprocess.Popen([HYOPS, *args], cwd=hy.workdir, env=hy.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def journaled_start(store: SharedStore, key: str, address: str) -> Callable[[], bool]:
+    def seen() -> bool:
+        rec = store.record(key)
+        if rec is None or rec["status"] != "running":
+            return False
+        return any(e.get("type") == "apply_start" and e["hook"]["resource"]["addr"] == address
+                   for e in store.journal_events(key, rec["run_id"]))
+    return seen
+
+
+def findings(report: dict[str, Any], ref: str) -> dict[str, Any]:
+    return next(m for m in report["modules"] if m["module_ref"] == ref)
+
+
+def test_a_runner_killed_mid_create_is_recovered_by_another_from_the_store(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    a = runner(tmp_path / "runner-a", engine_path, sim_root, pg_store)
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_vm", op="create", at="after", times=1)])
+
+    job = start_in_own_group(a, "stack", "apply", "modules/stack.yml")
+    try:
+        provider = gate.wait_started(job)
+        wait_for(journaled_start(pg_store, "demo/vm", "sim_vm.this"), what="the vm's create in the journal")
+        os.killpg(job.pid, signal.SIGKILL)  # the runner dies with its whole job
+        job.communicate()
+        kill_engines(a.workdir / "modules" / "vm", provider["pid"])
+    finally:
+        gate.release()
+    killed_run = pg_store.record("demo/vm")["run_id"]
+    shutil.rmtree(a.workdir)  # the runner, its checkout and its .hyops are gone
+
+    b = runner(tmp_path / "runner-b", engine_path, sim_root, pg_store)
+    seen = b("reconcile", "--stack", "modules/stack.yml", "--json")
+    assert seen.returncode == 3, seen.stderr
+    vm = {f["code"]: f for f in findings(json.loads(seen.stdout), "demo/vm")["findings"]}
+    assert killed_run in vm["stale_running"]["detail"]
+    assert vm["suspect_orphan"]["addresses"] == ["sim_vm.this"] and vm["suspect_orphan"]["evidence"] == "started"
+    assert findings(json.loads(seen.stdout), "demo/network")["findings"] == []  # its state is in the store
+
+    live_vm = [o for o in b.sim_objects() if o["type"] == "sim_vm"]
+    assert len(live_vm) == 1  # the killed create did make it
+    suggested = next(a["command"] for a in vm["suspect_orphan"]["alternatives"] if "--import" in a["command"])
+    adopt = b(*shlex.split(suggested.replace("<id>", live_vm[0]["id"]))[1:])
+    assert adopt.returncode == 0, adopt.stderr
+    settled = b(*shlex.split(vm["stale_running"]["next_actions"][0])[1:])
+    assert settled.returncode == 0, settled.stderr
+    resumed = b("stack", "apply", "modules/stack.yml", "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+    assert [o["id"] for o in b.sim_objects() if o["type"] == "sim_vm"] == [live_vm[0]["id"]]  # never created twice
+    assert {pg_store.record(f"demo/{m}")["status"] for m in ("network", "vm", "config", "health")} == {"ok"}
+    assert b("reconcile", "--stack", "modules/stack.yml").returncode == 0
+
+
+def test_two_runners_applying_one_module_at_once_the_second_is_refused_naming_the_first(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    a = runner(tmp_path / "runner-a", engine_path, sim_root, pg_store)
+    b = runner(tmp_path / "runner-b", engine_path, sim_root, pg_store)
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", times=1)])
+    first = a.start("apply", "modules/network", "--ref", "demo/network")
+    try:
+        gate.wait_started(first)
+        holder = pg_store.record("demo/network")
+        second = b("apply", "modules/network", "--ref", "demo/network")
+        held = b("store", "status", "--json")
+    finally:
+        gate.release()
+    out, err = first.communicate(timeout=300)
+
+    assert second.returncode == 4, second.stderr
+    owner = holder["owner"]
+    assert f"pid {first.pid} on {owner['host']}" in second.stderr and holder["run_id"] in second.stderr
+    assert json.loads(held.stdout)["locks_held"] == [
+        {"key": "demo/network", "holder": json.loads(held.stdout)["locks_held"][0]["holder"]}]
+    assert holder["run_id"] in json.loads(held.stdout)["locks_held"][0]["holder"]
+    assert first.returncode == 0, err
+    assert len([o for o in a.sim_objects() if o["type"] == "sim_network"]) == 1
+
+
+def test_running_is_in_the_store_before_the_provider_creates(
+    hyops_pg: Hyops, pg_store: SharedStore, module_copy: Callable[[str], Path],
+    faults_file: Callable[..., Path], tmp_path: Path,
+) -> None:
+    module_copy("network")
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", at="before", times=1)])
+    job = hyops_pg.start("apply", "modules/network")
+    try:
+        gate.wait_started(job)
+        during = pg_store.record("network")
+        journal_kinds = [kind for kind, _ in pg_store.journal("network", during["run_id"])]
+        live_during = hyops_pg.sim_objects()
+    finally:
+        gate.release()
+    job.communicate(timeout=300)
+
+    assert during["status"] == "running" and during["active_command"] == "apply"
+    assert live_during == []  # the create is parked before the provider made anything
+    assert job.returncode == 0
+    assert journal_kinds[0] == "meta" and "engine" in journal_kinds
+    assert pg_store.record("network")["status"] == "ok"
+    assert not (hyops_pg.runtime_root / "state").exists()  # records live in the store only
+
+
+def test_a_store_that_is_down_before_a_run_refuses_it_and_the_provider_is_untouched(
+    hyops_pg: Hyops, pg_store: SharedStore, module_copy: Callable[[str], Path],
+) -> None:
+    module_copy("network")
+    pg_store.cluster.stop_server()
+    try:
+        refused = hyops_pg("apply", "modules/network")
+    finally:
+        pg_store.cluster.start_server()
+
+    assert refused.returncode == 4, refused.stderr
+    assert "cannot reach the store" in refused.stderr and "Traceback" not in refused.stderr
+    assert pg_store.cluster.password not in refused.stderr
+    assert hyops_pg.sim_calls() == []
+    assert not (hyops_pg.runtime_root / "state").exists()  # nothing local claims otherwise
+    assert pg_store.record("network") is None
+
+
+def test_a_store_lost_mid_run_fails_the_settle_loudly_and_the_journal_tells_reconcile_later(
+    hyops_pg: Hyops, pg_store: SharedStore, module_copy: Callable[[str], Path],
+    faults_file: Callable[..., Path], tmp_path: Path,
+) -> None:
+    module_copy("network")  # state in terraform.tfstate: the engine does not need the server
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", at="before", times=1)])
+    job = hyops_pg.start("apply", "modules/network")
+    try:
+        gate.wait_started(job)
+        wait_for(journaled_start(pg_store, "network", "sim_network.this"), what="the create in the journal")
+        run_id = pg_store.record("network")["run_id"]
+        pg_store.cluster.stop_server()
+        gate.release()
+        out, err = job.communicate(timeout=300)
+    finally:
+        gate.release()
+        pg_store.cluster.start_server()
+
+    assert job.returncode == 1, err
+    assert "could not write the settled record" in err and "reconcile" in err
+    assert [o["type"] for o in hyops_pg.sim_objects()] == ["sim_network"]  # the engine finished
+    assert pg_store.record("network")["status"] == "running"
+
+    later = hyops_pg("reconcile", "modules/network", "--json")
+    assert later.returncode == 3, later.stderr
+    finding = json.loads(later.stdout)["modules"][0]["findings"][0]
+    assert finding["code"] == "stale_running" and run_id in finding["detail"]
+    assert hyops_pg("reconcile", "modules/network", "--write").returncode == 0
+    assert pg_store.record("network")["status"] == "ok"
+
+
+def test_a_store_schema_newer_than_hyops_is_refused_with_exit_2(hyops_pg: Hyops, pg_store: SharedStore) -> None:
+    pg_store.sql("INSERT INTO hyops.schema_version (version) VALUES (999)")
+
+    for args in (["status", "--all"], ["store", "init"], ["store", "status"]):
+        out = hyops_pg(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "newer than this hyops knows" in out.stderr
+
+
+def test_import_local_moves_records_into_the_store_once_and_keeps_the_local_copy(
+    hyops: Hyops, pg_store: SharedStore, module_copy: Callable[[str], Path],
+) -> None:
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0  # a local record
+    local = hyops.record("network")
+    shared = Hyops(hyops.workdir, hyops.runtime_root, hyops.engine, hyops.sim_root, pg_store.env(), store=pg_store)
+
+    first = shared("store", "import-local", str(hyops.runtime_root))
+    again = shared("store", "import-local", str(hyops.runtime_root))
+
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    assert "1 records" in first.stdout and "0 records (1 kept" in again.stdout
+    assert pg_store.record("network") == local
+    assert hyops.record("network") == local  # the local copy stays
+    assert shared("status", "modules/network").returncode == 0
+    destroyed = shared("destroy", "modules/network")  # the store's rerun inputs serve the destroy
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert pg_store.record("network")["status"] == "destroyed"
+
+
+def test_a_store_url_with_a_password_is_never_printed_nor_given_to_the_engine(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    a = runner(tmp_path / "runner-a", engine_path, sim_root, pg_store)
+    password = pg_store.cluster.password
+    with_password = pg_store.url.replace("hyops_admin@", f"hyops_admin:{password}@")
+    out = a("apply", "modules/network", "--ref", "demo/network", env={"HYOPS_STORE": with_password})
+
+    assert out.returncode == 2, out.stderr
+    assert password not in out.stdout + out.stderr
+    assert "PGPASSWORD" in out.stderr
+    assert a.sim_calls() == []
