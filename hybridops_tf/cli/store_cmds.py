@@ -84,7 +84,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
 
     \b
     Example:
-      hyops --store postgresql://hyops@db:5432/platform store status --json
+      hyops store status --json   # with HYOPS_STORE set
     """
     from hybridops_tf.store import open_store
 
