@@ -1,0 +1,103 @@
+"""The pure parts of the shared store (no server): selection, redaction, lock ids, the pg
+backend's arguments, and a journal that cannot reach its server."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from hybridops_tf import store
+from hybridops_tf.errors import UsageError
+from hybridops_tf.record import RecordStore
+from hybridops_tf.store import backend, redact_url
+from hybridops_tf.store.postgres import PgJournal, _lock_parts, lock_id
+
+
+@pytest.fixture(autouse=True)
+def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HYOPS_STORE", raising=False)
+    store.configure(None)
+    yield
+    store.configure(None)
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://ci:s3cret@db:5432/platform", "postgresql://ci:***@db:5432/platform"),
+    ("postgresql://ci@db/platform?password=s3cret&sslmode=require", "postgresql://ci@db/platform?password=***&sslmode=require"),
+    ("postgres://ci:p%40ss@db/x", "postgres://ci:***@db/x"),
+    ("postgresql://ci@db:5432/platform", "postgresql://ci@db:5432/platform"),
+])
+def test_a_url_is_printed_without_its_password(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+def test_no_setting_is_the_local_root_and_the_option_wins_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert isinstance(store.open_store(tmp_path), RecordStore)
+    monkeypatch.setenv("HYOPS_STORE", "postgresql://env@db/x")
+    assert store.selected_url() == "postgresql://env@db/x"
+    store.configure("postgresql://opt@db/x")
+    assert store.selected_url() == "postgresql://opt@db/x"
+
+
+def test_a_store_url_that_is_not_postgresql_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
+    store.configure("mysql://u:pw@db/x")
+    with pytest.raises(UsageError) as err:
+        store.open_store(tmp_path)
+    assert "postgresql://USER@HOST:PORT/DATABASE" in err.value.message
+    assert "pw" not in err.value.message
+
+
+def test_lock_ids_are_stable_distinct_and_match_what_pg_locks_shows() -> None:
+    assert lock_id("demo/vm") == lock_id("demo/vm")
+    assert len({lock_id(k) for k in ("demo/vm", "demo/vm@stg", "demo/network", "vm")}) == 4
+    for key in ("demo/vm", "a", "x/y@z"):
+        high, low = _lock_parts(key)
+        assert ((high << 32) | low) == lock_id(key) & 0xFFFFFFFFFFFFFFFF
+        assert 0 <= high < 2**32 and 0 <= low < 2**32
+
+
+def test_schema_names_are_valid_identifiers_and_distinct_for_long_refs() -> None:
+    assert backend.schema_name("platform/Network-1") == "hyops_platform_network_1"
+    long_a, long_b = "team/" + "a" * 80, "team/" + "a" * 79 + "b"
+    assert len(backend.schema_name(long_a)) <= 63 and backend.schema_name(long_a) != backend.schema_name(long_b)
+
+
+def test_the_pg_backend_gets_the_store_url_and_a_schema_only_for_a_pg_backend(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "main.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    assert backend.init_args(tmp_path, "demo/vm") == []  # no store: nothing to configure
+    store.configure("postgresql://ci@db:5432/platform?sslmode=require")
+    assert backend.init_args(tmp_path, "demo/vm") == [
+        "-backend-config=conn_str=postgresql://ci@db:5432/platform?sslmode=require",
+        "-backend-config=schema_name=hyops_demo_vm"]
+    assert backend.init_args(plain, "demo/vm") == []
+
+
+@pytest.mark.parametrize("url", ["postgresql://ci:s3cret@db/x", "postgresql://ci@db/x?password=s3cret"])
+def test_a_password_in_the_url_is_never_handed_to_the_engine(tmp_path: Path, url: str) -> None:
+    (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
+    store.configure(url)
+    with pytest.raises(UsageError) as err:
+        backend.init_args(tmp_path, "demo/vm")
+    assert "s3cret" not in err.value.message and "PGPASSWORD" in err.value.message
+
+
+def test_a_journal_that_cannot_reach_its_server_drops_lines_and_says_so_never_blocking() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    journal = PgJournal(f"postgresql://ci:pw@127.0.0.1:{port}/x?connect_timeout=1", "demo/vm", "apply-1")
+    for i in range(3):
+        journal.line(f'{{"n": {i}}}', "event")
+    journal.complete()
+
+    problem = journal.close()
+
+    assert problem is not None and "did not reach the store's journal" in problem
+    assert "pw" not in problem.replace("postgresql://ci:***", "")
