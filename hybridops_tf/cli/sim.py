@@ -97,6 +97,11 @@ def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
     """List the live objects of the simulated cloud.
 
     \b
+    Exit codes:
+      0  listed (none is fine)
+      2  the sim root or the faults file ($HYOPS_SIM_FAULTS) is unreadable
+
+    \b
     Example:
       hyops sim ls --json
     """
@@ -131,7 +136,11 @@ def check_faults_cmd(ctx: click.Context, file: Path | None, sim_root: Path | Non
     A relative FILE is taken from the current directory, as hyops hands it to the engine;
     the first line names the absolute file checked. `times` counts per run of the file (one
     write to the next) in the sim cloud: each rule shows how often it fired in this run.
-    Exit 0 when the file is usable, 2 with one line naming the problem when it is not.
+
+    \b
+    Exit codes:
+      0  the file is usable
+      2  it is not (one line naming the file and the problem)
 
     \b
     Example:
@@ -157,6 +166,11 @@ def install_cmd(ctx: click.Context) -> None:
 
     hyops does this by itself for modules that use the sim provider; run it to use raw
     tofu/terraform on those modules with the lines it prints.
+
+    \b
+    Exit codes:
+      0  written
+      1  the runtime root is not writable
 
     \b
     Example:
