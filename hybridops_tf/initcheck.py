@@ -70,17 +70,11 @@ def requirements(module_dir: Path) -> str:
 
     A file that does not parse makes the digest unique, so init runs and the engine reports
     the syntax error itself."""
-    import hcl2
-
     projection: list[Any] = []
     for directory in _tree(module_dir):
         for path in _config_files(directory):
             try:
-                if path.name.endswith(".tf.json"):
-                    doc = json.loads(path.read_text(encoding="utf-8"))
-                else:
-                    with path.open(encoding="utf-8") as fh:
-                        doc = hcl2.load(fh)
+                doc = _parse(path)
             except Exception as err:  # noqa: BLE001 - any parse failure: let init and the engine say why
                 projection.append([str(path), "unparsable", repr(err)[:200]])
                 continue
@@ -88,6 +82,17 @@ def requirements(module_dir: Path) -> str:
                 module_dir.resolve()) else path), _project(doc)])
     text = json.dumps(projection, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _parse(path: Path) -> Any:
+    """One configuration file as python-hcl2 (or json, for .tf.json) reads it; raises on any
+    syntax the parser does not take."""
+    if path.name.endswith(".tf.json"):
+        return json.loads(path.read_text(encoding="utf-8"))
+    import hcl2
+
+    with path.open(encoding="utf-8") as fh:
+        return hcl2.load(fh)
 
 
 def _project(doc: Any) -> dict[str, Any]:
@@ -167,15 +172,9 @@ def _write_stamp(marker_dir: Path, module_dir: Path, doc: dict[str, Any]) -> Non
 def backend_type(module_dir: Path) -> str | None:
     """The backend the root module declares (`backend "pg" {}` -> "pg"), None for none or
     when its files do not parse (init and the engine then say why)."""
-    import hcl2
-
     for path in _config_files(module_dir):
         try:
-            if path.name.endswith(".tf.json"):
-                doc = json.loads(path.read_text(encoding="utf-8"))
-            else:
-                with path.open(encoding="utf-8") as fh:
-                    doc = hcl2.load(fh)
+            doc = _parse(path)
         except Exception:  # noqa: BLE001 - any parse failure: the engine reports it at init
             return None
         for block in _blocks(doc.get("terraform") if isinstance(doc, dict) else None):
