@@ -176,7 +176,7 @@ class Runtime:
         from hybridops_tf.store import backend
 
         engine.ensure_init(self.root / "cache" / "init", folder.path / "init.log" if folder is not None else None,
-                           announce=_note, extra=backend.init_args(target.directory, target.ref))
+                           announce=_note, extra=lambda: backend.init_args(target.directory, target.ref))
         return engine
 
     def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:

@@ -48,7 +48,7 @@ class Engine:
     def ensure_init(
         self, marker_dir: Path, log_path: Path | None = None, *,
         announce: Callable[[str], None] | None = None, announce_first: bool = False, record: bool = True,
-        extra: Sequence[str] = (),
+        extra: Sequence[str] | Callable[[], Sequence[str]] = (),
     ) -> bool:
         """`init` when the module needs it (hybridops_tf.initcheck says why); True if it ran.
 
@@ -63,7 +63,7 @@ class Engine:
         if announce is not None and (announce_first or why != initcheck.NOT_INITIALISED):
             announce(f"running `init` in {self.module_dir} ({why}): it writes .terraform/ there and "
                      "changes no state")
-        self.init(log_path, extra=extra)
+        self.init(log_path, extra=extra() if callable(extra) else extra)  # computed only when init runs
         if record:
             initcheck.remember_init(self.module_dir, marker_dir)
         return True

@@ -125,10 +125,14 @@ class PgStore:
                 self._conn = conn
             return self._conn
 
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read; RefusedError (exit 4) when the server cannot answer."""
+    def _query(self, sql: str, params: tuple[Any, ...] = (), key: str | None = None) -> list[tuple[Any, ...]]:
+        """Rows of a read (on the lock's connection when this process holds `key`'s lock: an
+        operation then needs no other); RefusedError (exit 4) when the server cannot answer."""
         psycopg = _psycopg()
+        held = self._held.get(key) if key is not None else None
         try:
+            if held is not None:
+                return held.query(sql, params)
             conn = self._connection()
             return list(conn.execute(sql, params).fetchall())
         except StoreUnavailable as err:
@@ -174,7 +178,7 @@ class PgStore:
         return f"PostgreSQL store {redact_url(self.url)}"
 
     def read(self, key: str) -> OperationRecord | None:
-        rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,))
+        rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,), key)
         if not rows:
             return None
         try:
@@ -183,7 +187,7 @@ class PgStore:
             raise CorruptRecordError(Path(key), str(err), where=self.where(key)) from None
 
     def read_raw(self, key: str) -> dict[str, Any] | None:
-        rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,))
+        rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,), key)
         doc = json.loads(rows[0][0]) if rows else None
         return doc if isinstance(doc, dict) else None
 
@@ -245,7 +249,7 @@ class PgStore:
     def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
         """What the journal holds of a run; None when it holds nothing of it."""
         rows = self._query(f"SELECT kind, body FROM {SCHEMA}.journal WHERE key = %s AND run_id = %s ORDER BY id",
-                           (key, run_id))
+                           (key, run_id), key)
         if not rows:
             return None
         kinds = {kind for kind, _ in rows}
@@ -255,13 +259,13 @@ class PgStore:
     # -- documents (rerun inputs, stack reports) -----------------------------------------
 
     def put_document(self, kind: str, name: str, text: str) -> None:
-        self._write(None, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
+        self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
                           "ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, updated_at = now()",
                     (kind, name, text))
 
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         """Bring the store's copy of a document to `path` (the local file readers use)."""
-        rows = self._query(f"SELECT body FROM {SCHEMA}.documents WHERE kind = %s AND name = %s", (kind, name))
+        rows = self._query(f"SELECT body FROM {SCHEMA}.documents WHERE kind = %s AND name = %s", (kind, name), name)
         if not rows:
             return
         try:
@@ -335,6 +339,12 @@ class PgLock:
                     f"{self.timeout:g}s; wait for it to finish or raise --lock-timeout")
         return (f"module {self.key} is locked by {who or 'another process'}; "
                 "wait for it to finish or pass --lock-timeout SECONDS")
+
+    def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        with self._guard:
+            if self._conn is None or self._conn.closed:
+                raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
+            return list(self._conn.execute(sql, params).fetchall())
 
     def write(self, sql: str, params: tuple[Any, ...]) -> None:
         """A write in one transaction that first proves this session still holds the lock."""
