@@ -134,6 +134,15 @@ class Runtime:
         comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
         RefusedError when the key cannot be read or made.
         """
+        from hybridops_tf.store import open_store, selected_url
+
+        if selected_url() is not None:  # every runner of a shared store digests with one key
+            path_text = f"the inputs digest key in {open_store(self.root).describe()}"
+            try:
+                key = open_store(self.root).digest_key(create)  # type: ignore[union-attr]
+            except OSError as err:
+                raise RefusedError(f"cannot use {path_text}: {err.strerror or err}; nothing was run") from None
+            return key
         path = self.digest_key_path()
         try:
             key = _read_key(path)
@@ -198,6 +207,9 @@ class Runtime:
         # always explicit: the record key and the engine must agree on the workspace, whatever
         # the caller's TF_WORKSPACE or a `workspace select` in the module directory says
         env["TF_WORKSPACE"] = workspace or "default"
+        from hybridops_tf.store import backend
+
+        env.update(backend.state_lock_wait_env(directory, os.environ))
         return env
 
     def meta(self, req: Any, run_id: str, resolved: ResolvedInputs) -> dict[str, Any]:

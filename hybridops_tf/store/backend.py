@@ -4,12 +4,19 @@ A module that declares `terraform { backend "pg" {} }` gets, at init, the store'
 `conn_str` (never with a password: the engine's driver reads PGPASSWORD / PGPASSFILE /
 a service file from the environment, as hyops's does) and a schema of its own derived from
 its ref; workspaces are the backend's own (one row per workspace in that schema).
+
+The engine's pg backend keys its state lock by the state's row id, which starts at 1 in
+every schema (and takes a database-wide lock while it creates a workspace), so modules
+whose state is in one database contend for the same advisory lock (OpenTofu issue 2218).
+Such modules' engine commands get `-lock-timeout` (STATE_LOCK_WAIT) through TF_CLI_ARGS_*:
+they wait for each other instead of failing; a `-lock-timeout` the user passes wins.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -45,3 +52,28 @@ def init_args(module_dir: Path, module_ref: str) -> list[str]:
     if initcheck.backend_type(module_dir) != "pg":
         return []
     return [f"-backend-config=conn_str={conn_str(url)}", f"-backend-config=schema_name={schema_name(module_ref)}"]
+
+
+STATE_LOCK_WAIT = "600s"
+_LOCKING_COMMANDS = ("plan", "apply", "destroy", "refresh", "import")
+_PG_BACKEND = re.compile(r'\bbackend\s+"pg"|"backend"\s*:\s*\{\s*"pg"')  # HCL, or .tf.json
+
+
+def state_lock_wait_env(module_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """TF_CLI_ARGS_<command> with `-lock-timeout` for a pg-backend module under a shared
+    store (a cheap text check: a false positive only makes the engine wait for its lock)."""
+    if selected_url() is None or not _declares_pg_backend(module_dir):
+        return {}
+    env = {}
+    for command in _LOCKING_COMMANDS:
+        name = f"TF_CLI_ARGS_{command}"
+        env[name] = f"-lock-timeout={STATE_LOCK_WAIT} {environ.get(name, '')}".strip()
+    return env
+
+
+def _declares_pg_backend(module_dir: Path) -> bool:
+    try:
+        files = [p for p in module_dir.iterdir() if p.name.endswith((".tf", ".tf.json"))]
+        return any(_PG_BACKEND.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
+    except OSError:
+        return False

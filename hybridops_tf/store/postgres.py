@@ -275,6 +275,26 @@ class PgStore:
         except OSError:
             pass  # the local copy is a cache; its readers treat a missing file as no document
 
+    def digest_key(self, create: bool) -> bytes | None:
+        """The store's key for `inputs_digest`, shared by every runner (the first one makes it;
+        a concurrent first maker's insert loses and reads the winner's)."""
+        import secrets
+
+        query = f"SELECT body FROM {SCHEMA}.documents WHERE kind = 'secret' AND name = 'digest.key'"
+        rows = self._query(query)
+        if not rows and create:
+            self._write(None, f"INSERT INTO {SCHEMA}.documents (kind, name, body) VALUES ('secret', 'digest.key', %s) "
+                              "ON CONFLICT (kind, name) DO NOTHING", (secrets.token_hex(32),))
+            rows = self._query(query)
+        if not rows:
+            return None
+        try:
+            return bytes.fromhex(rows[0][0])
+        except ValueError:
+            raise StoreUnavailable("the store's digest key is damaged (not hex); delete the row "
+                                   "(documents, kind 'secret'): a new one is made, and `stack apply "
+                                   "--resume` then reruns every member") from None
+
     # -- `hyops store status` --------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:

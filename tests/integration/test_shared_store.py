@@ -102,8 +102,10 @@ def test_a_runner_killed_mid_create_is_recovered_by_another_from_the_store(
     assert adopt.returncode == 0, adopt.stderr
     settled = b(*shlex.split(vm["stale_running"]["next_actions"][0])[1:])
     assert settled.returncode == 0, settled.stderr
-    resumed = b("stack", "apply", "modules/stack.yml", "--resume")
+    resumed = b("stack", "apply", "modules/stack.yml", "--resume", "--json")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    members = {m["name"]: m["status"] for m in json.loads(resumed.stdout)["members"]}
+    assert members["network"] == "skipped"  # one digest key in the store: A's ok run counts for B
 
     assert [o["id"] for o in b.sim_objects() if o["type"] == "sim_vm"] == [live_vm[0]["id"]]  # never created twice
     assert {pg_store.record(f"demo/{m}")["status"] for m in ("network", "vm", "config", "health")} == {"ok"}

@@ -101,3 +101,19 @@ def test_a_journal_that_cannot_reach_its_server_drops_lines_and_says_so_never_bl
 
     assert problem is not None and "did not reach the store's journal" in problem
     assert "pw" not in problem.replace("postgresql://ci:***", "")
+
+
+def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_own_args(tmp_path: Path) -> None:
+    (tmp_path / "backend.tf.json").write_text('{"terraform": {"backend": {"pg": {}}}}')
+    env = {"TF_CLI_ARGS_apply": "-parallelism=2"}
+    assert backend.state_lock_wait_env(tmp_path, env) == {}  # the local store: the engine's own rules
+    store.configure("postgresql://ci@db/x")
+
+    args = backend.state_lock_wait_env(tmp_path, env)
+
+    assert args["TF_CLI_ARGS_apply"] == f"-lock-timeout={backend.STATE_LOCK_WAIT} -parallelism=2"
+    assert args["TF_CLI_ARGS_plan"] == f"-lock-timeout={backend.STATE_LOCK_WAIT}"
+    other = tmp_path / "local"
+    other.mkdir()
+    (other / "main.tf").write_text('resource "sim_network" "this" {}\n')
+    assert backend.state_lock_wait_env(other, env) == {}
