@@ -19,6 +19,7 @@ from typing import Any
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
+from hybridops_tf.liveness import host_name
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.model import (
     PRIORITY,
@@ -150,7 +151,7 @@ def _no_record(ev: ModuleEvidence, cmd: Commands) -> Finding:
 
 def _progress_summary(progress: Mapping[str, ResourceProgress] | None) -> str:
     if not progress:
-        return "its events.jsonl shows no resource activity"
+        return "its events show no resource activity"
     counts: dict[str, int] = {}
     for p in progress.values():
         counts[p.status.value] = counts.get(p.status.value, 0) + 1
@@ -165,6 +166,10 @@ def _stale(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Reso
               f"{rec.started_at or '?'}{who}) but no live process holds the module lock: hyops "
               f"stopped mid-{command} and the outcome is uncertain; {_progress_summary(progress)}. "
               "`--write` settles it as error and lists the creates that left no state as suspect orphans")
+    if rec.owner is not None and rec.owner.host != host_name():
+        detail += (f"; it ran on another machine ({rec.owner.host}): a runner cut off from the store "
+                   "(rather than gone) may still run its engine, which hyops cannot see from here: "
+                   "make sure that runner is gone before --write")
     return _finding(ev, Code.STALE_RUNNING, detail, [cmd.write(ev.where)])
 
 
@@ -182,7 +187,7 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
 
 
 def _origin(run: str, evidence: OrphanEvidence | None, interrupted: bool) -> str:
-    where = f"the interrupted run {run} (its events.jsonl)" if interrupted else f"run {run}"
+    where = f"the interrupted run {run} (its events)" if interrupted else f"run {run}"
     if evidence is OrphanEvidence.STARTED:
         return f"a create started in {where}"
     if evidence is OrphanEvidence.PLANNED:

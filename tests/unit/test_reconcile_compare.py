@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
+
+import pytest
 
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.lifecycle import Status
@@ -80,6 +83,21 @@ def test_a_running_record_nobody_holds_the_lock_of_is_stale_running() -> None:
 
     assert "apply-9" in finding.detail and "pid 4242 on ci-7" in finding.detail
     assert finding.next_actions == (f"hyops reconcile {R} --write",)
+
+
+def test_a_stale_run_from_another_machine_says_its_engine_may_still_run_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ev = evidence(record=record(Status.RUNNING, run_id="apply-9"), lock_free=True, state=state())
+
+    module = sys.modules["hybridops_tf.reconcile.compare"]  # the package exports a function of that name
+    monkeypatch.setattr(module, "host_name", lambda: "ci-7")
+    here = only(compare(ev, CMD), Code.STALE_RUNNING)
+    monkeypatch.setattr(module, "host_name", lambda: "runner-b")
+    elsewhere = only(compare(ev, CMD), Code.STALE_RUNNING)
+
+    assert "another machine" not in here.detail
+    assert "another machine (ci-7)" in elsewhere.detail and "before --write" in elsewhere.detail
 
 
 def test_a_running_record_whose_lock_is_held_is_not_judged() -> None:
