@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hybridops_tf.errors import RefusedError, UsageError
 from hybridops_tf.fsutil import atomic_write_text, register_private_root
@@ -97,8 +98,17 @@ def connect(url: str, *, server_keepalive: bool = False) -> Any:
 
 
 def _first_line(err: BaseException) -> str:
+    """The driver's message, first line, with any URL password in it masked (libpq may quote
+    the connection string it could not parse)."""
     text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__
+    line = text[0] if text else type(err).__name__
+    from hybridops_tf.store import selected_url
+
+    url = selected_url()
+    password = urlsplit(url).password if url else None
+    if password:
+        line = line.replace(password, "***")
+    return redact_url(line)
 
 
 class PgStore:

@@ -117,3 +117,12 @@ def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_o
     other.mkdir()
     (other / "main.tf").write_text('resource "sim_network" "this" {}\n')
     assert backend.state_lock_wait_env(other, env) == {}
+
+
+def test_a_driver_error_that_quotes_the_url_never_shows_its_password() -> None:
+    from hybridops_tf.store.postgres import _first_line
+
+    store.configure("postgresql://ci:hunter2@db/x")
+    shown = _first_line(ValueError('invalid dsn: "postgresql://ci:hunter2@db/x" near hunter2\nmore'))
+
+    assert "hunter2" not in shown and shown.startswith("invalid dsn")
