@@ -6,6 +6,7 @@ import json
 import shlex
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from hybridops_tf.cli.options import input_options, lock_option, workspace, work
 from hybridops_tf.cli.render import format_option
 
 _DETAIL_WIDTH = 88
+_NOTE_LOCK = threading.Lock()
 
 
 def hyops_prefix(ctx: click.Context) -> str:
@@ -46,14 +48,16 @@ def hyops_prefix(ctx: click.Context) -> str:
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
 @click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
               help="Adopt a live object into state with the engine's import. Repeatable.")
+@click.option("--parallelism", type=click.IntRange(min=1), default=4, show_default=True,
+              help="How many modules of --stack/--all are checked at the same time.")
 @input_options
 @lock_option
 @workspace_option
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
-                  forget: tuple[str, ...], imports: tuple[str, ...], inputs_file: Path | None,
-                  var_options: tuple[str, ...], lock_timeout: float) -> None:
+                  forget: tuple[str, ...], imports: tuple[str, ...], parallelism: int,
+                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
     Read-only unless --write, --import or --forget-orphan is given; never prompts.
@@ -73,6 +77,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       hyops reconcile --all
       hyops reconcile modules/sim/network --json
       hyops reconcile --all --format markdown >> "$GITHUB_STEP_SUMMARY"
+      hyops reconcile --stack modules/sim/stack.yml --parallelism 8
       hyops reconcile modules/sim/network --import sim_network.this=net-1a2b3c4d
       hyops reconcile modules/sim/network --write
     """
@@ -87,7 +92,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
-        note=lambda text: click.echo(f"hyops: {text}", err=True),
+        note=_note, parallelism=parallelism,
     )
     report = reconcile(req)
     for message, _ in report.errors:
@@ -102,6 +107,12 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     else:
         _render(report)
     ctx.exit(report.exit_code)
+
+
+def _note(text: str) -> None:
+    """One whole line per note, in one write: notes come from several worker threads."""
+    with _NOTE_LOCK:
+        click.echo(f"hyops: {text}", err=True)
 
 
 def _wrap(text: str) -> list[str]:

@@ -13,6 +13,17 @@ Why it is careful about writing: a read-only reconcile must change nothing anywh
 Each part of the evidence is gathered on its own: when one fails, its reason goes to
 `unchecked` and the rest still reaches `compare` (and `--write` then writes nothing).
 
+The fewest engine calls: `show -json`, the refresh-only plan and, only for an `error` or
+`running` record or one with suspect orphans, the normal plan. That normal plan runs with
+`-refresh=false` when the refresh-only plan succeeded and showed no drift: the live objects
+then match the saved state, so refreshing again would plan from the same values (same
+changes, same output verdict) at the cost of reading every object a second time. After
+drift (or a failed refresh-only plan) it refreshes: apply would plan from the live objects,
+and a `-refresh=false` plan would miss e.g. the re-create of a vanished object.
+`--write` reads the engine once under the lock: its report reuses that `EngineEvidence`
+with the record it wrote (only a normal plan the new record needs and the old did not,
+e.g. `ok` demoted to `error`, is then run).
+
 When there are suspect orphans to look up, the normal plan is saved to a private temporary
 file (RAM-backed /dev/shm when there is one, removed at once) so that `show -json` of it
 gives the attributes each create was planned with; only their redacted form is kept.
@@ -20,6 +31,7 @@ gives the attributes each create was planned with; only their redacted form is k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -169,8 +181,53 @@ def _read_record(store: Store, ref: str) -> tuple[OperationRecord | None, str | 
         return None, err.message
 
 
+@dataclass(frozen=True)
+class EngineEvidence:
+    """The engine's half of one module's evidence (what `_engine_evidence` read)."""
+
+    state: StateSnapshot | None = None
+    refresh: PlanEvidence | None = None
+    plan: PlanEvidence | None = None
+    errored_state: bool = False
+    unchecked: tuple[str, ...] = ()  # engine setup, state and refresh-only plan
+    plan_unchecked: tuple[str, ...] = ()  # the normal plan's failure
+    planned_attributes: dict[str, dict[str, Any]] | None = None
+    plan_kind: str | None = None  # None: no normal plan; "plain"; "attributes" (saved and shown)
+    final: bool = False  # no plan can be run (no engine, inputs missing): nothing more to read
+
+    def changes(self) -> dict[str, Any]:
+        return {"state": self.state, "refresh": self.refresh, "plan": self.plan,
+                "errored_state": self.errored_state, "unchecked": self.unchecked + self.plan_unchecked,
+                "planned_attributes": self.planned_attributes}
+
+
+def _plan_wanted(record: OperationRecord | None) -> str | None:
+    """error/running: may settle ok; suspect orphans: the plan names what to look up."""
+    if record is None or not (record.status in (Status.ERROR, Status.RUNNING) or record.suspect_orphans):
+        return None
+    return "attributes" if record.suspect_orphans or record.status is Status.RUNNING else "plain"
+
+
+def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:
+    """`reuse` as a fresh read for a record wanting `want` would give it; None if it lacks a plan."""
+    if want is None or reuse.final:
+        return dataclasses.replace(reuse, plan=None, plan_unchecked=(), planned_attributes=None, plan_kind=None)
+    if reuse.plan_kind == "attributes" or (want == "plain" and reuse.plan_kind == "plain"):
+        if want == "plain":
+            return dataclasses.replace(reuse, planned_attributes=None, plan_kind="plain")
+        return reuse
+    return None
+
+
 def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     """Read the record, the lock, the last run's events, errored.tfstate, state and plans."""
+    return gather_parts(target, opts)[0]
+
+
+def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | None = None
+                 ) -> tuple[ModuleEvidence, EngineEvidence | None]:
+    """gather, plus the engine's half; with `reuse` (read under the lock this caller still
+    holds), the engine is asked only for what `reuse` lacks."""
     from hybridops_tf.sim import install as sim_install
 
     store = open_store(opts.runtime_root)
@@ -192,7 +249,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
                 "reconcile again when it has finished")
-        return _with(base, unchecked=(busy,))
+        return _with(base, unchecked=(busy,)), None
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:
@@ -206,7 +263,7 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
             base = _with(base, replanned_creates=None)  # until a plan names them
         live = _live_engine(opts.runtime_root, target.key, record.run_id)
         if live is not None:
-            return _with(base, live_engine=live)  # nothing can be judged while it runs
+            return _with(base, live_engine=live), None  # nothing can be judged while it runs
     if record is not None and record.suspect_orphans:
         base = _with(base, orphan_evidence=_listed_evidence(opts.runtime_root, target.key,
                                                             record, run_events))
@@ -215,10 +272,11 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     if directory is None or not exists:
         why = (f"module directory {directory} does not exist" if directory is not None
                else "the module directory is unknown (the record names none)")
-        return _with(base, unchecked=(f"{why}: state and plans were not read",))
+        return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
     if opts.lock_held or store.read_lock_needs_files(target.key):
-        return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
+        parts = _engine_evidence(module, record, opts, reuse)
+        return _replanned(_with(base, **parts.changes()), unseen), parts
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
     # failing on the engine's state lock and recording `error` because of a read.
@@ -226,10 +284,11 @@ def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
 
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
-            return _replanned(_with(base, **_engine_evidence(module, record, opts)), unseen)
+            parts = _engine_evidence(module, record, opts, reuse)
+            return _replanned(_with(base, **parts.changes()), unseen), parts
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
-                                      "reconcile again when it has finished",))
+                                      "reconcile again when it has finished",)), None
 
 
 def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:
@@ -315,12 +374,16 @@ def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
         return None
 
 
-def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions) -> dict[str, Any]:
+def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions,
+                     reuse: EngineEvidence | None = None) -> EngineEvidence:
     """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan."""
     assert target.directory is not None
+    want = _plan_wanted(record)
+    if reuse is not None and (kept := _reusable(reuse, want)) is not None:
+        return kept
     errored = (target.directory / "errored.tfstate").is_file()
     if opts.engine is None:
-        return {"errored_state": errored, "unchecked": (opts.engine_problem or "no engine found",)}
+        return EngineEvidence(errored_state=errored, unchecked=(opts.engine_problem or "no engine found",), final=True)
     try:
         resolved: inputs_mod.ResolvedInputs | None = resolve_inputs(target, opts)
         inputs_problem = None
@@ -329,33 +392,43 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     try:
         engine = _engine(opts, target.directory, resolved, target.workspace, target.module_ref)
     except (EngineError, RefusedError) as err:
-        return {"errored_state": errored, "unchecked": (err.message,)}
+        return EngineEvidence(errored_state=errored, unchecked=(err.message,), final=True)
+    read = reuse if reuse is not None else _read_state_and_refresh(engine, target.directory, errored, inputs_problem)
+    if read.final or want is None:
+        return read
+    if read.refresh is not None and not read.refresh.drift:
+        refresh_again = False  # the live objects match the saved state: plan from it
+    else:
+        refresh_again = True
+    if want == "attributes":
+        plan, why, attributes = _plan_with_attributes(engine, refresh=refresh_again)
+    else:
+        (plan, why), attributes = _plan(engine, refresh_only=False, refresh=refresh_again), None
+    return dataclasses.replace(read, plan=plan, plan_unchecked=(why,) if why else (), planned_attributes=attributes,
+                               plan_kind=want)
+
+
+def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inputs_problem: str | None
+                            ) -> EngineEvidence:
+    """`show -json` and the refresh-only plan (final: no plan can run without the inputs)."""
     unchecked: list[str] = []
     state = None
     try:
         state = parse_state(engine.show_state_doc())
     except (EngineError, StateFormatError) as err:
         unchecked.append(f"state (show -json) could not be read: {getattr(err, 'message', err)}")
-    if errored and state is not None and _errored_was_pushed(engine, target.directory / "errored.tfstate", state):
+    if errored and state is not None and _errored_was_pushed(engine, directory / "errored.tfstate", state):
         errored = False  # the state already holds exactly what errored.tfstate holds
-    refresh = plan = None
-    attributes: dict[str, dict[str, Any]] | None = None
     if inputs_problem and state is not None and state.is_empty:
         # A refresh-only plan of an empty state reads no object and can show no drift; only
         # the inputs are missing (e.g. a module recorded absent never had a rerun file).
-        refresh = PlanEvidence()
-    elif inputs_problem:
+        return EngineEvidence(state, PlanEvidence(), errored_state=errored, unchecked=tuple(unchecked), final=True)
+    if inputs_problem:
         unchecked.append(f"plans not run: {inputs_problem}")
-    else:
-        refresh, why = _plan(engine, refresh_only=True)
-        unchecked += [why] if why else []
-        # error/running: may settle ok; suspect orphans: the plan names what to look up
-        if record is not None and (record.status in (Status.ERROR, Status.RUNNING) or record.suspect_orphans):
-            keep = bool(record.suspect_orphans) or record.status is Status.RUNNING
-            plan, why, attributes = _plan_with_attributes(engine) if keep else (*_plan(engine, refresh_only=False), None)
-            unchecked += [why] if why else []
-    return {"state": state, "refresh": refresh, "plan": plan, "errored_state": errored,
-            "unchecked": tuple(unchecked), "planned_attributes": attributes}
+        return EngineEvidence(state, None, errored_state=errored, unchecked=tuple(unchecked), final=True)
+    refresh, why = _plan(engine, refresh_only=True)
+    unchecked += [why] if why else []
+    return EngineEvidence(state, refresh, errored_state=errored, unchecked=tuple(unchecked))
 
 
 def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:
@@ -373,7 +446,7 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
     from hybridops_tf.store import backend
 
     engine.ensure_init(opts.runtime_root / "cache" / "init", announce=opts.note, announce_first=True,
-                       record=not opts.read_only, extra=backend.init_args(directory, module_ref))
+                       record=not opts.read_only, extra=lambda: backend.init_args(directory, module_ref))
     return engine
 
 
@@ -397,13 +470,14 @@ def _private_tmp() -> str:
     return tempfile.mkdtemp(prefix="hyops-reconcile-", dir=str(shm) if shm.is_dir() else None)
 
 
-def _plan_with_attributes(engine: Engine) -> tuple[PlanEvidence | None, str | None, dict[str, dict[str, Any]] | None]:
+def _plan_with_attributes(engine: Engine, *, refresh: bool = True
+                          ) -> tuple[PlanEvidence | None, str | None, dict[str, dict[str, Any]] | None]:
     """The normal plan, saved to a private temporary file only long enough for `show -json`
     to name what each create would be made with (redacted); None when that part failed."""
     tmp = _private_tmp()
     try:
         out = Path(tmp) / "reconcile.tfplan"
-        plan, why = _plan(engine, refresh_only=False, out=out)
+        plan, why = _plan(engine, refresh_only=False, out=out, refresh=refresh)
         if plan is None or not out.is_file():
             return plan, why, None
         try:
@@ -436,12 +510,14 @@ def planned_attributes(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None) -> tuple[PlanEvidence | None, str | None]:
+def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None,
+          refresh: bool = True) -> tuple[PlanEvidence | None, str | None]:
     """`plan -json -detailed-exitcode`, without `-out` unless a private temporary `out` is given:
-    evidence only, nothing persisted."""
+    evidence only, nothing persisted; `refresh=False` adds `-refresh=false`."""
     lines: list[str] = []
     stderr: list[str] = []
-    argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=["-detailed-exitcode"])
+    extra = ["-detailed-exitcode"] + ([] if refresh else ["-refresh=false"])
+    argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=extra)
     result = engine.stream(argv, lines.append, None, stderr.append)
     if result.interrupted is not None:
         raise Interrupted("interrupted while reading evidence; nothing was changed")

@@ -2,8 +2,15 @@
 
 Order per module: `--write` settles what the evidence allows (a stale `running` first, so
 its orphans become listed), then `--forget-orphan` and `--import`, then `--write` again
-(an import may complete the configuration); last, the evidence is read afresh and compared,
-so the report always describes the module as it is now, not as it was before the writes.
+(an import may complete the configuration); last, the evidence is compared, so the report
+always describes the module as it is now, not as it was before the writes. When the last
+step was a settle, its evidence (read under the module lock, with the record it wrote) is
+that evidence: nothing else changed the module meanwhile, so it is not read a second time;
+after an `--import`/`--forget-orphan` without `--write`, or a failed settle, it is read afresh.
+
+Modules are checked `parallelism` at a time on a thread pool, each on its own (a `--write`
+under its own module lock); the report keeps the order of the targets. The pool runs in the
+main thread's signal forwarder, so Ctrl-C reaches every engine the workers started.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from hybridops_tf.reconcile import orphans, settle_write, targets
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
 from hybridops_tf.reconcile.model import Action, Commands, ModuleEvidence, ModuleReport, Report
+from hybridops_tf.reconcile.settle_write import Settled
 from hybridops_tf.runtime import Runtime
 
-READ_WORKERS = 4  # modules whose evidence is read side by side (engine processes at once)
+DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class ReconcileRequest:
     hyops_prefix: str = "hyops"  # `hyops` plus the global options the user typed
     note: Callable[[str], None] | None = None
     workspace: str | None = None  # a single module's workspace (None: the default one)
+    parallelism: int = DEFAULT_PARALLELISM  # modules checked at the same time
 
     @property
     def read_only(self) -> bool:
@@ -91,54 +100,97 @@ def reconcile(req: ReconcileRequest) -> Report:
                       read_only=False, note=req.note),
         engine_opt=req.engine, lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
-    done: dict[str, tuple[list[Action], list[tuple[str, int]], tuple[str, ...]]] = {}
-    if not req.read_only:
-        for target in chosen:
-            done[target.module_ref] = _mutate(req, target, ctx, imports)
-    with process.FORWARDER, ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(chosen)))) as pool:
-        evidence = list(pool.map(lambda t: gather(t, read_opts), chosen))
+    workers = max(1, min(req.parallelism, len(chosen)))
+    with process.FORWARDER, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hyops-reconcile") as pool:
+        checked = _by_directory(pool, chosen, lambda t: _check(req, t, ctx, read_opts, imports))
     modules: list[ModuleReport] = []
     errors: list[tuple[str, int]] = []
-    for target, ev in zip(chosen, evidence, strict=True):
-        actions, failed, addressed = done.get(target.module_ref, ([], [], ()))
-        errors.extend(failed)
+    for target, one in zip(chosen, checked, strict=True):
+        ev = one.evidence
+        errors.extend(one.failed)
         modules.append(ModuleReport(
             module_ref=target.module_ref, status=_status(ev),
             module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
-            findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(actions),
-            addressed=addressed))
+            findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(one.actions),
+            addressed=one.addressed))
     return Report(tuple(modules), tuple(errors))
 
 
+def _by_directory(pool: ThreadPoolExecutor, chosen: list[Target],
+                  check: Callable[[Target], _Checked]) -> list[_Checked]:
+    """check(target) for each target on the pool, in the targets' order; targets sharing a
+    directory (workspaces of one module) one after the other, as `stack apply` runs them:
+    their engines would share `.terraform/` (an init, the plugin lock file)."""
+    groups: dict[str, list[int]] = {}
+    for i, target in enumerate(chosen):
+        where = str(target.directory.resolve()) if target.directory is not None else f"#{i}"
+        groups.setdefault(where, []).append(i)
+
+    def run(indexes: list[int]) -> list[tuple[int, _Checked]]:
+        return [(i, check(chosen[i])) for i in indexes]
+
+    done: dict[int, _Checked] = {}
+    for future in [pool.submit(run, indexes) for indexes in groups.values()]:
+        done.update(future.result())
+    return [done[i] for i in range(len(chosen))]
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """One module done: what was changed, what failed, and the evidence to report from."""
+
+    evidence: ModuleEvidence
+    actions: tuple[Action, ...] = ()
+    failed: tuple[tuple[str, int], ...] = ()
+    addressed: tuple[str, ...] = ()
+
+
+def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext, read_opts: GatherOptions,
+           imports: list[tuple[str, str]]) -> _Checked:
+    """One module (on a worker thread): the writes asked for, then the evidence to report."""
+    if req.read_only:
+        return _Checked(gather(target, read_opts))
+    actions, failed, addressed, settled = _mutate(req, target, ctx, imports)
+    ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
+    return _Checked(ev, tuple(actions), tuple(failed), addressed)
+
+
 def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
-            imports: list[tuple[str, str]]) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...]]:
+            imports: list[tuple[str, str]]
+            ) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...], Settled | None]:
     """--write, --forget-orphan, --import, --write: stop at the first refusal or failure.
 
     Also returns the addresses a successful --forget-orphan/--import dealt with: the exit
-    code then says whether their findings are gone (Report.exit_code).
+    code then says whether their findings are gone (Report.exit_code); and the last settle
+    when nothing changed the module after it (its evidence is then the report's).
     """
     actions: list[Action] = []
     addressed: list[str] = []
+    last: Settled | None = None
     try:
         if req.write:
-            actions += settle_write.settle(target, ctx)
+            last = settle_write.settle(target, ctx)
+            actions += last.actions
         for address in req.forget:
+            last = None
             actions.append(orphans.forget(target, address, ctx))
             addressed.append(address)
         for address, object_id in imports:
+            last = None
             action = orphans.import_(target, address, object_id, ctx)
             actions.append(action)
             if not action.ok:
-                return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], ()
+                return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], (), None
             addressed.append(address)
         if req.write and (req.forget or imports):
-            actions += settle_write.settle(target, ctx)
+            last = settle_write.settle(target, ctx)
+            actions += last.actions
     except Interrupted:
         raise
     except HyopsError as err:
         actions.append(Action("error", err.message, ok=False))
-        return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], ()
-    return actions, [], tuple(addressed)
+        return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], (), None
+    return actions, [], tuple(addressed), last
 
 
 def _status(ev: ModuleEvidence) -> str:

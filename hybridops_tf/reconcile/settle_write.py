@@ -9,6 +9,11 @@ One settlement needs an engine mutation of state (never of remote objects): when
 holds the full configuration but not its output values (an `import` writes none), the
 refresh runs through `operation.run(command="refresh")`, under the full per-module
 contract, and the module is then judged again.
+
+The evidence the last settle rested on is handed back (`Settled.evidence`), with the record
+as it now is, so the report needs no second read: it was read under the lock, and only
+this settle changed the module since (a plan the new record needs is read before the
+lock is released; evidence.gather_parts).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from hybridops_tf.errors import ExitCode, OperationFailed
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.reconcile import audit, rules
-from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather_parts
 from hybridops_tf.reconcile.model import Action, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record import OperationRecord
@@ -46,19 +51,27 @@ class WriteContext:
     argv: tuple[str, ...] = ()
 
 
-def settle(target: Target, ctx: WriteContext) -> list[Action]:
+@dataclass(frozen=True)
+class Settled:
+    """What one settle did, and the module's evidence after it (with the record it wrote)."""
+
+    actions: list[Action]
+    evidence: ModuleEvidence | None
+
+
+def settle(target: Target, ctx: WriteContext) -> Settled:
     """Apply every settlement the evidence allows; at most one refresh on the way."""
     actions: list[Action] = []
     refreshed = False
     while True:
-        verdict, done = _settle_locked(target, ctx)
+        verdict, done, ev = _settle_locked(target, ctx)
         actions.extend(done)
         if verdict is not Verdict.REFRESH_THEN_OK:
-            return actions
+            return Settled(actions, ev)
         if refreshed:
             actions.append(Action("settle", "unchanged: after a refresh the state still lacks the "
                                   "configuration's output values (see the plan)"))
-            return actions
+            return Settled(actions, ev)
         actions.append(_refresh(target, ctx))
         refreshed = True
 
@@ -79,13 +92,15 @@ def _summary(ev: ModuleEvidence) -> dict[str, object]:
     }
 
 
-def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Action]]:
+def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Action], ModuleEvidence]:
+    """One settle under the lock: the verdict, the actions and the evidence to report from."""
     root = ctx.gather.runtime_root
     store = open_store(root)
     run_id = new_run_id("reconcile")
     Runtime(root).ensure_root()
+    opts = dataclasses.replace(ctx.gather, lock_held=True)
     with process.FORWARDER, store.lock(target.key, run_id, ctx.lock_timeout):
-        ev = gather(target, dataclasses.replace(ctx.gather, lock_held=True))
+        ev, parts = gather_parts(target, opts)
         before = ev.record
         steps: list[Decision] = []
         record: OperationRecord | None = None
@@ -110,11 +125,14 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
             decision = rules.decide(ev)
         if record is None:
             if decision.verdict is Verdict.NONE and (ev.unchecked or ev.engine_alive):
-                return decision.verdict, [Action("settle", decision.reason, ok=False)]
+                return decision.verdict, [Action("settle", decision.reason, ok=False)], ev
             if decision.verdict is Verdict.NONE:
-                return decision.verdict, [Action("settle", f"unchanged: {decision.reason}")]
-            return decision.verdict, []
-        return decision.verdict, [_write(target, ctx, store, before, record, steps, ev, run_id)]
+                return decision.verdict, [Action("settle", f"unchanged: {decision.reason}")], ev
+            return decision.verdict, [], ev
+        action = _write(target, ctx, store, before, record, steps, ev, run_id)
+        # the record changed: what it derives (orphans, progress, plan wanted) is read again
+        after, _ = gather_parts(target, opts, reuse=parts)
+        return decision.verdict, [action], after
 
 
 def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRecord | None,

@@ -1,0 +1,124 @@
+"""How many engine calls `hyops reconcile` makes per finding, so the count cannot creep back
+up: the engine is a wrapper that logs each call's arguments, then runs the real engine.
+
+Per module: `show -json` and one refresh-only plan; a normal plan only for an `error` or
+`running` record (or one with suspect orphans), with `-refresh=false` when the refresh-only
+plan showed no drift; `--write` reads all of it once, under the lock, and reports from it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.integration.hyops_cli import Hyops
+
+SEP = "\x1f"
+
+
+@pytest.fixture
+def calls_log(tmp_path: Path) -> Path:
+    return tmp_path / "engine-calls.log"
+
+
+@pytest.fixture
+def counted(hyops: Hyops, engine_path: str, tmp_path: Path, calls_log: Path) -> Hyops:
+    """`hyops` whose engine logs every call (one line, arguments joined by \\x1f) to calls_log."""
+    wrapper = tmp_path / "bin" / "terraform"
+    wrapper.parent.mkdir()
+    wrapper.write_text("#!/bin/sh\n"
+                       f"(IFS='{SEP}'; printf '%s\\n' \"$*\") >> {shlex.quote(str(calls_log))}\n"
+                       f"exec {shlex.quote(engine_path)} \"$@\"\n")
+    wrapper.chmod(0o755)
+    hyops.engine = str(wrapper)
+    return hyops
+
+
+def engine_calls(log: Path) -> list[str]:
+    """Each logged call as `SUBCOMMAND [-refresh-only] [-refresh=false] [-out]`, version probes left out."""
+    out = []
+    for line in log.read_text().splitlines() if log.is_file() else []:
+        args = line.split(SEP)
+        words = [a for a in args if not a.startswith("-")]
+        if not words or words[0] == "version":
+            continue
+        flags = [a for a in args if a in ("-refresh-only", "-refresh=false")]
+        flags += ["-out"] if any(a.startswith("-out=") for a in args) else []
+        out.append(" ".join([words[0], *flags]))
+    return out
+
+
+def reconcile_calls(hyops: Hyops, log: Path, *args: str, code: int = 0) -> tuple[list[str], dict]:
+    log.unlink(missing_ok=True)
+    done = hyops("reconcile", "modules/network", "--json", *args)
+    assert done.returncode == code, done.stdout + done.stderr
+    return engine_calls(log), json.loads(done.stdout)
+
+
+def set_error(hyops: Hyops) -> None:
+    rec = hyops.record("network")
+    assert rec is not None
+    rec.update(status="error", failed_command="apply", last_error="killed by a test")
+    hyops.write_record("network", rec)
+
+
+def test_a_healthy_module_costs_one_show_and_one_refresh_only_plan(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+
+    calls, doc = reconcile_calls(counted, calls_log)
+
+    assert calls == ["show", "plan -refresh-only"]
+    assert doc["consistent"] is True
+
+
+def test_an_error_record_adds_one_plan_without_a_second_refresh(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+    set_error(counted)
+
+    calls, doc = reconcile_calls(counted, calls_log, code=3)
+
+    assert calls == ["show", "plan -refresh-only", "plan -refresh=false"]
+    [module] = doc["modules"]
+    assert [f["code"] for f in module["findings"]] == ["partial_apply"]
+    assert "--write` records ok" in module["findings"][0]["detail"]
+
+
+def test_write_reads_the_evidence_once_and_reports_the_settled_record_from_it(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+    set_error(counted)
+
+    calls, doc = reconcile_calls(counted, calls_log, "--write")
+
+    assert calls == ["show", "plan -refresh-only", "plan -refresh=false"]
+    [module] = doc["modules"]
+    assert module["status"] == "ok" and module["findings"] == [] and doc["consistent"] is True
+    assert (counted.record("network") or {})["status"] == "ok"
+
+
+def test_after_drift_the_plan_of_an_error_record_refreshes(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+    set_error(counted)
+    [live] = counted.sim_objects()
+    (counted.sim_root / "objects" / f"{live['id']}.json").unlink()
+
+    calls, doc = reconcile_calls(counted, calls_log, code=3)
+
+    assert calls == ["show", "plan -refresh-only", "plan"]
+    [module] = doc["modules"]
+    assert any("create sim_network.this" in f["detail"] for f in module["findings"])
