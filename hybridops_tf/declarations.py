@@ -163,15 +163,29 @@ def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
     """HCL text in python-hcl2's dict form, strings unquoted (also for `.tfvars` files);
     UsageError naming `path` when it does not parse."""
     import hcl2
+    from lark.exceptions import UnexpectedInput, VisitError
 
     options = _serialization_options()
     try:
         if options is not None:
             return hcl2.loads(text, serialization_options=options)
         parsed = hcl2.loads(text)
-    except Exception as exc:  # lark's parse errors and python-hcl2's own, alike
+    except (UnexpectedInput, RecursionError) as exc:  # not HCL, or nested beyond the parser's reach
         raise UsageError(f"cannot parse {path}: {reason(exc)}; fix the HCL syntax") from exc
+    except VisitError as exc:  # raised inside python-hcl2's transformer
+        if isinstance(exc.orig_exc, RuntimeError):  # its verdict on the text: an unterminated template directive
+            raise UsageError(f"cannot parse {path}: {reason(exc)}; fix the HCL syntax") from exc
+        raise _parser_failed(path, exc.orig_exc) from exc
+    except Exception as exc:  # noqa: BLE001 - python-hcl2 failing in its own code: said as such, no traceback
+        raise _parser_failed(path, exc) from exc
     return _unquote(parsed)  # 8.0 keeps quotes and has no option to drop them
+
+
+def _parser_failed(path: Path | str, exc: BaseException) -> UsageError:
+    """python-hcl2 broke on text it did not reject as HCL: name the parser, not the user's syntax
+    (still exit 2, and still "cannot read" to callers that fall back on the text as written)."""
+    return UsageError(f"python-hcl2 failed on {path} ({type(exc).__name__}: {reason(exc)}); this may be "
+                      "a python-hcl2 bug rather than an HCL error: the engine's `validate` checks the syntax")
 
 
 def _serialization_options() -> Any:

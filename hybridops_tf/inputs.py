@@ -332,7 +332,6 @@ class ResolvedInputs:
     values: dict[str, Any]  # every value the engine will use, in the clear: never stored
     explicit: dict[str, Any]  # what hyops passes in its var file; the rest the engine reads itself
     sensitive_names: frozenset[str]
-    literal_names: frozenset[str] = frozenset()  # variables whose TF_VAR_ is plain text
     sources: Mapping[str, str] = field(default_factory=dict)  # the winning source of each value
     overridden: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # lower sources, per name
     warnings: tuple[str, ...] = ()  # undeclared names in files: the engine only warns too
@@ -361,12 +360,6 @@ class ResolvedInputs:
         if not self.explicit:
             return None
         return "".join(f"{name} = {_hcl(value)}\n" for name, value in self.explicit.items())
-
-    def engine_env(self) -> dict[str, str]:
-        """TF_VAR_<name> for every explicit input: the fallback transport for an engine
-        command that cannot read a var file (none today; see var_file)."""
-        return {f"TF_VAR_{name}": _literal(value) if name in self.literal_names else _hcl(value)
-                for name, value in self.explicit.items()}
 
     def resolved_yaml(self, header: str = "") -> str:
         """resolved.inputs.yml: every variable, its value (sensitive: "<redacted>"), the
@@ -485,7 +478,6 @@ def resolve_inputs(
         values=values,
         explicit=explicit,
         sensitive_names=frozenset(name for name, spec in specs.items() if spec.sensitive),
-        literal_names=frozenset(name for name, spec in specs.items() if spec.takes_literal),
         sources=origin,
         overridden={n: tuple(v) for n, v in overridden.items()},
         warnings=tuple(warnings),
@@ -521,15 +513,8 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-def _literal(value: Any) -> str:
-    """TF_VAR_ text for string/number/bool/untyped variables: no quotes, HCL spellings."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def _hcl(value: Any) -> str:
-    """TF_VAR_ text for collection/`any` variables: an HCL expression.
+    """A value as an HCL expression: the right-hand side of a var-file line (var_file).
 
     JSON is nearly HCL, but HCL would interpolate `${` inside strings and lacks JSON's
     `\\b`/`\\f` escapes, so strings are written here.

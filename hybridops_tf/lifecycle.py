@@ -59,18 +59,26 @@ CREATE_ACTIONS = frozenset({"create", "replace"})
 CLAIMS_EMPTY = frozenset({Status.DESTROYED, Status.ABSENT})
 
 
-def destroy_eligible(status: Status | None, *, include_retained: bool = False) -> bool:
-    """Skip only destroyed and absent; retained only on request; no record is eligible.
+class DestroyStep(StrEnum):
+    """What a destroy does with one module, from its record (the stack's and the module's rule)."""
+
+    SKIP = "skip"  # the record already claims the module is empty
+    RETAIN = "retain"  # kept on purpose: not destroyed
+    DESTROY = "destroy"
+
+
+def destroy_step(status: Status | None, *, retain_on_destroy: bool = False,
+                 include_retained: bool = False) -> DestroyStep:
+    """Skip only destroyed and absent; a retained record (or a member declared
+    `retain_on_destroy`) is kept unless `include_retained`; a module with no record is destroyed.
 
     `error`, a stale `running` and `ok` may all hold live objects, so they are destroyed.
     """
-    if status is None:
-        return True
     if status in CLAIMS_EMPTY:
-        return False
-    if status is Status.RETAINED:
-        return include_retained
-    return True
+        return DestroyStep.SKIP
+    if (retain_on_destroy or status is Status.RETAINED) and not include_retained:
+        return DestroyStep.RETAIN
+    return DestroyStep.DESTROY
 
 
 def is_stale(status: Status, lock_free: bool) -> bool:

@@ -423,14 +423,14 @@ def _settle(
             error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
             recovered_outputs=outputs_plain(state.outputs),
         ), False
-    if interrupted is not None:
+    if interrupted is not None:  # also the only way an engine is not started (process.run_streaming)
         import signal
 
-        error = f"interrupted by {signal.Signals(interrupted).name}; the engine stopped (exit {result.returncode})"
+        name = signal.Signals(interrupted).name
+        error = (f"interrupted by {name}; the engine stopped (exit {result.returncode})" if result.started
+                 else f"interrupted by {name} before the engine started")
         summary = summarize_diagnostics(reader.diagnostics)
         error = f"{error}: {summary}" if summary else error
-    elif not result.started:
-        error = "the engine was not started"
     else:
         error = summarize_diagnostics(reader.diagnostics) or f"engine exited with code {result.returncode}"
     errored_state = engine.module_dir / "errored.tfstate"

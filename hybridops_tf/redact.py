@@ -7,7 +7,7 @@ through these helpers first, so "<redacted>" is the one spelling readers and tes
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -31,11 +31,21 @@ def redact_argv(argv: Sequence[str], sensitive_names: Collection[str]) -> list[s
     Handles `--var NAME=VALUE`, `--var=NAME=VALUE` and the engine's `-var` forms after `--`,
     so meta.json can keep the exact command line without ever holding a secret.
     """
+    return _redact_vars(argv, lambda name: name in sensitive_names)
+
+
+def redact_every_var(argv: Sequence[str]) -> list[str]:
+    """Copy argv with the value of every `--var NAME=VALUE` redacted (the forms redact_argv
+    reads), for a command that does not know which inputs are secret (reconcile)."""
+    return _redact_vars(argv, lambda _name: True)
+
+
+def _redact_vars(argv: Sequence[str], secret: Callable[[str], bool]) -> list[str]:
     redacted: list[str] = []
     value_follows = False
     for arg in argv:
         if value_follows:
-            redacted.append(_redact_assignment(arg, sensitive_names))
+            redacted.append(_redact_assignment(arg, secret))
             value_follows = False
         elif arg in _VAR_FLAGS:
             redacted.append(arg)
@@ -43,15 +53,15 @@ def redact_argv(argv: Sequence[str], sensitive_names: Collection[str]) -> list[s
         else:
             flag, eq, rest = arg.partition("=")
             if eq and flag in _VAR_FLAGS:
-                redacted.append(f"{flag}={_redact_assignment(rest, sensitive_names)}")
+                redacted.append(f"{flag}={_redact_assignment(rest, secret)}")
             else:
                 redacted.append(arg)
     return redacted
 
 
-def _redact_assignment(text: str, sensitive_names: Collection[str]) -> str:
+def _redact_assignment(text: str, secret: Callable[[str], bool]) -> str:
     name, eq, _value = text.partition("=")
-    if eq and name.strip() in sensitive_names:
+    if eq and secret(name.strip()):
         return f"{name}={REDACTED}"
     return text
 

@@ -6,7 +6,6 @@ operation.py reads as the contract; this module holds the plumbing it needs arou
 from __future__ import annotations
 
 import errno
-import getpass
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,7 +28,7 @@ from hybridops_tf.fsutil import (
 )
 from hybridops_tf.inputs import CliInput, InputLayer
 from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import module_id, utc_now
+from hybridops_tf.record import Owner, module_id, utc_now
 from hybridops_tf.redact import redact_argv
 from hybridops_tf.runs import RunFolder
 
@@ -213,10 +212,7 @@ class Runtime:
         return env
 
     def meta(self, req: Any, run_id: str, resolved: ResolvedInputs) -> dict[str, Any]:
-        try:
-            user = getpass.getuser()
-        except (KeyError, OSError):
-            user = str(os.getuid())
+        owner = Owner.current(run_id)
         return {
             "command": req.command,
             "argv": redact_argv(list(req.argv), resolved.sensitive_names),
@@ -227,9 +223,9 @@ class Runtime:
             "started_at": utc_now(),
             "hyops_version": __version__,
             "python": ".".join(map(str, sys.version_info[:3])),
-            "pid": os.getpid(),
-            "host": os.uname().nodename,
-            "user": user,
+            "pid": owner.pid,
+            "host": owner.host,
+            "user": owner.user,
         }
 
     def write_run_inputs(self, folder: RunFolder, resolved: ResolvedInputs) -> Path:

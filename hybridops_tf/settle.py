@@ -208,11 +208,11 @@ def missing_from_state(
         (addr, entry.id)
         for addr, entry in sorted((resources or {}).items())
         if entry.id and entry.status != ResourceStatus.DESTROYED.value and addr not in state
-        and not _is_data(addr, entry)
+        and not is_data_source(addr, entry)
     ]
 
 
-def _is_data(address: str, entry: ResourceEntry) -> bool:
+def is_data_source(address: str, entry: ResourceEntry) -> bool:
     """A data source (a read, not an object anyone creates or must delete)."""
     return entry.action == "read" or address.startswith("data.") or ".data." in address
 

@@ -29,11 +29,6 @@ class EngineInfo:
     version: str
     kind: str  # "tofu" or "terraform"
 
-    def at_least(self, major: int, minor: int) -> bool:
-        """Feature checks by version (e.g. refresh-only plans need Terraform >= 0.15.4)."""
-        parts = [int(p) for p in self.version.split("-")[0].split(".")[:2] if p.isdigit()]
-        return tuple(parts + [0, 0])[:2] >= (major, minor)
-
     def to_json(self) -> dict[str, str]:
         return {"binary": str(self.binary), "version": self.version}
 

@@ -90,19 +90,7 @@ def output(engine: Path | str, module_dir: Path | str) -> Argv:
     return [*_base(engine, module_dir), "output", "-json", "-no-color"]
 
 
-def state_list(engine: Path | str, module_dir: Path | str) -> Argv:
-    return [*_base(engine, module_dir), "state", "list", "-no-color"]
-
-
 def import_(
     engine: Path | str, module_dir: Path | str, address: str, object_id: str, extra: Sequence[str] = ()
 ) -> Argv:
     return [*_base(engine, module_dir), "import", "-input=false", "-no-color", *extra, address, object_id]
-
-
-def workspace_select(engine: Path | str, module_dir: Path | str, name: str) -> Argv:
-    return [*_base(engine, module_dir), "workspace", "select", "-no-color", name]
-
-
-def workspace_new(engine: Path | str, module_dir: Path | str, name: str) -> Argv:
-    return [*_base(engine, module_dir), "workspace", "new", "-no-color", name]

@@ -12,10 +12,12 @@ written to `events.jsonl` before it reaches this module (STYLE habit 4); nothing
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
+from hybridops_tf.engine.jsonshape import as_dict, as_index, as_str
 from hybridops_tf.engine.state import OutputValue, parse_output_value
 
 
@@ -186,7 +188,8 @@ class RefreshComplete(_ResourceMessage):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputsMessage(Message):
-    """Root outputs after apply. The engine omits the value of a sensitive output."""
+    """Root outputs after apply. OpenTofu omits the value of a sensitive output, Terraform 1.0
+    sends it in the clear: `value` may hold a secret, so keep only outputs_plain() of it."""
 
     type: str = "outputs"
     outputs: Mapping[str, OutputValue] = field(default_factory=dict)
@@ -213,10 +216,6 @@ Event: TypeAlias = Message | GarbageLine
 # --- tolerant field readers: the wire may omit anything or carry the wrong JSON type ---------
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _opt_str(value: Any) -> str | None:
     if isinstance(value, str):
         return value
@@ -226,8 +225,15 @@ def _opt_str(value: Any) -> str | None:
 
 
 def _num(value: Any) -> float | None:
-    """A JSON number (Terraform 1.0 sends ints where OpenTofu sends floats), else None."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite JSON number (Terraform 1.0 sends ints where OpenTofu sends floats), else None:
+    an out-of-range number reads as absent, so it cannot turn its message into an UnknownEvent."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        num = float(value)
+    except OverflowError:  # an int beyond float range
+        return None
+    return num if math.isfinite(num) else None
 
 
 def _opt_int(value: Any) -> int | None:
@@ -235,31 +241,26 @@ def _opt_int(value: Any) -> int | None:
     return None if num is None else int(num)
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _resource(payload: Mapping[str, Any]) -> ResourceRef:
-    res = _dict(payload.get("resource"))
-    key = res.get("resource_key")
+    res = as_dict(payload.get("resource"))
     return ResourceRef(
-        addr=_str(res.get("addr")),
-        module=_str(res.get("module")),
-        resource=_str(res.get("resource")),
-        implied_provider=_str(res.get("implied_provider")),
-        resource_type=_str(res.get("resource_type")),
-        resource_name=_str(res.get("resource_name")),
-        resource_key=key if isinstance(key, (int, str)) and not isinstance(key, bool) else None,
+        addr=as_str(res.get("addr")),
+        module=as_str(res.get("module")),
+        resource=as_str(res.get("resource")),
+        implied_provider=as_str(res.get("implied_provider")),
+        resource_type=as_str(res.get("resource_type")),
+        resource_name=as_str(res.get("resource_name")),
+        resource_key=as_index(res.get("resource_key")),
     )
 
 
 def _common(obj: Mapping[str, Any]) -> dict[str, str]:
     return {
-        "level": _str(obj.get("@level")),
-        "message": _str(obj.get("@message")),
-        "module": _str(obj.get("@module")),
-        "timestamp": _str(obj.get("@timestamp")),
-        "type": _str(obj.get("type")),
+        "level": as_str(obj.get("@level")),
+        "message": as_str(obj.get("@message")),
+        "module": as_str(obj.get("@module")),
+        "timestamp": as_str(obj.get("@timestamp")),
+        "type": as_str(obj.get("type")),
     }
 
 
@@ -271,7 +272,7 @@ _Parser: TypeAlias = Callable[[Mapping[str, Any], dict[str, str]], Message]
 def _version(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
     engine = next((k for k in ("tofu", "terraform", "opentf") if isinstance(obj.get(k), str)), "")
     return VersionMessage(
-        **c, engine=engine, version=_str(obj.get(engine)) if engine else "", ui=_str(obj.get("ui"))
+        **c, engine=engine, version=as_str(obj.get(engine)) if engine else "", ui=as_str(obj.get("ui"))
     )
 
 
@@ -280,16 +281,16 @@ def _log(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
 
 
 def _diagnostic(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
-    d = _dict(obj.get("diagnostic"))
-    rng = _dict(d.get("range"))
+    d = as_dict(obj.get("diagnostic"))
+    rng = as_dict(d.get("range"))
     return Diagnostic(
         **c,
-        severity=_str(d.get("severity")),
-        summary=_str(d.get("summary")),
-        detail=_str(d.get("detail")),
+        severity=as_str(d.get("severity")),
+        summary=as_str(d.get("summary")),
+        detail=as_str(d.get("detail")),
         address=_opt_str(d.get("address")) or None,
         filename=_opt_str(rng.get("filename")),
-        start_line=_opt_int(_dict(rng.get("start")).get("line")),
+        start_line=_opt_int(as_dict(rng.get("start")).get("line")),
     )
 
 
@@ -298,10 +299,10 @@ def _resource_parser(cls: type[_ResourceMessage], key: str) -> _Parser:
     names = {f.name for f in fields(cls)}
 
     def parse(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
-        p = _dict(obj.get(key))
+        p = as_dict(obj.get(key))
         kw: dict[str, Any] = {"resource": _resource(p)}
         if "action" in names:
-            kw["action"] = _str(p.get("action"))
+            kw["action"] = as_str(p.get("action"))
         if "id_key" in names:
             kw["id_key"] = _opt_str(p.get("id_key"))
             kw["id_value"] = _opt_str(p.get("id_value"))
@@ -317,7 +318,7 @@ def _resource_parser(cls: type[_ResourceMessage], key: str) -> _Parser:
 
 
 def _change_summary(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
-    ch = _dict(obj.get("changes"))
+    ch = as_dict(obj.get("changes"))
     return ChangeSummary(
         **c,
         add=_opt_int(ch.get("add")) or 0,
@@ -325,12 +326,12 @@ def _change_summary(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
         remove=_opt_int(ch.get("remove")) or 0,
         import_count=_opt_int(ch.get("import")),
         forget=_opt_int(ch.get("forget")),
-        operation=_str(ch.get("operation")),
+        operation=as_str(ch.get("operation")),
     )
 
 
 def _outputs(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
-    outs = _dict(obj.get("outputs"))
+    outs = as_dict(obj.get("outputs"))
     return OutputsMessage(**c, outputs={str(k): parse_output_value(v) for k, v in outs.items()})
 
 
@@ -352,10 +353,13 @@ _PARSERS: dict[str, _Parser] = {
 
 
 def parse_event(line: str | bytes) -> Event:
-    """Parse one stream line. Never raises: the stream must never crash the run that reads it.
+    """Parse one stream line. Never raises on bad input: the stream must never crash the run
+    that reads it.
 
-    Missing or wrongly typed fields of a known type read as their defaults (empty address,
-    no id); should a payload still defeat its parser, the line becomes an `UnknownEvent`.
+    Missing, wrongly typed or out-of-range fields of a known type read as their defaults
+    (empty address, no id); should a value still defeat its parser, the line becomes an
+    `UnknownEvent`. Only the errors bad input can raise are caught: a bug in a parser must
+    surface, not quietly turn an `apply_start` into an `UnknownEvent` the fold ignores.
     """
     if isinstance(line, bytes):
         line = line.decode("utf-8", errors="replace")
@@ -371,7 +375,7 @@ def parse_event(line: str | bytes) -> Event:
         return UnknownEvent(**common, raw=obj)
     try:
         return parser(obj, common)
-    except Exception:  # noqa: BLE001 - a bad payload must not stop the stream
+    except (ValueError, ArithmeticError):  # what a bad value can raise; a parser's bug is not hidden
         return UnknownEvent(**common, raw=obj)
 
 

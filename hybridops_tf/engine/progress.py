@@ -140,20 +140,6 @@ class ResourceTracker:
         """Read-only view, in the order addresses first appeared."""
         return MappingProxyType(self._by_addr)
 
-    def _with(self, status: Progress) -> list[ResourceProgress]:
-        return [p for p in self._by_addr.values() if p.status is status]
-
-    def started_without_complete(self) -> list[ResourceProgress]:
-        """Calls in flight when the stream ended: their outcome is unknown (orphan suspects)."""
-        return self._with(Progress.STARTED)
-
-    def errored(self) -> list[ResourceProgress]:
-        return self._with(Progress.ERROR)
-
-    def pending(self) -> list[ResourceProgress]:
-        """Planned and never started: provably untouched by this run."""
-        return self._with(Progress.PENDING)
-
 
 def _with_prior(cur: ResourceProgress | None, addr: str, ident: str) -> ResourceProgress:
     """`cur` knowing that `ident` was at `addr` before this run changed it."""
@@ -197,8 +183,3 @@ def planned_creates(events: Iterable[Event]) -> tuple[str, ...] | None:
         elif isinstance(event, ChangeSummary) and event.operation in ("plan", ""):
             added = event.add
     return None if added > len(creates) else tuple(creates)
-
-
-def track(events: Iterable[Event]) -> dict[str, ResourceProgress]:
-    """Fold a whole stream at once (see `ResourceTracker` for the rules)."""
-    return dict(ResourceTracker().feed_all(events).resources)

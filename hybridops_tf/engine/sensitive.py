@@ -12,16 +12,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hybridops_tf.engine.jsonshape import as_dict, as_list
 from hybridops_tf.engine.state import unwrap_output_change, walk_modules
 from hybridops_tf.redact import REDACTED
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _has_true(tree: Any) -> bool:
@@ -60,7 +53,7 @@ def _mask(value: Any, tree: Any) -> Any:
 
 
 def _redact_outputs(outputs: Any) -> None:
-    for out in _dict(outputs).values():
+    for out in as_dict(outputs).values():
         if isinstance(out, dict) and out.get("sensitive") is True and "value" in out:
             out["value"] = REDACTED
 
@@ -73,7 +66,7 @@ def _redact_values(values: Any) -> None:
     root = values.get("root_module")
     if isinstance(root, dict):
         for module in walk_modules(root):
-            for res in _list(module.get("resources")):
+            for res in as_list(module.get("resources")):
                 if isinstance(res, dict) and "values" in res:
                     res["values"] = _mask(res["values"], res.get("sensitive_values"))
 
@@ -91,15 +84,15 @@ def _redact_configuration(module: Any, variables: Any) -> None:
     """Sensitive variable defaults and values, and sensitive outputs' constant expressions."""
     for cfg_module in _config_modules(module):
         is_root = cfg_module is module
-        for name, var in _dict(cfg_module.get("variables")).items():
+        for name, var in as_dict(cfg_module.get("variables")).items():
             if isinstance(var, dict) and var.get("sensitive") is True:
                 if "default" in var:
                     var["default"] = REDACTED
-                given = _dict(variables).get(name) if is_root else None
+                given = as_dict(variables).get(name) if is_root else None
                 if isinstance(given, dict) and "value" in given:
                     given["value"] = REDACTED
-        for out in _dict(cfg_module.get("outputs")).values():
-            expr = _dict(out).get("expression") if _dict(out).get("sensitive") is True else None
+        for out in as_dict(cfg_module.get("outputs")).values():
+            expr = as_dict(out).get("expression") if as_dict(out).get("sensitive") is True else None
             if isinstance(expr, dict) and "constant_value" in expr:
                 expr["constant_value"] = REDACTED
 
@@ -109,8 +102,8 @@ def _config_modules(root: Any) -> Iterator[dict[str, Any]]:
     while stack:
         module = stack.pop()
         yield module
-        for call in _dict(module.get("module_calls")).values():
-            child = _dict(call).get("module")
+        for call in as_dict(module.get("module_calls")).values():
+            child = as_dict(call).get("module")
             if isinstance(child, dict):
                 stack.append(child)
 
@@ -130,11 +123,11 @@ def redact_sensitive(doc: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(prior, dict):
         _redact_values(prior.get("values"))
     for key in ("resource_changes", "resource_drift"):
-        for rc in _list(copy.get(key)):
+        for rc in as_list(copy.get(key)):
             if isinstance(rc, dict):
                 _redact_change(rc.get("change"))
-    for oc in _dict(copy.get("output_changes")).values():
+    for oc in as_dict(copy.get("output_changes")).values():
         _redact_change(unwrap_output_change(oc))
-    config = _dict(copy.get("configuration"))
+    config = as_dict(copy.get("configuration"))
     _redact_configuration(config.get("root_module"), copy.get("variables"))
     return copy

@@ -1,11 +1,11 @@
-"""Typed `show -json` (state and plan) and `output -json` documents, and their redaction.
+"""Typed `show -json` (state) and `output -json` documents.
 
 Why this exists: after a red pipeline the provider state is the evidence of what exists
 (DESIGN §6, §9). These parsers turn the engine's JSON into small typed values the record,
 reconcile and destroy verification can compare, without caring whether Terraform 1.0
 (format 0.1/0.2) or OpenTofu (1.x) wrote it. A format with a major version above 1 is refused
-loudly instead of being misread. `redact_sensitive` exists because DESIGN §3 forbids a
-sensitive value in any plan.json/state.json snapshot on disk. Everything here is pure.
+loudly instead of being misread. Plans are not parsed here: sensitive.py masks a plan
+document's secrets before it is kept (DESIGN §3), and callers read the masked dict. Pure.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybridops_tf.engine.jsonshape import as_dict, as_index, as_list, as_str
+
 SUPPORTED_MAJOR = 1
-_NO_CHANGE_ACTIONS = frozenset({"no-op", "read"})
 
 
 class StateFormatError(ValueError):
@@ -96,60 +97,6 @@ class StateSnapshot:
         return outputs_plain(self.outputs)
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceChange:
-    """One planned (or drifted) change. `actions` is the engine's list, e.g. ("delete", "create")."""
-
-    address: str
-    type: str
-    name: str
-    actions: tuple[str, ...]
-    mode: str = "managed"
-    index: int | str | None = None
-    module_address: str = ""
-    deposed: str | None = None
-    action_reason: str | None = None
-    previous_address: str | None = None
-
-    @property
-    def is_change(self) -> bool:
-        return any(a not in _NO_CHANGE_ACTIONS for a in self.actions)
-
-
-@dataclass(frozen=True, slots=True)
-class OutputChange:
-    """A planned change to a root output; before/after are None when sensitive or unknown."""
-
-    actions: tuple[str, ...]
-    sensitive: bool = False
-    before: Any = None
-    after: Any = None
-    after_unknown: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PlanSnapshot:
-    """A saved plan as `show -json PLANFILE` describes it."""
-
-    format_version: str
-    terraform_version: str
-    resource_changes: tuple[ResourceChange, ...] = ()
-    resource_drift: tuple[ResourceChange, ...] = ()
-    prior_state: StateSnapshot | None = None
-    planned_outputs: Mapping[str, OutputValue] = field(default_factory=dict)
-    output_changes: Mapping[str, OutputChange] = field(default_factory=dict)
-    errored: bool | None = None  # absent before Terraform 1.4 / OpenTofu 1.6
-
-    @property
-    def has_changes(self) -> bool:
-        """True when applying would touch a resource (anything but no-op and read)."""
-        return any(rc.is_change for rc in self.resource_changes)
-
-    @property
-    def has_drift(self) -> bool:
-        return any(rc.is_change for rc in self.resource_drift)
-
-
 # --- helpers --------------------------------------------------------------------------------
 
 
@@ -179,25 +126,9 @@ def _check_format(doc: Mapping[str, Any], what: str) -> str:
     return version
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any, default: str = "") -> str:
-    return value if isinstance(value, str) else default
-
-
-def _index(value: Any) -> int | str | None:
-    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-
-
 def parse_output_value(raw: Any) -> OutputValue:
     """One output object as `output -json`, `show -json` and the UI stream all shape it."""
-    d = _dict(raw)
+    d = as_dict(raw)
     action = d.get("action")
     return OutputValue(
         sensitive=d.get("sensitive") is True,
@@ -208,7 +139,7 @@ def parse_output_value(raw: Any) -> OutputValue:
 
 
 def _parse_outputs(raw: Any) -> dict[str, OutputValue]:
-    return {str(k): parse_output_value(v) for k, v in _dict(raw).items()}
+    return {str(k): parse_output_value(v) for k, v in as_dict(raw).items()}
 
 
 def outputs_plain(outputs: Mapping[str, OutputValue]) -> dict[str, Any]:
@@ -224,21 +155,21 @@ def walk_modules(root: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     while stack:
         module = stack.pop()
         yield module
-        stack.extend(reversed([_dict(c) for c in _list(module.get("child_modules"))]))
+        stack.extend(reversed([as_dict(c) for c in as_list(module.get("child_modules"))]))
 
 
 def _state_resource(raw: Mapping[str, Any], module_address: str) -> StateResource:
     deposed = raw.get("deposed_key")
     return StateResource(
-        address=_str(raw.get("address")),
-        mode=_str(raw.get("mode"), "managed"),
-        type=_str(raw.get("type")),
-        name=_str(raw.get("name")),
-        index=_index(raw.get("index")),
-        provider_name=_str(raw.get("provider_name")),
+        address=as_str(raw.get("address")),
+        mode=as_str(raw.get("mode"), "managed"),
+        type=as_str(raw.get("type")),
+        name=as_str(raw.get("name")),
+        index=as_index(raw.get("index")),
+        provider_name=as_str(raw.get("provider_name")),
         module_address=module_address,
-        values=_dict(raw.get("values")),
-        sensitive_values=_dict(raw.get("sensitive_values")),
+        values=as_dict(raw.get("values")),
+        sensitive_values=as_dict(raw.get("sensitive_values")),
         tainted=raw.get("tainted") is True,
         deposed_key=deposed if isinstance(deposed, str) and deposed else None,
     )
@@ -251,41 +182,20 @@ def parse_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
     """Parse `show -json` of a state. A state with nothing in it parses as empty."""
     d = _load(doc, "state")
     version = _check_format(d, "state")
-    values = _dict(d.get("values"))
+    values = as_dict(d.get("values"))
     resources: list[StateResource] = []
-    root = _dict(values.get("root_module"))
+    root = as_dict(values.get("root_module"))
     if root:
         for module in walk_modules(root):
-            addr = _str(module.get("address"))
+            addr = as_str(module.get("address"))
             resources.extend(
-                _state_resource(_dict(r), addr) for r in _list(module.get("resources"))
+                _state_resource(as_dict(r), addr) for r in as_list(module.get("resources"))
             )
     return StateSnapshot(
         format_version=version,
-        terraform_version=_str(d.get("terraform_version")),
+        terraform_version=as_str(d.get("terraform_version")),
         resources=tuple(resources),
         outputs=_parse_outputs(values.get("outputs")),
-    )
-
-
-def _resource_change(raw: Mapping[str, Any]) -> ResourceChange:
-    change = _dict(raw.get("change"))
-    reason, prev, deposed = (
-        raw.get("action_reason"),
-        raw.get("previous_address"),
-        raw.get("deposed"),
-    )
-    return ResourceChange(
-        address=_str(raw.get("address")),
-        type=_str(raw.get("type")),
-        name=_str(raw.get("name")),
-        actions=tuple(a for a in _list(change.get("actions")) if isinstance(a, str)),
-        mode=_str(raw.get("mode"), "managed"),
-        index=_index(raw.get("index")),
-        module_address=_str(raw.get("module_address")),
-        deposed=deposed if isinstance(deposed, str) and deposed else None,
-        action_reason=reason if isinstance(reason, str) else None,
-        previous_address=prev if isinstance(prev, str) else None,
     )
 
 
@@ -295,40 +205,6 @@ def unwrap_output_change(raw: Any) -> Any:
     if isinstance(raw, Mapping) and "actions" not in raw and isinstance(raw.get("change"), Mapping):
         return raw["change"]
     return raw
-
-
-def _output_change(raw: Any) -> OutputChange:
-    change = _dict(unwrap_output_change(raw))
-    sensitive = change.get("before_sensitive") is True or change.get("after_sensitive") is True
-    return OutputChange(
-        actions=tuple(a for a in _list(change.get("actions")) if isinstance(a, str)),
-        sensitive=sensitive,
-        before=None if sensitive else change.get("before"),
-        after=None if sensitive else change.get("after"),
-        after_unknown=change.get("after_unknown") is True,
-    )
-
-
-def parse_plan(doc: Mapping[str, Any] | str | bytes) -> PlanSnapshot:
-    """Parse `show -json PLANFILE` (also refresh-only plans, whose news is `resource_drift`)."""
-    d = _load(doc, "plan")
-    version = _check_format(d, "plan")
-    prior = d.get("prior_state")
-    errored = d.get("errored")
-    return PlanSnapshot(
-        format_version=version,
-        terraform_version=_str(d.get("terraform_version")),
-        resource_changes=tuple(
-            _resource_change(_dict(r)) for r in _list(d.get("resource_changes"))
-        ),
-        resource_drift=tuple(_resource_change(_dict(r)) for r in _list(d.get("resource_drift"))),
-        prior_state=parse_state(prior) if isinstance(prior, Mapping) else None,
-        planned_outputs=_parse_outputs(_dict(d.get("planned_values")).get("outputs")),
-        output_changes={
-            str(k): _output_change(v) for k, v in _dict(d.get("output_changes")).items()
-        },
-        errored=errored if isinstance(errored, bool) else None,
-    )
 
 
 def parse_outputs(doc: Mapping[str, Any] | str | bytes) -> dict[str, OutputValue]:

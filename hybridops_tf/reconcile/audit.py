@@ -15,22 +15,10 @@ from typing import Any
 from hybridops_tf import __version__
 from hybridops_tf.errors import RefusedError
 from hybridops_tf.record import Owner, utc_now
-from hybridops_tf.redact import redact_argv
+from hybridops_tf.redact import redact_every_var
 from hybridops_tf.runs import RunFolder
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.store import open_store
-
-
-def _var_names(argv: Sequence[str]) -> set[str]:
-    """Every `--var NAME=...` name: reconcile redacts them all (it does not know which are secret)."""
-    names: set[str] = set()
-    for i, arg in enumerate(argv):
-        text = argv[i + 1] if arg in ("--var", "-var") and i + 1 < len(argv) else None
-        if arg.startswith(("--var=", "-var=")):
-            text = arg.partition("=")[2]
-        if text and "=" in text:
-            names.add(text.partition("=")[0].strip())
-    return names
 
 
 def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id: str, action: str,
@@ -39,7 +27,7 @@ def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id
     before any record changed (the callers hold the lock and write the record after this)."""
     who = Owner.current(run_id)
     meta: dict[str, Any] = {
-        "command": "reconcile", "action": action, "argv": redact_argv(list(argv), _var_names(argv)),
+        "command": "reconcile", "action": action, "argv": redact_every_var(argv),
         "module_ref": module_ref, "module_dir": module_dir, "run_id": run_id,
         "started_at": utc_now(), "hyops_version": __version__, "pid": who.pid,
         "host": who.host, "user": who.user, **extra,

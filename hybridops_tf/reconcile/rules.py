@@ -71,10 +71,6 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     return [o.address for o in found]
 
 
-def _is_data(address: str) -> bool:
-    return address.startswith("data.") or ".data." in address
-
-
 def claimed_missing(
     record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
     deleted: Mapping[str, str | None] | None = None,
@@ -91,7 +87,7 @@ def claimed_missing(
     gone = deleted or {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
-            if (addr in in_state or _is_data(addr) or entry.action == "read"
+            if (addr in in_state or settle.is_data_source(addr, entry)
                     or entry.status == ResourceStatus.DESTROYED.value
                     or (entry.action == "delete" and entry.status == ResourceStatus.COMPLETE.value)):
                 continue  # nothing live, or a delete that completed

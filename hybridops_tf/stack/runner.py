@@ -22,7 +22,14 @@ from typing import Any, Protocol
 from hybridops_tf import operation, settle
 from hybridops_tf.engine import binary, process
 from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, MemberStatus, Status, apply_refusal
+from hybridops_tf.lifecycle import (
+    CLAIMS_EMPTY,
+    DestroyStep,
+    MemberStatus,
+    Status,
+    apply_refusal,
+    destroy_step,
+)
 from hybridops_tf.record import OperationRecord, utc_now
 from hybridops_tf.runs import new_run_id
 from hybridops_tf.runtime import Runtime
@@ -270,14 +277,15 @@ class _Execution:
 
     def _destroy(self, member: Member) -> MemberResult:
         rec = self.store.read(member.key)
-        if rec is not None and rec.status in CLAIMS_EMPTY:
+        step = destroy_step(rec.status if rec is not None else None, retain_on_destroy=member.retain_on_destroy,
+                            include_retained=self.req.include_retained)
+        if step is DestroyStep.SKIP and rec is not None:
             self._notify(member.name, f"skip (already {rec.status.value})")
             return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
         owner = self.results.get(member.owned_by) if member.owned_by else None
         if owner is not None and owner.status is MemberStatus.RETAINED:
             return self._retain(member, f"its owner {member.owned_by} is retained")
-        kept = member.retain_on_destroy or (rec is not None and rec.status is Status.RETAINED)
-        if kept and not self.req.include_retained:
+        if step is DestroyStep.RETAIN:
             return self._retain(member, "retain_on_destroy" if member.retain_on_destroy else "retained")
         if rec is None and self.wiring.state_is_empty(member):
             self._notify(member.name, "skip (no record, state empty)")

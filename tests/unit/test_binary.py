@@ -358,24 +358,6 @@ def test_parse_garbage_is_an_engine_error(text: str) -> None:
         parse_version_json(text)
 
 
-@pytest.mark.parametrize(
-    ("version", "major", "minor", "expected"),
-    [
-        ("1.6.0", 1, 6, True),
-        ("1.5.7", 1, 6, False),
-        ("1.10.0", 1, 6, True),  # numeric, not string, comparison
-        ("1.6.0-rc1", 1, 6, True),
-        ("2.0.0", 1, 99, True),
-        ("0.15.4", 0, 15, True),
-        ("0.15.4", 1, 0, False),
-        ("1.0.3", 1, 0, True),
-        ("1", 1, 0, True),
-    ],
-)
-def test_engine_info_at_least(version: str, major: int, minor: int, expected: bool) -> None:
-    assert EngineInfo(Path("/x/tofu"), version, "tofu").at_least(major, minor) is expected
-
-
 def test_engine_info_to_json_is_binary_and_version() -> None:
     assert EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu").to_json() == {
         "binary": "/usr/bin/tofu",

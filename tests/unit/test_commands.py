@@ -119,15 +119,8 @@ def test_show_state_and_show_plan() -> None:
     ]
 
 
-def test_output_and_state_list() -> None:
+def test_output() -> None:
     assert commands.output(ENGINE, MOD) == ["/opt/bin/tofu", CHDIR, "output", "-json", "-no-color"]
-    assert commands.state_list(ENGINE, MOD) == [
-        "/opt/bin/tofu",
-        CHDIR,
-        "state",
-        "list",
-        "-no-color",
-    ]
 
 
 def test_import_puts_options_before_the_address_and_id() -> None:
@@ -144,25 +137,6 @@ def test_import_puts_options_before_the_address_and_id() -> None:
     ]
 
 
-def test_workspace_select_and_new() -> None:
-    assert commands.workspace_select(ENGINE, MOD, "blue") == [
-        "/opt/bin/tofu",
-        CHDIR,
-        "workspace",
-        "select",
-        "-no-color",
-        "blue",
-    ]
-    assert commands.workspace_new(ENGINE, MOD, "blue") == [
-        "/opt/bin/tofu",
-        CHDIR,
-        "workspace",
-        "new",
-        "-no-color",
-        "blue",
-    ]
-
-
 @pytest.mark.parametrize(
     "build",
     [
@@ -173,10 +147,7 @@ def test_workspace_select_and_new() -> None:
         lambda e, m: commands.show_state(e, m),
         lambda e, m: commands.show_plan(e, m, "p"),
         lambda e, m: commands.output(e, m),
-        lambda e, m: commands.state_list(e, m),
         lambda e, m: commands.import_(e, m, "a.b", "id"),
-        lambda e, m: commands.workspace_select(e, m, "w"),
-        lambda e, m: commands.workspace_new(e, m, "w"),
     ],
     ids=[
         "init",
@@ -186,10 +157,7 @@ def test_workspace_select_and_new() -> None:
         "show_state",
         "show_plan",
         "output",
-        "state_list",
         "import",
-        "workspace_select",
-        "workspace_new",
     ],
 )
 def test_every_module_command_puts_chdir_right_after_the_binary(build) -> None:

@@ -27,7 +27,7 @@ from hybridops_tf.engine.events import (
     parse_event,
     summarize_diagnostics,
 )
-from hybridops_tf.engine.progress import ResourceTracker, track
+from hybridops_tf.engine.progress import ResourceProgress, ResourceTracker
 from hybridops_tf.lifecycle import Progress
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -105,6 +105,15 @@ def test_unknown_type_keeps_common_fields_and_the_raw_object() -> None:
         "tofu.ui",
     )
     assert event.raw == raw
+
+
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "1e999", "-1e999", "NaN"])
+def test_an_out_of_range_number_reads_as_absent_and_keeps_the_message(number: str) -> None:
+    done = parse_event('{"type":"apply_complete","hook":{"resource":{"addr":"a.b"},"action":"create",'
+                       f'"elapsed_seconds":{number}}}}}')
+    summary = parse_event(f'{{"type":"change_summary","changes":{{"add":{number},"operation":"apply"}}}}')
+    assert isinstance(done, ApplyComplete) and (done.addr, done.elapsed_seconds) == ("a.b", 0.0)
+    assert isinstance(summary, ChangeSummary) and (summary.add, summary.operation) == (0, "apply")
 
 
 def test_object_without_type_is_unknown_event_with_empty_type() -> None:
@@ -274,9 +283,13 @@ def fold(*lines: str) -> ResourceTracker:
     return ResourceTracker().feed_all(iter_events(lines))
 
 
+def with_status(tracker: ResourceTracker, status: Progress) -> list[ResourceProgress]:
+    return [p for p in tracker.resources.values() if p.status is status]
+
+
 @pytest.mark.parametrize("fixture_dir", ALL_DIRS, ids=lambda p: p.name)
 def test_successful_apply_leaves_every_resource_complete_with_an_id(fixture_dir: Path) -> None:
-    progress = track(load(fixture_dir / "apply_ok.jsonl"))
+    progress = dict(ResourceTracker().feed_all(load(fixture_dir / "apply_ok.jsonl")).resources)
     assert progress
     assert {p.status for p in progress.values()} == {S.COMPLETE}
     assert all(p.id_value for p in progress.values())
@@ -287,12 +300,12 @@ def test_destroy_leaves_every_planned_resource_destroyed(fixture_dir: Path) -> N
     tracker = ResourceTracker().feed_all(load(fixture_dir / "destroy.jsonl"))
     assert tracker.resources
     assert {p.status for p in tracker.resources.values()} == {S.DESTROYED}
-    assert not tracker.pending() and not tracker.started_without_complete()
+    assert not with_status(tracker, S.PENDING) and not with_status(tracker, S.STARTED)
 
 
 @pytest.mark.parametrize("fixture_dir", ALL_DIRS, ids=lambda p: p.name)
 def test_refresh_only_plan_tracks_nothing(fixture_dir: Path) -> None:
-    assert track(load(fixture_dir / "plan_refresh_only.jsonl")) == {}
+    assert dict(ResourceTracker().feed_all(load(fixture_dir / "plan_refresh_only.jsonl")).resources) == {}
 
 
 def test_partial_apply_opentofu_sample() -> None:
@@ -305,12 +318,12 @@ def test_partial_apply_opentofu_sample() -> None:
         'module.app.sim_config.app["web"]': (S.PENDING, "create"),
         "sim_health_check.web[0]": (S.PENDING, "create"),
     }
-    assert [p.address for p in tracker.errored()] == ["sim_vm.web"]
-    assert [p.address for p in tracker.pending()] == [
+    assert [p.address for p in with_status(tracker, S.ERROR)] == ["sim_vm.web"]
+    assert [p.address for p in with_status(tracker, S.PENDING)] == [
         'module.app.sim_config.app["web"]',
         "sim_health_check.web[0]",
     ]
-    assert tracker.started_without_complete() == []
+    assert with_status(tracker, S.STARTED) == []
     assert tracker.resources["sim_vm.tainted"].id_value == "vm-t42"  # the new object, not vm-t41
     assert tracker.resources["sim_vm.tainted"].planned_action == "replace"
     assert tracker.resources["sim_vm.old"].reason == "delete_because_no_resource_config"
@@ -327,21 +340,21 @@ def test_partial_apply_real_terraform_1_0_3() -> None:
         "module.health.sim_health_check.this": S.PENDING,
         "module.config.sim_config.this": S.PENDING,
     }
-    assert tracker.started_without_complete() == []
+    assert with_status(tracker, S.STARTED) == []
 
 
 def test_create_started_and_never_completed_is_reported() -> None:
     tracker = ResourceTracker().feed_all(load(TOFU / "apply_interrupted.jsonl"))
-    started = tracker.started_without_complete()
+    started = with_status(tracker, S.STARTED)
     assert [(p.address, p.action, p.elapsed_seconds) for p in started] == [
         ("sim_network.main", "create", 20.0)
     ]
-    assert [p.address for p in tracker.pending()] == ["sim_vm.web"]
+    assert [p.address for p in with_status(tracker, S.PENDING)] == ["sim_vm.web"]
 
 
 def test_pending_never_started_stays_pending_with_planned_action() -> None:
     tracker = fold(ev("planned_change", "a.b", action="update"))
-    (p,) = tracker.pending()
+    (p,) = with_status(tracker, S.PENDING)
     assert (p.address, p.status, p.action, p.planned_action) == (
         "a.b",
         S.PENDING,
@@ -387,7 +400,7 @@ def test_replace_whose_create_never_completes_is_in_flight() -> None:
         ev("apply_complete", "a.b", action="delete"),
         ev("apply_start", "a.b", action="create"),
     )
-    (p,) = t.started_without_complete()
+    (p,) = with_status(t, S.STARTED)
     assert (p.action, p.id_value) == ("create", None)  # the old id no longer names anything
 
 
@@ -412,7 +425,7 @@ def test_progress_without_start_counts_as_started() -> None:
         ev("planned_change", "a.b", action="create"),
         ev("apply_progress", "a.b", action="create", elapsed_seconds=10),
     )
-    assert [p.address for p in t.started_without_complete()] == ["a.b"]
+    assert [p.address for p in with_status(t, S.STARTED)] == ["a.b"]
 
 
 def test_events_without_address_and_non_resource_events_are_ignored() -> None:

@@ -30,9 +30,6 @@ def _fold(events: list[Event]) -> None:
     for progress in tracker.resources.values():
         assert isinstance(progress.address, str) and progress.address
     assert isinstance(summarize_diagnostics(events), str)
-    tracker.started_without_complete()
-    tracker.pending()
-    tracker.errored()
 
 
 @PURE

@@ -128,16 +128,15 @@ SPECS = {
 @given(st.dictionaries(st.sampled_from(sorted(SPECS) + ["nope"]), json_values, max_size=4),
        st.dictionaries(st.sampled_from(sorted(SPECS)), json_values, max_size=3))
 @example({"size": "a\x00b"}, {})
-def test_accepted_inputs_can_travel_to_the_engine_by_environment(file_values: dict, var_values: dict) -> None:
-    note(FUZZ, target="resolve_inputs -> TF_VAR_ environment")
+def test_accepted_inputs_can_travel_to_the_engine_in_the_var_file(file_values: dict, var_values: dict) -> None:
+    note(FUZZ, target="resolve_inputs -> var file")
     try:
         resolved = resolve_inputs(SPECS, inputs_file=file_values, var_options=var_values)
     except UsageError:
         return
-    env = resolved.engine_env()
-    for key, value in env.items():
-        assert isinstance(value, str)
-        assert "\x00" not in key + value, f"{key} cannot be passed to a process (embedded NUL)"
+    text = resolved.var_file()
+    assert (text is None) is (not resolved.explicit)
+    assert text is None or "\x00" not in text, "control characters are escaped, never raw"
     if "token" in resolved.explicit:
         assert resolved.redacted()["token"] == "<redacted>"
 

@@ -20,7 +20,6 @@ from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.engine.state import (
     StateFormatError,
     parse_outputs,
-    parse_plan,
     parse_state,
 )
 from hybridops_tf.errors import EngineError
@@ -51,9 +50,9 @@ state_docs = st.one_of(
 @given(st.one_of(state_docs, state_docs.map(json.dumps), st.text(max_size=50)))
 @example(deep(100_000))
 @example('{"format_version": "1.0", "values": ' + deep(100_000) + "}")
-def test_state_plan_and_outputs_parse_or_refuse_cleanly(doc: object) -> None:
-    note(FUZZ, target="parse_state/parse_plan/parse_outputs")
-    for parser in (parse_state, parse_plan, parse_outputs):
+def test_state_and_outputs_parse_or_refuse_cleanly(doc: object) -> None:
+    note(FUZZ, target="parse_state/parse_outputs")
+    for parser in (parse_state, parse_outputs):
         try:
             parser(doc)  # type: ignore[arg-type]
         except StateFormatError:

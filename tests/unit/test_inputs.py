@@ -406,6 +406,32 @@ def test_a_bad_tfvars_file_is_a_usage_error_naming_it(tmp_path: Path, name: str,
     assert fragment in caught.value.message and str(path) in caught.value.message
 
 
+@pytest.mark.parametrize("text", ["a = = 1\n", 'a = "%{if true}x"\n', "a = " + "[" * 5000 + "]" * 5000 + "\n"],
+                         ids=["syntax", "unterminated-directive", "too-deep"])
+def test_text_python_hcl2_rejects_is_a_syntax_error_to_fix(text: str) -> None:
+    from hybridops_tf.declarations import parse_hcl_text
+
+    with pytest.raises(UsageError) as caught:
+        parse_hcl_text(text, "x.tfvars")
+    assert "fix the HCL syntax" in caught.value.message and "x.tfvars" in caught.value.message
+
+
+@pytest.mark.parametrize("failure", [KeyError("rule"), "visit"])
+def test_a_python_hcl2_failure_is_not_blamed_on_the_hcl(monkeypatch: pytest.MonkeyPatch, failure: object) -> None:
+    import hcl2
+    from lark.exceptions import VisitError
+
+    from hybridops_tf.declarations import parse_hcl_text
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise failure if isinstance(failure, Exception) else VisitError("body", None, AttributeError("x"))
+
+    monkeypatch.setattr(hcl2, "loads", broken)
+    with pytest.raises(UsageError) as caught:
+        parse_hcl_text("a = 1\n", "x.tfvars")
+    assert "python-hcl2" in caught.value.message and "fix the HCL syntax" not in caught.value.message
+
+
 # --- secrets and encodings ----------------------------------------------------------------
 
 SECRET = "s3cr3t-value"
@@ -419,18 +445,6 @@ def test_redacted_and_rerun_inputs_never_contain_the_secret(module: Path) -> Non
     assert resolved.rerun_inputs() == {"network_id": "net-1", "password": REDACTED}
     for text in (dump_yaml(resolved.redacted()), dump_yaml(resolved.rerun_inputs())):
         assert SECRET not in text and REDACTED in text
-
-
-def test_engine_env_encodes_each_explicit_input_for_tf_var(module: Path) -> None:
-    specs = read_variables(module) | {"anything": spec("anything", type_expr="any"),
-                                      "count": spec("count", type_expr="number")}
-    resolved = resolve_inputs(specs, var_options={
-        "network_id": "net ${x}", "password": SECRET, "tags": {"k": 'a "${b}"'},
-        "ports": [1, 2], "anything": True, "count": 3})
-    assert resolved.engine_env() == {
-        "TF_VAR_network_id": "net ${x}", "TF_VAR_password": SECRET,
-        "TF_VAR_tags": '{"k" = "a \\"$${b}\\""}', "TF_VAR_ports": "[1, 2]",
-        "TF_VAR_anything": "true", "TF_VAR_count": "3"}
 
 
 def test_var_file_holds_every_explicit_input_as_hcl_that_parses_back() -> None:
@@ -449,13 +463,14 @@ def test_var_file_holds_every_explicit_input_as_hcl_that_parses_back() -> None:
     assert resolve_inputs(specs).var_file() is None
 
 
-def test_engine_env_hcl_values_parse_back_to_the_same_value() -> None:
+def test_var_file_values_with_escapes_parse_back_to_the_same_value() -> None:
     from hcl2 import loads
     from hcl2.utils import SerializationOptions
 
     value = {"list": [1, 2.5, True, None, 'tab\t "q" \\ \b\n'], "map": {"k": "v"}}
     resolved = resolve_inputs({"v": spec("v", type_expr="any")}, var_options={"v": value})
-    text = "v = " + resolved.engine_env()["TF_VAR_v"] + "\n"
+    text = resolved.var_file()
+    assert text is not None
     assert loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))[
         "v"] == value
 
@@ -480,6 +495,14 @@ def test_digest_ignores_order_and_changes_with_any_value() -> None:
 ])
 def test_redact_argv_hides_sensitive_var_values(argv: list[str], expected: list[str]) -> None:
     assert redact_argv(argv, {"password"}) == expected
+
+
+def test_redact_every_var_hides_each_var_value_and_nothing_else() -> None:
+    from hybridops_tf.redact import redact_every_var
+
+    argv = ["reconcile", "--var", "a=1", "--var=b=2", "--inputs", "c=3", "--", "-var", "d = 4", "-var"]
+    assert redact_every_var(argv) == ["reconcile", "--var", f"a={REDACTED}", f"--var=b={REDACTED}",
+                                      "--inputs", "c=3", "--", "-var", f"d ={REDACTED}", "-var"]
 
 
 def test_dump_yaml_is_sorted_and_stable() -> None:

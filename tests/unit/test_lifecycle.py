@@ -1,4 +1,4 @@
-"""lifecycle.py: statuses, destroy eligibility, staleness and the apply guard (DESIGN §5, §6)."""
+"""lifecycle.py: statuses, the destroy step, staleness and the apply guard (DESIGN §5, §6)."""
 
 from __future__ import annotations
 
@@ -6,47 +6,58 @@ import pytest
 
 from hybridops_tf.lifecycle import (
     CLAIMS_EMPTY,
+    DestroyStep,
     MemberStatus,
     ResourceStatus,
     Status,
     apply_refusal,
-    destroy_eligible,
+    destroy_step,
     is_stale,
 )
 
-# (status, include_retained) -> eligible. Skip only destroyed and absent; retained on request.
-ELIGIBLE = {
-    (Status.RUNNING, False): True,
-    (Status.RUNNING, True): True,
-    (Status.OK, False): True,
-    (Status.OK, True): True,
-    (Status.ERROR, False): True,
-    (Status.ERROR, True): True,
-    (Status.DESTROYED, False): False,
-    (Status.DESTROYED, True): False,
-    (Status.ABSENT, False): False,
-    (Status.ABSENT, True): False,
-    (Status.RETAINED, False): False,
-    (Status.RETAINED, True): True,
-    (None, False): True,  # no record: nothing proves the module is empty
-    (None, True): True,
+D, K, R = DestroyStep.DESTROY, DestroyStep.SKIP, DestroyStep.RETAIN
+# (status, include_retained) -> step, for a member not declared retain_on_destroy. Skip only
+# destroyed and absent; retained on request.
+STEPS = {
+    (Status.RUNNING, False): D,
+    (Status.RUNNING, True): D,
+    (Status.OK, False): D,
+    (Status.OK, True): D,
+    (Status.ERROR, False): D,
+    (Status.ERROR, True): D,
+    (Status.DESTROYED, False): K,
+    (Status.DESTROYED, True): K,
+    (Status.ABSENT, False): K,
+    (Status.ABSENT, True): K,
+    (Status.RETAINED, False): R,
+    (Status.RETAINED, True): D,
+    (None, False): D,  # no record: nothing proves the module is empty
+    (None, True): D,
 }
 
 
-def test_the_eligibility_table_covers_every_status() -> None:
-    assert {s for s, _ in ELIGIBLE} == {*Status, None}
+def test_the_destroy_table_covers_every_status() -> None:
+    assert {s for s, _ in STEPS} == {*Status, None}
 
 
-@pytest.mark.parametrize(("status", "include_retained"), sorted(ELIGIBLE, key=str))
-def test_destroy_eligibility(status: Status | None, include_retained: bool) -> None:
-    assert (
-        destroy_eligible(status, include_retained=include_retained)
-        is ELIGIBLE[(status, include_retained)]
-    )
+@pytest.mark.parametrize(("status", "include_retained"), sorted(STEPS, key=str))
+def test_destroy_step_of_each_status(status: Status | None, include_retained: bool) -> None:
+    assert destroy_step(status, include_retained=include_retained) is STEPS[(status, include_retained)]
 
 
-def test_destroy_eligible_defaults_to_skipping_retained() -> None:
-    assert destroy_eligible(Status.RETAINED) is False
+@pytest.mark.parametrize("status", [*Status, None], ids=str)
+def test_a_member_declared_retain_on_destroy_is_kept_unless_retained_ones_are_included(
+        status: Status | None) -> None:
+    kept = destroy_step(status, retain_on_destroy=True)
+    included = destroy_step(status, retain_on_destroy=True, include_retained=True)
+    if status in CLAIMS_EMPTY:
+        assert kept is included is K  # nothing left to keep
+    else:
+        assert (kept, included) == (R, D)
+
+
+def test_destroy_step_defaults_to_keeping_retained() -> None:
+    assert destroy_step(Status.RETAINED) is R
 
 
 def test_only_destroyed_and_absent_claim_the_module_is_empty() -> None:

@@ -53,4 +53,4 @@ def test_a_read_only_reconcile_refuses_the_same_symlink_and_says_what_it_could_n
 
     found = evidence._engine_evidence(evidence.Target("t/mod", sim_module), None, opts)
 
-    assert any("symlink" in why for why in found["unchecked"]), found
+    assert any("symlink" in why for why in found.unchecked), found

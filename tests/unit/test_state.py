@@ -1,4 +1,4 @@
-"""`show -json` state/plan and `output -json` parsers, and sensitive-value redaction, on
+"""`show -json` state and `output -json` parsers, and sensitive-value redaction (of states and plans), on
 hand-written OpenTofu samples and on documents captured from a real engine."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from hybridops_tf.engine.state import (
     StateFormatError,
     outputs_plain,
     parse_outputs,
-    parse_plan,
     parse_state,
 )
 from hybridops_tf.redact import REDACTED
@@ -164,15 +163,12 @@ def test_only_data_sources_left_counts_as_empty_but_outputs_are_kept() -> None:
 @pytest.mark.parametrize("version", ["0.1", "0.2", "1.0", "1.2", "1.99"])
 def test_supported_format_versions_are_accepted(version: str) -> None:
     assert parse_state({"format_version": version}).format_version == version
-    assert parse_plan({"format_version": version}).format_version == version
 
 
 @pytest.mark.parametrize("version", ["2.0", "10.1"])
 def test_newer_major_format_is_refused_clearly(version: str) -> None:
     with pytest.raises(StateFormatError, match=f"format_version {version} is newer"):
         parse_state({"format_version": version})
-    with pytest.raises(StateFormatError, match="newer"):
-        parse_plan({"format_version": version})
 
 
 @pytest.mark.parametrize(
@@ -219,70 +215,6 @@ def test_empty_output_json_and_odd_entries() -> None:
     assert parse_outputs({"x": "not an object"}) == {"x": OutputValue(sensitive=False)}
     with pytest.raises(StateFormatError):
         parse_outputs("[]")
-
-
-# --- plan -------------------------------------------------------------------------------------
-
-
-def test_opentofu_plan_resource_changes() -> None:
-    plan = parse_plan(doc(TOFU / "show_plan.json"))
-    got = [(rc.address, rc.actions, rc.deposed, rc.action_reason) for rc in plan.resource_changes]
-    assert got == [
-        ("data.sim_image.base", ("read",), None, "read_because_config_unknown"),
-        ("sim_network.main", ("no-op",), None, None),
-        ("sim_vm.web", ("delete", "create"), None, "replace_because_tainted"),
-        ("sim_vm.web", ("delete",), "0a1b2c3d", None),
-        ('module.app.sim_config.app["web"]', ("update",), None, None),
-    ]
-    assert plan.resource_changes[-1].module_address == "module.app"
-    assert plan.resource_changes[-1].index == "web"
-    assert plan.has_changes and plan.has_drift and plan.errored is False
-
-
-def test_opentofu_plan_outputs_and_prior_state() -> None:
-    plan = parse_plan(doc(TOFU / "show_plan.json"))
-    assert plan.planned_outputs["admin_password"].sensitive
-    assert plan.planned_outputs["network_id"].value == "net-1a2b"
-    pw = plan.output_changes["admin_password"]
-    assert (pw.actions, pw.sensitive, pw.before, pw.after) == (("update",), True, None, None)
-    assert plan.output_changes["network_id"].after == "net-1a2b"
-    assert plan.prior_state is not None and len(plan.prior_state.tainted) == 1
-    assert [d.address for d in plan.resource_drift] == ["sim_network.main"]
-
-
-def test_real_terraform_plan_after_partial_apply_replaces_the_tainted_vm() -> None:
-    plan = parse_plan(doc(TF103 / "show_plan.json"))
-    changes = {rc.address: rc for rc in plan.resource_changes}
-    assert changes["module.vm_a.sim_vm.this"].actions == ("delete", "create")
-    assert changes["module.vm_a.sim_vm.this"].action_reason == "replace_because_tainted"
-    assert changes["module.vm_b.sim_vm.this"].actions == ("create",)
-    assert changes["sim_network.edge[0]"].actions == ("no-op",)
-    assert plan.has_changes and plan.errored is None  # Terraform 1.0 has no `errored`
-    assert plan.prior_state is not None and plan.prior_state.format_version == "0.2"
-    assert plan.output_changes["vm_ips"].after_unknown
-
-
-def test_real_terraform_refresh_only_plan_has_drift_but_no_changes() -> None:
-    plan = parse_plan(doc(TF103 / "show_plan_refresh_only.json"))
-    assert not plan.has_changes and plan.has_drift
-    drift = {rc.address: rc.actions for rc in plan.resource_drift}
-    assert drift == {
-        "module.health.sim_health_check.this": ("delete",),
-        "module.network.sim_network.this": ("update",),
-    }
-
-
-def test_plan_of_only_noop_and_read_has_no_changes() -> None:
-    plan = parse_plan(
-        {
-            "format_version": "1.2",
-            "resource_changes": [
-                {"address": "a.b", "change": {"actions": ["no-op"]}},
-                {"address": "data.a.b", "mode": "data", "change": {"actions": ["read"]}},
-            ],
-        }
-    )
-    assert not plan.has_changes and not plan.has_drift and plan.prior_state is None
 
 
 # --- redaction --------------------------------------------------------------------------------
@@ -365,8 +297,6 @@ def test_output_changes_in_the_documented_wrapped_form_are_read_and_redacted_too
             }
         },
     }
-    assert parse_plan(wrapped).output_changes["pw"].sensitive
-    assert parse_plan(wrapped).output_changes["pw"].actions == ("create",)
     assert_no_secret(redact_sensitive(wrapped), ("s3cr3t",))
 
 

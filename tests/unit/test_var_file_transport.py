@@ -39,7 +39,7 @@ def engine(inputs: str | None) -> Engine:
     (commands.init, (), False),
     (commands.show_state, (), False),
     (commands.output, (), False),
-    (commands.state_list, (), False),
+    (commands.state_pull, (), False),
 ])
 def test_only_commands_that_evaluate_variables_get_the_var_file(builder, args, gets) -> None:  # type: ignore[no-untyped-def]
     argv = engine('a = "1"\n').argv(builder, *args)
