@@ -1,7 +1,10 @@
 """`make bench`: run every bench/bench_*.py and print each result as a table.
 
 A bench module exposes `TITLE: str` and `run() -> list[dict[str, object]]`; each dict is a
-row, the first row's keys are the columns. Targets live here, never in timed tests.
+row, the first row's keys are the columns. `run()` may instead return {subtitle: rows}, one
+table per figure. `KIND` says what is measured: "micro" (default: a stand-in engine or no
+engine at all) or "real engine" (the real engine and the sim provider); every title is
+prefixed with it. Targets live here, never in timed tests.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# KIND of the bench modules that predate it (the default is "micro")
+KNOWN_KINDS = {"bench_apply_overhead": "real engine"}
 
 
 def table(rows: list[dict[str, object]]) -> str:
@@ -25,6 +30,15 @@ def table(rows: list[dict[str, object]]) -> str:
     return "\n".join([line, rule, *body])
 
 
+def print_result(result: list[dict[str, object]] | dict[str, list[dict[str, object]]]) -> None:
+    if isinstance(result, dict):
+        for subtitle, rows in result.items():
+            print(f"\n### {subtitle}\n", flush=True)
+            print(table(rows), flush=True)
+    else:
+        print(table(result), flush=True)
+
+
 def main(names: list[str]) -> int:
     sys.path.insert(0, str(HERE.parent))
     for path in sorted(HERE.glob("bench_*.py")):
@@ -35,8 +49,9 @@ def main(names: list[str]) -> int:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
-        print(f"\n## {module.TITLE}\n", flush=True)
-        print(table(module.run()), flush=True)
+        kind = getattr(module, "KIND", KNOWN_KINDS.get(path.stem, "micro"))
+        print(f"\n## [{kind}] {module.TITLE}\n", flush=True)
+        print_result(module.run())
     return 0
 
 
