@@ -123,18 +123,6 @@ def _as_view(state: StateView | Iterable[str] | None) -> StateView | None:
     return {address: StateObject() for address in state}
 
 
-def resources_from_progress(
-    progress: Mapping[str, ResourceProgress], tainted: Iterable[str] = ()
-) -> dict[str, ResourceEntry]:
-    """This run's activity alone (no earlier knowledge, no state): see resources_after_run."""
-    view = {a: StateObject(tainted=True) for a in tainted}
-    entries = resources_after_run(None, progress, None)
-    for addr, entry in entries.items():
-        if addr in view:
-            entry.tainted = True
-    return entries
-
-
 def resources_after_run(
     known: Mapping[str, ResourceEntry] | None,
     progress: Mapping[str, ResourceProgress],

@@ -265,7 +265,6 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     if verdict is Verdict.STALE_TO_ERROR:
         assert rec is not None
         progress = ev.last_run or {}
-        tainted = [r.address for r in state.tainted] if state is not None else []
         orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in interrupted_orphans(ev)]
         command = rec.active_command or "apply"
         out = settle.failed(
@@ -273,7 +272,10 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
             error=(f"interrupted: hyops stopped while `{command}` run {rec.run_id} was running "
                    "(stale running record); settled by reconcile from state and the run's events"),
             recovered_outputs=outputs_plain(state.outputs) if state is not None else None,
-            resources=settle.resources_from_progress(progress, tainted) if progress else None,
+            # what the record knew, the run's events merged in, and the state when read: an
+            # object an earlier run made stays known when the state lost it (state_missing)
+            resources=settle.resources_after_run(
+                rec.resources, progress, settle.state_view(state.resources) if state is not None else None),
             orphans=orphans)
         _forget_deleted_ids(out, ev)
     elif verdict is Verdict.TO_OK:

@@ -118,6 +118,37 @@ def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keep
     assert "suspect_orphans" not in rec
 
 
+def test_a_kill_that_also_cut_the_state_write_settles_error_and_keeps_what_the_record_knew(
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Found by `make test` on a loaded machine: the kill landed while the engine rewrote
+    terraform.tfstate, leaving it empty. `--write` then forgot the network an earlier run
+    made (the stale run's events alone became the record's resources) and, the state being
+    empty, settled `absent` over a live network and a live vm."""
+    assert hyops("apply", "modules/pair").returncode == 0
+    network_id = hyops.record("pair")["outputs"]["network_id"]
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_vm", op="create", at="after")])
+    proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
+    provider = gate.wait_started(proc)["pid"]
+    proc.kill()
+    proc.wait(timeout=30)
+    kill_engines(pair, provider)
+    faults_file([])
+    (pair / "terraform.tfstate").write_text("")  # the engine's state write was cut short
+
+    written = hyops("reconcile", "modules/pair", "--write")
+
+    assert written.returncode == 3, written.stdout + written.stderr
+    rec = hyops.record("pair")
+    assert rec["status"] == "error"
+    assert rec["resources"]["sim_network.net"]["id"] == network_id  # still known: state_missing
+    assert [o["address"] for o in rec["suspect_orphans"]] == ["sim_vm.vm[0]"]
+    code, doc = reconcile(hyops, "modules/pair")
+    assert code == 3
+    assert f"--import sim_network.net={network_id}" in " ".join(findings(doc, "pair")["state_missing"]["next_actions"])
+
+
 def test_a_create_that_failed_after_making_the_object_is_reported_tainted(
     hyops: Hyops, pair: Path, faults_file: Callable[..., Path]
 ) -> None:

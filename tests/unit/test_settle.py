@@ -22,7 +22,7 @@ from hybridops_tf.settle import (
     failed,
     interrupted_run_orphans,
     new_suspect_orphans,
-    resources_from_progress,
+    resources_after_run,
     retained,
 )
 
@@ -328,7 +328,7 @@ def test_failed_does_not_mutate_the_running_record() -> None:
 # --- resources and orphans from the event stream -------------------------------------------
 
 
-def test_resources_from_progress_maps_stream_status_to_record_status() -> None:
+def test_a_runs_progress_maps_stream_status_to_record_status() -> None:
     prog = {
         "a.planned": progress("a.planned", Progress.PENDING, "", planned_action="create"),
         "a.started": progress("a.started", Progress.STARTED, "create"),
@@ -339,12 +339,12 @@ def test_resources_from_progress_maps_stream_status_to_record_status() -> None:
         "a.error": progress("a.error", Progress.ERROR, "update"),
     }
 
-    entries = resources_from_progress(prog, tainted=["a.complete"])
+    entries = resources_after_run(None, prog, None)
 
     assert {a: e.to_dict() for a, e in entries.items()} == {
         "a.planned": {"status": ResourceStatus.PENDING.value, "action": "create"},
         "a.started": {"status": "error", "action": "create"},  # in flight when it stopped
-        "a.complete": {"status": "complete", "action": "create", "id": "x-1", "tainted": True},
+        "a.complete": {"status": "complete", "action": "create", "id": "x-1"},
         "a.destroyed": {"status": "destroyed", "action": "delete"},
         "a.error": {"status": "error", "action": "update"},
     }
@@ -352,7 +352,7 @@ def test_resources_from_progress_maps_stream_status_to_record_status() -> None:
 
 def test_every_stream_status_has_a_record_status() -> None:
     for status in Progress:
-        entries = resources_from_progress({"x.y": progress("x.y", status, "create")})
+        entries = resources_after_run(None, {"x.y": progress("x.y", status, "create")}, None)
         assert ResourceStatus(entries["x.y"].status)
 
 
