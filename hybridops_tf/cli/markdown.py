@@ -202,13 +202,7 @@ def reconcile(report: Any) -> list[str]:
     else:
         lines += ["no modules to reconcile (no records under the runtime root)", ""]
     lines += [text(message) for message, _ in report.errors]
-    found = sum(len(m.findings) for m in report.modules)
-    unchecked = sum(1 for m in report.modules if m.unchecked)
-    if report.consistent:
-        lines.append(f"consistent: {len(report.modules)} module(s) checked, nothing to do")
-    else:
-        lines.append(f"{found} finding(s) in {len(report.modules)} module(s)"
-                     + (f"; {unchecked} module(s) could not be fully checked" if unchecked else ""))
+    lines.append(report.summary())
     return lines
 
 

@@ -167,10 +167,4 @@ def _render(report: object) -> None:
             for letter, alt in zip("abcdefghij", choices, strict=False):
                 click.echo(f"     {letter}. {alt.command}")
                 click.echo(f"        when: {alt.when}")
-    found = sum(len(m.findings) for m in report.modules)
-    unchecked = sum(1 for m in report.modules if m.unchecked)
-    if report.consistent:
-        click.echo(f"consistent: {len(report.modules)} module(s) checked, nothing to do")
-    else:
-        click.echo(f"{found} finding(s) in {len(report.modules)} module(s)"
-                   + (f"; {unchecked} module(s) could not be fully checked" if unchecked else ""))
+    click.echo(report.summary())

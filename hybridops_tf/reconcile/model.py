@@ -321,6 +321,15 @@ class Report:
             return 3
         return 0
 
+    def summary(self) -> str:
+        """The report's last line, in every format."""
+        if self.consistent:
+            return f"consistent: {len(self.modules)} module(s) checked, nothing to do"
+        found = sum(len(m.findings) for m in self.modules)
+        unchecked = sum(1 for m in self.modules if m.unchecked)
+        return (f"{found} finding(s) in {len(self.modules)} module(s)"
+                + (f"; {unchecked} module(s) could not be fully checked" if unchecked else ""))
+
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "consistent": self.consistent,
                                "modules": [m.to_dict() for m in self.modules]}

@@ -74,12 +74,12 @@ def test_lost_create_response_is_a_suspect_orphan_until_import_adopts_it_and_wri
     assert len(hyops.sim_objects()) == 1  # adopted, never duplicated
 
 
-def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keeping_the_orphan(
-    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
-) -> None:
-    """SIGKILL of hyops, then of its engine, while the provider holds the vm create's answer
-    (the vm exists, no state or event says so): stale running, orphan kept, then adopted."""
+def _kill_inside_the_vm_create(hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path) -> str:
+    """The pair applied (network only), then an apply adding the vm killed (hyops, then its
+    engine) while the provider holds the vm create's answer: the vm exists, nothing says so.
+    Returns the network's id."""
     assert hyops("apply", "modules/pair").returncode == 0
+    network_id = hyops.record("pair")["outputs"]["network_id"]
     gate = Gate.at(tmp_path)  # never released: the kill always lands inside the vm create
     faults_file([gate.rule(type="sim_vm", op="create", at="after")])
     proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
@@ -88,6 +88,15 @@ def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keep
     proc.wait(timeout=30)
     kill_engines(pair, provider)
     faults_file([])
+    return network_id
+
+
+def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keeping_the_orphan(
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """SIGKILL of hyops, then of its engine, while the provider holds the vm create's answer
+    (the vm exists, no state or event says so): stale running, orphan kept, then adopted."""
+    _kill_inside_the_vm_create(hyops, pair, faults_file, tmp_path)
 
     code, doc = reconcile(hyops, "modules/pair")
 
@@ -125,16 +134,7 @@ def test_a_kill_that_also_cut_the_state_write_settles_error_and_keeps_what_the_r
     terraform.tfstate, leaving it empty. `--write` then forgot the network an earlier run
     made (the stale run's events alone became the record's resources) and, the state being
     empty, settled `absent` over a live network and a live vm."""
-    assert hyops("apply", "modules/pair").returncode == 0
-    network_id = hyops.record("pair")["outputs"]["network_id"]
-    gate = Gate.at(tmp_path)
-    faults_file([gate.rule(type="sim_vm", op="create", at="after")])
-    proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
-    provider = gate.wait_started(proc)["pid"]
-    proc.kill()
-    proc.wait(timeout=30)
-    kill_engines(pair, provider)
-    faults_file([])
+    network_id = _kill_inside_the_vm_create(hyops, pair, faults_file, tmp_path)
     (pair / "terraform.tfstate").write_text("")  # the engine's state write was cut short
 
     written = hyops("reconcile", "modules/pair", "--write")
