@@ -8,7 +8,9 @@ console script as a CI job would and reads only documented files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.integration.gates import Gate, kill_engines
-from tests.integration.hyops_cli import Hyops
+from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
 BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
@@ -84,6 +86,11 @@ def _kill_inside_the_vm_create(hyops: Hyops, pair: Path, faults_file: Callable[.
     faults_file([gate.rule(type="sim_vm", op="create", at="after")])
     proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
     provider = gate.wait_started(proc)["pid"]
+    # The whole tree at once, as a runner's kill: the engine is frozen first, so the relay's
+    # SIGTERM (sent when hyops dies) cannot start a state write that the SIGKILL then cuts
+    # (that case, an emptied state file, is a test of its own below).
+    for pid in engine_processes(pair):
+        os.kill(pid, signal.SIGSTOP)
     proc.kill()
     proc.wait(timeout=30)
     kill_engines(pair, provider)
