@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.state import unwrap_output_change
 
 SENSITIVE = "(sensitive)"
@@ -42,10 +43,6 @@ _REASONS = {
     "read_because_config_unknown": "its configuration depends on values known after apply",
     "read_because_dependency_pending": "a resource it depends on has changes pending",
 }
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _sub(tree: Any, key: str | int) -> Any:
@@ -90,7 +87,7 @@ def format_value(value: Any, sensitive: Any = None, unknown: Any = None) -> str:
     if unknown is True:
         return UNKNOWN
     if isinstance(value, Mapping):
-        keys = sorted(set(value) | {k for k, v in _dict(unknown).items() if v is True})
+        keys = sorted(set(value) | {k for k, v in as_dict(unknown).items() if v is True})
         return "{" + ", ".join(
             f"{json.dumps(k)}: {format_value(value.get(k), _sub(sensitive, k), _sub(unknown, k))}" for k in keys
         ) + "}"
@@ -114,7 +111,7 @@ def _diff(path: str, before: Any, after: Any, bsens: Any, asens: Any, unknown: A
             out.append((path, format_value(before, bsens), format_value(after, asens)))
         return
     if isinstance(before, Mapping) and isinstance(after, Mapping):
-        keys = set(before) | set(after) | {k for k, v in _dict(unknown).items() if _marks(v)}
+        keys = set(before) | set(after) | {k for k, v in as_dict(unknown).items() if _marks(v)}
         for key in sorted(keys):
             _diff(_join(path, key), before.get(key), after.get(key), _sub(bsens, key), _sub(asens, key),
                   _sub(unknown, key), out)
@@ -129,9 +126,9 @@ def _diff(path: str, before: Any, after: Any, bsens: Any, asens: Any, unknown: A
 
 def _created(after: Any, asens: Any, unknown: Any) -> list[str]:
     lines = []
-    keys = set(_dict(after)) | {k for k, v in _dict(unknown).items() if _marks(v)}
+    keys = set(as_dict(after)) | {k for k, v in as_dict(unknown).items() if _marks(v)}
     for key in sorted(keys):
-        value = _dict(after).get(key)
+        value = as_dict(after).get(key)
         if value is None and not _marks(_sub(unknown, key)) and not _marks(_sub(asens, key)):
             continue  # the engine leaves unset attributes null; it does not show them either
         lines.append(f"      {key}: {format_value(value, _sub(asens, key), _sub(unknown, key))}")
@@ -159,7 +156,7 @@ def _changed(change: Mapping[str, Any], replacing: bool) -> list[str]:
 
 def render_resource_change(rc: Mapping[str, Any]) -> list[str]:
     """Lines for one entry of `resource_changes`; none for a no-op."""
-    change = _dict(rc.get("change"))
+    change = as_dict(rc.get("change"))
     actions = tuple(a for a in change.get("actions") or [] if isinstance(a, str))
     head = _HEADS.get(actions)
     if head is None:
@@ -181,8 +178,8 @@ def render_resource_change(rc: Mapping[str, Any]) -> list[str]:
 
 def render_output_changes(doc: Mapping[str, Any]) -> list[str]:
     lines = []
-    for name, oc in sorted(_dict(doc.get("output_changes")).items()):
-        change = _dict(unwrap_output_change(oc))
+    for name, oc in sorted(as_dict(doc.get("output_changes")).items()):
+        change = as_dict(unwrap_output_change(oc))
         actions = tuple(change.get("actions") or [])
         if actions in ((), ("no-op",)):
             continue
@@ -232,12 +229,12 @@ def _md_cell(text: str) -> str:
 
 def changed_paths(rc: Mapping[str, Any]) -> list[str]:
     """The attributes one resource change sets or changes (names only, never values)."""
-    change = _dict(rc.get("change"))
+    change = as_dict(rc.get("change"))
     actions = tuple(a for a in change.get("actions") or [] if isinstance(a, str))
     if actions == ("create",):
         after, unknown, asens = change.get("after"), change.get("after_unknown"), change.get("after_sensitive")
-        keys = set(_dict(after)) | {k for k, v in _dict(unknown).items() if _marks(v)}
-        return sorted(k for k in keys if _dict(after).get(k) is not None or _marks(_sub(unknown, k))
+        keys = set(as_dict(after)) | {k for k, v in as_dict(unknown).items() if _marks(v)}
+        return sorted(k for k in keys if as_dict(after).get(k) is not None or _marks(_sub(unknown, k))
                       or _marks(_sub(asens, k)))
     if actions in (("update",), ("delete", "create"), ("create", "delete")):
         diffs: list[tuple[str, str, str]] = []
@@ -255,7 +252,7 @@ def render_markdown(doc: Mapping[str, Any], title: str, summary: str) -> list[st
     for rc in doc.get("resource_changes") or []:
         if not isinstance(rc, Mapping):
             continue
-        actions = tuple(a for a in _dict(rc.get("change")).get("actions") or [] if isinstance(a, str))
+        actions = tuple(a for a in as_dict(rc.get("change")).get("actions") or [] if isinstance(a, str))
         action = _MD_ACTIONS.get(actions)
         if action is None:
             continue
