@@ -1,7 +1,7 @@
 """`hyops init`: the engine's `init` on request, under the module lock.
 
 hyops re-runs init on its own when a module's child modules, providers or backend changed
-(hybridops_tf.initcheck); this is the explicit form, for `init -upgrade` and friends. init
+(hybridops_tf.engine.initcheck); this is the explicit form, for `init -upgrade` and friends. init
 changes no remote object and no record: it writes `.terraform/` and the lock file in the
 module directory, so it takes the module lock to never race an apply on the same module.
 """
@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridops_tf import initcheck
-from hybridops_tf.engine import binary, commands, process
+from hybridops_tf.engine import binary, commands, initcheck, process
 from hybridops_tf.errors import ExitCode
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import record_key

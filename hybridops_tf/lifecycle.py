@@ -1,11 +1,28 @@
 """Statuses and the rules between them (DESIGN §5). Pure: no I/O, exhaustively tested.
 
-One Enum per vocabulary, shared by code, docs and tests, so the words cannot drift.
+One Enum per vocabulary, shared by code, docs and tests, so the words cannot drift. Two
+of them are facts of an engine run's event stream and are defined in the engine layer
+(hybridops_tf.engine.vocabulary): Progress and CREATE_ACTIONS; they are named here too.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
+
+__all__ = [
+    "CLAIMS_EMPTY",
+    "CREATE_ACTIONS",
+    "DestroyStep",
+    "MemberStatus",
+    "Progress",
+    "ResourceStatus",
+    "Status",
+    "apply_refusal",
+    "destroy_step",
+    "is_stale",
+]
 
 
 class Status(StrEnum):
@@ -28,18 +45,6 @@ class ResourceStatus(StrEnum):
     DESTROYED = "destroyed"
 
 
-class Progress(StrEnum):
-    """Where one resource stands in an engine run's event stream. `started` is internal: it
-    never survives a settled record, it becomes an orphan suspect (create) or `error`. The
-    rest are the record's ResourceStatus words."""
-
-    PENDING = "pending"
-    STARTED = "started"
-    COMPLETE = "complete"
-    DESTROYED = "destroyed"
-    ERROR = "error"
-
-
 class MemberStatus(StrEnum):
     """Stack member status in a stack run report (DESIGN §8)."""
 
@@ -51,9 +56,6 @@ class MemberStatus(StrEnum):
     RETAINED = "retained"
     SKIPPED = "skipped"
 
-
-# Planned actions that make a new remote object (a replace makes one before or after it deletes).
-CREATE_ACTIONS = frozenset({"create", "replace"})
 
 # Outcomes that claim "nothing of this module may exist remotely".
 CLAIMS_EMPTY = frozenset({Status.DESTROYED, Status.ABSENT})

@@ -14,9 +14,14 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf import rootfind
+from hybridops_tf import engine_hooks, rootfind
 from hybridops_tf.errors import HyopsError, UsageError
 from hybridops_tf.rootfind import RootChoice
+from hybridops_tf.sim.install import SIM_ENVIRONMENT
+
+# The composition root: the core asks engine_hooks for extra engine environment and never
+# imports the sim; registered here, at import, so every command (and CliRunner) has it.
+engine_hooks.register(SIM_ENVIRONMENT)
 
 # command name -> "module:attribute" of a click command, loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {

@@ -23,7 +23,7 @@ from hybridops_tf.engine.events import (
     RefreshStart,
     _ResourceMessage,
 )
-from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.errors import EngineError
+from hybridops_tf.engine.errors import EngineError
 
 # Engine commands that evaluate the configuration's variables, so take the var file.
 TAKES_VARIABLES = frozenset({"apply", "destroy", "plan", "import", "refresh", "console"})
@@ -50,12 +50,12 @@ class Engine:
         announce: Callable[[str], None] | None = None, announce_first: bool = False, record: bool = True,
         extra: Sequence[str] | Callable[[], Sequence[str]] = (),
     ) -> bool:
-        """`init` when the module needs it (hybridops_tf.initcheck says why); True if it ran.
+        """`init` when the module needs it (engine/initcheck.py says why); True if it ran.
 
         A re-init is announced (the user did not ask for it); the very first one only with
         announce_first. Without `record` (a read-only caller) no stamp is written, and an
         existing `.terraform` no stamp covers is trusted as it is."""
-        from hybridops_tf import initcheck
+        from hybridops_tf.engine import initcheck
 
         why = initcheck.init_reason(self.module_dir, marker_dir, write=record)
         if why is None or (not record and why == initcheck.NOT_BY_HYOPS):
@@ -70,7 +70,7 @@ class Engine:
 
     def init(self, log_path: Path | None, *, extra: Sequence[str] = ()) -> None:
         """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1)."""
-        from hybridops_tf.fsutil import atomic_write_text
+        from hybridops_tf.engine.files import atomic_write_text
 
         captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
         if log_path is not None:

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hybridops_tf.engine.jsonshape import as_dict, as_list
+from hybridops_tf.engine.redaction import REDACTED
 from hybridops_tf.engine.state import unwrap_output_change, walk_modules
-from hybridops_tf.redact import REDACTED
 
 
 def _has_true(tree: Any) -> bool:

@@ -228,7 +228,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                  ) -> tuple[ModuleEvidence, EngineEvidence | None]:
     """gather, plus the engine's half; with `reuse` (read under the lock this caller still
     holds), the engine is asked only for what `reuse` lacks."""
-    from hybridops_tf.sim import install as sim_install
+    from hybridops_tf import engine_hooks  # the sim registers the one hook hyops has
 
     store = open_store(opts.runtime_root)
     record, problem = _read_record(store, target.key)
@@ -238,7 +238,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
     where = Where(target.module_ref, Target(target.module_ref, directory).display_dir, workspace,
-                  exists and directory is not None and sim_install.module_uses_sim(directory),
+                  exists and directory is not None and bool(engine_hooks.applying(directory)),
                   inputs_args=rerun_args(target, opts.runtime_root, directory if exists else None,
                                          opts.var_options),
                   stack_file=_display(target.stack_file) if target.stack_file else None)

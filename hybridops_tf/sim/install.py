@@ -7,14 +7,14 @@ The engine gets a CLI config with a `filesystem_mirror` holding one launcher scr
 The launcher's bytes are identical on every machine, so the `h1:` hash that `init` records
 in `.terraform.lock.hcl` stays valid when the lock file is committed; the Python to run
 comes from HYOPS_SIM_PYTHON at run time instead of being baked into the script.
-This module is imported by the core on every apply: keep it free of heavy imports.
+The CLI imports this module at start (it registers SIM_ENVIRONMENT, see the end): keep it
+free of heavy imports.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import stat
 import sys
@@ -41,6 +41,8 @@ _SIM_RESOURCE = re.compile(r"""(?m)^\s*(resource|data)\s+"?sim_[A-Za-z0-9_]*"?\s
 def engine_platform() -> str:
     """The engine's platform name (`linux_amd64` on CI): the launcher fits every platform,
     but the mirror layout must name the one the engine runs on."""
+    import platform  # here, not at the top: the CLI imports this module for every command
+
     machine = platform.machine().lower()
     arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(
         machine, machine
@@ -232,3 +234,21 @@ def _installed_module_dirs(root: Path) -> list[Path]:
         if isinstance(where, str) and where and "\0" not in where:
             dirs.append(root / where)
     return dirs
+
+
+class SimEnvironment:
+    """The sim provider's engine environment as the core asks for it: the shape of
+    hybridops_tf.engine_hooks.EnvironmentHook (structural: the sim imports nothing of the core).
+    The CLI registers SIM_ENVIRONMENT; the core then gives every sim module its mirror."""
+
+    def applies(self, module_dir: Path) -> bool:
+        return module_uses_sim(module_dir)
+
+    def guarded_path(self, runtime_root: Path) -> Path:
+        return launcher_path(runtime_root)  # the engine executes what it finds there
+
+    def engine_env(self, runtime_root: Path) -> dict[str, str]:
+        return sim_engine_env(runtime_root)
+
+
+SIM_ENVIRONMENT = SimEnvironment()

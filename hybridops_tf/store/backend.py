@@ -47,7 +47,7 @@ def init_args(module_dir: Path, module_ref: str) -> list[str]:
     url = selected_url()
     if url is None:
         return []
-    from hybridops_tf import initcheck
+    from hybridops_tf.engine import initcheck
 
     if initcheck.backend_type(module_dir) != "pg":
         return []

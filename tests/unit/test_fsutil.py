@@ -1,4 +1,5 @@
-"""fsutil.py: durable, private writes (DESIGN §2: dirs 0700, files 0600) that refuse symlinks."""
+"""engine/files.py (the core reads it as fsutil): durable, private writes (DESIGN §2: dirs
+0700, files 0600) that refuse symlinks."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf import fsutil
-from hybridops_tf.fsutil import atomic_write_bytes, atomic_write_text, ensure_dir, open_append
+from hybridops_tf.engine import files
+from hybridops_tf.engine.files import atomic_write_bytes, atomic_write_text, ensure_dir, open_append
 
 
 def mode(path: Path) -> int:
@@ -130,7 +131,7 @@ def test_a_failure_before_replace_keeps_the_old_file_and_removes_the_temp(
     def crash(src: str, dst: str) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(fsutil.os, "replace", crash)
+    monkeypatch.setattr(files.os, "replace", crash)
     with pytest.raises(OSError, match="Input/output"):
         atomic_write_text(path, "new")
 
@@ -144,7 +145,7 @@ def test_an_interrupt_during_the_write_removes_the_temp(
     def interrupted(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fsutil.os, "fsync", interrupted)
+    monkeypatch.setattr(files.os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
         atomic_write_text(tmp_path / "f.json", "x")
 

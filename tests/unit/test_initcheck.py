@@ -1,11 +1,11 @@
-"""When a module needs init again (hybridops_tf.initcheck), without an engine."""
+"""When a module needs init again (hybridops_tf.engine.initcheck), without an engine."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from hybridops_tf import initcheck
+from hybridops_tf.engine import initcheck
 
 ROOT_TF = 'resource "sim_network" "n" {\n  name = "a"\n}\n'
 

@@ -88,10 +88,30 @@ def test_status_words_match_the_contract() -> None:
     )
 
 
-@pytest.mark.parametrize("status", list(Status))
-@pytest.mark.parametrize("lock_free", [True, False])
+# (status, lock_free) -> stale: only a running record that no live process holds the lock of.
+STALE = {
+    (Status.RUNNING, True): True,
+    (Status.RUNNING, False): False,  # a live run holds the lock: in progress, not stale
+    (Status.OK, True): False,
+    (Status.OK, False): False,
+    (Status.ERROR, True): False,
+    (Status.ERROR, False): False,
+    (Status.DESTROYED, True): False,
+    (Status.DESTROYED, False): False,
+    (Status.ABSENT, True): False,
+    (Status.ABSENT, False): False,
+    (Status.RETAINED, True): False,
+    (Status.RETAINED, False): False,
+}
+
+
+def test_the_stale_table_covers_every_status_and_lock_state() -> None:
+    assert set(STALE) == {(status, free) for status in Status for free in (True, False)}
+
+
+@pytest.mark.parametrize(("status", "lock_free"), list(STALE))
 def test_only_a_running_record_with_a_free_lock_is_stale(status: Status, lock_free: bool) -> None:
-    assert is_stale(status, lock_free) is (status is Status.RUNNING and lock_free)
+    assert is_stale(status, lock_free) is STALE[(status, lock_free)]
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf import fsutil
+from hybridops_tf.engine import files
 from hybridops_tf.errors import ExitCode, RefusedError
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.record import (
@@ -382,7 +382,7 @@ def test_a_failed_replace_keeps_the_old_record_and_no_temp_file(
     def refuse(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fsutil.os, "replace", refuse)
+    monkeypatch.setattr(files.os, "replace", refuse)
     with pytest.raises(OSError):
         store.write(OperationRecord(module_ref=REF, status=Status.RUNNING, run_id="apply-2"))
 

@@ -8,6 +8,7 @@ their source and version, required providers, backend). While the files are unch
 parse happens; once they change, python-hcl2 reads the projection again and only a changed
 projection triggers init. A module no stamp covers (first hyops run, or initialised by raw
 tofu) gets one init, so that the stamp describes a configuration hyops saw initialised.
+In the engine layer: Engine.ensure_init asks it, and it knows only the engine's files.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.fsutil import atomic_write_text
+from hybridops_tf.engine.files import atomic_write_text
 
 STAMP_VERSION = 1
 _LOCAL_SOURCE = re.compile(r'\bsource\s*=\s*"(\.\.?/[^"]*)"')

@@ -1,0 +1,130 @@
+"""Durable file writes: temp file in the same directory, fsync, replace, fsync the dir.
+
+Every file hyops writes under the runtime root goes through here, so a crash at any
+instant leaves either the old file or the new one, never a torn one. Modes are 0600 for
+files and 0700 for directories (DESIGN §2). In the engine layer because the engine writes
+files too (its version cache, init logs, the stderr log); the core reads these helpers
+through hybridops_tf.fsutil.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+# Runtime roots in use: below one, no path component may be a symlink (a symlinked state/
+# or runs/ would make hyops write, or run a provider launcher, somewhere else).
+_PRIVATE_ROOTS: set[Path] = set()
+
+
+def register_private_root(root: Path) -> None:
+    _PRIVATE_ROOTS.add(Path(os.path.abspath(root)))
+
+
+def refuse_symlinks(path: Path) -> None:
+    """Raise OSError if any component of path below a registered runtime root is a symlink."""
+    full = Path(os.path.abspath(path))
+    for root in _PRIVATE_ROOTS:
+        if full != root and root not in full.parents:
+            continue
+        probe = full
+        while probe != root:
+            if probe.is_symlink():
+                raise OSError(f"refusing to follow the symlink {probe} inside the runtime root {root}")
+            probe = probe.parent
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create path (and parents) with mode 0700; refuse a symlink where a directory should be."""
+    refuse_symlinks(path)
+    if path.is_symlink():
+        raise OSError(f"refusing to use symlinked directory {path}")
+    if path.is_dir():
+        return path
+    missing = []
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for part in reversed(missing):  # every level we create is 0700, not just the leaf
+        try:
+            part.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            pass
+        os.chmod(part, DIR_MODE)
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a directory")
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class PreparedWrite:
+    """The first half of an atomic write: data durable in a temp file beside `path`.
+
+    `commit()` renames it into place (and fsyncs the directory), `discard()` removes it. Lets
+    a caller do everything that can fail (space, permissions) before a point of no return,
+    and only the rename after it.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        ensure_dir(path.parent)
+        if path.is_symlink():
+            raise OSError(f"refusing to replace symlink {path}")
+        self.path = path
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._tmp: str | None = tmp
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, FILE_MODE)
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        if self._tmp is None:
+            raise RuntimeError("prepared write already committed or discarded")
+        try:
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        self._tmp = None
+        fsync_dir(self.path.parent)
+
+    def discard(self) -> None:
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except FileNotFoundError:
+                pass
+            self._tmp = None
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace path with data atomically and durably (mode 0600)."""
+    PreparedWrite(path, data).commit()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def open_append(path: Path):
+    """Open an append-only log (events.jsonl, stderr log) created with mode 0600."""
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+    return os.fdopen(fd, "ab")

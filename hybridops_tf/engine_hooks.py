@@ -1,0 +1,45 @@
+"""Extra engine environment for some modules, supplied by whoever composes hyops.
+
+Why a hook: the simulated cloud (hybridops_tf.sim) needs its provider mirror in the engine's
+environment for every module that uses it, yet the core must not import the sim. The
+composition root (the CLI entry, hybridops_tf.cli.main) registers the sim's hook at import;
+the core only asks the registered hooks. A hook is typed structurally (EnvironmentHook), so
+the sim implements it with a plain class and imports nothing of the core.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["EnvironmentHook", "applying", "register"]
+
+
+class EnvironmentHook(Protocol):
+    """What one hook gives the engine for the modules it applies to."""
+
+    def applies(self, module_dir: Path) -> bool:
+        """True when a module (or a module it calls) needs this hook's environment."""
+        ...
+
+    def guarded_path(self, runtime_root: Path) -> Path:
+        """A path below the runtime root that the engine will execute: refused if symlinked."""
+        ...
+
+    def engine_env(self, runtime_root: Path) -> dict[str, str]:
+        """The environment additions for such a module (may lay files under runtime_root)."""
+        ...
+
+
+_HOOKS: list[EnvironmentHook] = []
+
+
+def register(hook: EnvironmentHook) -> None:
+    """Add a hook; registering the same one again changes nothing."""
+    if not any(known is hook for known in _HOOKS):
+        _HOOKS.append(hook)
+
+
+def applying(module_dir: Path) -> tuple[EnvironmentHook, ...]:
+    """The registered hooks that apply to a module, in the order they were registered."""
+    return tuple(hook for hook in _HOOKS if hook.applies(module_dir))

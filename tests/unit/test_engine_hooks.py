@@ -1,0 +1,68 @@
+"""engine_hooks.py: the core's engine environment comes from registered hooks, so the core
+never imports the sim; the CLI registers the sim's hook (DESIGN §2, issue #14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybridops_tf import engine_hooks
+from hybridops_tf.runtime import Runtime
+from hybridops_tf.sim.install import CLI_CONFIG_ENV, SIM_ENVIRONMENT
+
+
+class Marker:
+    """A hook for modules holding a file named `marked`."""
+
+    def applies(self, module_dir: Path) -> bool:
+        return (module_dir / "marked").exists()
+
+    def guarded_path(self, runtime_root: Path) -> Path:
+        return runtime_root / "marker" / "launcher"
+
+    def engine_env(self, runtime_root: Path) -> dict[str, str]:
+        return {"MARKED_ROOT": str(runtime_root)}
+
+
+@pytest.fixture
+def no_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_hooks, "_HOOKS", [])
+
+
+def test_the_cli_registers_the_sim_hook() -> None:
+    import hybridops_tf.cli.main  # noqa: F401 - the composition root, imported for its effect
+
+    assert SIM_ENVIRONMENT in engine_hooks._HOOKS
+
+
+@pytest.mark.usefixtures("no_hooks")
+def test_a_hook_adds_its_environment_only_to_the_modules_it_applies_to(tmp_path: Path) -> None:
+    engine_hooks.register(Marker())
+    marked, plain = tmp_path / "marked-mod", tmp_path / "plain-mod"
+    for module in (marked, plain):
+        module.mkdir()
+    (marked / "marked").touch()
+    runtime = Runtime(tmp_path / "rt")
+
+    assert runtime.engine_env(marked, None, None)["MARKED_ROOT"] == str(tmp_path / "rt")
+    assert "MARKED_ROOT" not in runtime.engine_env(plain, None, None)
+
+
+@pytest.mark.usefixtures("no_hooks")
+def test_registering_a_hook_twice_applies_it_once(tmp_path: Path) -> None:
+    hook = Marker()
+    engine_hooks.register(hook)
+    engine_hooks.register(hook)
+    (tmp_path / "marked").touch()
+
+    assert engine_hooks.applying(tmp_path) == (hook,)
+
+
+@pytest.mark.usefixtures("no_hooks")
+def test_without_the_sim_hook_the_core_gives_a_sim_module_no_mirror(tmp_path: Path) -> None:
+    module = tmp_path / "mod"
+    module.mkdir()
+    (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')
+
+    assert CLI_CONFIG_ENV not in Runtime(tmp_path / "rt").engine_env(module, None, None)
