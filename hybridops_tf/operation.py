@@ -1,7 +1,8 @@
-"""apply/destroy for one module: DESIGN §6, step by step.
+"""apply/destroy/refresh/import for one module: DESIGN §6, step by step.
 
 1 validate -> 2 lock -> 3 preflight + uncertain-outcome guard -> 4 persist `running` ->
 5 run the engine, streaming events -> 6 settle from evidence -> 7 release. Never retry.
+`run` is these steps; the functions below it follow them in that order.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf import run_reads, settle
+from hybridops_tf import run_inputs, run_reads, settle
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import (
@@ -29,12 +30,19 @@ from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import (
     OperationRecord,
     Owner,
+    ResourceEntry,
     record_key,
 )
 from hybridops_tf.runs import (
     EVENTS_COMPLETE,
+    Command,
+    EngineRefusedResult,
     EventLog,
     RunFolder,
+    RunMeta,
+    RunResult,
+    SettledResult,
+    StoppedResult,
     new_run_id,
 )
 from hybridops_tf.runtime import Runtime
@@ -43,6 +51,9 @@ from hybridops_tf.stream_reader import StreamReader
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.engine.events import Event
+    from hybridops_tf.engine.progress import ResourceTracker
+    from hybridops_tf.engine.state import StateSnapshot
+    from hybridops_tf.inputs import ResolvedInputs
 
 EventSink = Callable[["Event"], None]
 
@@ -51,7 +62,7 @@ EventSink = Callable[["Event"], None]
 class ModuleRequest:
     """Everything one apply/destroy of one module needs; built by the CLI or the stack runner."""
 
-    command: str  # "apply" | "destroy" | "refresh" | "import"
+    command: Command  # apply | destroy | refresh | import; a plain string is taken as its Command
     target: ModuleTarget
     runtime_root: Path
     engine: str | None = None
@@ -73,6 +84,9 @@ class ModuleRequest:
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
     plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
 
+    def __post_init__(self) -> None:
+        self.command = Command(self.command)
+
     @property
     def key(self) -> str:
         """The record key: the ref, plus `@workspace` outside the default workspace."""
@@ -88,126 +102,77 @@ class Outcome:
     message: str
 
 
+@dataclass
+class _Run:
+    """One run under the module lock: what its steps share. meta.json is written when the
+    run opens; result.json, last, by _finish."""
+
+    req: ModuleRequest
+    store: Store
+    previous: OperationRecord | None  # the record as the lock found it
+    folder: RunFolder
+    meta: RunMeta
+
+
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
-    ws = Runtime(req.runtime_root)
-    resolved = ws.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                                 req.sensitive_inputs)  # step 1
+    rt = Runtime(req.runtime_root)
+    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+                                  req.sensitive_inputs)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = open_store(req.runtime_root)
-    ws.ensure_root()
+    rt.ensure_root()
     with process.FORWARDER, store.lock(req.key, run_id, req.lock_timeout):  # step 2
-        previous = store.read(req.key)
-        meta = ws.meta(req, run_id, resolved)
+        one = _open_run(req, store, run_id, resolved)
         try:
-            folder = RunFolder.create(req.runtime_root, req.key, run_id)
-            folder.write_meta(meta)
-        except OSError as err:
-            raise RefusedError(
-                f"could not create the run folder under {req.runtime_root}: {err.strerror or err}; "
-                "nothing was changed"
-            ) from None
-        try:
-            store.journal_doc(req.key, run_id, "meta", meta)
-        except OSError as err:
-            raise RefusedError(f"could not journal the run in {store.describe()}: {err.strerror or err}; "
-                               "nothing was changed") from None
-        try:
-            engine = ws.engine_for(req.target, req.engine, resolved, req.workspace, folder)  # step 3
-            meta["engine"] = engine.info.to_json()
-            binary.warn_if_version_changed(previous.engine if previous is not None else None, engine.info)
-            guard(req, previous)
-            if process.FORWARDER.received is not None:
-                raise Interrupted("interrupted before the engine started; nothing was changed")
-            digest = ws.inputs_digest(resolved)
-            inherited, known = run_reads.takeover(req.runtime_root, req.key, previous, engine)
-            try:
-                run_inputs = ws.write_run_inputs(folder, resolved)
-                rerun_inputs = ws.prepare_rerun_inputs(req.target, resolved, req.key)  # committed once running is
-            except OSError as err:
-                raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
-                                   "the engine was not started") from None
-            running = settle.begin(previous, settle.RunStart(
-                command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
-                run_id=run_id, owner=Owner.current(run_id), resolved_inputs_file=str(run_inputs),
-                rerun_inputs_file=str(rerun_inputs.path), inputs_digest=digest,
-                engine=engine.info.to_json(), workspace=req.workspace,
-            ), inherited, known)
-            try:
-                log = EventLog(folder)
-            except OSError as err:
-                rerun_inputs.discard()
-                raise RefusedError(f"could not open {folder.events_path}: {err.strerror or err}; "
-                                   "the engine was not started") from None
-            try:
-                store.write(running)  # step 4
-            except OSError as err:
-                log.close()
-                rerun_inputs.discard()
-                raise RefusedError(
-                    f"could not write the running record {store.where(req.key)}: "
-                    f"{err.strerror or err}; the engine was not started"
-                ) from None
-            _commit_rerun_inputs(rerun_inputs, store, req, previous, log)
+            engine = _preflight(one, rt, resolved)  # step 3
+            running, rerun = _running_record(one, rt, engine, resolved)
+            log = _persist_running(one, running, rerun)  # step 4
         except HyopsError as err:
-            _finish(ws, store, req.key, folder, meta, err.exit_code, {"outcome": "refused", "error": err.message})
+            _finish(one, err.exit_code, StoppedResult("refused", err.message))
             raise
-        outcome = _execute(req, engine, store, previous, running, folder, log)  # steps 5-6
-        rec = outcome.record or running
-        if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
-            _finish(ws, store, req.key, folder, meta, outcome.exit_code, {
-                "outcome": "refused", "error": outcome.message,
-                "record_status": outcome.record.status.value if outcome.record else None})
-            return outcome
-        _finish(ws, store, req.key, folder, meta, outcome.exit_code, {
-            "outcome": rec.status.value,  # "running" here means the settle write failed
-            "error": rec.last_error or (outcome.message if outcome.exit_code else None),
-            "resources": {a: r.to_dict() for a, r in (rec.resources or {}).items()},
-            "suspect_orphans": [o.to_dict() for o in rec.suspect_orphans],
-        })
+        outcome = _execute(one, engine, running, log)  # steps 5-6
+        _finish(one, outcome.exit_code, _result(outcome, running))
         return outcome
 
 
-def _finish(ws: Runtime, store: Store, key: str, folder: RunFolder, meta: dict[str, Any], code: int,
-            result: dict[str, Any]) -> None:
-    """result.json last; a shared store's journal gets the result too (a courtesy: the record
-    already says what happened, so a failure here is a warning)."""
-    ws.finish_run(folder, meta, code, result)
+def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedInputs) -> _Run:
+    """The run folder with meta.json (first), journaled in a shared store: a refusal here
+    leaves no result.json (there may be no folder to hold it)."""
+    previous = store.read(req.key)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
     try:
-        store.journal_doc(key, folder.run_id, "result", {"exit_code": int(code), **result})
+        folder = RunFolder.create(req.runtime_root, req.key, run_id)
+        folder.write_meta(meta.to_json())
     except OSError as err:
-        print(f"hyops: warning: could not journal the result of {folder.run_id} in {store.describe()}: "
-              f"{err.strerror or err}", file=sys.stderr, flush=True)
-
-
-def _commit_rerun_inputs(rerun: PreparedWrite, store: Store, req: ModuleRequest,
-                         previous: OperationRecord | None, log: EventLog) -> None:
-    """rerun.inputs.yml goes into place once `running` is persisted (its data is already
-    durable beside it, so only a rename can fail here). If it does, the engine is not started
-    and the record goes back to what it was: we hold the lock and nothing ran."""
-    from hybridops_tf.runtime import RERUN_INPUTS
-
+        raise RefusedError(
+            f"could not create the run folder under {req.runtime_root}: {err.strerror or err}; "
+            "nothing was changed"
+        ) from None
     try:
-        rerun.commit()
-        if store.shared:
-            store.put_document(RERUN_INPUTS, req.key, rerun.path.read_text(encoding="utf-8"))
+        store.journal_doc(req.key, run_id, "meta", meta.to_json())
     except OSError as err:
-        log.close()
-        try:
-            if previous is not None:
-                store.write(previous)
-            else:
-                store.delete(req.key)
-        except OSError:
-            pass  # the record stays `running`: stale once we let go, which reconcile settles
-        raise RefusedError(f"could not write {rerun.path}: {err.strerror or err}; "
-                           "the engine was not started") from None
+        raise RefusedError(f"could not journal the run in {store.describe()}: {err.strerror or err}; "
+                           "nothing was changed") from None
+    return _Run(req, store, previous, folder, meta)
+
+
+def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
+    """Step 3: the engine found and `init`ed, the uncertain-outcome guard, no signal yet."""
+    req = one.req
+    engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, one.folder)
+    one.meta.engine = engine.info
+    binary.warn_if_version_changed(one.previous.engine if one.previous is not None else None, engine.info)
+    guard(req, one.previous)
+    if process.FORWARDER.received is not None:
+        raise Interrupted("interrupted before the engine started; nothing was changed")
+    return engine
 
 
 def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
     """Uncertain-outcome guard. Under the lock a `running` record we see is stale (approval
     also asks it before planning, without the lock: the run asks it again under it)."""
-    if req.command != "apply" or previous is None:
+    if req.command != Command.APPLY or previous is None:
         return  # destroy, refresh and import create nothing: cleanup and adoption stay open
     why = apply_refusal(
         previous.status,
@@ -222,38 +187,81 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
-def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
-    extra = list(req.passthrough)
-    if req.plan_file is not None:  # it carries its variables: no var file, so nothing fed on stdin
-        return commands.apply_saved(engine.info.binary, engine.module_dir, req.plan_file, extra)
-    if req.command == "apply":
-        return engine.argv(commands.apply, extra)
-    if req.command == "destroy":
-        return engine.argv(commands.destroy, extra)
-    if req.command == "refresh":  # state follows the live objects; nothing remote changes
-        return engine.argv(commands.apply, ["-refresh-only", *extra])
-    if req.command == "import" and req.import_address and req.import_id:
-        return engine.argv(commands.import_, req.import_address, req.import_id, extra)
-    raise ValueError(f"unsupported module command {req.command!r}")
+def _running_record(one: _Run, rt: Runtime, engine: Engine,
+                    resolved: ResolvedInputs) -> tuple[OperationRecord, PreparedWrite]:
+    """The `running` record step 4 persists (taking over what a stale one knew), with the
+    run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
+    req = one.req
+    digest = run_inputs.inputs_digest(rt, resolved)
+    inherited, known = run_reads.takeover(req.runtime_root, req.key, one.previous, engine)
+    try:
+        resolved_file = run_inputs.write_resolved(one.folder, resolved)
+        rerun = run_inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
+    except OSError as err:
+        raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
+                           "the engine was not started") from None
+    running = settle.begin(one.previous, settle.RunStart(
+        command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
+        run_id=one.folder.run_id, owner=Owner.current(one.folder.run_id), resolved_inputs_file=str(resolved_file),
+        rerun_inputs_file=str(rerun.path), inputs_digest=digest,
+        engine=engine.info.to_json(), workspace=req.workspace,
+    ), inherited, known)
+    return running, rerun
 
 
-def _execute(
-    req: ModuleRequest,
-    engine: Engine,
-    store: Store,
-    previous: OperationRecord | None,
-    running: OperationRecord,
-    folder: RunFolder,
-    log: EventLog,
-) -> Outcome:
+def _persist_running(one: _Run, running: OperationRecord, rerun: PreparedWrite) -> EventLog:
+    """Step 4: events.jsonl open and `running` durable before the engine may change anything;
+    then rerun.inputs.yml goes into place. A failure here starts no engine."""
+    try:
+        log = EventLog(one.folder)
+    except OSError as err:
+        rerun.discard()
+        raise RefusedError(f"could not open {one.folder.events_path}: {err.strerror or err}; "
+                           "the engine was not started") from None
+    try:
+        one.store.write(running)
+    except OSError as err:
+        log.close()
+        rerun.discard()
+        raise RefusedError(
+            f"could not write the running record {one.store.where(one.req.key)}: "
+            f"{err.strerror or err}; the engine was not started"
+        ) from None
+    _commit_rerun_inputs(one, rerun, log)
+    return log
+
+
+def _commit_rerun_inputs(one: _Run, rerun: PreparedWrite, log: EventLog) -> None:
+    """rerun.inputs.yml goes into place once `running` is persisted (its data is already
+    durable beside it, so only a rename can fail here). If it does, the engine is not started
+    and the record goes back to what it was: we hold the lock and nothing ran."""
+    try:
+        run_inputs.commit_rerun(rerun, one.store, one.req.key)
+    except OSError as err:
+        log.close()
+        try:
+            if one.previous is not None:
+                one.store.write(one.previous)
+            else:
+                one.store.delete(one.req.key)
+        except OSError:
+            pass  # the record stays `running`: stale once we let go, which reconcile settles
+        raise RefusedError(f"could not write {rerun.path}: {err.strerror or err}; "
+                           "the engine was not started") from None
+
+
+def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog) -> Outcome:
+    """Steps 5-6: the engine runs, each stdout line logged before it is parsed; the record is
+    then settled from that evidence (or restored, when the engine refused the run) and written."""
+    req, folder = one.req, one.folder
     argv = _argv(req, engine)
-    journal = store.journal(req.key, running.run_id)
+    journal = one.store.journal(req.key, running.run_id)
     reader = StreamReader(req.on_event, folder, log, journal)
     try:
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
         _close_journal(journal)
-        return _write_settled(req, store, running, folder, settle.failed(
+        return _write_settled(one, running, settle.failed(
             running, command=req.command, recovered_outputs=None, resources=None, orphans=[],
             error=f"{err.message}; the engine never started, so nothing changed"), ExitCode.FAILED)
     finally:
@@ -265,31 +273,24 @@ def _execute(
         journal.complete()
     _close_journal(journal)
     if _refused_by_engine(req, reader, result):
-        return _settle_refusal(req, store, previous, running, folder, reader, result)
-    try:
-        settled, succeeded = _settle(req, engine, running, reader, result)
-    except EngineError as err:  # evidence could not be read after the run: stay honest
-        succeeded = False
-        progress = reader.tracker().resources
-        settled = settle.failed(
-            running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
-            recovered_outputs=None, resources=settle.resources_after_run(running.resources, progress, None),
-            # without the state, nothing proves an unfinished create left no object behind
-            orphans=settle.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
-        )
-    if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
-        succeeded = False
-        err = reader.log_error[0]
-        settled = settle.failed(
-            settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
-            orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
-                               f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
-        )
-    if result.interrupted is not None:
-        code = ExitCode.INTERRUPTED
-    else:
-        code = ExitCode.FAILED if not succeeded else ExitCode.OK
-    return _write_settled(req, store, running, folder, settled, code)
+        return _settle_refusal(one, running, reader, result)
+    settled, code = _settle_run(req, engine, running, reader, result, folder)
+    return _write_settled(one, running, settled, code)
+
+
+def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
+    extra = list(req.passthrough)
+    if req.plan_file is not None:  # it carries its variables: no var file, so nothing fed on stdin
+        return commands.apply_saved(engine.info.binary, engine.module_dir, req.plan_file, extra)
+    if req.command == Command.APPLY:
+        return engine.argv(commands.apply, extra)
+    if req.command == Command.DESTROY:
+        return engine.argv(commands.destroy, extra)
+    if req.command == Command.REFRESH:  # state follows the live objects; nothing remote changes
+        return engine.argv(commands.apply, ["-refresh-only", *extra])
+    if req.command == Command.IMPORT and req.import_address and req.import_id:
+        return engine.argv(commands.import_, req.import_address, req.import_id, extra)
+    raise ValueError(f"unsupported module command {req.command.value!r}")
 
 
 def _close_journal(journal: Journal) -> None:
@@ -305,7 +306,7 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
     resource change started (no apply_start): an invalid value, an unknown flag, a failing
     validation, a provider that cannot be configured. A killed engine, a signal, or a stream
     hyops could not log completely keeps the conservative rule (the run may have changed things)."""
-    if req.command not in ("apply", "destroy") or not result.started or result.interrupted is not None:
+    if req.command not in (Command.APPLY, Command.DESTROY) or not result.started or result.interrupted is not None:
         return False
     if result.returncode <= 0 or result.returncode >= 128 or reader.log_error:
         return False
@@ -314,18 +315,18 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
     return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
 
 
-def _settle_refusal(req: ModuleRequest, store: Store, previous: OperationRecord | None,
-                    running: OperationRecord, folder: RunFolder, reader: StreamReader,
+def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
                     result: process.ProcessResult) -> Outcome:
     """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
     from hybridops_tf.engine.events import summarize_diagnostics
 
+    req, store, folder = one.req, one.store, one.folder
     why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
     message = (f"the engine refused the {req.command} before changing anything "
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
     # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check
     code = ExitCode.REFUSED if req.plan_file is not None else ExitCode.USAGE
-    restored = settle.engine_refused(previous, running, command=req.command, error=message, exit_code=code)
+    restored = settle.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
     try:
         if restored is None:
             store.delete(req.key)
@@ -340,9 +341,42 @@ def _settle_refusal(req: ModuleRequest, store: Store, previous: OperationRecord 
     return Outcome(restored, code, running.run_id, folder.path, message)
 
 
-def _write_settled(req: ModuleRequest, store: Store, running: OperationRecord, folder: RunFolder,
-                   settled: OperationRecord, code: ExitCode) -> Outcome:
+def _settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+                result: process.ProcessResult, folder: RunFolder) -> tuple[OperationRecord, ExitCode]:
+    """Step 6: the record the evidence supports, and the exit code. Success is claimed only
+    on whole evidence: the state read back after the run, and every event logged."""
+    try:
+        settled, succeeded = _settle(req, engine, running, reader, result)
+    except EngineError as err:  # evidence could not be read after the run: stay honest
+        settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
+    if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
+        err = reader.log_error[0]
+        succeeded = False
+        settled = settle.failed(
+            settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
+            orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
+                               f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
+        )
+    if result.interrupted is not None:
+        return settled, ExitCode.INTERRUPTED
+    return settled, ExitCode.FAILED if not succeeded else ExitCode.OK
+
+
+def _evidence_unreadable(req: ModuleRequest, running: OperationRecord, reader: StreamReader,
+                         result: process.ProcessResult, err: EngineError) -> OperationRecord:
+    """The state could not be read after the run: what its events show, and no success."""
+    progress = reader.tracker().resources
+    return settle.failed(
+        running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
+        recovered_outputs=None, resources=settle.resources_after_run(running.resources, progress, None),
+        # without the state, nothing proves an unfinished create left no object behind
+        orphans=settle.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
+    )
+
+
+def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode) -> Outcome:
     """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
+    req, store, folder = one.req, one.store, one.folder
     try:
         store.write(settled)
     except OSError as err:
@@ -362,87 +396,161 @@ def _write_settled(req: ModuleRequest, store: Store, running: OperationRecord, f
     return Outcome(settled, code, running.run_id, folder.path, message)
 
 
-def _settle(
-    req: ModuleRequest,
-    engine: Engine,
-    running: OperationRecord,
-    reader: StreamReader,
-    result: process.ProcessResult,
-) -> tuple[OperationRecord, bool]:
-    """The record to write, and whether the command did what it was asked."""
-    from hybridops_tf.engine.events import summarize_diagnostics
-    from hybridops_tf.engine.state import outputs_plain, parse_outputs, parse_state
+@dataclass(frozen=True)
+class _StateEvidence:
+    """The state as `show -json` reads it after the run, and the record's resources it supports."""
 
-    interrupted = result.interrupted
-    ok = result.returncode == 0 and interrupted is None
-    tracker = reader.tracker()
-    if ok and req.command == "apply":
-        if reader.outputs:
-            outputs = outputs_plain(reader.outputs[-1].outputs)
-        else:  # older engines may not send the outputs message
-            outputs = outputs_plain(parse_outputs(engine.output_doc()))
-        applied = settle.apply_succeeded(running, outputs, run_reads.resources_after_success(engine, running, tracker))
-        partial = run_reads.partial_run_flags(req.passthrough)
-        if partial:
-            why = run_reads.unconverged(engine, partial)
-            if why is not None:
-                print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
-                return settle.not_converged(applied, command="apply", why=why), True
+    state: StateSnapshot
+    view: settle.StateView
+    resources: dict[str, ResourceEntry]
+
+    @classmethod
+    def read(cls, engine: Engine, running: OperationRecord, tracker: ResourceTracker) -> _StateEvidence:
+        from hybridops_tf.engine.state import parse_state
+
+        state = parse_state(engine.show_state_doc())
+        view = settle.state_view(state.resources)
+        return cls(state, view, settle.resources_after_run(running.resources, tracker.resources, view))
+
+
+def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+            result: process.ProcessResult) -> tuple[OperationRecord, bool]:
+    """The record to write, and whether the command did what it was asked: one settle per
+    command when the engine exited 0, one for every command when it did not."""
+    ok = result.returncode == 0 and result.interrupted is None
+    if ok and req.command == Command.APPLY:
+        return _settle_apply(req, engine, running, reader)
+    evidence = _StateEvidence.read(engine, running, reader.tracker())
+    if not ok:
+        return _settle_failure(req, engine, running, reader, result, evidence), False
+    if req.command == Command.IMPORT:
+        return _settle_import(req, running, evidence)
+    if req.command == Command.REFRESH:
+        return _settle_refresh(req, running, reader.tracker(), evidence)
+    return _settle_destroy(running, evidence)
+
+
+def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
+                  reader: StreamReader) -> tuple[OperationRecord, bool]:
+    """Applied: the outputs the engine sent, and `error` after a partial run that left the
+    rest of the configuration unconverged (the command still did what it was asked)."""
+    from hybridops_tf.engine.state import outputs_plain, parse_outputs
+
+    if reader.outputs:
+        outputs = outputs_plain(reader.outputs[-1].outputs)
+    else:  # older engines may not send the outputs message
+        outputs = outputs_plain(parse_outputs(engine.output_doc()))
+    resources = run_reads.resources_after_success(engine, running, reader.tracker())
+    applied = settle.apply_succeeded(running, outputs, resources)
+    partial = run_reads.partial_run_flags(req.passthrough)
+    why = run_reads.unconverged(engine, partial) if partial else None
+    if why is None:
         return applied, True
+    print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
+    return settle.not_converged(applied, command=Command.APPLY, why=why), True
 
-    state = parse_state(engine.show_state_doc())
-    view = settle.state_view(state.resources)
-    resources = settle.resources_after_run(running.resources, tracker.resources, view)
-    if ok and req.command == "import":
-        address = req.import_address or ""
-        return settle.imported(running, address, view, resources), address in view
-    if ok and req.command == "refresh":
-        resources = settle.gone_on_refresh(resources, tracker.read_addresses, view)
-        if state.is_empty:
-            emptied = settle.confirmed_empty(running, resources, req.empty_status)
-            return emptied, emptied.status is req.empty_status
-        remaining = sorted(state.addresses())
-        if not req.expect_empty:
-            return settle.failed(
-                running, command="apply", resources=None, orphans=[],  # begin() cleared failed_command
-                error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
-                recovered_outputs=outputs_plain(state.outputs),
-            ), True
-        return settle.failed(
-            running, command="refresh", resources=resources, orphans=[],
-            error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
-            recovered_outputs=outputs_plain(state.outputs),
-        ), False
-    if ok:  # destroy: success only when the state is confirmed empty
-        if state.is_empty:
-            emptied = settle.destroy_verified(running, resources)
-            return emptied, emptied.status is Status.DESTROYED
-        remaining = sorted(state.addresses())
-        return settle.failed(
-            running, command="destroy", resources=resources, orphans=[],
-            error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
-            recovered_outputs=outputs_plain(state.outputs),
-        ), False
-    if interrupted is not None:  # also the only way an engine is not started (process.run_streaming)
-        import signal
 
-        name = signal.Signals(interrupted).name
-        error = (f"interrupted by {name}; the engine stopped (exit {result.returncode})" if result.started
-                 else f"interrupted by {name} before the engine started")
-        summary = summarize_diagnostics(reader.diagnostics)
-        error = f"{error}: {summary}" if summary else error
-    else:
-        error = summarize_diagnostics(reader.diagnostics) or f"engine exited with code {result.returncode}"
-    errored_state = engine.module_dir / "errored.tfstate"
-    if errored_state.exists():
-        error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"
+def _settle_import(req: ModuleRequest, running: OperationRecord,
+                   evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    address = req.import_address or ""
+    return settle.imported(running, address, evidence.view, evidence.resources), address in evidence.view
+
+
+def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: ResourceTracker,
+                    evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    """State refreshed from the live objects: empty is `req.empty_status`; anything else is
+    an error, and a failure only when an empty state was expected."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    state = evidence.state
+    resources = settle.gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
+    if state.is_empty:
+        emptied = settle.confirmed_empty(running, resources, req.empty_status)
+        return emptied, emptied.status is req.empty_status
+    if not req.expect_empty:
+        return settle.failed(
+            running, command=Command.APPLY, resources=None, orphans=[],  # begin() cleared failed_command
+            error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
+            recovered_outputs=outputs_plain(state.outputs),
+        ), True
+    remaining = sorted(state.addresses())
     return settle.failed(
-        running,
-        command=req.command,
-        error=error,
+        running, command=Command.REFRESH, resources=resources, orphans=[],
+        error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
         recovered_outputs=outputs_plain(state.outputs),
-        resources=resources,
-        orphans=settle.new_suspect_orphans(tracker.resources, view, running.run_id, known=running.resources),
     ), False
 
 
+def _settle_destroy(running: OperationRecord, evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    """Destroyed only when the state is confirmed empty."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    if evidence.state.is_empty:
+        emptied = settle.destroy_verified(running, evidence.resources)
+        return emptied, emptied.status is Status.DESTROYED
+    remaining = sorted(evidence.state.addresses())
+    return settle.failed(
+        running, command=Command.DESTROY, resources=evidence.resources, orphans=[],
+        error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
+        recovered_outputs=outputs_plain(evidence.state.outputs),
+    ), False
+
+
+def _settle_failure(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+                    result: process.ProcessResult, evidence: _StateEvidence) -> OperationRecord:
+    """The engine failed or was interrupted: its error, and a suspect orphan for each create
+    it started that the state does not hold."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    return settle.failed(
+        running,
+        command=req.command,
+        error=_failure_error(engine, reader, result),
+        recovered_outputs=outputs_plain(evidence.state.outputs),
+        resources=evidence.resources,
+        orphans=settle.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
+                                           known=running.resources),
+    )
+
+
+def _failure_error(engine: Engine, reader: StreamReader, result: process.ProcessResult) -> str:
+    from hybridops_tf.engine.events import summarize_diagnostics
+
+    summary = summarize_diagnostics(reader.diagnostics)
+    if result.interrupted is not None:  # also the only way an engine is not started (process.run_streaming)
+        import signal
+
+        name = signal.Signals(result.interrupted).name
+        error = (f"interrupted by {name}; the engine stopped (exit {result.returncode})" if result.started
+                 else f"interrupted by {name} before the engine started")
+        error = f"{error}: {summary}" if summary else error
+    else:
+        error = summary or f"engine exited with code {result.returncode}"
+    errored_state = engine.module_dir / "errored.tfstate"
+    if errored_state.exists():
+        error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"
+    return error
+
+
+def _finish(one: _Run, code: int, result: RunResult) -> None:
+    """result.json last; a shared store's journal gets the result too (a courtesy: the record
+    already says what happened, so a failure here is a warning)."""
+    one.folder.finish(one.meta, code, result)
+    try:
+        one.store.journal_doc(one.req.key, one.folder.run_id, "result", {"exit_code": int(code), **result.to_json()})
+    except OSError as err:
+        print(f"hyops: warning: could not journal the result of {one.folder.run_id} in {one.store.describe()}: "
+              f"{err.strerror or err}", file=sys.stderr, flush=True)
+
+
+def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
+    """result.json of a run that got as far as its engine."""
+    if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
+        return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None)
+    rec = outcome.record or running
+    return SettledResult(
+        outcome=rec.status.value,  # "running" here means the settle write failed
+        error=rec.last_error or (outcome.message if outcome.exit_code else None),
+        resources={a: r.to_dict() for a, r in (rec.resources or {}).items()},
+        suspect_orphans=[o.to_dict() for o in rec.suspect_orphans],
+    )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf import saved_plan
+from hybridops_tf import run_inputs, saved_plan
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.events import ChangeSummary, parse_event
 from hybridops_tf.engine.sensitive import redact_sensitive
@@ -32,7 +32,15 @@ from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.operation import Outcome
 from hybridops_tf.record import record_key
 from hybridops_tf.redact import redact_event_line
-from hybridops_tf.runs import EventLog, RunFolder, new_run_id
+from hybridops_tf.runs import (
+    Command,
+    EventLog,
+    PlannedResult,
+    RunFolder,
+    RunMeta,
+    StoppedResult,
+    new_run_id,
+)
 from hybridops_tf.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -51,7 +59,7 @@ class PlanRequest:
     sensitive_inputs: frozenset[str] = frozenset()
     passthrough: Sequence[str] = ()
     argv: Sequence[str] = ()
-    command: str = "plan"
+    command: Command = Command.PLAN
     workspace: str | None = None
     detailed_exitcode: bool = False
     out: Path | None = None  # keep the engine's plan file here (0600), with its sidecar
@@ -86,21 +94,21 @@ def private_tmp() -> str:
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
     rt = Runtime(req.runtime_root)
-    resolved = rt.resolve_inputs(req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                                 req.sensitive_inputs)
+    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+                                  req.sensitive_inputs)
     mode = saved_plan.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime_root, record_key(req.target.ref, req.workspace), run_id)
-    meta = rt.meta(req, run_id, resolved)
-    folder.write_meta(meta)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
+    folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
     asked, passthrough = split_detailed_exitcode(req.passthrough)
     detailed = req.detailed_exitcode or asked
     try:
         engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, folder)
-        meta["engine"] = engine.info.to_json()
-        rt.write_run_inputs(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
+        meta.engine = engine.info
+        run_inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
         tmp = private_tmp()
         try:
             plan_file = Path(tmp) / "plan.tfplan"
@@ -127,17 +135,17 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             pending = result.returncode == CHANGES_PENDING
             if req.out is not None:
                 saved_plan.keep(plan_file, req.out, saved_plan.Sidecar.of_run(
-                    req, mode, run_id, engine.info.to_json(), rt.inputs_digest(resolved), resolved))
+                    req, mode, run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
-        rt.finish_run(folder, meta, err.exit_code, {"outcome": "failed", "error": err.message})
+        folder.finish(meta, err.exit_code, StoppedResult("failed", err.message))
         raise
     counts = summary[-1] if summary else None
     text = (f"{counts.add} to add, {counts.change} to change, {counts.remove} to destroy"
             if counts else "plan complete")
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK
-    rt.finish_run(folder, meta, code, {"outcome": "planned", "summary": text, "changes_pending": pending})
+    folder.finish(meta, code, PlannedResult(text, pending))
     return PlanOutcome(None, code, run_id, folder.path,
                        f"plan {req.target.ref}: {text} (run {run_id}, {folder.path / 'plan.json'})",
                        plan_doc=doc, has_changes=pending, summary=text)
@@ -192,7 +200,7 @@ def _plan_member(member: Member, command: str, wiring: Wiring, changing: set[str
             on_member(member.name)
         out = run_plan(PlanRequest(target=member.target, runtime_root=wiring.runtime.root, engine=wiring.engine,
                                    stack_inputs=values, sensitive_inputs=sensitive, workspace=member.workspace,
-                                   command="plan", destroy=destroy))
+                                   command=Command.PLAN, destroy=destroy))
         return MemberPlan(member.name, member.module_ref, out.summary, out.has_changes)
 
     if command == "apply":

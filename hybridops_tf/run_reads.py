@@ -113,7 +113,8 @@ def unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
     return None
 
 
-def resources_after_success(engine: Engine, running: OperationRecord, tracker: ResourceTracker) -> dict:
+def resources_after_success(engine: Engine, running: OperationRecord,
+                            tracker: ResourceTracker) -> dict[str, ResourceEntry]:
     """The record's resources after a successful apply: what it knew plus what the run changed.
 
     The state is read (one more engine call) only when the record knows no live object yet,

@@ -8,19 +8,39 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from hybridops_tf import __version__
 from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
-from hybridops_tf.record import module_id, utc_now
+from hybridops_tf.record import Owner, module_id, utc_now
+from hybridops_tf.redact import redact_argv
+
+if TYPE_CHECKING:
+    from hybridops_tf.engine.binary import EngineInfo
+    from hybridops_tf.modules import ModuleTarget
 
 SCHEMA_VERSION = 1
 # Created by the event relay (engine/relay.py) once events.jsonl holds everything the
 # engine wrote to its stdout, to EOF: even when hyops died first.
 EVENTS_COMPLETE = "events.complete"
+
+
+class Command(StrEnum):
+    """What ran: meta.json's `command`, the run id's prefix, the record's active/failed command.
+    A StrEnum, so it is written and compared as the plain string it names."""
+
+    APPLY = "apply"
+    DESTROY = "destroy"
+    REFRESH = "refresh"
+    IMPORT = "import"
+    PLAN = "plan"
+    RECONCILE = "reconcile"
 
 
 def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
@@ -35,6 +55,94 @@ def new_run_id(command: str) -> str:
 
 def _dump(doc: dict[str, Any]) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=2, default=str) + "\n"
+
+
+@dataclass
+class RunMeta:
+    """meta.json of a module run or a plan, in its keys' order. The engine is known once
+    preflight found it; RunFolder.finish adds `finished_at` and `exit_code` after these."""
+
+    command: Command
+    argv: list[str]  # redacted: a secret given with `-var` never reaches the disk
+    module_ref: str
+    module_dir: str
+    run_id: str
+    workspace: str | None
+    started_at: str
+    hyops_version: str
+    python: str
+    pid: int
+    host: str
+    user: str
+    engine: EngineInfo | None = None
+
+    @classmethod
+    def start(cls, command: str, argv: Sequence[str], target: ModuleTarget, workspace: str | None,
+              run_id: str, sensitive_names: frozenset[str]) -> RunMeta:
+        owner = Owner.current(run_id)
+        return cls(
+            command=Command(command), argv=redact_argv(list(argv), sensitive_names), module_ref=target.ref,
+            module_dir=str(target.directory), run_id=run_id, workspace=workspace, started_at=utc_now(),
+            hyops_version=__version__, python=".".join(map(str, sys.version_info[:3])),
+            pid=owner.pid, host=owner.host, user=owner.user,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "engine"}
+        doc["command"] = self.command.value
+        if self.engine is not None:
+            doc["engine"] = self.engine.to_json()
+        return doc
+
+
+@dataclass(frozen=True)
+class StoppedResult:
+    """result.json of a run stopped before its engine changed anything: `refused` (a
+    preflight refusal), or a plan that `failed`."""
+
+    outcome: str
+    error: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "error": self.error}
+
+
+@dataclass(frozen=True)
+class EngineRefusedResult:
+    """The engine refused the run before changing anything: the record is back to what it was."""
+
+    error: str
+    record_status: str | None  # the restored record's status; None when there is no record
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": "refused", "error": self.error, "record_status": self.record_status}
+
+
+@dataclass(frozen=True)
+class SettledResult:
+    """A run settled from evidence: the record's status (`running` when the settle write
+    failed), its error, and what it knows of the module's objects."""
+
+    outcome: str
+    error: str | None
+    resources: dict[str, dict[str, Any]]
+    suspect_orphans: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "error": self.error, "resources": self.resources,
+                "suspect_orphans": self.suspect_orphans}
+
+
+@dataclass(frozen=True)
+class PlannedResult:
+    summary: str  # "1 to add, 0 to change, 0 to destroy"
+    changes_pending: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": "planned", "summary": self.summary, "changes_pending": self.changes_pending}
+
+
+RunResult = StoppedResult | EngineRefusedResult | SettledResult | PlannedResult
 
 
 @dataclass
@@ -78,6 +186,18 @@ class RunFolder:
     def write_result(self, result: dict[str, Any]) -> None:
         """Last write of a run: its presence means the run finished."""
         atomic_write_text(self.result_path, _dump({"finished_at": utc_now(), **result}))
+
+    def finish(self, meta: RunMeta, exit_code: int, result: RunResult) -> None:
+        self.finish_docs(meta.to_json(), exit_code, result.to_json())
+
+    def finish_docs(self, meta: Mapping[str, Any], exit_code: int, result: Mapping[str, Any]) -> None:
+        """meta gets its end, then result.json is written last (its presence = run finished);
+        a failure is a warning: the record already says what happened."""
+        try:
+            self.write_meta({**meta, "finished_at": utc_now(), "exit_code": exit_code})
+            self.write_result({"run_id": self.run_id, "exit_code": exit_code, **result})
+        except OSError as err:
+            print(f"hyops: warning: could not finish run folder {self.path}: {err}", file=sys.stderr)
 
 
 def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[Any]:

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
@@ -15,6 +16,9 @@ from click.core import ParameterSource
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
+
+if TYPE_CHECKING:
+    from hybridops_tf.reconcile.model import Alternative, Report
 
 _DETAIL_WIDTH = 88
 _NOTE_LOCK = threading.Lock()
@@ -120,12 +124,9 @@ def _wrap(text: str) -> list[str]:
     return textwrap.wrap(text, _DETAIL_WIDTH, break_on_hyphens=False, break_long_words=False) or [""]
 
 
-def _render(report: object) -> None:
+def _render(report: Report) -> None:
     """A table per module, then the next actions once, in order: a step is run; a "one of"
     item is a choice between alternatives (run exactly one of them)."""
-    from hybridops_tf.reconcile.model import Alternative, Report
-
-    assert isinstance(report, Report)
     if not report.modules:
         click.echo("no modules to reconcile (no records under the runtime root)")
     items: list[str | tuple[str, tuple[Alternative, ...]]] = []

@@ -21,8 +21,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from hybridops_tf.errors import ExitCode
+
 if TYPE_CHECKING:
     from hybridops_tf.engine import events as ev
+    from hybridops_tf.operation import Outcome
 
 _VERBS = {"create": "creating", "delete": "destroying", "update": "updating", "replace": "replacing",
           "read": "reading", "noop": "checking"}
@@ -175,9 +178,9 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
         click.echo(line)
 
 
-def echo_outcome(outcome: Any, command: str, ref: str, module_dir: str) -> None:
+def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
-    if outcome.exit_code in (2, 4):  # refused before any change: nothing changed, the record neither
+    if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
         kept = rec.status.value if rec is not None else "no record"
         click.echo(f"hyops: error: {outcome.message} (still {kept}, run {outcome.run_id})", err=True)
         return

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import initcheck, operation
+from hybridops_tf import operation
 from hybridops_tf.cli.main import cli
-from hybridops_tf.engine import process
+from hybridops_tf.engine import initcheck, process
 from hybridops_tf.errors import ExitCode, RefusedError
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.modules import ModuleTarget
@@ -150,3 +150,13 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
     assert "never started, so nothing changed" in (rec.last_error or "")
     assert rec.outputs == {"x": 1} and rec.active_command is None and rec.owner is None
     assert json.loads((outcome.run_dir / "result.json").read_text())["outcome"] == "error"
+
+
+def test_a_request_built_with_a_plain_command_string_carries_its_command(module: ModuleTarget, tmp_path: Path) -> None:
+    from hybridops_tf.runs import Command
+
+    req = operation.ModuleRequest(command="destroy", target=module, runtime_root=tmp_path / "root")
+
+    assert req.command is Command.DESTROY
+    with pytest.raises(ValueError):
+        operation.ModuleRequest(command="launch", target=module, runtime_root=tmp_path / "root")

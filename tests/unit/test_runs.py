@@ -1,14 +1,28 @@
-"""Run-folder facts read back after a crash (runs.py): did the engine start, was its plan read."""
+"""The run folder (runs.py): its documents' shape (meta first, result last), and the facts
+read back after a crash: did the engine start, was its plan read."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import plan_was_read
-from hybridops_tf.runs import RunFolder, may_hold_unseen_creates
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.runs import (
+    Command,
+    EngineRefusedResult,
+    PlannedResult,
+    RunFolder,
+    RunMeta,
+    RunResult,
+    SettledResult,
+    StoppedResult,
+    may_hold_unseen_creates,
+)
 
 REF = "demo/vm"
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "terraform-1.0.3"
@@ -76,3 +90,59 @@ def test_a_plan_that_counts_more_additions_than_it_names_cannot_name_its_creates
 
     assert planned_creates(iter_events(named_one)) is None
     assert planned_creates(iter_events([VERSION])) == ()
+
+
+META_KEYS = ["command", "argv", "module_ref", "module_dir", "run_id", "workspace", "started_at",
+             "hyops_version", "python", "pid", "host", "user"]
+
+
+def _meta(tmp_path: Path) -> RunMeta:
+    return RunMeta.start("apply", ["apply", "-var=token=s3cret"], ModuleTarget(tmp_path / "mod", REF), None,
+                         "apply-1", frozenset({"token"}))
+
+
+def test_meta_json_keeps_its_key_order_redacts_secrets_and_names_the_engine_once_found(tmp_path: Path) -> None:
+    meta = _meta(tmp_path)
+
+    assert list(meta.to_json()) == META_KEYS
+    assert meta.to_json()["argv"] == ["apply", "-var=token=<redacted>"]
+    assert json.dumps(meta.to_json()["command"]) == '"apply"'
+
+    meta.engine = EngineInfo(Path("/opt/tofu"), "1.6.0", "tofu")
+    assert list(meta.to_json()) == [*META_KEYS, "engine"]
+    assert meta.to_json()["engine"] == {"binary": "/opt/tofu", "version": "1.6.0"}
+
+
+def test_a_finished_run_folder_has_meta_with_its_end_and_result_with_run_id_and_exit_code(tmp_path: Path) -> None:
+    meta = _meta(tmp_path)
+    folder = RunFolder.create(tmp_path, REF, "apply-1")
+    folder.write_meta(meta.to_json())
+    assert not folder.result_path.exists()  # result.json existing means finished
+
+    folder.finish(meta, 1, SettledResult("error", "boom", {"x.y": {"status": "created"}}, []))
+
+    written = json.loads((folder.path / "meta.json").read_text())
+    assert list(written) == ["schema_version", *META_KEYS, "finished_at", "exit_code"]
+    assert written["exit_code"] == 1
+    result = json.loads(folder.result_path.read_text())
+    assert list(result) == ["schema_version", "finished_at", "run_id", "exit_code",
+                            "outcome", "error", "resources", "suspect_orphans"]
+    assert (result["run_id"], result["outcome"], result["resources"]) == ("apply-1", "error", {"x.y": {"status": "created"}})
+
+
+@pytest.mark.parametrize(("result", "doc"), [
+    (StoppedResult("refused", "locked"), {"outcome": "refused", "error": "locked"}),
+    (StoppedResult("failed", "plan failed"), {"outcome": "failed", "error": "plan failed"}),
+    (EngineRefusedResult("bad flag", None), {"outcome": "refused", "error": "bad flag", "record_status": None}),
+    (PlannedResult("1 to add, 0 to change, 0 to destroy", True),
+     {"outcome": "planned", "summary": "1 to add, 0 to change, 0 to destroy", "changes_pending": True}),
+    (SettledResult("ok", None, {}, []), {"outcome": "ok", "error": None, "resources": {}, "suspect_orphans": []}),
+])
+def test_each_kind_of_run_result_writes_its_own_keys_in_order(result: RunResult, doc: dict) -> None:
+    assert list(result.to_json().items()) == list(doc.items())
+
+
+def test_a_command_is_written_and_compared_as_its_plain_string() -> None:
+    assert Command("destroy") is Command.DESTROY
+    assert Command.APPLY == "apply" and f"{Command.REFRESH} of x" == "refresh of x"
+    assert json.dumps({"command": Command.IMPORT}) == '{"command": "import"}'

@@ -1,0 +1,226 @@
+"""A run's inputs: resolved from every layer (step 1), digested under the runtime root's key,
+and written twice: resolved.inputs.yml in the run folder, rerun.inputs.yml beside the module.
+
+Secrets are redacted in both files; the digest is keyed, so a short guess list cannot find a
+secret from the record's `inputs_digest` either.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hybridops_tf import inputs as inputs_mod
+from hybridops_tf.errors import HyopsError, RefusedError
+from hybridops_tf.fsutil import (
+    FILE_MODE,
+    PreparedWrite,
+    atomic_write_text,
+    ensure_dir,
+    fsync_dir,
+    refuse_symlinks,
+)
+from hybridops_tf.inputs import CliInput, InputLayer
+from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.runs import RunFolder
+
+if TYPE_CHECKING:
+    from hybridops_tf.inputs import ResolvedInputs
+    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.store import Store
+
+
+def resolve(
+    rt: Runtime,
+    target: ModuleTarget,
+    inputs_file: Path | None,
+    var_options: Sequence[str | CliInput],
+    stack_inputs: Mapping[str, Any] | None,
+    extra_sensitive: frozenset[str] = frozenset(),
+    stack_sources: Mapping[str, str] | None = None,
+) -> ResolvedInputs:
+    """Step 1: every input parses, names a declared variable, and covers the required ones,
+    counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
+
+    var_options: `--var` texts, or the command line's CliInputs in the order given
+    (--var, --inputs/--var-file files, the engine's -var/-var-file, `recorded`); an
+    inputs_file comes before them. stack_sources labels single stack inputs (e.g.
+    "inputs_from network.id"). extra_sensitive marks inputs secret although their
+    variable is not (a value wired from a sensitive upstream output): redacted alike.
+    Undeclared names in a file are warned about on stderr and ignored, as the engine does.
+    """
+    specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
+    given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
+        item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
+    resolved = inputs_mod.resolve_inputs(
+        specs,
+        stack_inputs=stack_inputs,
+        module_dir=str(target.directory),
+        stack_source="stack",
+        stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
+        base_layers=inputs_mod.module_layers(target.directory, specs),
+        layers=[layer for item in given for layer in _layer(rt, target, item, specs)],
+    )
+    inputs_mod.remember(target.directory, rt.hcl_cache())
+    for warning in resolved.warnings:
+        _note(f"warning: {warning}")
+    if extra_sensitive:
+        from dataclasses import replace
+
+        resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
+    return resolved
+
+
+def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
+    if item.option == "--var":
+        return [InputLayer(item.label, inputs_mod.parse_var_options([item.text], specs))]
+    if item.option == "recorded":  # `hyops destroy`: what the last run was given, under the CLI's
+        path = rt.rerun_inputs_path(item.text or target.ref)  # text: the record key
+        if not path.is_file():
+            return []
+        try:
+            recorded = inputs_mod.load_inputs_file(path)
+        except HyopsError as err:
+            _note(f"warning: {path} is not used: {err.message}")
+            return []
+        usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
+        return [InputLayer(CliInput("recorded", str(path)).label, usable, strict=False)]
+    return [InputLayer(item.label, inputs_mod.load_inputs_file(Path(item.text)), strict=False)]
+
+
+def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:
+    """resolved.inputs.yml of this run: each value the engine uses, with its source,
+    secrets redacted."""
+    atomic_write_text(folder.resolved_inputs_path, resolved.resolved_yaml(
+        f"resolved.inputs.yml of run {folder.run_id}"))
+    return folder.resolved_inputs_path
+
+
+def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, key: str | None = None) -> PreparedWrite:
+    """rerun.inputs.yml of the module (of its record `key`, the ref plus `@workspace`
+    outside the default one), secrets redacted, ready to commit. The caller commits it only
+    once `running` is persisted: a refused run leaves the module's files as they were."""
+    text = resolved.rerun_yaml(f"rerun.inputs.yml of {key or target.ref} ({target.directory})")
+    return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"))
+
+
+def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:
+    """Put rerun.inputs.yml in place; a shared store keeps its copy too. OSError if it cannot."""
+    from hybridops_tf.runtime import RERUN_INPUTS
+
+    rerun.commit()
+    if store.shared:
+        store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
+
+
+def digest_key(rt: Runtime, create: bool = True) -> bytes | None:
+    """The runtime root's random key for `inputs_digest` (32 bytes, mode 0600).
+
+    Created once, by whichever process comes first: the key is written to a private
+    temp file (O_EXCL) and then hard-linked into place, which fails if another process
+    linked its key first; the loser reads the winner's. So two processes never hold
+    two keys and nobody reads a half-written one. With create=False (a read-only
+    comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
+    RefusedError when the key cannot be read or made.
+    """
+    from hybridops_tf.store import open_store, selected_url
+
+    if selected_url() is not None:  # every runner of a shared store digests with one key
+        path_text = f"the inputs digest key in {open_store(rt.root).describe()}"
+        try:
+            key = open_store(rt.root).digest_key(create)  # type: ignore[union-attr]
+        except OSError as err:
+            raise RefusedError(f"cannot use {path_text}: {err.strerror or err}; nothing was run") from None
+        return key
+    path = rt.digest_key_path()
+    try:
+        key = _read_key(path)
+        if key is None and create:
+            key = _create_key(path)
+    except OSError as err:
+        raise RefusedError(f"cannot use the inputs digest key {path}: {err.strerror or err}; "
+                           "nothing was run") from None
+    if key is not None and len(key) != inputs_mod.MIN_DIGEST_KEY_BYTES:
+        raise RefusedError(f"the inputs digest key {path} is damaged ({len(key)} bytes, not "
+                           f"{inputs_mod.MIN_DIGEST_KEY_BYTES}); remove it (a new one is made, "
+                           "and `stack apply --resume` then reruns every member); nothing was run")
+    return key
+
+
+def inputs_digest(rt: Runtime, resolved: ResolvedInputs) -> str:
+    """The record's `inputs_digest` of these inputs, under the root's key (made if new)."""
+    key = digest_key(rt)
+    assert key is not None  # create=True either returns a key or raises
+    return resolved.digest(key)
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key file's bytes, or None when there is none. Never follows a symlink."""
+    refuse_symlinks(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
+def _create_key(path: Path) -> bytes:
+    """Make the key: 32 random bytes in a 0600 temp file (O_EXCL), linked into place
+    atomically. If another process linked first, its key is the key."""
+    import secrets
+
+    ensure_dir(path.parent)
+    key = secrets.token_bytes(inputs_mod.MIN_DIGEST_KEY_BYTES)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        try:
+            os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path, follow_symlinks=False)
+        except FileExistsError:
+            existing = _read_key(path)
+            if existing is None:  # removed in between: try once more, as the first
+                os.link(tmp, path, follow_symlinks=False)
+                existing = key
+            key = existing
+        except OSError as err:
+            if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+                raise
+            key = _create_key_in_place(path, key)  # a filesystem without hard links
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    fsync_dir(path.parent)
+    return key
+
+
+def _create_key_in_place(path: Path, key: bytes) -> bytes:
+    """The same, where hard links are refused: O_EXCL on the key file itself."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return _read_key(path) or b""  # reported as damaged if it is still being written
+    try:
+        os.write(fd, key)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return key
+
+
+def _note(message: str) -> None:
+    import sys
+
+    print(f"hyops: {message}", file=sys.stderr, flush=True)
