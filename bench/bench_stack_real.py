@@ -23,7 +23,9 @@ quick look. In this order:
    applied stack (its sim cloud and state files restored after hyops's destroy), children
    before their upstream, P at a time. Target <= 1.3x.
 Before the first run every member is `init`ed once with the raw engine (untimed), so no
-figure pays the one-time provider install.
+figure pays the one-time provider install. HYOPS_BENCH_FIGURES (default
+apply,reconcile,destroy) leaves figures out: `HYOPS_BENCH_FIGURES=destroy HYOPS_BENCH_MEMBERS=8`
+still applies the stack (a destroy needs it) but times only the destroy.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ CHAIN = int(os.environ.get("HYOPS_BENCH_CHAIN", "10"))
 PARALLELISM = tuple(int(p) for p in os.environ.get("HYOPS_BENCH_PARALLELISM", "1,4,8").split(","))
 # a chain runs one member at a time whatever P is: by default it is measured at one P only
 CHAIN_PARALLELISM = tuple(int(p) for p in os.environ.get("HYOPS_BENCH_CHAIN_PARALLELISM", "8").split(","))
+FIGURES = frozenset(os.environ.get("HYOPS_BENCH_FIGURES", "apply,reconcile,destroy").split(","))
 TARGET_RATIO = 1.3
 _CHAIN_TITLE = f"chain: {CHAIN} deep at P={','.join(map(str, CHAIN_PARALLELISM))}" if CHAIN > 0 else "no chain"
 TITLE = (f"stack apply / reconcile --stack / stack destroy, real engine + sim provider "
@@ -265,13 +268,15 @@ def measure(shape: Shape, engine: str, parallelisms: Sequence[int]) -> dict[str,
                 "bound s": f"{bound:.1f}", "ratio": f"{wall / bound:.2f}x",
                 "target": f"<= {TARGET_RATIO}x", "met": _met(wall / bound)})
 
-            hyops_s = bench.hyops("reconcile", "--stack", str(bench.stack), "--parallelism", str(p))
-            raw_s = run_dag({m: () for m in shape.texts}, p, lambda m: bench.raw(
-                m, "plan", "-refresh-only", "-input=false", "-no-color"))
-            rows["reconcile"].append(_versus(shape.name, n, p, hyops_s, raw_s, "plan -refresh-only"))
-            sequential = sequential or (hyops_s if p == 1 else None)
-            rows["reconcile"][-1]["hyops vs its P=1"] = f"{hyops_s / sequential:.0%}" if sequential else "-"
-
+            if "reconcile" in FIGURES:
+                hyops_s = bench.hyops("reconcile", "--stack", str(bench.stack), "--parallelism", str(p))
+                raw_s = run_dag({m: () for m in shape.texts}, p, lambda m: bench.raw(
+                    m, "plan", "-refresh-only", "-input=false", "-no-color"))
+                rows["reconcile"].append(_versus(shape.name, n, p, hyops_s, raw_s, "plan -refresh-only"))
+                sequential = sequential or (hyops_s if p == 1 else None)
+                rows["reconcile"][-1]["hyops vs its P=1"] = f"{hyops_s / sequential:.0%}" if sequential else "-"
+            if "destroy" not in FIGURES:
+                continue
             saved = Path(tmp) / f"applied-{p}"
             bench.snapshot(saved)
             hyops_s = bench.hyops("stack", "destroy", str(bench.stack), "--parallelism", str(p), "--auto-approve")
@@ -279,7 +284,7 @@ def measure(shape: Shape, engine: str, parallelisms: Sequence[int]) -> dict[str,
             raw_s = run_dag(shape.destroy_deps(), p, lambda m: bench.raw(
                 m, "destroy", "-auto-approve", "-input=false", "-no-color"))
             rows["destroy"].append(_versus(shape.name, n, p, hyops_s, raw_s, "destroy"))
-    return rows
+    return {figure: figure_rows for figure, figure_rows in rows.items() if figure in FIGURES}
 
 
 def _versus(stack: str, members: int, p: int, hyops_s: float, raw_s: float, raw: str) -> dict[str, object]:
@@ -305,12 +310,13 @@ def run() -> dict[str, list[dict[str, object]]]:
             tables[figure] += rows
     machine.append(_machine("end"))
     name = Path(engine).name
-    return {
-        f"machine (engine {name}; a shared machine: single runs are noisy)": machine,
-        "stack apply vs max(critical path, work / P), member durations from the same run": tables["apply"],
-        "reconcile --stack vs the raw engine's plan -refresh-only, P at a time": tables["reconcile"],
-        "stack destroy vs the raw engine's destroy in reverse order, P at a time": tables["destroy"],
+    titles = {
+        "apply": "stack apply vs max(critical path, work / P), member durations from the same run",
+        "reconcile": "reconcile --stack vs the raw engine's plan -refresh-only, P at a time",
+        "destroy": "stack destroy vs the raw engine's destroy in reverse order, P at a time",
     }
+    return {f"machine (engine {name}; a shared machine: single runs are noisy)": machine,
+            **{title: tables[figure] for figure, title in titles.items() if figure in FIGURES}}
 
 
 if __name__ == "__main__":

@@ -276,6 +276,11 @@ class _Execution:
         return resolved.digest(key) == rec.inputs_digest
 
     def _destroy(self, member: Member) -> MemberResult:
+        """One engine call per member on the critical path: its `destroy` (an owned member: a
+        refresh-only apply once its owner is verified gone), verified from the state file that
+        call wrote where the engine keeps state locally (operation._written_empty_state), else
+        by `show -json`; `init` only when initcheck says the module needs it. Counted by
+        tests/integration/test_stack_destroy_engine_calls.py."""
         rec = self.store.read(member.key)
         step = destroy_step(rec.status if rec is not None else None, retain_on_destroy=member.retain_on_destroy,
                             include_retained=self.req.include_retained)

@@ -13,9 +13,10 @@ How each moment is reached (no product hook; only files, /proc and signals):
   Variant stalled_reader: hyops is frozen as soon as it spawned the engine, so it reads
   nothing more; the kill lands once the provider logged the call. EXACT.
 - engine_exited_before_settle: show_window: hyops is frozen while the `show -json` it runs
-  after a failed apply or a destroy is alive (the mutating engine has exited, nothing is
-  settled yet). EXACT. poll_exit (successful apply, which settles without `show`): hyops
-  is frozen as soon as its engine child is seen exited. BEST EFFORT, judged by evidence.
+  after a failed apply or destroy is alive (the mutating engine has exited, nothing is
+  settled yet). EXACT. poll_exit (a successful apply or destroy, which settles without
+  `show`): hyops is frozen as soon as its engine child is seen exited. BEST EFFORT, judged
+  by evidence.
 - during_settle_write: hyops is frozen as soon as a `.latest.json.*.tmp` appears after
   the engine ran; a hit needs the temp file still there (os.replace not done) once frozen.
   BEST EFFORT, judged by evidence.

@@ -39,6 +39,7 @@ SETTLED = {"apply": ("ok", "error"), "destroy": ("destroyed", "error")}
 HANG_VM_CREATE = [{"type": "sim_vm", "op": "create", "mode": "hang", "seconds": 3}]
 HANG_VM_DELETE = [{"type": "sim_vm", "op": "delete", "mode": "hang", "seconds": 3}]
 FAIL_VM_CREATE = [{"type": "sim_vm", "op": "create", "mode": "fail_after_create"}]
+FAIL_VM_DELETE = [{"type": "sim_vm", "op": "delete", "mode": "fail_delete"}]
 POLLED_ATTEMPTS = 6  # best-effort kill points: every attempt is checked and noted
 HEAVY_ROUNDS = 3  # `make reliability` repeats the whole matrix
 
@@ -54,7 +55,8 @@ MATRIX = [
     ("destroy", "after_running_before_engine", "fifo_stderr", None),
     ("destroy", "engine_running", "hang_call", HANG_VM_DELETE),
     ("destroy", "engine_running", "stalled_reader", HANG_VM_DELETE),
-    ("destroy", "engine_exited_before_settle", "show_window", None),
+    ("destroy", "engine_exited_before_settle", "show_window", FAIL_VM_DELETE),
+    ("destroy", "engine_exited_before_settle", "poll_exit", None),
     ("destroy", "during_settle_write", "poll_tmp", None),
 ]
 
