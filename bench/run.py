@@ -4,7 +4,8 @@ A bench module exposes `TITLE: str` and `run() -> list[dict[str, object]]`; each
 row, the first row's keys are the columns. `run()` may instead return {subtitle: rows}, one
 table per figure. `KIND` says what is measured: "micro" (default: a stand-in engine or no
 engine at all) or "real engine" (the real engine and the sim provider); every title is
-prefixed with it. Targets live here, never in timed tests.
+prefixed with it. A bench with both ("micro + real engine") says which row is which in a
+`kind` column. Targets live here, never in timed tests.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# KIND of the bench modules that predate it (the default is "micro")
-KNOWN_KINDS = {"bench_apply_overhead": "real engine"}
 
 
 def table(rows: list[dict[str, object]]) -> str:
@@ -49,7 +48,7 @@ def main(names: list[str]) -> int:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
-        kind = getattr(module, "KIND", KNOWN_KINDS.get(path.stem, "micro"))
+        kind = getattr(module, "KIND", "micro")
         print(f"\n## [{kind}] {module.TITLE}\n", flush=True)
         print_result(module.run())
     return 0
