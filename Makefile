@@ -24,14 +24,24 @@ $(STAMP): pyproject.toml
 RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
 	--ignore=tests/reliability/test_concurrency.py --ignore=tests/reliability/test_stacks.py
 
+# Tests run in parallel workers (pytest-xdist): most of an integration test's time is spent
+# waiting on engine and provider processes, so TEST_WORKERS above the core count still pays
+# (TEST_WORKERS=0 runs them in-process, one at a time). Every test has its own runtime root,
+# sim root and module copies; each worker starts its own PostgreSQL cluster. Byte-compiling
+# first spares every hyops and provider process the source compile (PYTHONDONTWRITEBYTECODE
+# is often set in CI, and an editable install is not compiled by pip).
+TEST_WORKERS ?= 4
+
 test: install
-	$(BIN)/python -m pytest -q -m "not reliability" $(RELIABILITY_ONLY) tests
+	$(BIN)/python -m compileall -q hybridops_tf
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not reliability" $(RELIABILITY_ONLY) tests
 
 unit: install
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/unit
 
 integration: install
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m compileall -q hybridops_tf
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal tests/integration
 
 # `make test` runs the integration tests against the bundled Terraform 1.0.3 only (the same on
 # every machine; HYOPS_TEST_ENGINE=/path picks another). This reruns them once per other engine
