@@ -401,7 +401,7 @@ class ResolvedInputs:
     def digest(self, key: bytes) -> str:
         """The record's `inputs_digest`, compared by `stack apply --resume`: HMAC-SHA256 of
         the explicit inputs (order-independent), secrets included, under the runtime root's
-        random key (Runtime.digest_key). Unkeyed, a short guess list would find a secret
+        random key (run_inputs.digest_key). Unkeyed, a short guess list would find a secret
         from its digest. The versioned prefix keeps an older scheme's digest (a plain
         sha256) from ever matching: such a record is simply not skipped."""
         if len(key) < MIN_DIGEST_KEY_BYTES:

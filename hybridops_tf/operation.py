@@ -30,6 +30,7 @@ from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import (
     OperationRecord,
     Owner,
+    RecordEngine,
     ResourceEntry,
     record_key,
 )
@@ -162,7 +163,8 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     req = one.req
     engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, one.folder)
     one.meta.engine = engine.info
-    binary.warn_if_version_changed(one.previous.engine if one.previous is not None else None, engine.info)
+    recorded = one.previous.engine if one.previous is not None else None
+    binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
     if process.FORWARDER.received is not None:
         raise Interrupted("interrupted before the engine started; nothing was changed")
@@ -204,7 +206,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
         run_id=one.folder.run_id, owner=Owner.current(one.folder.run_id), resolved_inputs_file=str(resolved_file),
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
-        engine=engine.info.to_json(), workspace=req.workspace,
+        engine=RecordEngine.of(engine.info), workspace=req.workspace,
     ), inherited, known)
     return running, rerun
 

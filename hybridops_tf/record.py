@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.errors import RefusedError, UsageError
 from hybridops_tf.fsutil import (
@@ -24,6 +24,9 @@ from hybridops_tf.fsutil import (
     register_private_root,
 )
 from hybridops_tf.lifecycle import Status
+
+if TYPE_CHECKING:
+    from hybridops_tf.engine.binary import EngineInfo
 
 SCHEMA_VERSION = 1
 REQUIRED = ("schema_version", "module_ref", "status", "run_id", "updated_at")
@@ -114,6 +117,41 @@ class LastAttempt:
                    int(doc.get("exit_code", 1)), str(doc.get("error", "")))
 
 
+@dataclass(frozen=True, slots=True)
+class RecordEngine:
+    """The engine the last run used, as the record keeps it: `{"binary": ..., "version": ...}`.
+
+    A record written elsewhere may hold other keys, or a non-string under these two: they are
+    kept in `extra` as read, so that rewriting the record changes nothing of them.
+    """
+
+    binary: str | None = None
+    version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, info: EngineInfo) -> RecordEngine:
+        return cls(binary=str(info.binary), version=info.version)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {}
+        if self.binary is not None:
+            doc["binary"] = self.binary
+        if self.version is not None:
+            doc["version"] = self.version
+        for key, value in self.extra.items():
+            doc.setdefault(key, value)
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RecordEngine:
+        binary, version = doc.get("binary"), doc.get("version")
+        typed = {k for k, v in (("binary", binary), ("version", version)) if isinstance(v, str)}
+        return cls(binary=binary if "binary" in typed else None,
+                   version=version if "version" in typed else None,
+                   extra={k: v for k, v in doc.items() if k not in typed})
+
+
 @dataclass(slots=True)
 class OperationRecord:
     module_ref: str
@@ -135,7 +173,7 @@ class OperationRecord:
     resources: dict[str, ResourceEntry] | None = None
     suspect_orphans: list[SuspectOrphan] = field(default_factory=list)
     previous_outputs: dict[str, Any] | None = None
-    engine: dict[str, str] | None = None
+    engine: RecordEngine | None = None
     last_attempt: LastAttempt | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # fields from newer writers, kept as-is
 
@@ -150,11 +188,13 @@ class OperationRecord:
         for name in (
             "module_dir", "active_command", "failed_command", "last_error", "started_at",
             "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "workspace",
-            "outputs", "previous_outputs", "engine",
+            "outputs", "previous_outputs",
         ):
             value = getattr(self, name)
             if value is not None:
                 doc[name] = value
+        if self.engine is not None:
+            doc["engine"] = self.engine.to_json()
         if self.owner is not None:
             doc["owner"] = {"pid": self.owner.pid, "host": self.owner.host,
                             "user": self.owner.user, "run_id": self.owner.run_id}
@@ -200,7 +240,9 @@ class OperationRecord:
             value = doc.get(name)
             if value is not None and not isinstance(value, dict):
                 raise ValueError(f"field {name} is not an object")
-            setattr(rec, name, value)
+        rec.outputs, rec.previous_outputs = doc.get("outputs"), doc.get("previous_outputs")
+        if doc.get("engine") is not None:
+            rec.engine = RecordEngine.from_json(doc["engine"])
         try:
             if doc.get("owner") is not None:
                 o = doc["owner"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from hybridops_tf import __version__
 from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.record import Owner, module_id, utc_now
-from hybridops_tf.redact import redact_argv
+from hybridops_tf.redact import redact_argv, redact_every_var
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
@@ -93,6 +93,39 @@ class RunMeta:
         if self.engine is not None:
             doc["engine"] = self.engine.to_json()
         return doc
+
+
+@dataclass(frozen=True)
+class ReconcileMeta:
+    """meta.json of a reconcile that changed a record (`--write`, `--forget-orphan`), in its
+    keys' order: which action, who, when, then the action's own details (`details`, last)."""
+
+    action: str
+    argv: list[str]  # every `--var` value redacted
+    module_ref: str
+    module_dir: str | None
+    run_id: str
+    started_at: str
+    hyops_version: str
+    pid: int
+    host: str
+    user: str
+    details: dict[str, Any]
+
+    @classmethod
+    def start(cls, action: str, argv: Sequence[str], module_ref: str, module_dir: str | None,
+              run_id: str, details: dict[str, Any]) -> ReconcileMeta:
+        who = Owner.current(run_id)
+        return cls(
+            action=action, argv=redact_every_var(argv), module_ref=module_ref, module_dir=module_dir,
+            run_id=run_id, started_at=utc_now(), hyops_version=__version__, pid=who.pid, host=who.host,
+            user=who.user, details=details,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"command": Command.RECONCILE.value}
+        doc.update((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "details")
+        return {**doc, **self.details}
 
 
 @dataclass(frozen=True)

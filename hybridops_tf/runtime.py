@@ -8,11 +8,9 @@ reads as the contract and calls each of them in turn.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hybridops_tf import run_inputs
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import RefusedError
@@ -52,11 +50,6 @@ class Runtime:
             if selected_url() is not None:
                 open_store(self.root).fetch_document(RERUN_INPUTS, module_ref, path)
         return path
-
-    # step 1 and the inputs digest, for a caller holding a Runtime (the stack runner)
-    resolve_inputs = run_inputs.resolve
-    digest_key = run_inputs.digest_key
-    inputs_digest = run_inputs.inputs_digest
 
     def digest_key_path(self) -> Path:
         return self.root / "config" / "digest.key"
@@ -110,11 +103,6 @@ class Runtime:
 
         env.update(backend.state_lock_wait_env(directory, os.environ))
         return env
-
-    def finish_run(self, folder: RunFolder, meta: Mapping[str, Any], exit_code: int,
-                   result: Mapping[str, Any]) -> None:
-        """RunFolder.finish_docs, for a caller holding its documents as dicts (reconcile's audit)."""
-        folder.finish_docs(meta, exit_code, result)
 
 
 def _note(message: str) -> None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs import ResolvedInputs
     from hybridops_tf.operation import ModuleRequest
+    from hybridops_tf.planning import PlanRequest
 
 SIDECAR_SUFFIX = ".hyops.json"
 SCHEMA_VERSION = 1
@@ -74,7 +75,7 @@ class Sidecar:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of_run(cls, req: Any, mode: str, run_id: str, engine: Mapping[str, str], digest: str,
+    def of_run(cls, req: PlanRequest, mode: str, run_id: str, engine: Mapping[str, str], digest: str,
                resolved: ResolvedInputs) -> Sidecar:
         from hybridops_tf.run_reads import partial_run_flags
 

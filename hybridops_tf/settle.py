@@ -17,6 +17,7 @@ from hybridops_tf.record import (
     LastAttempt,
     OperationRecord,
     Owner,
+    RecordEngine,
     ResourceEntry,
     SuspectOrphan,
     utc_now,
@@ -47,7 +48,7 @@ class RunStart:
     resolved_inputs_file: str
     rerun_inputs_file: str
     inputs_digest: str
-    engine: Mapping[str, str]
+    engine: RecordEngine
     workspace: str | None = None
 
 
@@ -75,7 +76,7 @@ def begin(
     rec.resolved_inputs_file = start.resolved_inputs_file
     rec.rerun_inputs_file = start.rerun_inputs_file
     rec.inputs_digest = start.inputs_digest
-    rec.engine = dict(start.engine)
+    rec.engine = start.engine
     rec.workspace = start.workspace
     rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, inherited_orphans)
     if known_resources is not None:

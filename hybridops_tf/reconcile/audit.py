@@ -12,43 +12,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf import __version__
 from hybridops_tf.errors import RefusedError
-from hybridops_tf.record import Owner, utc_now
-from hybridops_tf.redact import redact_every_var
-from hybridops_tf.runs import RunFolder
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.runs import ReconcileMeta, RunFolder
 from hybridops_tf.store import open_store
 
 
 def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id: str, action: str,
-             argv: Sequence[str], **extra: Any) -> tuple[RunFolder, dict[str, Any]]:
+             argv: Sequence[str], **details: Any) -> tuple[RunFolder, ReconcileMeta]:
     """Create the run folder and write meta.json (first); RefusedError if it cannot be written,
     before any record changed (the callers hold the lock and write the record after this)."""
-    who = Owner.current(run_id)
-    meta: dict[str, Any] = {
-        "command": "reconcile", "action": action, "argv": redact_every_var(argv),
-        "module_ref": module_ref, "module_dir": module_dir, "run_id": run_id,
-        "started_at": utc_now(), "hyops_version": __version__, "pid": who.pid,
-        "host": who.host, "user": who.user, **extra,
-    }
+    meta = ReconcileMeta.start(action, argv, module_ref, module_dir, run_id, details)
     try:
         folder = RunFolder.create(runtime_root, module_ref, run_id)
-        folder.write_meta(meta)
-        open_store(runtime_root).journal_doc(module_ref, run_id, "meta", meta)  # the audit entry
+        folder.write_meta(meta.to_json())
+        open_store(runtime_root).journal_doc(module_ref, run_id, "meta", meta.to_json())  # the audit entry
     except OSError as err:
         raise RefusedError(f"could not write the reconcile run folder under {runtime_root}/runs: "
                            f"{err.strerror or err}; nothing was changed") from None
     return folder, meta
 
 
-def close_run(runtime_root: Path, folder: RunFolder, meta: dict[str, Any], exit_code: int,
+def close_run(runtime_root: Path, folder: RunFolder, meta: ReconcileMeta, exit_code: int,
               result: dict[str, Any]) -> None:
     """meta gets its end time, then result.json (last: its presence means finished); a shared
     store's journal gets the result beside the audit entry (a warning if it cannot)."""
-    Runtime(runtime_root).finish_run(folder, meta, exit_code, result)
+    folder.finish_docs(meta.to_json(), exit_code, result)
     try:
-        open_store(runtime_root).journal_doc(str(meta.get("module_ref")), folder.run_id, "result",
+        open_store(runtime_root).journal_doc(meta.module_ref, folder.run_id, "result",
                                              {"exit_code": exit_code, **result})
     except OSError as err:
         print(f"hyops: warning: could not journal the result of {folder.run_id}: {err.strerror or err}",

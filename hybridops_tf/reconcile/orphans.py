@@ -75,10 +75,10 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
             raise OperationFailed(message) from None
         audit.close_run(root, folder, meta, ExitCode.OK, {
             "outcome": "forgotten", "address": address, "forgotten": [o.to_dict() for o in gone],
-            "by": {"user": meta["user"], "host": meta["host"], "pid": meta["pid"]},
+            "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],
         })
-    return Action("forget-orphan", f"forgot suspect orphan {address} (by {meta['user']}@{meta['host']}, "
+    return Action("forget-orphan", f"forgot suspect orphan {address} (by {meta.user}@{meta.host}, "
                   f"run {run_id})", run_id=run_id)
 
 

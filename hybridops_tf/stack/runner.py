@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from hybridops_tf import operation, settle
+from hybridops_tf import operation, run_inputs, settle
 from hybridops_tf.engine import binary, process
 from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.lifecycle import (
@@ -269,10 +269,10 @@ class _Execution:
         computes it), in the same workspace."""
         if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
             return False
-        key = self.wiring.runtime.digest_key(create=False)  # none yet: no digest can match
+        key = run_inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
         if key is None:
             return False
-        resolved = self.wiring.runtime.resolve_inputs(member.target, None, (), values, sensitive)
+        resolved = run_inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
         return resolved.digest(key) == rec.inputs_digest
 
     def _destroy(self, member: Member) -> MemberResult:

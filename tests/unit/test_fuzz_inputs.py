@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hybridops_tf import run_inputs
 from hybridops_tf.cli.main import cli
 from hybridops_tf.errors import UsageError
 from hybridops_tf.inputs import (
@@ -160,7 +161,7 @@ def cli_module(tmp_path: Path) -> tuple[Path, Path]:
     module.mkdir()
     (module / "main.tf").write_text(MODULE_TF)
     root = tmp_path / "runtime"
-    Runtime(root).resolve_inputs(ModuleTarget(module, "fuzz"), None, ["size=warm"], None)  # warm cache
+    run_inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, ["size=warm"], None)  # warm cache
     return module, root
 
 
@@ -181,7 +182,7 @@ def test_cli_refuses_hostile_inputs_with_exit_2_and_writes_nothing(
     inputs = tmp_path / "hostile.yml"
     inputs.write_text(content, encoding="utf-8", errors="surrogatepass")
     try:
-        Runtime(root).resolve_inputs(ModuleTarget(module, "fuzz"), inputs, var_values, None)
+        run_inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), inputs, var_values, None)
     except UsageError:
         valid = False
     else:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hybridops_tf import run_inputs
 from hybridops_tf.cli.main import cli
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
@@ -101,7 +102,7 @@ def cli_module(tmp_path: Path) -> tuple[Path, Path]:
     module.mkdir()
     (module / "main.tf").write_text(MODULE_TF)
     root = tmp_path / "runtime"
-    Runtime(root).resolve_inputs(ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
+    run_inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
     lock = RecordStore(root).lock_path("fuzz")
     lock.parent.mkdir(parents=True, mode=0o700)
     lock.touch(mode=0o600)

@@ -25,5 +25,18 @@ def test_the_audit_names_who_and_redacts_every_var_value(tmp_path: Path) -> None
                                   ["reconcile", "--var", "token=s3cr3t", "--var=size=large"])
 
     written = json.loads((folder.path / "meta.json").read_text())
-    assert written["user"] and written["host"] and written["pid"] == meta["pid"]
+    assert written["user"] and written["host"] and written["pid"] == meta.pid
     assert "s3cr3t" not in json.dumps(written) and "large" not in json.dumps(written)
+
+
+def test_the_audit_meta_names_the_action_then_its_details_then_its_end(tmp_path: Path) -> None:
+    folder, meta = audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan",
+                                  ["reconcile"], address="sim_vm.a")
+    audit.close_run(tmp_path, folder, meta, ExitCode.OK, {"outcome": "forgotten"})
+
+    written = json.loads((folder.path / "meta.json").read_text())
+    assert list(written) == ["schema_version", "command", "action", "argv", "module_ref", "module_dir", "run_id",
+                             "started_at", "hyops_version", "pid", "host", "user", "address", "finished_at",
+                             "exit_code"]
+    assert (written["command"], written["action"], written["address"]) == ("reconcile", "forget-orphan", "sim_vm.a")
+    assert json.loads((folder.path / "result.json").read_text())["outcome"] == "forgotten"

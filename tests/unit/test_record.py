@@ -26,6 +26,7 @@ from hybridops_tf.record import (
     LockBusyError,
     OperationRecord,
     Owner,
+    RecordEngine,
     RecordStore,
     ResourceEntry,
     SuspectOrphan,
@@ -59,7 +60,7 @@ def full_record() -> OperationRecord:
         },
         suspect_orphans=[SuspectOrphan("sim_vm.b", "create", "apply-1", "2025-01-01T00:00:03Z")],
         previous_outputs={"network_id": "net-0"},
-        engine={"binary": "/usr/bin/tofu", "version": "1.8.0"},
+        engine=RecordEngine("/usr/bin/tofu", "1.8.0"),
     )
 
 
@@ -188,6 +189,29 @@ def test_unknown_fields_never_override_known_ones() -> None:
     assert doc["status"] == "error"
     assert doc["run_id"] == "apply-2"
     assert doc["x"] == 1
+
+
+def test_the_engine_is_written_as_binary_and_version() -> None:
+    doc = full_record().to_dict()
+
+    assert json.dumps(doc["engine"]) == '{"binary": "/usr/bin/tofu", "version": "1.8.0"}'
+
+
+@pytest.mark.parametrize("engine", [
+    {}, {"version": "1.8.0"}, {"binary": 7, "version": None}, {"binary": "/b", "version": "1", "kind": "tofu"},
+])
+def test_an_engine_another_writer_left_is_read_and_rewritten_as_it_was(engine: dict) -> None:
+    doc = minimal_doc(engine=engine)
+
+    rec = OperationRecord.from_dict(doc)
+
+    assert rec.to_dict() == doc
+
+
+def test_a_missing_or_null_engine_reads_as_none() -> None:
+    assert OperationRecord.from_dict(minimal_doc()).engine is None
+    assert OperationRecord.from_dict(minimal_doc(engine=None)).engine is None
+    assert OperationRecord.from_dict(minimal_doc(engine={"version": "1.8.0"})).engine == RecordEngine(version="1.8.0")
 
 
 @pytest.mark.parametrize("missing", REQUIRED)

@@ -12,7 +12,7 @@ import pytest
 
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
-from hybridops_tf.record import OperationRecord, Owner, ResourceEntry, SuspectOrphan
+from hybridops_tf.record import OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
 from hybridops_tf.settle import (
     UNNAMED_ORPHAN,
     RunStart,
@@ -42,7 +42,7 @@ def start(
         resolved_inputs_file=f"/rt/runs/demo__network/{run_id}/resolved.inputs.yml",
         rerun_inputs_file="/rt/config/modules/demo__network/rerun.inputs.yml",
         inputs_digest="sha256:new",
-        engine={"binary": "/usr/bin/tofu", "version": "1.8.0"},
+        engine=RecordEngine("/usr/bin/tofu", "1.8.0"),
         workspace=workspace,
     )
 
@@ -108,7 +108,7 @@ def test_begin_carries_what_is_already_known_and_clears_the_old_failure() -> Non
     assert rec.resolved_inputs_file == "/rt/runs/demo__network/apply-2/resolved.inputs.yml"
     assert rec.rerun_inputs_file == "/rt/config/modules/demo__network/rerun.inputs.yml"
     assert rec.inputs_digest == "sha256:new"
-    assert rec.engine == {"binary": "/usr/bin/tofu", "version": "1.8.0"}
+    assert rec.engine == RecordEngine("/usr/bin/tofu", "1.8.0")
     assert rec.workspace == "blue"
 
 
