@@ -278,7 +278,7 @@ class _Execution:
     def _destroy(self, member: Member) -> MemberResult:
         """One engine call per member on the critical path: its `destroy` (an owned member: a
         refresh-only apply once its owner is verified gone), verified from the state file that
-        call wrote where the engine keeps state locally (operation._written_empty_state), else
+        call wrote where the engine keeps state locally (run_settle.written_empty_state), else
         by `show -json`; `init` only when initcheck says the module needs it. Counted by
         tests/integration/test_stack_destroy_engine_calls.py."""
         rec = self.store.read(member.key)

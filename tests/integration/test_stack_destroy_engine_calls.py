@@ -109,11 +109,11 @@ EMPTY_STATE = {"version": 4, "terraform_version": "1.0.3", "serial": 3, "lineage
 
 def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | None = None,
              passthrough: tuple[str, ...] = (), started: float | None = None) -> object:
-    """What operation._written_empty_state makes of `module` after a run started at `started`."""
+    """What run_settle.written_empty_state makes of `module` after a run started at `started`."""
     import time
     from types import SimpleNamespace
 
-    from hybridops_tf import operation
+    from hybridops_tf import operation, run_settle
     from hybridops_tf.lifecycle import Status
     from hybridops_tf.modules import ModuleTarget
     from hybridops_tf.record import OperationRecord
@@ -123,7 +123,7 @@ def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | No
     req = operation.ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime_root=module,
                                   passthrough=passthrough)
     engine = SimpleNamespace(module_dir=module, env={"TF_WORKSPACE": "default", **(env or {})})
-    return operation._written_empty_state(req, engine, running)  # type: ignore[arg-type]
+    return run_settle.written_empty_state(req, engine, running)  # type: ignore[arg-type]
 
 
 def _state_file(module: Path, doc: dict[str, object], name: str = "terraform.tfstate") -> Path:

@@ -1,0 +1,251 @@
+"""Step 6 of an operation (operation.py): settle one run from its evidence.
+
+What the record may say after the engine exited, one function per command when it exited 0
+and one for every command when it did not. Success is claimed only on whole evidence: the
+state read back after the run (or, for an empty result, the local state file the run wrote)
+and every event logged; evidence that cannot be read leaves an honest `error`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hybridops_tf import run_reads, settle
+from hybridops_tf.errors import EngineError, ExitCode
+from hybridops_tf.lifecycle import Status
+from hybridops_tf.record import OperationRecord, ResourceEntry
+from hybridops_tf.runs import Command, RunFolder
+
+if TYPE_CHECKING:
+    from hybridops_tf.engine import process
+    from hybridops_tf.engine.progress import ResourceTracker
+    from hybridops_tf.engine.runner import Engine
+    from hybridops_tf.engine.state import StateSnapshot
+    from hybridops_tf.operation import ModuleRequest
+    from hybridops_tf.stream_reader import StreamReader
+
+
+def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+               result: process.ProcessResult, folder: RunFolder) -> tuple[OperationRecord, ExitCode]:
+    """Step 6: the record the evidence supports, and the exit code. Success is claimed only
+    on whole evidence: the state read back after the run, and every event logged."""
+    try:
+        settled, succeeded = _settle(req, engine, running, reader, result)
+    except EngineError as err:  # evidence could not be read after the run: stay honest
+        settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
+    if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
+        err = reader.log_error[0]
+        succeeded = False
+        settled = settle.failed(
+            settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
+            orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
+                               f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
+        )
+    if result.interrupted is not None:
+        return settled, ExitCode.INTERRUPTED
+    return settled, ExitCode.FAILED if not succeeded else ExitCode.OK
+
+
+def _evidence_unreadable(req: ModuleRequest, running: OperationRecord, reader: StreamReader,
+                         result: process.ProcessResult, err: EngineError) -> OperationRecord:
+    """The state could not be read after the run: what its events show, and no success."""
+    progress = reader.tracker().resources
+    return settle.failed(
+        running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
+        recovered_outputs=None, resources=settle.resources_after_run(running.resources, progress, None),
+        # without the state, nothing proves an unfinished create left no object behind
+        orphans=settle.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
+    )
+
+
+@dataclass(frozen=True)
+class _StateEvidence:
+    """The state as `show -json` reads it after the run, and the record's resources it supports."""
+
+    state: StateSnapshot
+    view: settle.StateView
+    resources: dict[str, ResourceEntry]
+
+    @classmethod
+    def read(cls, engine: Engine, running: OperationRecord, tracker: ResourceTracker,
+             written: StateSnapshot | None = None) -> _StateEvidence:
+        """written: the empty state this run's engine wrote (written_empty_state), if any."""
+        from hybridops_tf.engine.state import parse_state
+
+        state = written if written is not None else parse_state(engine.show_state_doc())
+        view = settle.state_view(state.resources)
+        return cls(state, view, settle.resources_after_run(running.resources, tracker.resources, view))
+
+
+# After a destroy (or a stack's refresh of an owned member) that exited 0, the state used to
+# be read back with `show -json`: a second engine process per module (0.4-1.5 s on 2 cores),
+# on a stack destroy's critical path once per member. With the implicit local backend that
+# state is the file the engine has just written, so reading it is the same evidence without
+# the process. It is trusted only to say "empty", only when this run wrote it, and only where
+# the engine keeps state there; anything else (a backend or `cloud` set up by init, -state or
+# TF_DATA_DIR, an unknown or encrypted format, a managed object left) still asks `show -json`.
+_LOCAL_STATE_FORMAT = 4
+
+
+def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
+    """The empty state the engine wrote in this run's local state file, else None."""
+    import json
+    from datetime import UTC, datetime
+
+    from hybridops_tf.engine.state import StateSnapshot, parse_output_value
+
+    if req.command not in (Command.DESTROY, Command.REFRESH) or _state_kept_elsewhere(req, engine):
+        return None
+    workspace = engine.env.get("TF_WORKSPACE") or "default"
+    path = engine.module_dir / "terraform.tfstate" if workspace == "default" else \
+        engine.module_dir / "terraform.tfstate.d" / workspace / "terraform.tfstate"
+    try:
+        started = datetime.strptime(running.started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        written_at = path.stat().st_mtime
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if written_at < started.timestamp() or not isinstance(doc, dict) or doc.get("version") != _LOCAL_STATE_FORMAT:
+        return None  # not written by this run (started_at is whole seconds), or a format we do not read
+    resources, outputs = doc.get("resources"), doc.get("outputs", {})
+    if not isinstance(resources, list) or not isinstance(outputs, dict):
+        return None
+    if any(not isinstance(r, dict) or r.get("mode") != "data" for r in resources):
+        return None  # a managed object (or anything unexpected): `show -json` says what is left
+    return StateSnapshot(format_version="local", terraform_version=str(doc.get("terraform_version", "")),
+                         outputs={str(k): parse_output_value(v) for k, v in outputs.items()})
+
+
+def _state_kept_elsewhere(req: ModuleRequest, engine: Engine) -> bool:
+    """The engine may keep this module's state somewhere other than its local state file."""
+    import os
+
+    if (engine.module_dir / ".terraform" / "terraform.tfstate").exists():
+        return True  # init configured a backend (or `cloud`): the state is not the local file
+    env = {**os.environ, **engine.env}
+    if "TF_DATA_DIR" in env:
+        return True
+    args = [*req.passthrough, *(v for k, v in env.items() if k.startswith("TF_CLI_ARGS"))]
+    return any("-state" in arg for arg in args)  # -state / -state-out: a file of the user's choosing
+
+
+def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+            result: process.ProcessResult) -> tuple[OperationRecord, bool]:
+    """The record to write, and whether the command did what it was asked: one settle per
+    command when the engine exited 0, one for every command when it did not."""
+    ok = result.returncode == 0 and result.interrupted is None
+    if ok and req.command == Command.APPLY:
+        return _settle_apply(req, engine, running, reader)
+    written = written_empty_state(req, engine, running) if ok else None  # then no `show -json`
+    evidence = _StateEvidence.read(engine, running, reader.tracker(), written)
+    if not ok:
+        return _settle_failure(req, engine, running, reader, result, evidence), False
+    if req.command == Command.IMPORT:
+        return _settle_import(req, running, evidence)
+    if req.command == Command.REFRESH:
+        return _settle_refresh(req, running, reader.tracker(), evidence)
+    return _settle_destroy(running, evidence)
+
+
+def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
+                  reader: StreamReader) -> tuple[OperationRecord, bool]:
+    """Applied: the outputs the engine sent, and `error` after a partial run that left the
+    rest of the configuration unconverged (the command still did what it was asked)."""
+    from hybridops_tf.engine.state import outputs_plain, parse_outputs
+
+    if reader.outputs:
+        outputs = outputs_plain(reader.outputs[-1].outputs)
+    else:  # older engines may not send the outputs message
+        outputs = outputs_plain(parse_outputs(engine.output_doc()))
+    resources = run_reads.resources_after_success(engine, running, reader.tracker())
+    applied = settle.apply_succeeded(running, outputs, resources)
+    partial = run_reads.partial_run_flags(req.passthrough)
+    why = run_reads.unconverged(engine, partial) if partial else None
+    if why is None:
+        return applied, True
+    print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
+    return settle.not_converged(applied, command=Command.APPLY, why=why), True
+
+
+def _settle_import(req: ModuleRequest, running: OperationRecord,
+                   evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    address = req.import_address or ""
+    return settle.imported(running, address, evidence.view, evidence.resources), address in evidence.view
+
+
+def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: ResourceTracker,
+                    evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    """State refreshed from the live objects: empty is `req.empty_status`; anything else is
+    an error, and a failure only when an empty state was expected."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    state = evidence.state
+    resources = settle.gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
+    if state.is_empty:
+        emptied = settle.confirmed_empty(running, resources, req.empty_status)
+        return emptied, emptied.status is req.empty_status
+    if not req.expect_empty:
+        return settle.failed(
+            running, command=Command.APPLY, resources=None, orphans=[],  # begin() cleared failed_command
+            error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
+            recovered_outputs=outputs_plain(state.outputs),
+        ), True
+    remaining = sorted(state.addresses())
+    return settle.failed(
+        running, command=Command.REFRESH, resources=resources, orphans=[],
+        error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
+        recovered_outputs=outputs_plain(state.outputs),
+    ), False
+
+
+def _settle_destroy(running: OperationRecord, evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
+    """Destroyed only when the state is confirmed empty."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    if evidence.state.is_empty:
+        emptied = settle.destroy_verified(running, evidence.resources)
+        return emptied, emptied.status is Status.DESTROYED
+    remaining = sorted(evidence.state.addresses())
+    return settle.failed(
+        running, command=Command.DESTROY, resources=evidence.resources, orphans=[],
+        error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
+        recovered_outputs=outputs_plain(evidence.state.outputs),
+    ), False
+
+
+def _settle_failure(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
+                    result: process.ProcessResult, evidence: _StateEvidence) -> OperationRecord:
+    """The engine failed or was interrupted: its error, and a suspect orphan for each create
+    it started that the state does not hold."""
+    from hybridops_tf.engine.state import outputs_plain
+
+    return settle.failed(
+        running,
+        command=req.command,
+        error=_failure_error(engine, reader, result),
+        recovered_outputs=outputs_plain(evidence.state.outputs),
+        resources=evidence.resources,
+        orphans=settle.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
+                                           known=running.resources),
+    )
+
+
+def _failure_error(engine: Engine, reader: StreamReader, result: process.ProcessResult) -> str:
+    from hybridops_tf.engine.events import summarize_diagnostics
+
+    summary = summarize_diagnostics(reader.diagnostics)
+    if result.interrupted is not None:  # also the only way an engine is not started (process.run_streaming)
+        import signal
+
+        name = signal.Signals(result.interrupted).name
+        error = (f"interrupted by {name}; the engine stopped (exit {result.returncode})" if result.started
+                 else f"interrupted by {name} before the engine started")
+        error = f"{error}: {summary}" if summary else error
+    else:
+        error = summary or f"engine exited with code {result.returncode}"
+    errored_state = engine.module_dir / "errored.tfstate"
+    if errored_state.exists():
+        error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"
+    return error
