@@ -3,13 +3,15 @@ never imports the sim; the CLI registers the sim's hook (DESIGN §2, issue #14).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from hybridops_tf import engine_hooks
 from hybridops_tf.runtime import Runtime
-from hybridops_tf.sim.install import CLI_CONFIG_ENV, SIM_ENVIRONMENT
+from hybridops_tf.sim.install import CLI_CONFIG_ENV
 
 
 class Marker:
@@ -31,9 +33,14 @@ def no_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_cli_registers_the_sim_hook() -> None:
-    import hybridops_tf.cli.main  # noqa: F401 - the composition root, imported for its effect
+    """In a fresh interpreter: here tests/conftest.py has registered the hook already, so only
+    a process that imports nothing but the CLI entry shows that the CLI itself does it."""
+    probe = ("from hybridops_tf import engine_hooks; from hybridops_tf.sim.install import SIM_ENVIRONMENT; "
+             "before = SIM_ENVIRONMENT in engine_hooks._HOOKS; import hybridops_tf.cli.main; "
+             "print(before, SIM_ENVIRONMENT in engine_hooks._HOOKS)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 
-    assert SIM_ENVIRONMENT in engine_hooks._HOOKS
+    assert done.stdout.split() == ["False", "True"]
 
 
 @pytest.mark.usefixtures("no_hooks")
