@@ -29,18 +29,21 @@ TARGET_RATIO = 1.2
 TARGET_PARALLELISM = 8
 
 _TS = "2024-01-01T00:00:00.000000Z"
-FAKE_ENGINE = f"""#!/bin/sh
-# Stand-in engine for bench_stack.py: valid -json lines, a fixed sleep per apply.
-dir=.
-cmd=
+# Shared by the bench engines (this stand-in, bench_stack_real's timing wrapper): sets `dir`
+# from -chdir= (the caller sets its default first) and `cmd` to the engine subcommand.
+ARGV_SCAN = """cmd=
 for arg in "$@"; do
   case "$arg" in
-    -chdir=*) dir="${{arg#-chdir=}}" ;;
+    -chdir=*) dir="${arg#-chdir=}" ;;
     -*) ;;
     *) [ -z "$cmd" ] && cmd="$arg" ;;
   esac
 done
-name="${{dir##*/}}"
+"""
+FAKE_ENGINE = f"""#!/bin/sh
+# Stand-in engine for bench_stack.py: valid -json lines, a fixed sleep per apply.
+dir=.
+{ARGV_SCAN}name="${{dir##*/}}"
 ui() {{ printf '{{"@level":"info","@message":"%s","@module":"terraform.ui","@timestamp":"{_TS}",%s}}\\n' "$1" "$2"; }}
 res='"resource":{{"addr":"terraform_data.this","module":"","resource":"terraform_data.this","implied_provider":"terraform","resource_type":"terraform_data","resource_name":"this","resource_key":null}}'
 case "$cmd" in

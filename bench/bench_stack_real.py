@@ -41,6 +41,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
+from bench_stack import ARGV_SCAN  # type: ignore[import-not-found]  # noqa: E402
+
 KIND = "real engine"
 MEMBERS = int(os.environ.get("HYOPS_BENCH_MEMBERS", "50"))
 CHAIN = int(os.environ.get("HYOPS_BENCH_CHAIN", "10"))
@@ -71,21 +74,13 @@ LINK_TF = HEADER + UPSTREAM + 'resource "sim_network" "this" {\n  name = "NAME"\
     'output "id" {\n  value = sim_network.this.id\n}\n'
 
 # The engine behind HYOPS_ENGINE during `stack apply`: logs "start end dir command" per call.
-TIMING_WRAPPER = """#!/bin/sh
+TIMING_WRAPPER = f"""#!/bin/sh
 start=$(date +%s.%N)
 "$BENCH_REAL_ENGINE" "$@"
 rc=$?
 end=$(date +%s.%N)
 dir=$PWD
-cmd=
-for arg in "$@"; do
-  case "$arg" in
-    -chdir=*) dir="${arg#-chdir=}" ;;
-    -*) ;;
-    *) [ -z "$cmd" ] && cmd="$arg" ;;
-  esac
-done
-printf '%s %s %s %s\\n' "$start" "$end" "$dir" "$cmd" >> "$BENCH_ENGINE_LOG"
+{ARGV_SCAN}printf '%s %s %s %s\\n' "$start" "$end" "$dir" "$cmd" >> "$BENCH_ENGINE_LOG"
 exit $rc
 """
 
