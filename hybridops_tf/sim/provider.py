@@ -120,8 +120,9 @@ def _kill_me_with_parent() -> bool:
 def _leave_now() -> None:
     """Exit at once, without waiting for the gRPC worker threads.
 
-    run_provider returns when the engine shut the plugin down (its work done) or asked it to
-    Stop (the engine was interrupted; the tf package then aborts the calls in flight). A call
+    serve returns when the engine shut the plugin down (its work done) or asked it to
+    Stop (the engine was interrupted; the gRPC server, stopped with no grace, aborts the calls
+    in flight). A call
     still parked in a `hang` fault must not wake up later and create an object nobody will
     ever record: the engine has already been told the call failed.
     """
@@ -136,10 +137,10 @@ def _leave_now() -> None:
     os._exit(0)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     """Serve the provider over go-plugin's gRPC handshake (what the engine launches)."""
-    from tf.runner import run_provider
+    from hybridops_tf.sim.serve import serve
 
     _exit_with_engine()
-    run_provider(SimProvider(), argv)
+    serve(SimProvider())
     _leave_now()

@@ -4,7 +4,6 @@ on streams captured from a real engine (tests/fixtures/<engine>-<version>/)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -459,22 +458,15 @@ def _synthetic_stream(n: int) -> list[str]:
     return lines
 
 
-def _best_of_three(lines: list[str]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        tracker = ResourceTracker().feed_all(iter_events(lines))
-        summarize_diagnostics(iter_events(lines))
-        best = min(best, time.perf_counter() - start)
-    assert len(tracker.resources) == len(lines) // 4
-    return best
-
-
-def test_parse_and_fold_scale_linearly_on_10000_resources() -> None:
-    small, large = _synthetic_stream(1_000), _synthetic_stream(10_000)
-    t_small, t_large = _best_of_three(small), _best_of_three(large)
-    assert t_large < 10.0
-    assert t_large / t_small < 30  # linear is ~10x; quadratic would be ~100x
+def test_a_stream_of_10000_resources_folds_every_resource_to_its_outcome() -> None:
+    # How long this takes at 1k and 10k resources (it grows linearly) is bench_reconcile's
+    # "fold events s" column, not a timed test.
+    lines = _synthetic_stream(10_000)
+    progress = ResourceTracker().feed_all(iter_events(lines)).resources
+    assert len(progress) == 10_000
+    assert {p.status for p in progress.values()} == {S.COMPLETE}
+    assert progress["sim_vm.v[9999]"].id_value == "vm-9999"
+    assert summarize_diagnostics(iter_events(lines)) == ""  # no error diagnostic in the stream
 
 
 # --- diagnostics summary ----------------------------------------------------------------------

@@ -1,0 +1,168 @@
+"""Serve a tf Provider over go-plugin's gRPC handshake, paying little at each start.
+
+The engine starts a provider process for each phase of a run (Terraform 1.0 starts one
+four times per apply: schema, schema, plan, apply), so start-up is paid many times per
+`hyops apply`. tf's own `run_provider` loads its cached TLS certificate through
+`cryptography` at every start (the import and an x509 parse, ~100 ms of CPU, a third of
+the start). Here the certificate is made with `cryptography` once and cached with its
+expiry beside it, so a start reads one small JSON file. Everything the engine talks to is
+still tf's: its ProviderServicer and the generated go-plugin services.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+from tf.iface import Provider
+
+from hybridops_tf.sim.store import atomic_write_text
+
+CERT_VALID_SECONDS = 7 * 24 * 3600
+CERT_RENEW_MARGIN = 3600  # a start never hands out a certificate about to expire
+_STOP_METHODS = frozenset({"/tfplugin6.Provider/StopProvider", "/plugin.GRPCController/Shutdown"})
+
+
+def cert_cache_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+    """`$XDG_CACHE_HOME/hybridops-tf/sim-tls.json` (`~/.cache` without XDG_CACHE_HOME)."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hybridops-tf" / "sim-tls.json"
+
+
+def load_cached_cert(path: Path, now: float) -> dict[str, str] | None:
+    """The cached key and certificate, or None when missing, unreadable or near expiry."""
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if float(cached["not_after"]) - CERT_RENEW_MARGIN <= now:
+            return None
+        return {key: str(cached[key]) for key in ("key_pem", "cert_pem", "cert_der_b64")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def make_cert(now: float) -> dict[str, Any]:
+    """A fresh self-signed localhost certificate (what tf's runner makes, with its expiry)."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    start = datetime.fromtimestamp(now, UTC)
+    not_after = start + timedelta(seconds=CERT_VALID_SECONDS)
+    usage = x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=True,
+        data_encipherment=False, key_agreement=True, key_cert_sign=True, crl_sign=False,
+        encipher_only=False, decipher_only=False,
+    )  # fmt: skip
+    extended = x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start - timedelta(seconds=1))
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(usage, critical=True)
+        .add_extension(extended, critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return {
+        "not_after": not_after.timestamp(),
+        "key_pem": key_pem.decode(),
+        "cert_pem": cert.public_bytes(serialization.Encoding.PEM).decode(),
+        "cert_der_b64": base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode(),
+    }
+
+
+def server_cert(path: Path, now: float) -> dict[str, str]:
+    """The cached certificate, made (and cached, when the cache is writable) if need be."""
+    cached = load_cached_cert(path, now)
+    if cached is not None:
+        return cached
+    fresh = make_cert(now)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write_text(path, json.dumps(fresh), mode=0o600)
+    except OSError:
+        pass  # no cache (a read-only home): the next start makes its own certificate
+    return {key: str(value) for key, value in fresh.items() if key != "not_after"}
+
+
+class _StopOnRequest:
+    """gRPC interceptor: the engine's StopProvider or go-plugin Shutdown stops the server."""
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.stopped = threading.Event()
+
+    def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
+        handler = continuation(handler_call_details)
+        if handler_call_details.method in _STOP_METHODS:
+            self.stopped.set()
+            self.server.stop(grace=0)
+        return handler
+
+
+def _grpc_server(provider: Provider, stopper: _StopOnRequest) -> Any:
+    import grpc
+    from tf.gen import grpc_controller_pb2 as controller_pb
+    from tf.gen import grpc_controller_pb2_grpc as controller_rpc
+    from tf.gen import grpc_stdio_pb2_grpc as stdio_rpc
+    from tf.gen import tfplugin_pb2_grpc as rpc
+    from tf.provider import ProviderServicer
+
+    class Controller(controller_rpc.GRPCControllerServicer):
+        def Shutdown(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
+            return controller_pb.Empty()
+
+    class Stdio(stdio_rpc.GRPCStdioServicer):
+        def StreamStdio(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
+            return iter([])  # go-plugin asks for it; the provider streams nothing
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=10), interceptors=[stopper])
+    stopper.server = server
+    rpc.add_ProviderServicer_to_server(ProviderServicer(provider), server)
+    controller_rpc.add_GRPCControllerServicer_to_server(Controller(), server)
+    stdio_rpc.add_GRPCStdioServicer_to_server(Stdio(), server)
+    return server
+
+
+def serve(provider: Provider) -> None:
+    """Print go-plugin's handshake line and serve until the engine stops or shuts us down."""
+    import grpc
+
+    cert = server_cert(cert_cache_path(), time.time())
+    stopper = _StopOnRequest()
+    server = _grpc_server(provider, stopper)
+    credentials = grpc.ssl_server_credentials(
+        [(cert["key_pem"].encode(), cert["cert_pem"].encode())], require_client_auth=False
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        socket_path = f"{tmp}/plugin.sock"
+        server.add_secure_port(f"unix://{socket_path}", credentials)
+        server.start()
+        handshake = ["1", "6", "unix", socket_path, "grpc", cert["cert_der_b64"].rstrip("=")]
+        sys.stdout.write("|".join(handshake) + "\n")
+        sys.stdout.flush()
+        try:
+            stopper.stopped.wait()
+        except KeyboardInterrupt:
+            server.stop(grace=0.5)
