@@ -131,8 +131,9 @@ def parse_version_json(text: str) -> tuple[str, str]:
     return version, kind
 
 
-def engine_info(binary: Path, cache_file: Path | None = None) -> EngineInfo:
-    """Version of `binary`, from the cache when the binary is unchanged."""
+def engine_info(binary: Path, cache_file: Path | None = None, *, remember: bool = True) -> EngineInfo:
+    """Version of `binary`, from the cache when the binary is unchanged; a version read
+    from the engine is stored there unless `remember` is False (a caller that writes nothing)."""
     key = _cache_key(binary)
     entries = _load_cache(cache_file) if cache_file is not None else {}
     hit = entries.get(key)
@@ -145,15 +146,15 @@ def engine_info(binary: Path, cache_file: Path | None = None) -> EngineInfo:
     version, kind = parse_version_json(captured.stdout)
     if binary.name.startswith("tofu"):
         kind = "tofu"
-    if cache_file is not None:
+    if cache_file is not None and remember:
         entries = {k: v for k, v in entries.items() if not k.startswith(f"{binary}|")}
         entries[key] = {"version": version, "kind": kind}
         _store_cache(cache_file, entries)
     return EngineInfo(binary, version, kind)
 
 
-def resolve(explicit: str | None, cache_file: Path | None) -> EngineInfo:
-    return engine_info(find_engine(explicit or os.environ.get("HYOPS_ENGINE")), cache_file)
+def resolve(explicit: str | None, cache_file: Path | None, *, remember: bool = True) -> EngineInfo:
+    return engine_info(find_engine(explicit or os.environ.get("HYOPS_ENGINE")), cache_file, remember=remember)
 
 
 def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo) -> str | None:

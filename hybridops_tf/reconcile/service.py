@@ -77,9 +77,9 @@ def _targets(req: ReconcileRequest) -> list[Target]:
 
 
 def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
-    cache = None if req.read_only else Runtime(req.runtime_root).engine_cache()
+    cache = Runtime(req.runtime_root).engine_cache()  # read-only: read it, never write it
     try:
-        return binary.resolve(req.engine, cache), None
+        return binary.resolve(req.engine, cache, remember=not req.read_only), None
     except EngineError as err:
         return None, err.message
 

@@ -219,6 +219,21 @@ def test_a_cache_hit_does_not_run_the_engine_again(tmp_path: Path) -> None:
     assert json.loads(cache.read_text())["schema_version"] == 1
 
 
+def test_a_caller_that_writes_nothing_reads_the_cache_but_never_writes_it(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    tf = fake_engine(tmp_path / "bin", "terraform", counter=counter)
+    cache = tmp_path / "rt" / "cache" / "engines.json"
+
+    engine_info(tf, cache, remember=False)
+    assert runs(counter) == 1 and not cache.exists()  # a miss runs the engine, stores nothing
+
+    engine_info(tf, cache)
+    before = cache.read_bytes()
+    assert engine_info(tf, cache, remember=False) == EngineInfo(tf, "1.0.3", "terraform")
+    assert runs(counter) == 2  # the hit was read: no third run
+    assert cache.read_bytes() == before
+
+
 def test_the_version_call_is_exactly_version_json(tmp_path: Path, fp) -> None:
     tofu = tmp_path / "tofu"
     tofu.write_text("not run: pytest-subprocess answers")
