@@ -181,7 +181,7 @@ def test_the_cli_reports_a_live_engine_and_write_leaves_the_record_untouched(
 ) -> None:
     from hybridops_tf import liveness
 
-    monkeypatch.setattr(service.binary, "resolve", lambda *_: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
+    monkeypatch.setattr(service.binary, "resolve", lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
     monkeypatch.setattr(liveness, "live_engine", lambda root, ref, run_id: liveness.LiveEngine(
         4242, "ci-7", run_id, "2026-01-01T00:00:00Z"))
     module = tmp_path / "mod"

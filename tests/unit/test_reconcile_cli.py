@@ -19,7 +19,7 @@ from hybridops_tf.reconcile.orphans import parse_import
 def no_engine_spawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """Engine discovery would run `version -json`; these tests never reach the engine."""
     monkeypatch.setattr(service.binary, "resolve",
-                        lambda *_: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
+                        lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
 
 
 def write_record(root: Path, ref: str, doc: dict | str) -> Path:
