@@ -23,7 +23,7 @@ from hybridops_tf.fsutil import (
     refuse_symlinks,
     register_private_root,
 )
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.lifecycle import ResourceStatus, Status
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
@@ -72,13 +72,19 @@ class Owner:
 
 @dataclass(slots=True)
 class ResourceEntry:
-    status: str
+    """One resource in a record's "resources" map. A status given as text (a record read
+    from disk) becomes a ResourceStatus; an unknown one is a ValueError."""
+
+    status: ResourceStatus
     action: str
     id: str | None = None
     tainted: bool | None = None
 
+    def __post_init__(self) -> None:
+        self.status = ResourceStatus(self.status)
+
     def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"status": self.status, "action": self.action}
+        doc: dict[str, Any] = {"status": self.status.value, "action": self.action}
         if self.id is not None:
             doc["id"] = self.id
         if self.tainted:

@@ -17,7 +17,7 @@ from hybridops_tf import settle
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import EngineError, Interrupted
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.lifecycle import ResourceStatus, Status
 from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan
 from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
 
@@ -122,7 +122,7 @@ def resources_after_success(engine: Engine, running: OperationRecord,
     lists every object the state holds. A failed read costs the listing, not the success.
     """
     merged = settle.resources_after_run(running.resources, tracker.resources, None)
-    if any(e.id and e.status != "destroyed" for e in merged.values()):
+    if any(e.id and e.status is not ResourceStatus.DESTROYED for e in merged.values()):
         return merged
     from hybridops_tf.engine.state import StateFormatError, parse_state
 

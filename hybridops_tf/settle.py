@@ -148,7 +148,7 @@ def resources_after_run(
         if ident is None and p.status is Progress.DESTROYED and p.deleted_ids:
             ident = p.deleted_ids[-1]
         merged[addr] = ResourceEntry(
-            status=_PROGRESS_TO_STATUS[p.status].value,
+            status=_PROGRESS_TO_STATUS[p.status],
             action=p.action or (p.planned_action or ""),
             id=ident,
             tainted=prev.tainted if prev is not None and p.status is Progress.PENDING else None,
@@ -160,9 +160,9 @@ def resources_after_run(
             if prev is not None and run is not None and obj.id is not None and obj.id in run.deleted_ids:
                 continue  # the run saw this object's delete complete: a state that still lists it
                 # is stale (the engine could not save it: errored.tfstate), not a live object
-            status = prev.status if prev is not None else ResourceStatus.COMPLETE.value
-            if status == ResourceStatus.DESTROYED.value:
-                status = ResourceStatus.COMPLETE.value  # the state holds another object there
+            status = prev.status if prev is not None else ResourceStatus.COMPLETE
+            if status is ResourceStatus.DESTROYED:
+                status = ResourceStatus.COMPLETE  # the state holds another object there
             merged[addr] = ResourceEntry(
                 status=status,
                 action=prev.action if prev is not None else "",
@@ -183,7 +183,7 @@ def gone_on_refresh(
     for addr in read_addresses:
         entry = resources.get(addr)
         if entry is not None and addr not in state:
-            entry.status = ResourceStatus.DESTROYED.value
+            entry.status = ResourceStatus.DESTROYED
             entry.tainted = None
     return resources
 
@@ -196,7 +196,7 @@ def missing_from_state(
     return [
         (addr, entry.id)
         for addr, entry in sorted((resources or {}).items())
-        if entry.id and entry.status != ResourceStatus.DESTROYED.value and addr not in state
+        if entry.id and entry.status is not ResourceStatus.DESTROYED and addr not in state
         and not is_data_source(addr, entry)
     ]
 
@@ -242,7 +242,7 @@ def _create_landed_in_state(
     if state is None or addr not in state:
         return False
     before = set(p.prior_ids) | set(p.deleted_ids)
-    if known is not None and known.id and known.status != ResourceStatus.DESTROYED.value:
+    if known is not None and known.id and known.status is not ResourceStatus.DESTROYED:
         before.add(known.id)
     current = state[addr].id
     if not before:  # nothing was at the address before, unless this was a replace we cannot see
@@ -390,7 +390,7 @@ def imported(
     rec.suspect_orphans = [o for o in rec.suspect_orphans if o.address != address]
     merged = dict(resources if resources is not None else (rec.resources or {}))
     entry = merged.get(address)
-    merged[address] = ResourceEntry(status=ResourceStatus.COMPLETE.value, action="import",
+    merged[address] = ResourceEntry(status=ResourceStatus.COMPLETE, action="import",
                                     id=view[address].id or (entry.id if entry else None),
                                     tainted=True if view[address].tainted else None)
     resources = merged

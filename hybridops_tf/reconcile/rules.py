@@ -88,14 +88,14 @@ def claimed_missing(
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
             if (addr in in_state or settle.is_data_source(addr, entry)
-                    or entry.status == ResourceStatus.DESTROYED.value
-                    or (entry.action == "delete" and entry.status == ResourceStatus.COMPLETE.value)):
+                    or entry.status is ResourceStatus.DESTROYED
+                    or (entry.action == "delete" and entry.status is ResourceStatus.COMPLETE)):
                 continue  # nothing live, or a delete that completed
             if addr in gone and (gone[addr] is None or gone[addr] == entry.id):
                 continue  # that object's delete completed: it is not live
             if entry.id:
                 missing[addr] = entry.id
-            elif entry.status == ResourceStatus.COMPLETE.value and entry.action not in _LIVE_ACTIONS_SKIPPED:
+            elif entry.status is ResourceStatus.COMPLETE and entry.action not in _LIVE_ACTIONS_SKIPPED:
                 missing[addr] = None
     for addr, p in (progress or {}).items():
         if p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state:
@@ -237,7 +237,7 @@ def _resources_from_state(state: StateSnapshot, known: Mapping[str, ResourceEntr
         before = (known or {}).get(res.address)
         ident = res.values.get("id")
         entries[res.address] = ResourceEntry(
-            status=ResourceStatus.COMPLETE.value, action=before.action if before else "reconcile",
+            status=ResourceStatus.COMPLETE, action=before.action if before else "reconcile",
             id=ident if isinstance(ident, str) else (before.id if before else None))
     return entries
 

@@ -18,7 +18,7 @@ import pytest
 
 from hybridops_tf.engine import files
 from hybridops_tf.errors import ExitCode, RefusedError
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.lifecycle import ResourceStatus, Status
 from hybridops_tf.record import (
     REQUIRED,
     SCHEMA_VERSION,
@@ -250,6 +250,7 @@ def test_a_schema_version_that_is_not_the_integer_1_is_refused(version: object) 
         minimal_doc(owner={"pid": 1}),
         minimal_doc(resources=["sim_vm.a"]),
         minimal_doc(resources={"sim_vm.a": {"action": "create"}}),
+        minimal_doc(resources={"sim_vm.a": {"status": "running", "action": "create"}}),
         minimal_doc(suspect_orphans="sim_vm.a"),
         minimal_doc(suspect_orphans=[{"action": "create"}]),
     ],
@@ -266,6 +267,7 @@ def test_a_schema_version_that_is_not_the_integer_1_is_refused(version: object) 
         "owner-partial",
         "resources-list",
         "resource-no-status",
+        "resource-unknown-status",
         "orphans-string",
         "orphan-no-address",
     ],
@@ -273,6 +275,13 @@ def test_a_schema_version_that_is_not_the_integer_1_is_refused(version: object) 
 def test_malformed_records_are_refused_with_value_error(doc: object) -> None:
     with pytest.raises(ValueError):
         OperationRecord.from_dict(doc)
+
+
+def test_a_resource_status_read_as_text_is_the_resource_status_enum() -> None:
+    doc = minimal_doc(resources={"sim_vm.a": {"status": "pending", "action": "create"}})
+    entry = OperationRecord.from_dict(doc).resources["sim_vm.a"]
+    assert entry.status is ResourceStatus.PENDING
+    assert entry.to_dict() == {"status": "pending", "action": "create"}
 
 
 def test_module_id_replaces_slashes() -> None:
