@@ -57,23 +57,23 @@ def write_wide_stack(directory: Path, children: int = CHILDREN) -> Path:
     return path
 
 
-def applied_wide_stack(hyops: Hyops, tmp_path: Path) -> Path:
+STACK_ORDER = ["root", *[f"child{i}" for i in range(1, CHILDREN + 1)]]
+
+
+def applied_wide_stack(hyops: Hyops, tmp_path: Path) -> tuple[Path, list[str]]:
+    """The applied stack file and its members' module refs in stack order (from the run report)."""
     stack = write_wide_stack(tmp_path / "wide")
-    done = hyops("stack", "apply", str(stack), "--parallelism", "4")
+    done = hyops("stack", "apply", str(stack), "--parallelism", "4", "--json")
     assert done.returncode == 0, done.stderr
-    return stack
-
-
-def member_refs(hyops: Hyops, stack: Path) -> list[str]:
-    doc = json.loads(hyops("reconcile", "--stack", str(stack), "--parallelism", "4", "--json").stdout)
-    return [m["module_ref"] for m in doc["modules"]]
+    ref_of = {m["name"]: m["module_ref"] for m in json.loads(done.stdout)["members"]}
+    return stack, [ref_of[name] for name in STACK_ORDER]
 
 
 @pytest.mark.local_store_only
 def test_parallel_reconcile_prints_the_same_report_in_stack_order_as_one_at_a_time(
     hyops: Hyops, tmp_path: Path
 ) -> None:
-    stack = applied_wide_stack(hyops, tmp_path)
+    stack, _ = applied_wide_stack(hyops, tmp_path)
     outputs = {}
     for n in ("1", "4"):  # markdown renders the same report (tests/integration/test_ci_summaries.py)
         for fmt in ("text", "json"):
@@ -85,15 +85,14 @@ def test_parallel_reconcile_prints_the_same_report_in_stack_order_as_one_at_a_ti
         assert outputs["1", fmt] == outputs["4", fmt], fmt
     doc = json.loads(outputs["4", "json"])
     names = [m["module_ref"].rsplit("/", 1)[-1] for m in doc["modules"]]
-    assert names == ["root", *[f"child{i}" for i in range(1, CHILDREN + 1)]]
+    assert names == STACK_ORDER
     assert doc["consistent"] is True
 
 
 def test_parallel_write_settles_each_error_member_under_its_own_lock_and_reports_it_ok(
     hyops: Hyops, tmp_path: Path
 ) -> None:
-    stack = applied_wide_stack(hyops, tmp_path)
-    refs = member_refs(hyops, stack)
+    stack, refs = applied_wide_stack(hyops, tmp_path)
     broken = [refs[2], refs[4]]
     for ref in broken:
         rec = hyops.record(ref)
@@ -121,7 +120,7 @@ def test_parallel_write_settles_each_error_member_under_its_own_lock_and_reports
 def test_init_notes_of_members_checked_side_by_side_are_whole_lines(
     hyops: Hyops, tmp_path: Path
 ) -> None:
-    stack = applied_wide_stack(hyops, tmp_path)
+    stack, _ = applied_wide_stack(hyops, tmp_path)
     for terraform_dir in (tmp_path / "wide").glob("*/.terraform"):
         shutil.rmtree(terraform_dir)  # a fresh checkout: each member needs its init
 
