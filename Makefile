@@ -46,9 +46,11 @@ integration: install
 # `make test` runs the integration tests against the bundled Terraform 1.0.3 only (the same on
 # every machine; HYOPS_TEST_ENGINE=/path picks another). This reruns them once per other engine
 # found (tofu, terraform on PATH), each leg announced with its version; engines not found are
-# skipped with a message. `make test` does not depend on it. ARGS go to pytest (e.g. ARGS=-x).
+# skipped with a message. `make test` does not depend on it. Each leg runs in TEST_WORKERS
+# workers, like `make test`; ARGS go to pytest (e.g. ARGS=-x).
 test-engines: install
-	$(BIN)/python scripts/test_engines.py $(ARGS)
+	$(BIN)/python -m compileall -q hybridops_tf
+	$(BIN)/python scripts/test_engines.py -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
 demo: install
 	$(BIN)/python scripts/demo.py
