@@ -72,7 +72,7 @@ def planned_creates(engine: Engine) -> tuple[str, ...] | None:
     return fold(iter_events(lines))
 
 
-PARTIAL_RUN_FLAGS = ("target", "replace", "refresh-only")
+PARTIAL_RUN_FLAGS = ("-target", "-replace", "-refresh-only")
 
 
 def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
@@ -82,9 +82,9 @@ def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
     for arg in passthrough:
         if arg == "--":
             break
-        name = arg.lstrip("-").partition("=")[0]
-        if arg.startswith("-") and name in PARTIAL_RUN_FLAGS:
-            found.append(f"-{name}")
+        name = commands.flag_name(arg)
+        if name in PARTIAL_RUN_FLAGS:
+            found.append(name)
     return list(dict.fromkeys(found))
 
 

@@ -8,11 +8,13 @@ and every event logged; evidence that cannot be read leaves an honest `error`.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hybridops_tf import run_reads, settle
+from hybridops_tf.engine import commands
 from hybridops_tf.errors import EngineError, ExitCode
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.record import OperationRecord, ResourceEntry
@@ -87,6 +89,7 @@ class _StateEvidence:
 # the engine keeps state there; anything else (a backend or `cloud` set up by init, -state or
 # TF_DATA_DIR, an unknown or encrypted format, a managed object left) still asks `show -json`.
 _LOCAL_STATE_FORMAT = 4
+_STATE_FILE_FLAGS = frozenset({"-state", "-state-out"})  # a state file of the user's choosing
 
 
 def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
@@ -127,8 +130,14 @@ def _state_kept_elsewhere(req: ModuleRequest, engine: Engine) -> bool:
     env = {**os.environ, **engine.env}
     if "TF_DATA_DIR" in env:
         return True
-    args = [*req.passthrough, *(v for k, v in env.items() if k.startswith("TF_CLI_ARGS"))]
-    return any("-state" in arg for arg in args)  # -state / -state-out: a file of the user's choosing
+    args = list(req.passthrough)
+    for name, value in env.items():
+        if name.startswith("TF_CLI_ARGS"):
+            try:
+                args += shlex.split(value)  # the engine splits these as shell words
+            except ValueError:
+                return True  # words we cannot split: they may name a state file
+    return any(commands.flag_name(arg) in _STATE_FILE_FLAGS for arg in args)
 
 
 def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,

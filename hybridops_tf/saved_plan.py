@@ -47,7 +47,7 @@ def sidecar_path(plan_file: Path) -> Path:
 def plan_mode(destroy: bool, passthrough: Sequence[str]) -> str:
     """"destroy" or "apply": what applying the kept plan will do. A refresh-only plan is not
     kept (UsageError): its apply is `hyops reconcile --write`'s job."""
-    flags = {"-" + arg.lstrip("-").partition("=")[0] for arg in passthrough if arg.startswith("-")}
+    flags = {commands.flag_name(arg) for arg in passthrough}
     if "-refresh-only" in flags:
         raise UsageError("--out keeps plans that apply or destroy; a -refresh-only plan is applied by "
                          "`hyops reconcile MODULE_DIR --write`")

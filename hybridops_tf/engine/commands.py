@@ -42,9 +42,16 @@ SAVED_PLAN_FLAGS = frozenset({"-parallelism", "-lock", "-lock-timeout", "-compac
                               "-state", "-state-out", "-backup"})
 
 
+def flag_name(arg: str) -> str | None:
+    """The engine flag `arg` names, as `-name` (the engine takes one dash or two, and
+    `-name=VALUE`), or None for an argument that is not a flag."""
+    name = arg.lstrip("-").partition("=")[0]
+    return f"-{name}" if arg.startswith("-") and name else None
+
+
 def saved_plan_extra(extra: Sequence[str]) -> Argv:
-    """The passthrough arguments `apply PLANFILE` accepts (one dash or two, `=VALUE`)."""
-    return [arg for arg in extra if "-" + arg.lstrip("-").partition("=")[0] in SAVED_PLAN_FLAGS]
+    """The passthrough arguments `apply PLANFILE` accepts."""
+    return [arg for arg in extra if flag_name(arg) in SAVED_PLAN_FLAGS]
 
 
 def apply_saved(engine: Path | str, module_dir: Path | str, plan_file: Path | str,

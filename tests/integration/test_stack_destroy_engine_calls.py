@@ -169,13 +169,27 @@ def test_anything_but_an_empty_state_written_by_this_run_asks_show(tmp_path: Pat
     assert found is None
 
 
-@pytest.mark.parametrize("where", ["backend from init", "TF_DATA_DIR", "-state passthrough", "-state in TF_CLI_ARGS"])
+CLI_ARGS = {"-state in TF_CLI_ARGS": "-state=other.tfstate",
+            "--state among TF_CLI_ARGS words": "-lock=false --state other.tfstate",
+            "TF_CLI_ARGS that are not shell words": "-var='unclosed"}
+
+
+@pytest.mark.parametrize("where", ["backend from init", "TF_DATA_DIR", "-state passthrough", *CLI_ARGS])
 def test_a_state_the_engine_may_keep_elsewhere_asks_show(tmp_path: Path, where: str) -> None:
     _state_file(tmp_path, EMPTY_STATE)
     if where == "backend from init":
         _state_file(tmp_path, {"version": 3, "backend": {"type": "pg"}}, ".terraform/terraform.tfstate")
     env = {"TF_DATA_DIR": "elsewhere"} if where == "TF_DATA_DIR" else {}
-    env |= {"TF_CLI_ARGS_destroy": "-state=other.tfstate"} if where == "-state in TF_CLI_ARGS" else {}
+    env |= {"TF_CLI_ARGS_destroy": CLI_ARGS[where]} if where in CLI_ARGS else {}
     passthrough = ("-state-out=other.tfstate",) if where == "-state passthrough" else ()
 
     assert _written(tmp_path, env=env, passthrough=passthrough) is None
+
+
+def test_flags_that_name_no_state_file_keep_the_written_state_as_evidence(tmp_path: Path) -> None:
+    _state_file(tmp_path, EMPTY_STATE)
+    env = {"TF_CLI_ARGS": "-lock-timeout=5s", "TF_CLI_ARGS_destroy": "-parallelism=2 -var 'note=-state'"}
+
+    found = _written(tmp_path, env=env, passthrough=("-var=path=-state-out", "-lock=false"))
+
+    assert found is not None and found.is_empty  # type: ignore[attr-defined]

@@ -172,3 +172,17 @@ def test_builders_do_not_share_or_mutate_the_passthrough_list() -> None:
     first.append("-oops")
     assert extra == ["-target=a.b"]
     assert commands.apply(ENGINE, MOD, extra)[-1] == "-target=a.b"
+
+
+@pytest.mark.parametrize(("arg", "name"), [
+    ("-state=x.tfstate", "-state"), ("--state-out=x", "-state-out"), ("-target", "-target"),
+    ("--refresh-only", "-refresh-only"), ("-var=a=-state", "-var"),
+    ("-", None), ("--", None), ("-=x", None), ("x.tfstate", None), ("note=-state", None), ("", None),
+])
+def test_flag_name_is_the_dashed_name_of_a_flag_and_none_for_anything_else(arg: str, name: str | None) -> None:
+    assert commands.flag_name(arg) == name
+
+
+def test_a_saved_plan_keeps_only_the_flags_apply_planfile_accepts() -> None:
+    extra = ["-parallelism=2", "--lock-timeout=5s", "-var=a=1", "-target=x.y", "-no-color", "value"]
+    assert commands.saved_plan_extra(extra) == ["-parallelism=2", "--lock-timeout=5s", "-no-color"]
