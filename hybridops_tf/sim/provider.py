@@ -120,11 +120,10 @@ def _kill_me_with_parent() -> bool:
 def _leave_now() -> None:
     """Exit at once, without waiting for the gRPC worker threads.
 
-    serve returns when the engine shut the plugin down (its work done) or asked it to
-    Stop (the engine was interrupted; the gRPC server, stopped with no grace, aborts the calls
-    in flight). A call
-    still parked in a `hang` fault must not wake up later and create an object nobody will
-    ever record: the engine has already been told the call failed.
+    serve returns when the engine shut the plugin down (its work done) or asked it to Stop
+    (the engine was interrupted; the gRPC server, stopped with no grace, aborts the calls in
+    flight). A call still parked in a `hang` fault must not wake up later and create an
+    object nobody will ever record: the engine has already been told the call failed.
     """
     import os
     import sys

@@ -1,8 +1,8 @@
 """Serve a tf Provider over go-plugin's gRPC handshake, paying little at each start.
 
 The engine starts a provider process for each phase of a run (Terraform 1.0 starts one
-four times per apply: schema, schema, plan, apply), so start-up is paid many times per
-`hyops apply`. tf's own `run_provider` loads its cached TLS certificate through
+three times per apply: schema, plan, apply; once more per `show -json`), so start-up is
+paid many times per `hyops apply`. tf's own `run_provider` loads its cached TLS certificate through
 `cryptography` at every start (the import and an x509 parse, ~100 ms of CPU, a third of
 the start). Here the certificate is made with `cryptography` once and cached with its
 expiry beside it, so a start reads one small JSON file. Everything the engine talks to is
