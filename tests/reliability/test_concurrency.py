@@ -22,6 +22,23 @@ pytestmark = pytest.mark.integration
 STATE_LOCK_CLASH = "Error acquiring the state lock"  # see test_read_only_reconcile_never_fails_...
 
 
+def _guard_refused_holder(h: Hyops, ref: str, run: str, report: RaceReport) -> int | None:
+    """The pid of the apply/destroy contender that opened `run` under the lock and was refused
+    by the uncertain-outcome guard (exit 4, its engine never started), else None. A loser
+    probing the lock in that window rightly names it as the holder."""
+    folder = h.runtime_root / "runs" / ref.replace("/", "__") / run
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+        result = json.loads((folder / "result.json").read_text())
+    except (OSError, ValueError):
+        return None
+    contenders = {c.proc.pid: c for c in report.contenders if c.command in ("apply", "destroy")}
+    holder = contenders.get(meta.get("pid"))
+    if holder is None or holder.code != 4 or result.get("outcome") != "refused":
+        return None
+    return holder.proc.pid if "outcome is uncertain" in result.get("error", "") else None
+
+
 def assert_race_was_safe(h: Hyops, report: RaceReport, ref: str, scenario: str,
                          tolerate_state_lock_clash: bool = False) -> None:
     reader, sampler = report.reader, report.sampler
@@ -97,6 +114,8 @@ def assert_race_was_safe(h: Hyops, report: RaceReport, ref: str, scenario: str,
         if run.startswith("reconcile-"):  # reconcile --write holds the lock under its own run id
             assert pid in {c.proc.pid for c in report.contenders if c.command == "reconcile"}, run
             continue
+        if run not in pid_of:  # a holder that took the lock, then was refused before its engine
+            pid_of[run] = _guard_refused_holder(h, ref, run, report)
         assert pid_of.get(run) == pid, f"named holder pid {pid} run {run} is no contender that ran"
     note(RACE + "_losers", scenario=scenario, named=len(report.refused) - anonymous,
          anonymous=anonymous)
