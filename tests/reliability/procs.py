@@ -154,7 +154,10 @@ def wait_quiet(module_dir: Path, sim_root: Path, timeout: float = GENEROUS) -> N
 
 def stop(pid: int) -> None:
     """SIGSTOP pid and wait until the kernel reports it stopped (or gone)."""
-    os.kill(pid, signal.SIGSTOP)
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return  # it ended and was reaped (a poll loop's Popen.poll()): the caller sees it exited
     wait_until(lambda: state(pid) in ("T", "t", None, "Z"), f"pid {pid} to stop", 30, 0.0005)
 
 
