@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ CERT_RENEW_MARGIN = 3600  # a start never hands out a certificate about to expir
 _STOP_METHODS = frozenset({"/tfplugin6.Provider/StopProvider", "/plugin.GRPCController/Shutdown"})
 
 
-def cert_cache_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+def cert_cache_path(environ: Mapping[str, str] = os.environ) -> Path:
     """`$XDG_CACHE_HOME/hybridops-tf/sim-tls.json` (`~/.cache` without XDG_CACHE_HOME)."""
     base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hybridops-tf" / "sim-tls.json"
