@@ -18,24 +18,41 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent import futures
 from pathlib import Path
 from typing import Any
 
 from tf.iface import Provider
 
-from hybridops_tf.sim.store import atomic_write_text
+from hybridops_tf.sim.store import SIM_ROOT_ENV, atomic_write_text
 
 CERT_VALID_SECONDS = 7 * 24 * 3600
 CERT_RENEW_MARGIN = 3600  # a start never hands out a certificate about to expire
 _STOP_METHODS = frozenset({"/tfplugin6.Provider/StopProvider", "/plugin.GRPCController/Shutdown"})
 
 
-def cert_cache_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """`$XDG_CACHE_HOME/hybridops-tf/sim-tls.json` (`~/.cache` without XDG_CACHE_HOME)."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hybridops-tf" / "sim-tls.json"
+def cert_cache_paths(environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where a start keeps its certificate, first choice first: the user's cache
+    (`$XDG_CACHE_HOME/hybridops-tf/sim-tls.json`, `~/.cache` without XDG_CACHE_HOME), then the
+    simulated cloud's own folder (`$HYOPS_SIM_ROOT/sim-tls.json`), which the provider must be
+    able to write anyway: a runner with a read-only home still makes one certificate, not one
+    RSA key per start."""
+    paths = []
+    base = environ.get("XDG_CACHE_HOME") or _home_cache()
+    if base:
+        paths.append(Path(base) / "hybridops-tf" / "sim-tls.json")
+    sim_root = environ.get(SIM_ROOT_ENV, "").strip()
+    if sim_root:
+        paths.append(Path(sim_root) / "sim-tls.json")
+    return paths
+
+
+def _home_cache() -> str | None:
+    try:
+        return str(Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no password entry: there is no home to cache in
+        return None
 
 
 def load_cached_cert(path: Path, now: float) -> dict[str, str] | None:
@@ -93,17 +110,21 @@ def make_cert(now: float) -> dict[str, Any]:
     }
 
 
-def server_cert(path: Path, now: float) -> dict[str, str]:
-    """The cached certificate, made (and cached, when the cache is writable) if need be."""
-    cached = load_cached_cert(path, now)
-    if cached is not None:
-        return cached
+def server_cert(paths: Sequence[Path], now: float) -> dict[str, str]:
+    """The first good cached certificate of `paths`; else a fresh one, cached at the first
+    path that takes it (none may: each start then makes its own)."""
+    for path in paths:
+        cached = load_cached_cert(path, now)
+        if cached is not None:
+            return cached
     fresh = make_cert(now)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write_text(path, json.dumps(fresh), mode=0o600)
-    except OSError:
-        pass  # no cache (a read-only home): the next start makes its own certificate
+    for path in paths:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            atomic_write_text(path, json.dumps(fresh), mode=0o600)
+            break
+        except OSError:
+            continue  # e.g. a read-only home: try the next place
     return {key: str(value) for key, value in fresh.items() if key != "not_after"}
 
 
@@ -150,7 +171,7 @@ def serve(provider: Provider) -> None:
     """Print go-plugin's handshake line and serve until the engine stops or shuts us down."""
     import grpc
 
-    cert = server_cert(cert_cache_path(), time.time())
+    cert = server_cert(cert_cache_paths(), time.time())
     stopper = _StopOnRequest()
     server = _grpc_server(provider, stopper)
     credentials = grpc.ssl_server_credentials(

@@ -197,6 +197,23 @@ def test_apply_creates_objects_listed_by_hyops_sim_ls(
     assert all(c["watched"] == '{"status": "running"}' for c in creates)
 
 
+def test_a_runner_without_a_writable_cache_keeps_one_certificate_in_the_sim_root(
+    module_copy: Callable[[str], Path], init_and_apply: Engine, run_engine: Engine, sim_root: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    env = {"XDG_CACHE_HOME": str(blocker)}  # hybridops-tf/ cannot be made under a file
+    module = module_copy("network")
+    applied = init_and_apply(module, env, name="net-a")
+    assert applied.returncode == 0, applied.explain()
+    cached = sim_root / "sim-tls.json"
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+    made = cached.read_bytes()
+    shown = run_engine(["show", "-json"], module, env)  # another provider start
+    assert shown.returncode == 0, shown.explain()
+    assert cached.read_bytes() == made  # reused, not one certificate per start
+
+
 def test_vm_create_fails_clearly_without_its_network(
     module_copy: Callable[[str], Path], init_and_apply: Engine, sim_root: Path
 ) -> None:
