@@ -4,6 +4,7 @@ backend's arguments, and a journal that cannot reach its server."""
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,42 @@ def test_a_journal_that_cannot_reach_its_server_drops_lines_and_says_so_never_bl
 
     assert problem is not None and "did not reach the store's journal" in problem
     assert "pw" not in problem.replace("postgresql://ci:***", "")
+
+
+def test_a_full_journal_queue_drops_lines_never_blocks_the_engine_and_is_never_marked_complete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hybridops_tf.store import postgres
+
+    entered, release = threading.Event(), threading.Event()
+    written: list[tuple[str, str]] = []
+
+    class SlowServer:  # the first insert waits until the test lets the store catch up
+        def execute(self, sql: str, params: tuple[str, str, str, str]) -> None:
+            written.append((params[2], params[3]))
+
+        def close(self) -> None:
+            pass
+
+    def connect(url: str) -> SlowServer:
+        entered.set()
+        assert release.wait(10), "the test never released the store"
+        return SlowServer()
+
+    monkeypatch.setattr(postgres, "JOURNAL_QUEUE", 2)
+    monkeypatch.setattr(postgres, "connect", connect)
+    journal = PgJournal("postgresql://ci@db/x", "demo/vm", "apply-1")
+    journal.line("1")
+    assert entered.wait(10)  # the writer holds line 1, stuck in the store
+    for text in ("2", "3", "4", "5"):
+        journal.line(text)  # 2 and 3 fill the queue; 4 and 5 find it full: returns at once
+    journal.complete()  # lines were dropped: the journal must not claim completeness
+    release.set()
+
+    problem = journal.close()
+
+    assert written == [("event", "1"), ("event", "2"), ("event", "3")]
+    assert problem is not None and problem.startswith("2 engine lines of apply-1") and "too slow" in problem
 
 
 def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_own_args(tmp_path: Path) -> None:
