@@ -25,7 +25,7 @@ from typing import Any
 
 from tf.iface import Provider
 
-from hybridops_tf.sim.store import SIM_ROOT_ENV, atomic_write_text
+from hybridops_tf.sim.store import SimRootError, SimStore, atomic_write_text
 
 CERT_VALID_SECONDS = 7 * 24 * 3600
 CERT_RENEW_MARGIN = 3600  # a start never hands out a certificate about to expire
@@ -42,9 +42,10 @@ def cert_cache_paths(environ: Mapping[str, str] = os.environ) -> list[Path]:
     base = environ.get("XDG_CACHE_HOME") or _home_cache()
     if base:
         paths.append(Path(base) / "hybridops-tf" / "sim-tls.json")
-    sim_root = environ.get(SIM_ROOT_ENV, "").strip()
-    if sim_root:
-        paths.append(Path(sim_root) / "sim-tls.json")
+    try:
+        paths.append(SimStore.from_env(environ).root / "sim-tls.json")
+    except SimRootError:
+        pass  # HYOPS_SIM_ROOT unset: the provider reports that on configure
     return paths
 
 
