@@ -75,6 +75,23 @@ def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: 
     assert may_hold_unseen_creates(tmp_path, REF, "apply-gone", "apply", [])
 
 
+@pytest.mark.parametrize(("complete", "expected"), [
+    (True, False),  # the journal saw the engine's end: no plan in it, no create
+    (False, True),  # lines dropped (a slow or lost store): the run may have created more
+])
+def test_a_run_known_only_from_a_store_journal_is_cleared_only_by_a_complete_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete: bool, expected: bool
+) -> None:
+    import hybridops_tf.runs as runs_mod
+    from hybridops_tf.record import JournalRead
+
+    journal = JournalRead((VERSION,), engine_started=True, complete=complete)
+    monkeypatch.setattr(runs_mod, "_journal", lambda root, ref, run_id: journal)
+    events = list(iter_events(journal.lines))
+
+    assert may_hold_unseen_creates(tmp_path, REF, "apply-elsewhere", "apply", events) is expected
+
+
 def test_planned_creates_are_named_in_plan_order() -> None:
     from hybridops_tf.engine.progress import planned_creates
 
