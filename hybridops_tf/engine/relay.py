@@ -36,6 +36,7 @@ imported only for the first line that mentions a sensitive value.
 # (3.11 reads `X | None` as it is), and the C `_signal` module rather than `signal`, whose
 # enum wrappers cost a third of the relay's start. Signal numbers are plain ints.
 import _signal as signal
+import _thread
 import os
 import sys
 import time
@@ -102,22 +103,29 @@ class Relay:
         self.grace = grace
         self.out_fd = out_fd
         self.gone_at: float | None = None  # monotonic time hyops was seen gone
+        self._gone_once = _thread.allocate_lock()  # taken by the first hyops_gone, never released
         self.log_failed = False
         self.eof = False  # the engine closed its stdout: its pid may be free, never signal it
 
     # --- hyops gone: drain on, arm the watchdog ---
     def hyops_gone(self) -> None:
-        if self.gone_at is None:
-            self.gone_at = time.monotonic()
-            signal.setitimer(signal.ITIMER_REAL, self.grace)
-            if not self.eof:
-                self.stop_engine()
-            if self.err_fd is not None:
-                import threading
+        """Runs once, however often it is called: a dying multi-threaded hyops sends the
+        parent-death signal once per re-parenting, and a Python signal handler can run nested
+        inside another at any call (so `if self.gone_at is None: self.gone_at = ...` let two
+        handlers through, and the engine got two SIGTERMs). The lock's acquire is one C call,
+        which no handler can interrupt: the first caller wins."""
+        if not self._gone_once.acquire(False):
+            return
+        self.gone_at = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, self.grace)
+        if not self.eof:
+            self.stop_engine()
+        if self.err_fd is not None:
+            import threading
 
-                drain = threading.Thread(target=self._drain_stderr, daemon=True)
-                drain.start()
-                self._err_drain = drain
+            drain = threading.Thread(target=self._drain_stderr, daemon=True)
+            drain.start()
+            self._err_drain = drain
 
     def _drain_stderr(self) -> None:
         """hyops no longer tees the engine's stderr: keep it flowing into its log."""
