@@ -110,6 +110,7 @@ class _Run:
     previous: OperationRecord | None  # the record as the lock found it
     folder: RunFolder
     meta: RunMeta
+    rerun_before: bytes | None = None  # rerun.inputs.yml as it was, restored if the engine refuses the run
 
 
 def run(req: ModuleRequest) -> Outcome:
@@ -235,6 +236,7 @@ def _commit_rerun_inputs(one: _Run, rerun: PreparedWrite, log: EventLog) -> None
     durable beside it, so only a rename can fail here). If it does, the engine is not started
     and the record goes back to what it was: we hold the lock and nothing ran."""
     try:
+        one.rerun_before = run_inputs.read_rerun(rerun.path)
         run_inputs.commit_rerun(rerun, one.store, one.req.key)
     except OSError as err:
         log.close()
@@ -331,6 +333,7 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
             store.delete(req.key)
         else:
             store.write(restored)
+        run_inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
                    f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "

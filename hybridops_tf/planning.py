@@ -141,14 +141,22 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     except HyopsError as err:
         folder.finish(meta, err.exit_code, StoppedResult("failed", err.message))
         raise
-    counts = summary[-1] if summary else None
-    text = (f"{counts.add} to add, {counts.change} to change, {counts.remove} to destroy"
-            if counts else "plan complete")
+    text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK
     folder.finish(meta, code, PlannedResult(text, pending))
     return PlanOutcome(None, code, run_id, folder.path,
                        f"plan {req.target.ref}: {text} (run {run_id}, {folder.path / 'plan.json'})",
                        plan_doc=doc, has_changes=pending, summary=text)
+
+
+def summary_text(counts: ChangeSummary) -> str:
+    """The engine's counts, in its words and order: imports and forgets only when it counts
+    them (Terraform >= 1.5, OpenTofu), so a plan that only imports or forgets is not "0"."""
+    parts = [f"{counts.import_count} to import"] if counts.import_count else []
+    parts += [f"{counts.add} to add", f"{counts.change} to change", f"{counts.remove} to destroy"]
+    if counts.forget:
+        parts.append(f"{counts.forget} to forget")
+    return ", ".join(parts)
 
 
 def _lock_flag(seconds: float) -> list[str]:

@@ -79,6 +79,7 @@ class ResourceEntry:
     action: str
     id: str | None = None
     tainted: bool | None = None
+    deposed: str | None = None  # the engine's deposed key: an old object a replace has not deleted
 
     def __post_init__(self) -> None:
         self.status = ResourceStatus(self.status)
@@ -89,7 +90,33 @@ class ResourceEntry:
             doc["id"] = self.id
         if self.tainted:
             doc["tainted"] = True
+        if self.deposed:
+            doc["deposed"] = self.deposed
         return doc
+
+
+def deposed_entry_key(address: str, deposed_key: str) -> str:
+    """The `resources` key of a deposed object: its own entry beside the current object's."""
+    return f"{address} (deposed {deposed_key})"
+
+
+def entry_address(key: str) -> str:
+    """The resource address a `resources` key names (a deposed entry's key carries its key)."""
+    return key.partition(" (deposed ")[0]
+
+
+@dataclass(slots=True)
+class ReleasedObject:
+    """An object the engine stopped managing on purpose (a `removed` block with destroy =
+    false, `state rm` with its block gone): it lives on, unmanaged, and the record says so."""
+
+    address: str
+    id: str
+    run_id: str
+    at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"address": self.address, "id": self.id, "run_id": self.run_id, "at": self.at}
 
 
 @dataclass(slots=True)
@@ -178,6 +205,7 @@ class OperationRecord:
     outputs: dict[str, Any] | None = None
     resources: dict[str, ResourceEntry] | None = None
     suspect_orphans: list[SuspectOrphan] = field(default_factory=list)
+    released: list[ReleasedObject] = field(default_factory=list)
     previous_outputs: dict[str, Any] | None = None
     engine: RecordEngine | None = None
     last_attempt: LastAttempt | None = None
@@ -208,6 +236,8 @@ class OperationRecord:
             doc["resources"] = {addr: r.to_dict() for addr, r in sorted(self.resources.items())}
         if self.suspect_orphans:
             doc["suspect_orphans"] = [o.to_dict() for o in self.suspect_orphans]
+        if self.released:
+            doc["released"] = [o.to_dict() for o in self.released]
         if self.last_attempt is not None:
             doc["last_attempt"] = self.last_attempt.to_dict()
         for key, value in self.extra.items():
@@ -256,9 +286,13 @@ class OperationRecord:
             if doc.get("resources") is not None:
                 rec.resources = {
                     str(addr): ResourceEntry(str(r["status"]), str(r.get("action", "")),
-                                             r.get("id"), r.get("tainted"))
+                                             r.get("id"), r.get("tainted"), r.get("deposed"))
                     for addr, r in doc["resources"].items()
                 }
+            rec.released = [
+                ReleasedObject(str(o["address"]), str(o["id"]), str(o.get("run_id", "")), str(o.get("at", "")))
+                for o in doc.get("released") or []
+            ]
             rec.suspect_orphans = [
                 SuspectOrphan(str(o["address"]), str(o.get("action", "create")),
                               str(o.get("run_id", "")), str(o.get("at", "")))
@@ -267,7 +301,7 @@ class OperationRecord:
             if doc.get("last_attempt") is not None:
                 rec.last_attempt = LastAttempt.from_dict(doc["last_attempt"])
         except (KeyError, TypeError, AttributeError, ValueError) as err:
-            raise ValueError(f"malformed owner/resources/suspect_orphans/last_attempt: {err!r}") from None
+            raise ValueError(f"malformed owner/resources/suspect_orphans/released/last_attempt: {err!r}") from None
         rec.extra = {k: v for k, v in doc.items() if k not in known}
         return rec
 

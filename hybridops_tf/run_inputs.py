@@ -18,6 +18,7 @@ from hybridops_tf.errors import HyopsError, RefusedError
 from hybridops_tf.fsutil import (
     FILE_MODE,
     PreparedWrite,
+    atomic_write_bytes,
     atomic_write_text,
     ensure_dir,
     fsync_dir,
@@ -114,6 +115,30 @@ def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:
     rerun.commit()
     if store.shared:
         store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
+
+
+def read_rerun(path: Path) -> bytes | None:
+    """rerun.inputs.yml as it is before a run replaces it (None: there is none)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def restore_rerun(path: Path, before: bytes | None, store: Store, key: str) -> None:
+    """rerun.inputs.yml back to what it was before a run the engine refused (none: removed),
+    so that reconcile and destroy use the inputs of the last run that did anything. A shared
+    store's copy follows (kept, when there was none before: no run reads it without a record)."""
+    from hybridops_tf.runtime import RERUN_INPUTS
+
+    if not path.name:
+        return
+    if before is None:
+        path.unlink(missing_ok=True)
+        return
+    atomic_write_bytes(path, before)
+    if store.shared:
+        store.put_document(RERUN_INPUTS, key, before.decode("utf-8"))
 
 
 def digest_key(rt: Runtime, create: bool = True) -> bytes | None:

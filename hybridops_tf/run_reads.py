@@ -1,28 +1,22 @@
 """What hyops reads from the engine around a run to know what happened (DESIGN §6).
 
 Read-only engine calls, apart from the run itself: the takeover of a stale `running`
-record (its run's events and a fresh plan name what it may have created), the convergence
-check after a partial (`-target`, `-replace`, `-refresh-only`) apply, and the state on the
-first hyops run of a module, so that the record lists every object it holds.
+record (its run's events and a fresh plan name what it may have created) and the convergence
+check after a partial (`-target`, `-replace`, `-refresh-only`) apply.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hybridops_tf import settle
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import EngineError, Interrupted
-from hybridops_tf.lifecycle import ResourceStatus, Status
+from hybridops_tf.lifecycle import Status
 from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan
-from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
-
-if TYPE_CHECKING:
-    from hybridops_tf.engine.progress import ResourceTracker
+from hybridops_tf.runs import events_complete, may_hold_unseen_creates, read_run_events
 
 
 def takeover(
@@ -53,7 +47,8 @@ def takeover(
                                previous.active_command, events):
         replanned = planned_creates(engine)
     orphans = settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
-                                             known=previous.resources)
+                                             known=previous.resources,
+                                             stream_complete=events_complete(runtime_root, key, previous.run_id))
     return orphans, settle.resources_after_run(previous.resources, progress, in_state)
 
 
@@ -111,24 +106,3 @@ def unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
                 f"{last.add} to add, {last.change} to change, {last.remove} to destroy: run "
                 f"`hyops apply` without {applied_with} to converge")
     return None
-
-
-def resources_after_success(engine: Engine, running: OperationRecord,
-                            tracker: ResourceTracker) -> dict[str, ResourceEntry]:
-    """The record's resources after a successful apply: what it knew plus what the run changed.
-
-    The state is read (one more engine call) only when the record knows no live object yet,
-    e.g. the first hyops run on a module applied by raw tofu, so that from then on the record
-    lists every object the state holds. A failed read costs the listing, not the success.
-    """
-    merged = settle.resources_after_run(running.resources, tracker.resources, None)
-    if any(e.id and e.status is not ResourceStatus.DESTROYED for e in merged.values()):
-        return merged
-    from hybridops_tf.engine.state import StateFormatError, parse_state
-
-    try:
-        view = settle.state_view(parse_state(engine.show_state_doc()).resources)
-    except (EngineError, StateFormatError) as err:
-        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
-        return merged
-    return settle.resources_after_run(running.resources, tracker.resources, view)

@@ -17,7 +17,7 @@ from hybridops_tf import run_reads, settle
 from hybridops_tf.engine import commands
 from hybridops_tf.errors import EngineError, ExitCode
 from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord, ResourceEntry
+from hybridops_tf.record import OperationRecord, ReleasedObject, ResourceEntry
 from hybridops_tf.runs import Command, RunFolder
 
 if TYPE_CHECKING:
@@ -64,42 +64,51 @@ def _evidence_unreadable(req: ModuleRequest, running: OperationRecord, reader: S
 
 @dataclass(frozen=True)
 class _StateEvidence:
-    """The state as `show -json` reads it after the run, and the record's resources it supports."""
+    """The state as read after the run, and the record's objects it supports."""
 
     state: StateSnapshot
     view: settle.StateView
     resources: dict[str, ResourceEntry]
+    released: list[ReleasedObject]
 
     @classmethod
     def read(cls, engine: Engine, running: OperationRecord, tracker: ResourceTracker,
-             written: StateSnapshot | None = None) -> _StateEvidence:
-        """written: the empty state this run's engine wrote (written_empty_state), if any."""
+             written: StateSnapshot | None = None, *, converged: bool = False) -> _StateEvidence:
+        """written: the state this run's engine wrote in its local state file, if any (then
+        no `show -json`)."""
         from hybridops_tf.engine.state import parse_state
 
         state = written if written is not None else parse_state(engine.show_state_doc())
         view = settle.state_view(state.resources)
-        return cls(state, view, settle.resources_after_run(running.resources, tracker.resources, view))
+        objects = settle.objects_after_run(running.resources, tracker.resources, view,
+                                           run_id=running.run_id, converged=converged)
+        return cls(state, view, objects.resources, objects.released)
 
 
-# After a destroy (or a stack's refresh of an owned member) that exited 0, the state used to
-# be read back with `show -json`: a second engine process per module (0.4-1.5 s on 2 cores),
-# on a stack destroy's critical path once per member. With the implicit local backend that
-# state is the file the engine has just written, so reading it is the same evidence without
-# the process. It is trusted only to say "empty", only when this run wrote it, and only where
-# the engine keeps state there; anything else (a backend or `cloud` set up by init, -state or
-# TF_DATA_DIR, an unknown or encrypted format, a managed object left) still asks `show -json`.
-_LOCAL_STATE_FORMAT = 4
+def _with_released(rec: OperationRecord, released: list[ReleasedObject],
+                   view: settle.StateView | None) -> OperationRecord:
+    """The record, listing also what this run released (once per object), and no longer what
+    the state manages again (an `import` block adopted it back)."""
+    rec.released = settle.released_after(rec.released, released, view)
+    return rec
+
+
+# After a run that exited 0 the state used to be read back with `show -json`: a second engine
+# process per module (0.4-1.5 s on 2 cores), on a stack destroy's critical path once per
+# member. With the implicit local backend that state is the file the engine has just written,
+# so reading it is the same evidence without the process. It is trusted only when this run
+# wrote it and only where the engine keeps state there; anything else (a backend or `cloud` set
+# up by init, -state or TF_DATA_DIR, an unknown or encrypted format) still asks `show -json`.
 _STATE_FILE_FLAGS = frozenset({"-state", "-state-out"})  # a state file of the user's choosing
 
 
-def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
-    """The empty state the engine wrote in this run's local state file, else None."""
-    import json
+def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
+    """The state this run's engine wrote in the module's local state file, else None."""
     from datetime import UTC, datetime
 
-    from hybridops_tf.engine.state import StateSnapshot, parse_output_value
+    from hybridops_tf.engine.state import StateFormatError, parse_local_state
 
-    if req.command not in (Command.DESTROY, Command.REFRESH) or _state_kept_elsewhere(req, engine):
+    if _state_kept_elsewhere(req, engine):
         return None
     workspace = engine.env.get("TF_WORKSPACE") or "default"
     path = engine.module_dir / "terraform.tfstate" if workspace == "default" else \
@@ -107,18 +116,20 @@ def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRe
     try:
         started = datetime.strptime(running.started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         written_at = path.stat().st_mtime
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        if written_at < started.timestamp():
+            return None  # not written by this run (started_at is whole seconds)
+        return parse_local_state(path.read_bytes())
+    except (OSError, ValueError, RecursionError, StateFormatError):
+        return None  # a format we do not read: `show -json` says
+
+
+def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
+    """The empty state this run's destroy (or refresh) wrote locally, else None: a managed
+    object left, or anything unexpected, is for `show -json` to tell."""
+    if req.command not in (Command.DESTROY, Command.REFRESH):
         return None
-    if written_at < started.timestamp() or not isinstance(doc, dict) or doc.get("version") != _LOCAL_STATE_FORMAT:
-        return None  # not written by this run (started_at is whole seconds), or a format we do not read
-    resources, outputs = doc.get("resources"), doc.get("outputs", {})
-    if not isinstance(resources, list) or not isinstance(outputs, dict):
-        return None
-    if any(not isinstance(r, dict) or r.get("mode") != "data" for r in resources):
-        return None  # a managed object (or anything unexpected): `show -json` says what is left
-    return StateSnapshot(format_version="local", terraform_version=str(doc.get("terraform_version", "")),
-                         outputs={str(k): parse_output_value(v) for k, v in outputs.items()})
+    state = written_state(req, engine, running)
+    return state if state is not None and state.is_empty else None
 
 
 def _state_kept_elsewhere(req: ModuleRequest, engine: Engine) -> bool:
@@ -150,27 +161,37 @@ def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader
     written = written_empty_state(req, engine, running) if ok else None  # then no `show -json`
     evidence = _StateEvidence.read(engine, running, reader.tracker(), written)
     if not ok:
-        return _settle_failure(req, engine, running, reader, result, evidence), False
-    if req.command == Command.IMPORT:
-        return _settle_import(req, running, evidence)
-    if req.command == Command.REFRESH:
-        return _settle_refresh(req, running, reader.tracker(), evidence)
-    return _settle_destroy(running, evidence)
+        settled, succeeded = _settle_failure(req, engine, running, reader, result, evidence), False
+    elif req.command == Command.IMPORT:
+        settled, succeeded = _settle_import(req, running, evidence)
+    elif req.command == Command.REFRESH:
+        settled, succeeded = _settle_refresh(req, running, reader.tracker(), evidence)
+    else:
+        settled, succeeded = _settle_destroy(running, evidence)
+    return _with_released(settled, evidence.released, evidence.view), succeeded
 
 
 def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
                   reader: StreamReader) -> tuple[OperationRecord, bool]:
-    """Applied: the outputs the engine sent, and `error` after a partial run that left the
-    rest of the configuration unconverged (the command still did what it was asked)."""
-    from hybridops_tf.engine.state import outputs_plain, parse_outputs
+    """Applied: the outputs the engine sent, the objects the state now holds, and `error`
+    after a partial run that left the rest of the configuration unconverged (the command
+    still did what it was asked)."""
+    from hybridops_tf.engine.state import StateFormatError, outputs_plain, parse_outputs
 
     if reader.outputs:
         outputs = outputs_plain(reader.outputs[-1].outputs)
     else:  # older engines may not send the outputs message
         outputs = outputs_plain(parse_outputs(engine.output_doc()))
-    resources = run_reads.resources_after_success(engine, running, reader.tracker())
-    applied = settle.apply_succeeded(running, outputs, resources)
     partial = run_reads.partial_run_flags(req.passthrough)
+    try:
+        evidence = _StateEvidence.read(engine, running, reader.tracker(), written_state(req, engine, running),
+                                       converged=not partial)
+        resources, released, view = evidence.resources, evidence.released, evidence.view
+    except (EngineError, StateFormatError) as err:  # the listing is lost, not the success
+        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
+        resources = settle.resources_after_run(running.resources, reader.tracker().resources, None)
+        released, view = [], None
+    applied = _with_released(settle.apply_succeeded(running, outputs, resources), released, view)
     why = run_reads.unconverged(engine, partial) if partial else None
     if why is None:
         return applied, True

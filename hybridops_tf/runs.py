@@ -252,6 +252,19 @@ def _journal(runtime_root: Path, module_ref: str, run_id: str) -> Any:
     return open_store(runtime_root).journal_lines(module_ref, run_id)
 
 
+def events_complete(runtime_root: Path, module_ref: str, run_id: str) -> bool:
+    """The run's events are the engine's whole stdout, to its end (the relay's events.complete,
+    or a shared store's journal that saw the end): a create the engine started would be in
+    them as an apply_start, whatever happened to hyops."""
+    folder = run_path(runtime_root, module_ref, run_id)
+    if (folder / EVENTS_COMPLETE).exists():
+        return True
+    if folder.is_dir():
+        return False
+    journal = _journal(runtime_root, module_ref, run_id)
+    return journal is not None and bool(journal.complete)
+
+
 def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, command: str | None,
                             events: Sequence[Any]) -> bool:
     """An interrupted apply whose engine was started but whose plan hyops never read.

@@ -18,8 +18,11 @@ from hybridops_tf.record import (
     OperationRecord,
     Owner,
     RecordEngine,
+    ReleasedObject,
     ResourceEntry,
     SuspectOrphan,
+    deposed_entry_key,
+    entry_address,
     utc_now,
 )
 
@@ -96,24 +99,32 @@ def _merge_orphans(known: list[SuspectOrphan], new: Iterable[SuspectOrphan]) -> 
 
 @dataclass(frozen=True, slots=True)
 class StateObject:
-    """The current (non-deposed) object provider state holds at one address."""
+    """One object provider state holds: the current one at an address, or a deposed one
+    (keyed record.deposed_entry_key in a StateView)."""
 
     id: str | None = None
     tainted: bool = False
+    deposed: str | None = None
 
 
 StateView = Mapping[str, StateObject]
-"""What a `show -json` proved the state holds, by address; None where it could not be read."""
+"""What a state read proved it holds, by record key (address, or a deposed object's key);
+None where it could not be read."""
 
 
 def state_view(resources: Iterable[Any]) -> dict[str, StateObject]:
-    """A StateView from parsed state resources (engine.state.StateResource): managed, current."""
+    """A StateView from parsed state resources (engine.state.StateResource): managed objects,
+    current and deposed."""
     view: dict[str, StateObject] = {}
     for r in resources:
-        if r.mode != "managed" or r.deposed_key is not None:
+        if r.mode != "managed":
             continue
         ident = r.values.get("id") if isinstance(r.values, Mapping) else None
-        view[r.address] = StateObject(str(ident) if ident not in (None, "") else None, bool(r.tainted))
+        ident = str(ident) if ident not in (None, "") else None
+        if r.deposed_key is not None:
+            view[deposed_entry_key(r.address, r.deposed_key)] = StateObject(ident, bool(r.tainted), r.deposed_key)
+        else:
+            view[r.address] = StateObject(ident, bool(r.tainted))
     return view
 
 
@@ -124,55 +135,158 @@ def _as_view(state: StateView | Iterable[str] | None) -> StateView | None:
     return {address: StateObject() for address in state}
 
 
+# Planned actions the apply carries out without a provider call for the object (no
+# apply_start): the state after the run is their only evidence.
+_STATE_ONLY_ACTIONS = frozenset({"move", "remove", "forget", "import", "no-op", "read"})
+_FORGET_ACTIONS = frozenset({"remove", "forget"})  # `removed` with destroy = false (Terraform, OpenTofu)
+
+
+@dataclass(slots=True)
+class Objects:
+    """What the record knows after a run: `resources` by record key, and the objects the run
+    released (forgotten on purpose, alive)."""
+
+    resources: dict[str, ResourceEntry]
+    released: list[ReleasedObject]
+
+
 def resources_after_run(
     known: Mapping[str, ResourceEntry] | None,
     progress: Mapping[str, ResourceProgress],
     state: StateView | None,
 ) -> dict[str, ResourceEntry]:
+    """objects_after_run's resources (for callers that release nothing: no state, or a read)."""
+    return objects_after_run(known, progress, state).resources
+
+
+def objects_after_run(
+    known: Mapping[str, ResourceEntry] | None,
+    progress: Mapping[str, ResourceProgress],
+    state: StateView | None,
+    *,
+    run_id: str = "",
+    converged: bool = False,
+) -> Objects:
     """What the record knows after a run: earlier knowledge, the run's changes merged in, and
     every object the state holds (when it was read) with its id.
 
-    Knowledge accumulates: an address this run did not touch keeps its entry, so a no-op apply
-    or an import never forgets an object. An id survives a run unless the run replaced it: a
-    completed create brings the new id, a completed delete removes the old one. An entry whose
-    address the state lacks is kept: it is the evidence `state_missing` is made of.
+    Entries follow objects, not addresses. An object's identity is its id: a `moved` block
+    (the plan's previous address) or a `state mv` (the state holds the id elsewhere) moves its
+    entry; an object the run forgot (`removed` with destroy = false) leaves `resources` for
+    `released`; a completed delete retires an id, which no later entry inherits; a deposed
+    object is its own entry. Knowledge accumulates: an address this run did not touch keeps
+    its entry, so a no-op apply never forgets an object. An entry whose id the state lacks
+    everywhere is kept: it is the evidence `state_missing` is made of.
+
+    `converged`: the run applied the whole configuration successfully, so what the state holds
+    is complete and nothing planned is left pending.
     """
     merged = {a: copy.copy(e) for a, e in (known or {}).items()}
+    for addr, p in progress.items():  # moved blocks: the entry goes with its object
+        old = p.previous_address
+        if old and old in merged and (addr not in merged or not _live(merged[addr])):
+            merged[addr] = merged.pop(old)
     for addr, p in progress.items():
         prev = merged.get(addr)
+        prev_id = prev.id if prev is not None and _live(prev) else None  # a destroyed id never comes back
         ident = p.id_value
-        if ident is None and prev is not None and prev.id is not None:
+        if ident is None and prev_id is not None:
             replaced = p.status is Progress.COMPLETE and p.action == "create"
-            if not replaced and prev.id not in p.deleted_ids:
-                ident = prev.id
+            if not replaced and prev_id not in p.deleted_ids:
+                ident = prev_id
         if ident is None and p.status is Progress.DESTROYED and p.deleted_ids:
             ident = p.deleted_ids[-1]
+        status, action = _PROGRESS_TO_STATUS[p.status], p.action or (p.planned_action or "")
+        if p.status is Progress.PENDING and p.planned_action in _STATE_ONLY_ACTIONS and prev is not None:
+            status = prev.status  # no provider call: the state, below, tells what became of it
         merged[addr] = ResourceEntry(
-            status=_PROGRESS_TO_STATUS[p.status],
-            action=p.action or (p.planned_action or ""),
-            id=ident,
+            status=status, action=action, id=ident,
             tainted=prev.tainted if prev is not None and p.status is Progress.PENDING else None,
         )
+    released: list[ReleasedObject] = []
     if state is not None:
-        for addr, obj in state.items():
-            prev = merged.get(addr)
-            run = progress.get(addr)
-            if prev is not None and run is not None and obj.id is not None and obj.id in run.deleted_ids:
-                continue  # the run saw this object's delete complete: a state that still lists it
-                # is stale (the engine could not save it: errored.tfstate), not a live object
-            status = prev.status if prev is not None else ResourceStatus.COMPLETE
-            if status is ResourceStatus.DESTROYED:
-                status = ResourceStatus.COMPLETE  # the state holds another object there
-            merged[addr] = ResourceEntry(
-                status=status,
-                action=prev.action if prev is not None else "",
-                id=obj.id or (prev.id if prev is not None else None),
-                tainted=True if obj.tainted else None,
-            )
-        for addr, entry in merged.items():
-            if addr not in state:
-                entry.tainted = None
-    return merged
+        _merge_state(merged, progress, state)
+        released = _settle_absent(merged, progress, state, run_id, converged)
+    return Objects(merged, released)
+
+
+def released_after(known: list[ReleasedObject], new: Iterable[ReleasedObject],
+                   state: StateView | None) -> list[ReleasedObject]:
+    """The released list after a run: what was known plus what the run released (once per
+    object), less any object the state holds again (an `import` adopted it back)."""
+    held = {obj.id for obj in state.values() if obj.id is not None} if state is not None else set()
+    out: list[ReleasedObject] = []
+    seen: set[tuple[str, str]] = set()
+    for obj in [*known, *new]:
+        if (obj.address, obj.id) not in seen and obj.id not in held:
+            seen.add((obj.address, obj.id))
+            out.append(obj)
+    return out
+
+
+def _live(entry: ResourceEntry) -> bool:
+    return entry.id is not None and entry.status is not ResourceStatus.DESTROYED
+
+
+def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, ResourceProgress],
+                 state: StateView) -> None:
+    """Every object the state holds, at its key, with its id; an entry the record kept at
+    another key for the same id lends it what it knew (a `state mv`)."""
+    by_id = {e.id: k for k, e in merged.items() if e.id is not None and k not in state and _live(e)}
+    for key, obj in state.items():
+        prev = merged.get(key)
+        if prev is None and obj.id in by_id:
+            prev = merged[by_id[obj.id]]
+        run = progress.get(key)
+        if prev is not None and run is not None and obj.id is not None and obj.id in run.deleted_ids:
+            continue  # the run saw this object's delete complete: a state that still lists it
+            # is stale (the engine could not save it: errored.tfstate), not a live object
+        if obj.deposed is not None:  # an old object a replace could not delete: still to remove
+            merged[key] = ResourceEntry(ResourceStatus.ERROR, "delete", obj.id,
+                                        True if obj.tainted else None, obj.deposed)
+            continue
+        status = prev.status if prev is not None else ResourceStatus.COMPLETE
+        if status in (ResourceStatus.DESTROYED, ResourceStatus.PENDING):
+            status = ResourceStatus.COMPLETE  # the state holds an object there now
+        if prev is not None and prev.id is not None and obj.id is not None and prev.id != obj.id \
+                and run is None and status is ResourceStatus.ERROR:
+            status = ResourceStatus.COMPLETE  # another object than the one that failed
+        merged[key] = ResourceEntry(
+            status=status,
+            action=prev.action if prev is not None else "",
+            id=obj.id or (prev.id if prev is not None else None),
+            tainted=True if obj.tainted else None,
+        )
+    for key, entry in merged.items():
+        if key not in state:
+            entry.tainted = None
+
+
+def _settle_absent(merged: dict[str, ResourceEntry], progress: Mapping[str, ResourceProgress],
+                   state: StateView, run_id: str, converged: bool) -> list[ReleasedObject]:
+    """Entries at keys the state does not hold: moved elsewhere (the id is there), released
+    (the run forgot the object), nothing (planned, never made) or kept (may live unseen)."""
+    where = {obj.id: key for key, obj in state.items() if obj.id is not None}
+    released: list[ReleasedObject] = []
+    now = utc_now()
+    for key in [k for k in merged if k not in state]:
+        entry, run = merged[key], progress.get(key)
+        deleted = progress.get(entry_address(key))
+        if entry.id is not None and where.get(entry.id, key) != key:
+            del merged[key]  # the state holds this object under another key: a `state mv`
+        elif run is not None and run.planned_action in _FORGET_ACTIONS and _live(entry):
+            assert entry.id is not None
+            released.append(ReleasedObject(entry_address(key), entry.id, run_id, now))
+            del merged[key]
+        elif entry.id is not None and deleted is not None and entry.id in deleted.deleted_ids:
+            entry.status = ResourceStatus.DESTROYED  # e.g. a deposed object's delete completed
+        elif entry.id is None and (converged or (
+                entry.status is not ResourceStatus.ERROR and run is not None
+                and run.planned_action in _STATE_ONLY_ACTIONS)):
+            del merged[key]  # nothing was made there, and nothing is left to make
+        elif converged and entry.status is ResourceStatus.PENDING:
+            entry.status = ResourceStatus.ERROR  # a whole apply left it undone: not `pending`, not gone
+    return released
 
 
 def gone_on_refresh(
@@ -191,13 +305,15 @@ def gone_on_refresh(
 def missing_from_state(
     resources: Mapping[str, ResourceEntry] | None, state: StateView
 ) -> list[tuple[str, str]]:
-    """(address, id) the record knows as live that no completed delete removed and the state
-    does not hold: the object may live on, unseen by the engine (`state_missing`)."""
+    """(record key, id) the record knows as live that no completed delete removed and the state
+    holds under no key (ids first: an object moved by `state mv` is not missing): the object
+    may live on, unseen by the engine (`state_missing`)."""
+    held = {obj.id for obj in state.values() if obj.id is not None}
     return [
         (addr, entry.id)
         for addr, entry in sorted((resources or {}).items())
         if entry.id and entry.status is not ResourceStatus.DESTROYED and addr not in state
-        and not is_data_source(addr, entry)
+        and entry.id not in held and not is_data_source(addr, entry)
     ]
 
 
@@ -262,15 +378,18 @@ def interrupted_run_orphans(
     replanned: Sequence[str] | None = (),
     *,
     known: Mapping[str, ResourceEntry] | None = None,
+    stream_complete: bool = False,
 ) -> list[SuspectOrphan]:
     """Suspect orphans of a run hyops died in.
 
     `replanned` matters when hyops read none of the run's plan (it froze or died before):
     the creates a fresh plan shows and the state does not hold may have been started
     unseen; None means that plan failed too, so one unnamed suspect keeps the doubt listed.
+    `stream_complete`: the run's events hold all the engine wrote, to its end, so a planned
+    create with no start in them never started (not a suspect), whatever stopped hyops.
     """
     view = _as_view(state)
-    found = new_suspect_orphans(progress, view, run_id, known=known, interrupted_run=True)
+    found = new_suspect_orphans(progress, view, run_id, known=known, interrupted_run=not stream_complete)
     named = {o.address for o in found} | set(progress)
     in_state = set(view or ())
     extra = [UNNAMED_ORPHAN] if replanned is None else [

@@ -6,7 +6,9 @@ plain ASCII lines: `+ create`, `~ update in place`, `-/+` / `+/-` replace (destr
 create first), `- delete`, `<= read`; for updates and replaces each changed attribute as
 `old -> new`, `(sensitive)` where the document marks a value sensitive, `(known after apply)`
 where `after_unknown` does, and `# forces replacement` on the paths in `replace_paths`.
-A value marked sensitive is never formatted, whichever document is given. Pure.
+Moves (`moved` blocks), imports (`import` blocks) and forgets (`removed` with destroy = false)
+get their own lines: they change no remote object, yet the record follows them. A value marked
+sensitive is never formatted, whichever document is given. Pure.
 """
 
 from __future__ import annotations
@@ -154,19 +156,47 @@ def _changed(change: Mapping[str, Any], replacing: bool) -> list[str]:
     return lines
 
 
+MOVED = "will be moved (the object is kept as it is)"
+FORGOTTEN = "will no longer be managed; the object is not destroyed"
+IMPORTED = "will be imported"
+
+
+def _importing(change: Mapping[str, Any]) -> str | None:
+    """The id an `import` block adopts with this change (Terraform >= 1.5, OpenTofu)."""
+    importing = change.get("importing")
+    if not isinstance(importing, Mapping):
+        return None
+    ident = importing.get("id")
+    return str(ident) if isinstance(ident, (str, int)) and not isinstance(ident, bool) else "(by identity)"
+
+
+def _moved_from(rc: Mapping[str, Any]) -> str | None:
+    prev = rc.get("previous_address")
+    return str(prev) if prev and prev != rc.get("address") else None
+
+
 def render_resource_change(rc: Mapping[str, Any]) -> list[str]:
-    """Lines for one entry of `resource_changes`; none for a no-op."""
+    """Lines for one entry of `resource_changes`: the change, and the object's move, import or
+    release by the engine (which touch no remote object); none for a plain no-op."""
     change = as_dict(rc.get("change"))
     actions = tuple(a for a in change.get("actions") or [] if isinstance(a, str))
-    head = _HEADS.get(actions)
-    if head is None:
-        return []
-    symbol, verb = head
     address = str(rc.get("address", "?"))
+    moved_from, importing = _moved_from(rc), _importing(change)
+    if actions == ("forget",):
+        return [f"  ! {address} {FORGOTTEN}"]
+    head = _HEADS.get(actions)
+    if head is None:  # a no-op: only its move or import is news
+        lines = [f"  > {moved_from} -> {address} {MOVED}"] if moved_from else []
+        if importing is not None:
+            lines.append(f"  <= {address} {IMPORTED} (id {importing})")
+        return lines
+    symbol, verb = head
     if rc.get("deposed"):
         address += f" (deposed object {rc['deposed']})"
-    if rc.get("previous_address") and rc.get("previous_address") != rc.get("address"):
-        address += f" (moved from {rc['previous_address']})"
+    if moved_from:
+        address += f" (moved from {moved_from})"
+    if importing is not None:
+        address += f" (imported from id {importing})"
     reason = _REASONS.get(str(rc.get("action_reason", "")))
     lines = [f"  {symbol} {address} {verb}" + (f": {reason}" if reason else "")]
     if actions == ("create",):
@@ -252,10 +282,20 @@ def render_markdown(doc: Mapping[str, Any], title: str, summary: str) -> list[st
     for rc in doc.get("resource_changes") or []:
         if not isinstance(rc, Mapping):
             continue
-        actions = tuple(a for a in as_dict(rc.get("change")).get("actions") or [] if isinstance(a, str))
+        change = as_dict(rc.get("change"))
+        actions = tuple(a for a in change.get("actions") or [] if isinstance(a, str))
         action = _MD_ACTIONS.get(actions)
-        if action is None:
-            continue
+        extra = [f"moved from `{_md_cell(m)}`" for m in [_moved_from(rc)] if m]
+        extra += [f"import (id `{_md_cell(i)}`)" for i in [_importing(change)] if i is not None]
+        if rc.get("deposed") and action is not None:
+            action += f" (deposed object {_md_cell(str(rc['deposed']))})"
+        if actions == ("forget",):
+            action, extra = "no longer managed (the object is not destroyed)", []
+        elif action is None:
+            if not extra:
+                continue
+            action = "no change to the object"
+        action = "; ".join([action, *extra])
         attrs = ", ".join(f"`{_md_cell(p)}`" for p in changed_paths(rc))
         rows.append(f"| `{_md_cell(str(rc.get('address', '?')))}` | {action} | {attrs} |")
     lines = [f"### {_md_cell(title)}", ""]

@@ -140,6 +140,8 @@ def _render(report: Report) -> None:
         rows += [("could_not_check", why) for why in mod.unchecked]
         if not rows:
             click.echo("  consistent: the record agrees with the state and the live objects")
+        for address, ident in mod.released:
+            click.echo(f"  released: {address} ({ident}) lives on, no longer managed (on purpose; nothing to do)")
         width = max((len(code) for code, _ in rows), default=0)
         for code, detail in rows:
             lines = _wrap(detail)

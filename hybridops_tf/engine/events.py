@@ -73,10 +73,21 @@ class Diagnostic(Message):
     address: str | None = None
     filename: str | None = None
     start_line: int | None = None
+    context: str | None = None  # the enclosing block as the engine quotes it: `resource "T" "N"`
 
     @property
     def is_error(self) -> bool:
         return self.severity == "error"
+
+    @property
+    def resource_block(self) -> tuple[str, str] | None:
+        """(type, name) of the managed resource block the diagnostic points into, if any: a
+        failed pre/postcondition names no address, only this block (Terraform 1.2+)."""
+        words = (self.context or "").split()
+        if len(words) != 3 or words[0] != "resource":
+            return None
+        kind, name = (w.strip('"') for w in words[1:])
+        return (kind, name) if kind and name else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +116,8 @@ class PlannedChange(_ResourceMessage):
     type: str = "planned_change"
     action: str = ""
     reason: str | None = None
-    previous_addr: str | None = None
+    previous_addr: str | None = None  # where a `moved` block takes the object from
+    importing_id: str | None = None  # the object an `import` block adopts (Terraform 1.5+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -291,6 +303,7 @@ def _diagnostic(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
         address=_opt_str(d.get("address")) or None,
         filename=_opt_str(rng.get("filename")),
         start_line=_opt_int(as_dict(rng.get("start")).get("line")),
+        context=_opt_str(as_dict(d.get("snippet")).get("context")) or None,
     )
 
 
@@ -312,6 +325,8 @@ def _resource_parser(cls: type[_ResourceMessage], key: str) -> _Parser:
             kw["reason"] = _opt_str(p.get("reason")) or None
             prev = p.get("previous_resource")
             kw["previous_addr"] = _resource({"resource": prev}).addr or None if prev else None
+        if "importing_id" in names:
+            kw["importing_id"] = _opt_str(as_dict(p.get("importing")).get("id")) or None
         return cls(**c, **kw)
 
     return parse

@@ -17,6 +17,7 @@ from hybridops_tf.engine.events import (
     ApplyProgress,
     ApplyStart,
     ChangeSummary,
+    Diagnostic,
     Event,
     PlannedChange,
     RefreshComplete,
@@ -41,6 +42,9 @@ class ResourceProgress:
     elapsed_seconds: float | None = None
     prior_ids: tuple[str, ...] = ()  # objects this address held as the run began (refresh, deletes)
     deleted_ids: tuple[str, ...] = ()  # objects whose delete this run saw complete
+    previous_address: str | None = None  # a `moved` block's `from`: the object's address before
+    importing_id: str | None = None  # an `import` block's id: the object the plan adopts here
+    condition_failed: bool = False  # a pre/postcondition of this resource failed in the run
 
 
 class ResourceTracker:
@@ -51,10 +55,12 @@ class ResourceTracker:
     apply_start -> started; apply_complete -> complete, or destroyed for a delete;
     apply_errored -> error. A create_before_destroy replace completes its create before the
     deposed object's delete, so a delete completing after a create of the same address
-    leaves the resource complete, not destroyed.
+    leaves the resource complete, not destroyed. An error diagnostic pointing into a resource
+    block whose instance completed in this run (a failed postcondition: the object was made,
+    then judged) makes that instance `error`; its id stays.
     """
 
-    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_read")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_read", "_blocks")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
@@ -62,12 +68,18 @@ class ResourceTracker:
         self._refreshed: dict[str, str] = {}  # address -> id read by the run's refresh
         self._deleting: dict[str, str] = {}  # address -> id of the object whose delete started
         self._read: dict[str, None] = {}  # addresses whose object the run asked the provider about
+        self._blocks: dict[tuple[str, str], list[str]] = {}  # (type, name) -> instance addresses
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
+        if isinstance(event, Diagnostic):
+            return self._condition_failed(event)
         if not isinstance(event, _ResourceMessage) or not event.resource.addr:
             return None
         addr = event.resource.addr
+        block = (event.resource.resource_type, event.resource.resource_name)
+        if block[0] and addr not in self._blocks.setdefault(block, []):
+            self._blocks[block].append(addr)
         cur = self._by_addr.get(addr)
         new: ResourceProgress
         if isinstance(event, RefreshStart):
@@ -85,6 +97,8 @@ class ResourceTracker:
             new = ResourceProgress(
                 addr, Progress.PENDING, event.action, event.action, event.reason,
                 prior_ids=(refreshed,) if refreshed else (),
+                previous_address=event.previous_addr if event.previous_addr != addr else None,
+                importing_id=event.importing_id,
             )
         elif isinstance(event, ApplyStart):
             # the deposed half of a create_before_destroy must not replace the new object's id
@@ -124,6 +138,29 @@ class ResourceTracker:
             return cur  # refresh and drift messages say nothing about this run's mutations
         self._by_addr[addr] = new
         return new
+
+    def _condition_failed(self, diag: Diagnostic) -> ResourceProgress | None:
+        """An error about a resource whose object this run made or changed: `error`, id kept.
+
+        The engine names the instance (`address`) or only the block (`resource "T" "N"`, as for
+        a failed postcondition); a block's instances that completed in this run all count.
+        """
+        if not diag.is_error:
+            return None
+        if diag.address:
+            candidates = [diag.address]
+        else:
+            block = diag.resource_block
+            candidates = self._blocks.get(block, []) if block is not None else []
+            if any(self._by_addr[a].status in (Progress.ERROR, Progress.STARTED)
+                   for a in candidates if a in self._by_addr):
+                return None  # an instance of the block failed its call: the error is that one's
+        last = None
+        for addr in candidates:
+            cur = self._by_addr.get(addr)
+            if cur is not None and cur.status is Progress.COMPLETE and cur.action in ("create", "update"):
+                last = self._by_addr[addr] = replace(cur, status=Progress.ERROR, condition_failed=True)
+        return last
 
     def feed_all(self, events: Iterable[Event]) -> ResourceTracker:
         for event in events:

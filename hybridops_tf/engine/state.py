@@ -210,3 +210,56 @@ def unwrap_output_change(raw: Any) -> Any:
 def parse_outputs(doc: Mapping[str, Any] | str | bytes) -> dict[str, OutputValue]:
     """Parse `output -json` (no format_version there: a plain name -> output object map)."""
     return _parse_outputs(_load(doc, "output -json"))
+
+
+LOCAL_STATE_FORMAT = 4  # the `version` of the local state file Terraform >= 0.12 and OpenTofu write
+
+
+def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
+    """Parse a local state file (`terraform.tfstate`, format 4) into the same snapshot as
+    `show -json` gives, reading of each object only its address, id, taint and deposed key
+    (the file holds every attribute, secrets too: nothing else is kept).
+
+    Raises StateFormatError for another format or a shape it cannot read: the caller then
+    asks the engine (`show -json`), never guesses.
+    """
+    d = _load(doc, "state file")
+    if d.get("version") != LOCAL_STATE_FORMAT:
+        raise StateFormatError(f"state file: version {d.get('version')!r} is not {LOCAL_STATE_FORMAT}")
+    resources: list[StateResource] = []
+    raw_resources = d.get("resources", [])
+    if not isinstance(raw_resources, list):
+        raise StateFormatError("state file: resources is not a list")
+    for raw in raw_resources:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("instances", []), list):
+            raise StateFormatError("state file: a resource is not an object with instances")
+        mode, kind, name = as_str(raw.get("mode"), "managed"), as_str(raw.get("type")), as_str(raw.get("name"))
+        module = as_str(raw.get("module"))
+        base = ".".join(p for p in (module, "data" if mode == "data" else "", f"{kind}.{name}") if p)
+        for inst in raw.get("instances", []):
+            if not isinstance(inst, Mapping):
+                raise StateFormatError("state file: an instance is not an object")
+            index = as_index(inst.get("index_key"))
+            attrs = as_dict(inst.get("attributes"))
+            ident = attrs.get("id")
+            deposed = inst.get("deposed")
+            resources.append(StateResource(
+                address=base + _index_suffix(index), mode=mode, type=kind, name=name, index=index,
+                provider_name=as_str(raw.get("provider")), module_address=module,
+                values={"id": ident} if isinstance(ident, str) else {},
+                tainted=inst.get("status") == "tainted",
+                deposed_key=deposed if isinstance(deposed, str) and deposed else None,
+            ))
+    outputs = d.get("outputs", {})
+    if not isinstance(outputs, Mapping):
+        raise StateFormatError("state file: outputs is not an object")
+    return StateSnapshot(format_version="local", terraform_version=as_str(d.get("terraform_version")),
+                         resources=tuple(resources),
+                         outputs={str(k): parse_output_value(v) for k, v in outputs.items()})
+
+
+def _index_suffix(index: int | str | None) -> str:
+    """`[0]` or `["key"]` as the engine writes an instance key into an address."""
+    if index is None:
+        return ""
+    return f"[{index}]" if isinstance(index, int) else f"[{json.dumps(index)}]"

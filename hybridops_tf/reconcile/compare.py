@@ -65,7 +65,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         if stale:
             found.append(_stale(ev, rec, progress, cmd))
         if state is not None and rec.status not in CLAIMS_EMPTY:
-            missing = rules.claimed_missing(rec, progress, in_state, ev.deleted if stale else None)
+            missing = rules.missing_from_state(ev)
             if missing:
                 found.append(_state_missing(ev, missing, cmd))
         found.extend(_orphans(ev, rec, progress, in_state, cmd))

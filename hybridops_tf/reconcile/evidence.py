@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf import inputs as inputs_mod
+from hybridops_tf import settle
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -49,11 +50,11 @@ from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, Status
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, CREATE_ACTIONS, Progress, Status
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
 from hybridops_tf.record import CorruptRecordError, OperationRecord, record_key
 from hybridops_tf.redact import REDACTED
-from hybridops_tf.runs import may_hold_unseen_creates, read_run_events
+from hybridops_tf.runs import events_complete, may_hold_unseen_creates, read_run_events
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.store import Store, open_store
 
@@ -208,6 +209,13 @@ def _plan_wanted(record: OperationRecord | None) -> str | None:
     return "attributes" if record.suspect_orphans or record.status is Status.RUNNING else "plain"
 
 
+def _lost_ids(record: OperationRecord | None, state: StateSnapshot | None) -> bool:
+    """The record knows ids the state holds under no address."""
+    if record is None or state is None or record.status in CLAIMS_EMPTY:
+        return False
+    return bool(settle.missing_from_state(record.resources, settle.state_view(state.resources)))
+
+
 def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:
     """`reuse` as a fresh read for a record wanting `want` would give it; None if it lacks a plan."""
     if want is None or reuse.final:
@@ -256,7 +264,8 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         events = read_run_events(opts.runtime_root, target.key, record.run_id)
         run_events[record.run_id] = events
         base = _with(base, last_run=dict(ResourceTracker().feed_all(events).resources),
-                     deleted=completed_deletes(events))
+                     deleted=completed_deletes(events),
+                     stream_complete=events_complete(opts.runtime_root, target.key, record.run_id))
         unseen = may_hold_unseen_creates(opts.runtime_root, target.key, record.run_id,
                                          record.active_command, events)
         if unseen:
@@ -310,7 +319,7 @@ def _progress_evidence(ev: ModuleEvidence) -> ModuleEvidence:
     for address, p in (ev.last_run or {}).items():
         if p.status in (Progress.STARTED, Progress.ERROR):
             known.setdefault(address, OrphanEvidence.STARTED)
-        elif p.status is Progress.PENDING:
+        elif p.status is Progress.PENDING and not ev.stream_complete:  # complete: it never started
             known.setdefault(address, OrphanEvidence.PLANNED)
     return _with(ev, orphan_evidence=known)
 
@@ -379,6 +388,8 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan."""
     assert target.directory is not None
     want = _plan_wanted(record)
+    if want is None and reuse is not None and _lost_ids(record, reuse.state):
+        want = "plain"
     if reuse is not None and (kept := _reusable(reuse, want)) is not None:
         return kept
     errored = (target.directory / "errored.tfstate").is_file()
@@ -394,6 +405,8 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     except (EngineError, RefusedError) as err:
         return EngineEvidence(errored_state=errored, unchecked=(err.message,), final=True)
     read = reuse if reuse is not None else _read_state_and_refresh(engine, target.directory, errored, inputs_problem)
+    if want is None and _lost_ids(record, read.state):
+        want = "plain"  # lost from state, or no longer declared: only the plan tells which
     if read.final or want is None:
         return read
     if read.refresh is not None and not read.refresh.drift:

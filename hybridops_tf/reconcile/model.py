@@ -218,6 +218,7 @@ class ModuleEvidence:
     refresh: PlanEvidence | None = None  # `plan -refresh-only`
     plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
     last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
+    stream_complete: bool = False  # the interrupted run's events hold all its engine wrote
     # Creates the plan shows when hyops read none of the interrupted run's plan (it may have
     # started them unseen); None when that plan could not be read either. () when not needed.
     replanned_creates: tuple[str, ...] | None = ()
@@ -277,6 +278,7 @@ class ModuleReport:
     unchecked: tuple[str, ...] = ()
     actions: tuple[Action, ...] = ()
     addressed: tuple[str, ...] = ()  # addresses a successful --forget-orphan/--import dealt with
+    released: tuple[tuple[str, str], ...] = ()  # (address, id): alive, unmanaged on purpose (information)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -284,6 +286,8 @@ class ModuleReport:
             "checked": not self.unchecked,
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.released:
+            doc["released"] = [{"address": a, "id": i} for a, i in self.released]
         if self.unchecked:
             doc["could_not_check"] = list(self.unchecked)
         if self.actions:

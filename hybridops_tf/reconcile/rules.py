@@ -19,8 +19,12 @@ The rules:
   state's output values lag, e.g. after an import);
 - a `destroyed`/`absent` record whose state holds resources becomes `error`: a record
   that claims "nothing exists" over a non-empty state would make a stack destroy skip it;
-- an `ok`/`retained` record that knows an object id the state lacks (no completed delete)
-  becomes `error` (state_missing): the object is live and unmanaged until imported.
+- an `ok`/`retained` record that knows an object id the state holds under no address (no
+  completed delete) becomes `error` (state_missing) when the configuration still declares
+  its address: the object is live and unmanaged until imported;
+- an `ok`/`retained` record whose objects the state holds at other addresses (`state mv`)
+  follows them; one whose address the configuration no longer declares (`state rm` with its
+  block removed) lists the object as released. Status unchanged.
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, outputs_plain
 from hybridops_tf.lifecycle import CLAIMS_EMPTY, Progress, ResourceStatus, Status
 from hybridops_tf.reconcile.model import ModuleEvidence
-from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan, utc_now
+from hybridops_tf.record import (
+    OperationRecord,
+    ReleasedObject,
+    ResourceEntry,
+    SuspectOrphan,
+    entry_address,
+    utc_now,
+)
 
 _LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
 
@@ -49,6 +60,7 @@ class Verdict(StrEnum):
     TO_ABSENT = "to_absent"
     DEMOTE_TO_ERROR = "demote_to_error"
     MISSING_TO_ERROR = "missing_to_error"  # ok/retained, but objects it knows left the state
+    FOLLOW_OBJECTS = "follow_objects"  # ok/retained: objects moved in state, or released by hand
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +79,18 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
         return []
     view = settle.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
     found = settle.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
-                                           known=ev.record.resources)
+                                           known=ev.record.resources, stream_complete=ev.stream_complete)
     return [o.address for o in found]
 
 
 def claimed_missing(
     record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
-    deleted: Mapping[str, str | None] | None = None,
+    deleted: Mapping[str, str | None] | None = None, held: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, str | None]:
     """Objects the record (or the interrupted run's events) say exist, absent from state.
+
+    Ids first: an id the state holds under any address (`held`) is not missing, wherever the
+    record last saw it (a `state mv`, a `moved` block applied by hand).
 
     address -> the object's id when known (for an exact `--import`). A recorded id counts
     whatever the entry's status (an update or a delete that errored leaves the object
@@ -93,12 +108,15 @@ def claimed_missing(
                 continue  # nothing live, or a delete that completed
             if addr in gone and (gone[addr] is None or gone[addr] == entry.id):
                 continue  # that object's delete completed: it is not live
+            if entry.id in held:
+                continue  # the state holds this object, at another address
             if entry.id:
                 missing[addr] = entry.id
             elif entry.status is ResourceStatus.COMPLETE and entry.action not in _LIVE_ACTIONS_SKIPPED:
                 missing[addr] = None
     for addr, p in (progress or {}).items():
-        if p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state:
+        if (p.status is Progress.COMPLETE and p.action not in _LIVE_ACTIONS_SKIPPED and addr not in in_state
+                and (p.id_value is None or p.id_value not in held)):
             missing[addr] = p.id_value or missing.get(addr)
     return missing
 
@@ -107,13 +125,50 @@ def _in_state(ev: ModuleEvidence) -> set[str]:
     return set(ev.state.addresses()) if ev.state is not None else set()
 
 
-def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
+def _held_ids(ev: ModuleEvidence) -> set[str]:
+    return {o.id for o in settle.state_view(ev.state.resources).values() if o.id} if ev.state is not None else set()
+
+
+def _lost(ev: ModuleEvidence) -> dict[str, str | None]:
     """claimed_missing over this evidence ({} when the state could not be read)."""
     if ev.state is None:
         return {}
     stale = ev.stale
     return claimed_missing(ev.record, ev.last_run if stale else None, _in_state(ev),
-                           ev.deleted if stale else None)
+                           ev.deleted if stale else None, _held_ids(ev))
+
+
+def no_longer_managed(ev: ModuleEvidence) -> dict[str, str]:
+    """Objects a healthy (`ok`/`retained`) record knows, absent from state, at addresses the
+    configuration no longer declares (the normal plan would not create them): released by hand
+    (`state rm` with the block removed), alive and unmanaged on purpose. Never advised for
+    `--import`, which needs an address the configuration declares. {} without a plan that
+    names its changes."""
+    plan, rec = ev.plan, ev.record
+    if rec is None or rec.status not in (Status.OK, Status.RETAINED):
+        return {}  # after a failure, a lost object stays state_missing: nothing was released on purpose
+    if plan is None or any(c.address == "(unnamed)" for c in plan.changes):
+        return {}
+    planned = {c.address for c in plan.changes}
+    return {a: i for a, i in _lost(ev).items()
+            if i is not None and entry_address(a) not in planned}
+
+
+def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
+    """Objects the record knows that the state holds under no address, at addresses the
+    configuration still declares: the state lost them (`state_missing`)."""
+    released = no_longer_managed(ev)
+    return {a: i for a, i in _lost(ev).items() if a not in released}
+
+
+def moved_in_state(ev: ModuleEvidence) -> list[str]:
+    """Record keys whose object the state holds under another key (a `state mv`)."""
+    if ev.state is None or ev.record is None:
+        return []
+    view = settle.state_view(ev.state.resources)
+    where = {o.id: key for key, o in view.items() if o.id}
+    return [key for key, entry in (ev.record.resources or {}).items()
+            if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED]
 
 
 def orphan_blockers(ev: ModuleEvidence) -> list[str]:
@@ -226,6 +281,9 @@ def decide(ev: ModuleEvidence) -> Decision:
         if missing:
             return Decision(Verdict.MISSING_TO_ERROR, f"the state lacks {len(missing)} object(s) the "
                             f"record knows: {', '.join(sorted(missing)[:5])}")
+        if moved_in_state(ev) or no_longer_managed(ev):
+            return Decision(Verdict.FOLLOW_OBJECTS, "the state holds objects the record knows at new "
+                            "addresses, or the configuration no longer manages some")
     return Decision(Verdict.NONE, f"{rec.status.value} needs no settling")
 
 
@@ -240,6 +298,10 @@ def _resources_from_state(state: StateSnapshot, known: Mapping[str, ResourceEntr
             status=ResourceStatus.COMPLETE, action=before.action if before else "reconcile",
             id=ident if isinstance(ident, str) else (before.id if before else None))
     return entries
+
+
+def _released(ev: ModuleEvidence, run_id: str, now: str) -> list[ReleasedObject]:
+    return [ReleasedObject(entry_address(a), i, run_id, now) for a, i in sorted(no_longer_managed(ev).items())]
 
 
 def _forget_deleted_ids(out: OperationRecord, ev: ModuleEvidence) -> None:
@@ -281,6 +343,16 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         out = settle.apply_succeeded(rec, outputs_plain(state.outputs), _resources_from_state(state, rec.resources))
+        out.released = settle.released_after(out.released, _released(ev, run_id, now),
+                                             settle.state_view(state.resources))
+    elif verdict is Verdict.FOLLOW_OBJECTS:
+        assert rec is not None and state is not None
+        out = copy.deepcopy(rec)
+        unmanaged = no_longer_managed(ev)
+        kept = {a: e for a, e in (rec.resources or {}).items() if a not in unmanaged}
+        view = settle.state_view(state.resources)
+        out.resources = settle.objects_after_run(kept, {}, view).resources
+        out.released = settle.released_after(out.released, _released(ev, run_id, now), view)
     elif verdict in (Verdict.TO_DESTROYED, Verdict.TO_ABSENT):
         status = Status.DESTROYED if verdict is Verdict.TO_DESTROYED else Status.ABSENT
         base = rec if rec is not None else OperationRecord(

@@ -23,11 +23,12 @@ from pathlib import Path
 from hybridops_tf.engine import binary, process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
-from hybridops_tf.reconcile import orphans, settle_write, targets
+from hybridops_tf.reconcile import orphans, rules, settle_write, targets
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
 from hybridops_tf.reconcile.model import Action, Commands, ModuleEvidence, ModuleReport, Report
 from hybridops_tf.reconcile.settle_write import Settled
+from hybridops_tf.record import entry_address
 from hybridops_tf.runtime import Runtime
 
 DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
@@ -112,7 +113,7 @@ def reconcile(req: ReconcileRequest) -> Report:
             module_ref=target.module_ref, status=_status(ev),
             module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
             findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(one.actions),
-            addressed=one.addressed))
+            addressed=one.addressed, released=_released(ev)))
     return Report(tuple(modules), tuple(errors))
 
 
@@ -191,6 +192,14 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         actions.append(Action("error", err.message, ok=False))
         return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], (), None
     return actions, [], tuple(addressed), last
+
+
+def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:
+    """Objects alive and unmanaged on purpose: the record's released list, and those the
+    configuration stopped declaring since (what `--write` would list)."""
+    listed = [(o.address, o.id) for o in ev.record.released] if ev.record is not None else []
+    listed += [(entry_address(a), i) for a, i in sorted(rules.no_longer_managed(ev).items())]
+    return tuple(dict.fromkeys(listed))
 
 
 def _status(ev: ModuleEvidence) -> str:

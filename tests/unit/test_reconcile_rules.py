@@ -11,6 +11,7 @@ import pytest
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence
 from hybridops_tf.reconcile.rules import Verdict, decide, settled_record
+from hybridops_tf.record import OperationRecord
 from tests.unit.test_reconcile_builders import (
     REF,
     drift,
@@ -157,13 +158,15 @@ def _complete_addresses(ev: ModuleEvidence) -> set[str]:
     return known
 
 
-def _oracle_allows(ev: ModuleEvidence, status: Status) -> bool:
-    """The evidence each claim needs, written independently of rules.py."""
+def _oracle_allows(ev: ModuleEvidence, status: Status, rec: OperationRecord | None = None) -> bool:
+    """The evidence each claim needs, written independently of rules.py. An object the
+    settled record `rec` lists as released (alive, unmanaged) needs no place in state."""
     snap = ev.state
     if snap is None or ev.errored_state or ev.record_problem:
         return False
     in_state = set(snap.addresses())
-    if _complete_addresses(ev) - in_state:
+    released = {o.address for o in rec.released} if rec is not None else set()
+    if _complete_addresses(ev) - in_state - released:
         return False
     if status in (Status.DESTROYED, Status.ABSENT):
         return snap.is_empty and _quiet(ev.refresh, drift_only=True)
@@ -174,6 +177,12 @@ def _oracle_allows(ev: ModuleEvidence, status: Status) -> bool:
             orphans = True
         return (not orphans and not snap.tainted and _quiet(ev.refresh, drift_only=True) and _quiet(ev.plan))
     return True
+
+
+def _live_ids(rec: OperationRecord) -> set[str]:
+    """Ids a record says may live: in resources (not destroyed) or released."""
+    ids = {e.id for e in (rec.resources or {}).values() if e.id and e.status != "destroyed"}
+    return ids | {o.id for o in rec.released}
 
 
 def test_no_random_evidence_ever_settles_ok_destroyed_or_absent_without_proof() -> None:
@@ -187,8 +196,11 @@ def test_no_random_evidence_ever_settles_ok_destroyed_or_absent_without_proof() 
             if verdict in (Verdict.NONE, Verdict.REFRESH_THEN_OK):
                 break
             rec = settled_record(ev, verdict, RUN, now="2026-01-01T00:00:00Z")
-            if rec.status in claims:
-                assert _oracle_allows(ev, rec.status), (verdict, ev)
+            if verdict is Verdict.FOLLOW_OBJECTS:  # no new claim: the status stays, objects follow
+                assert ev.record is not None and rec.status is ev.record.status
+                assert _live_ids(ev.record) <= _live_ids(rec), "an object the record knew was lost"
+            elif rec.status in claims:
+                assert _oracle_allows(ev, rec.status, rec), (verdict, ev)
                 claims[rec.status] += 1
             assert before <= {o.address for o in rec.suspect_orphans}, "an orphan was dropped"
             before = {o.address for o in rec.suspect_orphans}
