@@ -170,24 +170,44 @@ def test_destroy_failure_is_error_with_failed_command_destroy(
     assert len(hyops.sim_objects()) == 1
 
 
-def test_busy_lock_refuses_with_exit_4_naming_the_holder(
-    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
+def _stored_record_bytes(hyops: Hyops, ref: str) -> bytes:
+    """The record exactly as stored: the file's bytes, or the store's JSONB text."""
+    if hyops.store is not None:
+        return hyops.store.sql(f"SELECT doc::text FROM hyops.records WHERE key = '{ref}'").encode()
+    return hyops.record_path(ref).read_bytes()
+
+
+# The holder's `running` record is also an uncertain outcome to the second apply; with
+# --allow-uncertain that guard steps aside and the lock alone must refuse.
+@pytest.mark.parametrize("second_args", [(), ("--allow-uncertain",)], ids=["plain", "allow_uncertain"])
+def test_busy_lock_refuses_with_exit_4_naming_the_holder_and_changes_nothing(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path,
+    second_args: tuple[str, ...],
 ) -> None:
     module_copy("network")
     gate = Gate.at(tmp_path)  # the holder's create stays open until the second apply is done
-    faults_file([gate.rule(type="sim_network", op="create")])
+    faults_file([gate.rule(type="sim_network", op="create")])  # before the object is made
     holder = hyops.start("apply", "modules/network")
     try:
         gate.wait_started(holder)
-        second = hyops("apply", "modules/network")
-        assert second.returncode == 4
-        assert f"pid {holder.pid}" in second.stderr
-        assert hyops.record("network")["run_id"] in second.stderr
+        record_before = _stored_record_bytes(hyops, "network")
+        calls_before = hyops.sim_calls()
+        second = hyops("apply", "modules/network", *second_args)
+        record_after = _stored_record_bytes(hyops, "network")
+        calls_after = hyops.sim_calls()
+        objects_meanwhile = hyops.sim_objects()
         assert holder.poll() is None, "the holder ended inside the window"
     finally:
         gate.release()
         holder.wait(timeout=120)
+    assert record_after == record_before, "the refused apply wrote the record"
+    assert calls_after == calls_before  # the holder's one parked create, nothing from the second
+    assert objects_meanwhile == []
+    assert second.returncode == 4, second.stdout + second.stderr
+    assert f"pid {holder.pid}" in second.stderr
+    assert json.loads(record_before)["run_id"] in second.stderr
     assert holder.returncode == 0
+    assert len(hyops.sim_objects()) == 1  # the holder's network, and only it
 
 
 def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(

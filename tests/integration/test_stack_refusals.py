@@ -4,6 +4,7 @@ written and the sim cloud is never called."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from filelock import FileLock
 
 from tests.integration import test_stack_support as support
 from tests.integration.test_stack_support import StackEnv
-from tests.stackfiles import DEMO
+from tests.stackfiles import DEMO, NETWORK_VM_CONFIG
 
 stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
@@ -113,3 +114,42 @@ def test_an_uncertain_member_refuses_the_apply_before_anything_runs(
     assert "hyops reconcile" in result.stderr
     assert stack_env.hyops.record("demo/vm") is None
     assert len(stack_env.hyops.sim_calls()) == calls
+
+
+LEAF_UNCERTAIN = {
+    "stale_running": {"status": "running", "active_command": "apply", "run_id": "apply-20260101T000000Z-0badf00d",
+                      "owner": {"pid": 999999, "host": "gone", "user": "ci",
+                                "run_id": "apply-20260101T000000Z-0badf00d"}},
+    "suspect_orphans": {"status": "error", "failed_command": "apply", "run_id": "apply-20260101T000000Z-0badf00d",
+                        "last_error": "sim: injected fault lose_response",
+                        "suspect_orphans": [{"address": "sim_config.this", "action": "create",
+                                             "run_id": "apply-20260101T000000Z-0badf00d",
+                                             "at": "2026-01-01T00:00:00Z"}]},
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAF_UNCERTAIN))
+def test_an_uncertain_leaf_member_refuses_the_whole_stack_before_its_upstreams_run(
+    stack_env: StackEnv, case: str
+) -> None:
+    """The uncertain member is the last of three (network -> vm -> config): only the stack's
+    preflight, not the per-module guard, can stop network and vm from running first."""
+    stack_env.write(NETWORK_VM_CONFIG)
+    record = stack_env.hyops.record_path("demo/config")
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"schema_version": 1, "module_ref": "demo/config",
+                                  "updated_at": "2026-01-01T00:00:00Z", **LEAF_UNCERTAIN[case]}))
+    forged = record.read_bytes()
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "nothing was run" in result.stderr
+    assert "member config" in result.stderr
+    for name in ("network", "vm"):
+        assert stack_env.hyops.record(f"demo/{name}") is None
+        assert stack_env.run_dirs(f"demo/{name}") == []
+    assert record.read_bytes() == forged
+    assert stack_env.run_dirs("demo/config") == []
+    assert stack_env.hyops.sim_calls() == []
+    assert stack_env.hyops.sim_objects() == []
