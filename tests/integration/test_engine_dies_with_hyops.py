@@ -79,7 +79,7 @@ def _kill_mid_create(
         proc = subprocess.Popen([HYOPS, "apply", "modules/pair", "--var", "with_vm=true"], cwd=hyops.workdir,
                                 env=hyops.env(), stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)  # hyops leads its group, as under a CI runner
-    provider = gate.wait_started()["pid"]
+    provider = gate.wait_started(proc, output=tmp_path / "hyops.out")["pid"]
     wait_for(lambda: _vm_started(_run_dir(hyops)), what="hyops to log the vm's apply_start")
     if whom == "group":
         os.killpg(proc.pid, signal.SIGKILL)
@@ -160,7 +160,7 @@ def test_a_hung_create_interrupted_by_ctrl_c_is_abandoned_not_completed_later(
     faults_file([gate.rule(type="sim_vm", op="create")])
     proc = hyops.start("apply", "modules/pair", "--var", "with_vm=true")
     try:
-        provider = gate.wait_started()["pid"]
+        provider = gate.wait_started(proc)["pid"]
         wait_for(lambda: _vm_started(_run_dir(hyops)), what="hyops to log the vm's apply_start")
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
@@ -189,7 +189,7 @@ def test_an_apply_killed_before_it_planned_leaves_no_suspect_after_reconcile_wri
         proc = subprocess.Popen([HYOPS, "apply", "modules/pair", "--var", "with_vm=true"], cwd=hyops.workdir,
                                 env=hyops.env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        provider = gate.wait_started()["pid"]
+        provider = gate.wait_started(proc, output=tmp_path / "hyops.out")["pid"]
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         run_dir = _run_dir(hyops)

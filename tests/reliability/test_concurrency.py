@@ -211,7 +211,7 @@ def test_read_only_reconcile_never_fails_a_concurrent_apply(
     faults.write_text(yaml.safe_dump([gate.rule(type="sim_network", op="read", times=1)]))
     reader = hyops.start("reconcile", "modules/network", "--json", env={"HYOPS_SIM_FAULTS": str(faults)})
     try:
-        procs.wait_until(lambda: gate.is_started, "the read-only reconcile's refresh to be in flight")
+        gate.wait_started(reader, procs.GENEROUS)  # the reconcile's refresh is in flight
         applied = hyops("apply", "modules/network")
         assert reader.poll() is None, "the reconcile ended before the apply did"
     finally:

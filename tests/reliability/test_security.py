@@ -172,7 +172,7 @@ def test_sensitive_values_never_reach_disk_argv_or_output(hyops: Hyops, tmp_path
     proc = hyops.start("apply", "modules/secret", "--var", f"token={SECRET}",
                        env={"HYOPS_SIM_FAULTS": str(faults)})
     try:
-        procs.wait_until(lambda: gate.is_started, "the hung sim_config create")
+        gate.wait_started(proc, procs.GENEROUS)
         engine = procs.engine_child(proc.pid, "apply")
         assert engine is not None
         tree = [engine, *procs.children(engine)]

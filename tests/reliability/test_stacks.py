@@ -147,7 +147,7 @@ def test_sigkill_of_a_stack_while_a_member_engine_runs_leaves_honest_member_reco
     gate = Gate.at(tmp_path)
     proc = rig.start("apply", _faults(tmp_path, [gate.rule(type="sim_vm", op="create", at="after")]))
     try:
-        procs.wait_until(lambda: gate.is_started, "the vm member's hung create")
+        gate.wait_started(proc, procs.GENEROUS)  # the vm member's create is hung
         hung = next(c for c in h.sim_calls()[calls:] if c.get("fault") == "hang")
         procs.wait_until(lambda: any("apply_start" in (d / "events.jsonl").read_text()
                                      for d in rig.runs("demo/vm") if (d / "events.jsonl").exists()),
@@ -237,7 +237,7 @@ def test_sigkill_of_a_stack_destroy_mid_delete_keeps_what_may_live_named(rig: St
     gate = Gate.at(tmp_path)  # never opened: the vm delete never happens, whenever the kill lands
     proc = rig.start("destroy", _faults(tmp_path, [gate.rule(type="sim_vm", op="delete")]))
     try:
-        procs.wait_until(lambda: gate.is_started, "the vm member's hung delete")
+        gate.wait_started(proc, procs.GENEROUS)  # the vm member's delete is hung
         hung = next(c for c in h.sim_calls()[calls:] if c.get("fault") == "hang")
         procs.stop(proc.pid)
         statuses = rig.records()

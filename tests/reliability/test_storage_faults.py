@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
 import yaml
 
+from hybridops_tf.fsutil import ensure_dir
 from tests.integration.gates import Gate
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
@@ -168,7 +169,7 @@ def _start_hanging(h: Hyops, tmp_path: Path, command: str) -> tuple[object, Gate
     faults.write_text(yaml.safe_dump({"rules": [gate.rule(type="sim_vm", op=op)]}))
     proc = h.start(command, MODULE, env={"HYOPS_SIM_FAULTS": str(faults)})
     try:
-        procs.wait_until(lambda: gate.is_started, "the provider's hung call")
+        gate.wait_started(proc, procs.GENEROUS)
         rec = json.loads(h.record_path(REF).read_text())
         assert rec["status"] == "running", rec
     except BaseException:
@@ -177,21 +178,44 @@ def _start_hanging(h: Hyops, tmp_path: Path, command: str) -> tuple[object, Gate
     return proc, gate
 
 
+# An output of 6000 characters: the record an apply settles then takes a page more than the
+# `running` record it replaces (tmpfs counts whole pages).
+PADDING_TF = 'output "padding" {\n  value = join("", [for i in range(600) : "0123456789"])\n}\n'
+
+
+@contextmanager
+def _record_dir_on_its_own_filesystem(h: Hyops) -> Iterator[None]:
+    """The record folder is a small filesystem of its own from before the first run, so the
+    record the settle write replaces lives on the filesystem that fills up, in plain sight (a
+    filesystem mounted over the folder mid-run would hide it: a write in place would then look
+    as harmless as an atomic one). Events and run folders stay elsewhere, writable.
+
+    With the padding output, a write in place on the full filesystem would truncate the record
+    and run out of room halfway (a torn record); the atomic write fails on its temp file and
+    never touches the record."""
+    (h.workdir / MODULE / "padding.tf").write_text(PADDING_TF)
+    folder = _state_dir(h)
+    ensure_dir(folder)  # 0700 at every level, as hyops makes it
+    with tmpfs(folder, size="64k", inodes=64):
+        yield
+
+
 @contextmanager
 def _record_fs_full(h: Hyops) -> Iterator[None]:
-    """The record folder becomes a full filesystem of its own (events stay writable)."""
-    with tmpfs(_state_dir(h), size="8k", inodes=64) as mounted:
-        filler = fill(mounted)
-        try:
-            yield
-        finally:
-            filler.unlink()
+    """The record's filesystem is full: no byte left for a new file beside the record."""
+    filler = fill(_state_dir(h))
+    try:
+        yield
+    finally:
+        filler.unlink()
 
 
-SETTLE_FAULTS = {
-    "module_state_dir_immutable": (False, lambda h: immutable(_state_dir(h))),
-    "module_state_dir_read_only_bind": (False, lambda h: read_only_bind(_state_dir(h))),
-    "record_filesystem_full": (False, _record_fs_full),
+# fault name -> (where the record folder lives for the whole test, or None; the fault)
+SETTLE_FAULTS: dict[str, tuple[Callable[[Hyops], AbstractContextManager[None]] | None,
+                               Callable[[Hyops], AbstractContextManager[None]]]] = {
+    "module_state_dir_immutable": (None, lambda h: immutable(_state_dir(h))),
+    "module_state_dir_read_only_bind": (None, lambda h: read_only_bind(_state_dir(h))),
+    "record_filesystem_full": (_record_dir_on_its_own_filesystem, _record_fs_full),
 }
 SETTLE_CASES = [pytest.param(f, c, id=f"{c}-{f}",
                              marks=HEAVY if c == "destroy" and f != "module_state_dir_immutable" else ())
@@ -202,8 +226,8 @@ SETTLE_CASES = [pytest.param(f, c, id=f"{c}-{f}",
 def test_failed_settle_write_leaves_running_and_says_so_loudly(
     hyops: Hyops, pair: Path, tmp_path: Path, fault: str, command: str
 ) -> None:
-    small, make_fault = SETTLE_FAULTS[fault]
-    with _runtime_root_on(hyops, small):
+    record_home, make_fault = SETTLE_FAULTS[fault]
+    with record_home(hyops) if record_home is not None else nullcontext():
         if command == "destroy":
             assert hyops("apply", MODULE).returncode == 0
         proc, gate = _start_hanging(hyops, tmp_path, command)
@@ -212,6 +236,8 @@ def test_failed_settle_write_leaves_running_and_says_so_loudly(
             with make_fault(hyops):
                 gate.release()
                 stdout, stderr = proc.communicate(timeout=procs.GENEROUS)  # type: ignore[attr-defined]
+                during = hyops.record_path(REF).read_bytes()  # while the fault still holds
+                leftovers = sorted(p.name for p in _state_dir(hyops).glob(".latest.json.*"))
         finally:
             gate.release()
         kept = hyops.record_path(REF).read_bytes()
@@ -221,6 +247,8 @@ def test_failed_settle_write_leaves_running_and_says_so_loudly(
         assert code == 1, stdout + stderr
         assert "Traceback" not in stderr, stderr
         assert "could not write the settled record" in stderr and "running" in stderr, stderr
+        assert during == running, "the settle write that failed changed the record it was replacing"
+        assert leftovers == [], f"the failed settle write left its temp file behind: {leftovers}"
         assert kept == running, "the running record must stay as it was when the settle write failed"
         assert_lock_free(hyops, REF)
         doc = check_record(hyops, REF, f"after failed settle write ({fault})")
