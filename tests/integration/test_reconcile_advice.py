@@ -147,17 +147,24 @@ def pair_tf() -> str:
     return VM_PAIR_TF
 
 
+@pytest.mark.parametrize("stream", ["complete", "cut_short"])
 def test_an_orphan_only_planned_says_planned_and_shows_what_identifies_it_in_the_provider(
-    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path, stream: str
 ) -> None:
     """Cases 5 and 11: SIGKILL while the network create hangs; the vm was only planned (it
-    waits for the network). The network's orphan says "started", the vm's "planned, may
-    have started"; each shows the planned name, in JSON and in the human text."""
+    waits for the network). The network's orphan says "started"; each orphan shows the
+    planned name, in JSON and in the human text. The vm is a suspect ("planned, may have
+    started") only when the run's events may be cut short (no events.complete: the relay
+    did not see the engine's end); a complete stream proves it never started."""
     hang_forever(faults_file, tmp_path, type="sim_network", op="create")
     proc = hyops.start("apply", "modules/pair")
     wait_for(lambda: apply_started(hyops, "pair", "sim_network.net"), what="the network's apply_start")
+    run_dir = hyops.runtime_root / "runs" / "pair" / hyops.record("pair")["run_id"]
     kill_run(proc, pair)
     faults_file([])
+    wait_for((run_dir / "events.complete").exists, what="the relay to reach the engine's end")
+    if stream == "cut_short":
+        (run_dir / "events.complete").unlink()
 
     for write in (False, True):
         if write:
@@ -168,15 +175,19 @@ def test_an_orphan_only_planned_says_planned_and_shows_what_identifies_it_in_the
         assert code == 3
         orphans = orphans_by_address(doc, "pair")
         assert orphans["sim_network.net"]["evidence"] == "started"
+        assert orphans["sim_network.net"]["planned_attributes"]["name"] == "pair-net"
+        if stream == "complete":
+            assert "sim_vm.vm" not in orphans
+            continue
         assert orphans["sim_vm.vm"]["evidence"] == "planned"
         assert "planned, may have started" in orphans["sim_vm.vm"]["detail"]
         assert "started" not in orphans["sim_vm.vm"]["detail"].replace("may have started", "")
-        assert orphans["sim_network.net"]["planned_attributes"]["name"] == "pair-net"
         assert orphans["sim_vm.vm"]["planned_attributes"]["name"] == "pair-vm"
         assert "network_id" not in orphans["sim_vm.vm"]["planned_attributes"]  # unknown until made
 
-    human = hyops("reconcile", "modules/pair").stdout.replace("\n", " ")
-    assert 'name="pair-vm"' in " ".join(human.split())
+    human = " ".join(hyops("reconcile", "modules/pair").stdout.replace("\n", " ").split())
+    assert 'name="pair-net"' in human
+    assert ('name="pair-vm"' in human) is (stream == "cut_short")
 
 
 def test_drift_offers_apply_and_destroy_as_alternatives_never_as_consecutive_steps(

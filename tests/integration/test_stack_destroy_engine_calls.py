@@ -153,7 +153,8 @@ def test_anything_but_an_empty_state_written_by_this_run_asks_show(tmp_path: Pat
     import os
     import time
 
-    left = {**EMPTY_STATE, "resources": [{"mode": "managed", "type": "sim_network", "name": "n", "instances": []}]}
+    left = {**EMPTY_STATE, "resources": [{"mode": "managed", "type": "sim_network", "name": "n",
+                                          "instances": [{"attributes": {"id": "net-1"}}]}]}
     doc = {"managed object left": left, "older format": {**EMPTY_STATE, "version": 3}}.get(case, EMPTY_STATE)
     path = _state_file(tmp_path, doc)
     if case == "not json":
