@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hybridops_tf.errors import UsageError
 
-_SEGMENT = re.compile(r"[a-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
+_SEGMENT = re.compile(r"[A-Za-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,8 @@ class ModuleTarget:
 
 
 def validate_ref(ref: str, *, source: str = "--ref") -> str:
-    """A ref is lowercase segments joined by '/': no '..', no leading '/', no empty part."""
+    """A ref is segments joined by '/' (letters of either case, as folder names have them,
+    digits, '_', '.', '-'): no '..', no leading '/', no empty part."""
     problem = None
     if not ref:
         problem = "it is empty"
@@ -38,7 +39,7 @@ def validate_ref(ref: str, *, source: str = "--ref") -> str:
             elif "__" in seg:
                 problem = f"segment '{seg}' contains '__' (reserved: a ref's '/' becomes '__' in file names)"
             elif not _SEGMENT.match(seg):
-                problem = f"segment '{seg}' may use only lowercase letters, digits, '_', '.', '-'"
+                problem = f"segment '{seg}' may use only letters, digits, '_', '.', '-'"
             if problem:
                 break
     if problem:
@@ -55,23 +56,49 @@ def _relative(path: Path, root: Path) -> str | None:
     return None if text in ("", ".") else text
 
 
-def resolve_module(module_dir: Path | str, ref: str | None, modules_root: Path | None) -> ModuleTarget:
+@dataclass(frozen=True, slots=True)
+class RefChoice:
+    """A module and how its ref was chosen, for the note that names it."""
+
+    target: ModuleTarget
+    how: str  # "given", "modules root", "current directory", "project", "folder name"
+
+
+def resolve_module(module_dir: Path | str, ref: str | None, modules_root: Path | None,
+                   project_top: Path | None = None) -> ModuleTarget:
     """Check the directory holds .tf files and work out its ref (exit 2 on any problem)."""
+    return choose_ref(module_dir, ref, modules_root, project_top).target
+
+
+def choose_ref(module_dir: Path | str, ref: str | None, modules_root: Path | None,
+               project_top: Path | None = None) -> RefChoice:
+    """The module and its ref: `ref` when given; else the module's path from the modules root
+    (`--modules-root`, else `./modules`), from the current directory, or from the project's
+    top (the folder holding the runtime root: `<top>/modules`, then `<top>`), so that a run
+    inside the module's own folder gets the ref a run from the top gives it; else, for the
+    current directory itself, its folder name (as `cd infra && terraform apply` works)."""
     directory = Path(os.path.abspath(module_dir))
     if not directory.is_dir():
         raise UsageError(f"module directory {module_dir} does not exist: pass the directory of a root module")
     if not any(p.suffix == ".tf" for p in directory.iterdir() if p.is_file()):
         raise UsageError(f"module directory {module_dir} holds no .tf files: pass the directory of a root module")
     if ref is not None:
-        return ModuleTarget(directory, validate_ref(ref))
+        return RefChoice(ModuleTarget(directory, validate_ref(ref)), "given")
     cwd = Path.cwd()
-    roots = [Path(os.path.abspath(modules_root))] if modules_root else [cwd / "modules"]
-    roots.append(cwd)
-    for root in roots:
+    roots = [(Path(os.path.abspath(modules_root)), "modules root")] if modules_root else \
+        [(cwd / "modules", "modules root")]
+    roots.append((cwd, "current directory"))
+    if project_top is not None and modules_root is None:
+        top = Path(os.path.abspath(project_top))
+        roots += [(top / "modules", "project"), (top, "project")]
+    for root, how in roots:
         rel = _relative(directory, root.resolve()) or _relative(directory, root)
         if rel is not None:
-            return ModuleTarget(directory, validate_ref(rel, source=f"derived from {module_dir}"))
+            return RefChoice(ModuleTarget(directory, validate_ref(rel, source=f"derived from {module_dir}")), how)
+    if directory in (cwd, cwd.resolve()) and directory.name:
+        name = validate_ref(directory.name, source=f"the name of the folder {directory}")
+        return RefChoice(ModuleTarget(directory, name), "folder name")
     raise UsageError(
-        f"module directory {module_dir} is outside the modules root and the current directory: "
-        "pass --ref NAME (e.g. --ref platform/network)"
+        f"module directory {module_dir} is outside the modules root, the current directory and the "
+        "project (the folder holding the runtime root): pass --ref NAME (e.g. --ref platform/network)"
     )

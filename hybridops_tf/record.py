@@ -308,8 +308,25 @@ class OperationRecord:
 
 def module_id(module_ref: str) -> str:
     """The folder name of a record key: `platform/network` -> `platform__network`,
-    `platform/network@stg` -> `platform__network@stg`."""
-    return module_ref.replace("/", "__")
+    `platform/network@stg` -> `platform__network@stg`. A capital of the ref is written `^`
+    and its small letter (`envs/Prod` -> `envs__^prod`): folder names stay distinct where the
+    filesystem ignores case, and no lowercase ref can spell `^`."""
+    ref, at, workspace = module_ref.partition("@")
+    ref = "".join(f"^{c.lower()}" if "A" <= c <= "Z" else c for c in ref)
+    return ref.replace("/", "__") + at + workspace
+
+
+def key_of_module_id(name: str) -> str:
+    """The record key a folder name encodes (module_id's inverse)."""
+    ref, at, workspace = name.partition("@")
+    out, caps = [], False
+    for c in ref.replace("__", "/"):
+        if c == "^":
+            caps = True
+            continue
+        out.append(c.upper() if caps else c)
+        caps = False
+    return "".join(out) + at + workspace
 
 
 DEFAULT_WORKSPACE = "default"
@@ -583,7 +600,7 @@ class RecordStore:
                 return key
         except (OSError, ValueError, RecursionError):
             pass
-        return folder.name.replace("__", "/")
+        return key_of_module_id(folder.name)
 
     def module_dirs(self) -> list[Path]:
         """Folders under state/modules/ that hold a latest.json."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from hybridops_tf.modules import ModuleTarget, resolve_module
+from hybridops_tf.modules import ModuleTarget, choose_ref
 
 INPUT_OPTIONS = ("--var", "--inputs", "--var-file")
 
@@ -146,4 +146,11 @@ def lock_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def target(ctx: click.Context, module_dir: Path, ref: str | None) -> ModuleTarget:
-    return resolve_module(module_dir, ref, ctx.obj.modules_root)
+    """The module and its ref; a ref found from the project's top or the folder's own name
+    (a run inside the module's folder) is named on stderr, so a user sees which record it is."""
+    chosen = choose_ref(module_dir, ref, ctx.obj.modules_root, ctx.obj.runtime_root.parent)
+    if chosen.how in ("project", "folder name"):
+        why = ("its path from the project's top, where the runtime root is" if chosen.how == "project"
+               else "the name of the current folder")
+        click.echo(f"hyops: module ref {chosen.target.ref} ({why}; --ref to choose another)", err=True)
+    return chosen.target

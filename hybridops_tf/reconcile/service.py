@@ -74,7 +74,8 @@ def _targets(req: ReconcileRequest) -> list[Target]:
         return targets.all_records(req.runtime_root)
     if req.stack_file is not None:
         return targets.stack_members(req.stack_file, req.runtime_root)
-    return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root, req.workspace)]
+    return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root, req.workspace,
+                           req.runtime_root.parent)]
 
 
 def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:

@@ -18,8 +18,9 @@ from hybridops_tf.record import CorruptRecordError, split_key
 from hybridops_tf.store import open_store
 
 
-def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None) -> Target:
-    target = resolve_module(module_dir, ref, modules_root)
+def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None,
+           project_top: Path | None = None) -> Target:
+    target = resolve_module(module_dir, ref, modules_root, project_top)
     return Target(target.ref, target.directory, workspace)
 
 

@@ -100,3 +100,38 @@ def test_reconcile_all_over_an_empty_root_found_above_is_not_consistent(project:
     assert result.returncode == 3, result.stderr
     assert f"no records under {project / '.hyops'}" in result.stderr
     assert "holds no records" in result.stderr
+
+
+def test_every_module_command_works_inside_the_module_folder_with_the_ref_from_the_top(
+        tmp_path: Path, run) -> None:
+    """`cd modules/pair && hyops apply` is what `cd infra && terraform apply` was: the ref is the
+    module's path from the project's top (where .hyops is), as a run from the top gives it."""
+    top = tmp_path / "proj"
+    module = top / "modules" / "pair"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+    (top / ".hyops").mkdir(mode=0o700)
+
+    applied = run(module, "apply")
+    assert applied.returncode == 0, applied.stderr
+    assert "hyops: module ref pair (its path from the project's top" in applied.stderr
+    for args in (["status"], ["outputs", "network_id"], ["plan"], ["reconcile"]):
+        out = run(module, *args)
+        assert out.returncode == 0, f"{args}: {out.stdout}{out.stderr}"
+    from_top = run(top, "status", "modules/pair", "--json")
+    assert json.loads(from_top.stdout)["module_ref"] == "pair"
+    assert sorted(p.name for p in (top / ".hyops" / "state" / "modules").iterdir()) == ["pair"]
+
+
+def test_a_module_folder_outside_any_project_is_named_by_its_folder_and_capitals_are_kept(
+        tmp_path: Path, run) -> None:
+    module = tmp_path / "envs" / "Prod"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+
+    applied = run(module, "apply")
+
+    assert applied.returncode == 0, applied.stderr
+    record = json.loads((module / ".hyops" / "state" / "modules" / "^prod" / "latest.json").read_text())
+    assert record["module_ref"] == "Prod" and record["status"] == "ok"
+    assert run(module, "status").returncode == 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from hybridops_tf.errors import ExitCode, UsageError
-from hybridops_tf.modules import ModuleTarget, resolve_module, validate_ref
-from hybridops_tf.record import module_id
+from hybridops_tf.modules import ModuleTarget, RefChoice, choose_ref, resolve_module, validate_ref
+from hybridops_tf.record import key_of_module_id, module_id
 
 
 def make_module(path: Path, filename: str = "main.tf") -> Path:
@@ -41,14 +42,12 @@ def test_valid_refs_are_returned_unchanged(ref: str) -> None:
         ("platform/..", "only dots"),
         (".", "only dots"),
         ("a/./b", "only dots"),
-        ("Platform/network", "lowercase"),
-        ("platform/Network", "lowercase"),
         ("platform//network", "empty segment"),
         ("platform/network/", "empty segment"),
-        ("plat form", "lowercase"),
-        ("plat\\form", "lowercase"),
-        ("réseau", "lowercase"),
-        ("platform/network\n", "lowercase"),  # a regex "$" would let one trailing newline through
+        ("plat form", "only letters"),
+        ("plat\\form", "only letters"),
+        ("réseau", "only letters"),
+        ("platform/network\n", "only letters"),  # a regex "$" would let one trailing newline through
     ],
 )
 def test_invalid_refs_are_usage_errors_that_say_why(ref: str, why: str) -> None:
@@ -63,7 +62,7 @@ def test_invalid_refs_are_usage_errors_that_say_why(ref: str, why: str) -> None:
 
 def test_validate_ref_names_where_the_ref_came_from() -> None:
     with pytest.raises(UsageError, match=r"stack\.yml member web"):
-        validate_ref("Web", source="stack.yml member web")
+        validate_ref("We b", source="stack.yml member web")
 
 
 # --- resolve_module ------------------------------------------------------------------------
@@ -100,7 +99,7 @@ def test_an_explicit_ref_wins_and_is_validated(in_tmp: Path) -> None:
 
     assert resolve_module(d, "demo/network", None) == ModuleTarget(d, "demo/network")
     with pytest.raises(UsageError, match="invalid module ref"):
-        resolve_module(d, "Demo/Network", None)
+        resolve_module(d, "Demo Network", None)
 
 
 def test_ref_is_derived_relative_to_the_default_modules_root(in_tmp: Path) -> None:
@@ -154,21 +153,46 @@ def test_a_module_outside_both_roots_needs_ref(in_tmp: Path, tmp_path_factory) -
     assert resolve_module(outside, "demo/net", None).ref == "demo/net"
 
 
-def test_the_cwd_itself_needs_ref(in_tmp: Path) -> None:
-    make_module(in_tmp)
+def test_inside_the_module_folder_the_ref_is_its_path_from_the_project_top(in_tmp: Path) -> None:
+    d = make_module(in_tmp / "modules" / "sim" / "network")
+    os.chdir(d)
+
+    assert choose_ref(".", None, None, project_top=in_tmp) == RefChoice(ModuleTarget(d, "sim/network"), "project")
+    assert resolve_module(".", "demo/here", None, project_top=in_tmp).ref == "demo/here"
+
+
+def test_the_current_folder_outside_any_project_is_named_by_its_folder_name(in_tmp: Path) -> None:
+    d = make_module(in_tmp / "infra")
+    os.chdir(d)
+
+    assert choose_ref(".", None, None, project_top=d) == RefChoice(ModuleTarget(d, "infra"), "folder name")
+
+
+def test_a_module_outside_every_root_needs_ref(in_tmp: Path) -> None:
+    d = make_module(in_tmp / "elsewhere" / "net")
+    os.chdir(make_module(in_tmp / "work"))
 
     with pytest.raises(UsageError, match="--ref"):
-        resolve_module(".", None, None)
-    assert resolve_module(".", "demo/here", None).ref == "demo/here"
+        resolve_module(d, None, None, project_top=in_tmp / "work")
+
+
+def test_folder_names_with_capitals_are_refs_whose_record_folders_never_collide(in_tmp: Path) -> None:
+    make_module(in_tmp / "envs" / "Prod")
+
+    assert resolve_module("envs/Prod", None, None).ref == "envs/Prod"
+    assert module_id("envs/Prod") != module_id("envs/prod")
+    assert module_id("envs/Prod").lower() != module_id("envs/prod")  # distinct where case is ignored
+    for key in ("envs/Prod", "envs/prod", "A/bC@Stg", "platform/network@stg"):
+        assert key_of_module_id(module_id(key)) == key
 
 
 def test_a_derived_ref_that_is_invalid_says_where_it_came_from(in_tmp: Path) -> None:
-    make_module(in_tmp / "modules" / "Sim" / "Network")
+    make_module(in_tmp / "modules" / "Sim" / "Net work")
 
     with pytest.raises(UsageError) as info:
-        resolve_module("modules/Sim/Network", None, None)
+        resolve_module("modules/Sim/Net work", None, None)
 
-    assert "derived from modules/Sim/Network" in info.value.message
+    assert "derived from modules/Sim/Net work" in info.value.message
     assert info.value.exit_code == 2
 
 

@@ -173,9 +173,9 @@ def test_a_symlink_inside_the_stack_directory_is_allowed(stack_dir: Path) -> Non
 
 
 def test_an_invalid_ref_is_refused(stack_dir: Path) -> None:
-    message = invalid(stack_dir, VALID.replace("path: network\n", "path: network\n    ref: Bad/Ref\n", 1))
+    message = invalid(stack_dir, VALID.replace("path: network\n", "path: network\n    ref: Bad/../Ref\n", 1))
 
-    assert "invalid module ref 'Bad/Ref'" in message
+    assert "invalid module ref 'Bad/../Ref'" in message
 
 
 def test_two_members_with_one_ref_are_refused(stack_dir: Path) -> None:
