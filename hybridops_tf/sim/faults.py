@@ -12,6 +12,11 @@ GATE_POLL_SECONDS, bounded by `seconds`, default DEFAULT_GATE_SECONDS), then pro
 had not hung. `hang_started: PATH` is written when the hang begins, so a test can gate on
 both ends of the window instead of sleeping. `at: after` lets a create/update/delete take
 effect first and hang before answering (the object exists, the engine has not heard so).
+`on_stop` says what a hang does when the engine asks the provider to stop (StopProvider, on
+an interrupt), as a Go provider's call does with its cancelled request context: `abort` (the
+default) gives up at once, with an error; what was done stays done (`at: after`: the object
+changed, the answer is lost); `finish` ignores the stop and hangs on, then proceeds as if it
+had not hung (a call the stop cannot cut short: the engine waits for it).
 Relative paths are resolved against the directory of the faults file; a relative
 HYOPS_SIM_FAULTS itself against the current directory of whoever reads it (the provider
 opens it from the engine's working directory, so hyops hands the engine an absolute path).
@@ -80,13 +85,19 @@ MODE_OPS: dict[FaultMode, frozenset[FaultOp]] = {
     FaultMode.HANG: _ALL_OPS,
     FaultMode.FAIL: _ALL_OPS,
 }
-_FIELDS = ("type", "name", "op", "mode", "times", "seconds", "hang_until", "hang_started", "at")
-_HANG_ONLY = ("seconds", "hang_until", "hang_started", "at")
+_FIELDS = ("type", "name", "op", "mode", "times", "seconds", "hang_until", "hang_started", "at",
+           "on_stop")
+_HANG_ONLY = ("seconds", "hang_until", "hang_started", "at", "on_stop")
 
 
 class HangAt(StrEnum):
     BEFORE = "before"  # hang before the call does anything (the default)
     AFTER = "after"  # do what the call does, then hang before answering
+
+
+class OnStop(StrEnum):
+    ABORT = "abort"  # StopProvider ends the hang: the call gives up with an error
+    FINISH = "finish"  # the hang ignores StopProvider: the call runs to its end
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,7 @@ class FaultRule:
     hang_until: Path | None = None
     hang_started: Path | None = None
     at: HangAt = HangAt.BEFORE
+    on_stop: OnStop = OnStop.ABORT
 
     def matches(self, type_name: str, name: str | None, op: str) -> bool:
         """True when this rule applies to `op` on the resource `type_name`/`name`."""
@@ -118,6 +130,8 @@ class FaultRule:
         ]
         if self.hang_until or self.hang_started or self.at is not HangAt.BEFORE:
             fields += [str(self.hang_until), str(self.hang_started), str(self.at)]
+        if self.on_stop is not OnStop.ABORT:  # the default adds nothing: old keys stay valid
+            fields.append(str(self.on_stop))
         body = json.dumps(fields)
         return f"{self.index}:{hashlib.sha256(body.encode()).hexdigest()[:12]}"
 
@@ -201,7 +215,9 @@ def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
     at = _choice(raw.get("at", HangAt.BEFORE.value), HangAt, "at", where)
     if at is HangAt.AFTER and op is FaultOp.READ:
         raise FaultsError(f"{where}: 'at: after' applies to create, update and delete")
-    return FaultRule(index, type_name, op, mode, name, times, float(seconds), until, started, at)
+    on_stop = _choice(raw.get("on_stop", OnStop.ABORT.value), OnStop, "on_stop", where)
+    return FaultRule(index, type_name, op, mode, name, times, float(seconds), until, started, at,
+                     on_stop)
 
 
 def parse_rules(data: Any, base: Path | None = None) -> list[FaultRule]:

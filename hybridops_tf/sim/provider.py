@@ -18,6 +18,7 @@ from tf.utils import Diagnostics
 from hybridops_tf.sim.cloud import SimCloud
 from hybridops_tf.sim.faults import FaultsError
 from hybridops_tf.sim.install import SIM_SOURCE
+from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.resources import RESOURCES
 from hybridops_tf.sim.store import SimRootError, StoreError
 
@@ -25,10 +26,12 @@ from hybridops_tf.sim.store import SimRootError, StoreError
 class SimProvider(Provider):
     """Provider `sim`: no provider-level arguments; everything comes from the environment."""
 
-    def __init__(self) -> None:
+    def __init__(self, lifecycle: PluginLifecycle | None = None) -> None:
         self._cloud: SimCloud | None = None
         self._problem: str | None = None
         self._lock = threading.Lock()
+        self.lifecycle = lifecycle or PluginLifecycle()
+        self.lifecycle.on_stop(self._note_stop)
 
     def get_model_prefix(self) -> str:
         return "sim_"
@@ -57,6 +60,8 @@ class SimProvider(Provider):
             if self._cloud is None and self._problem is None:
                 try:
                     self._cloud = SimCloud.from_env()
+                    self._cloud.stopping = self.lifecycle.stopping
+                    self._cloud.leaving = self.lifecycle.leaving
                 except (SimRootError, FaultsError, StoreError) as exc:
                     self._problem = str(exc)
             if self._cloud is None:
@@ -66,6 +71,14 @@ class SimProvider(Provider):
                     "`hyops sim check-faults FILE` validates a faults file.",
                 )
             return self._cloud
+
+    def _note_stop(self) -> None:
+        """StopProvider arrived: say so in calls.jsonl (op `stop`), where a test or a person
+        can see that the engine asked, when, and which provider process it asked."""
+        with self._lock:
+            cloud = self._cloud
+        if cloud is not None:  # an unconfigured provider has nowhere to write (and no work)
+            cloud.note_stop()
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -120,10 +133,9 @@ def _kill_me_with_parent() -> bool:
 def _leave_now() -> None:
     """Exit at once, without waiting for the gRPC worker threads.
 
-    serve returns when the engine shut the plugin down (its work done) or asked it to Stop
-    (the engine was interrupted; the gRPC server, stopped with no grace, aborts the calls in
-    flight). A call still parked in a `hang` fault must not wake up later and create an
-    object nobody will ever record: the engine has already been told the call failed.
+    serve returns when go-plugin shut the plugin down: the engine is done with it, or gave up
+    waiting (a second interrupt) while a call was still running. A call still parked in a
+    `hang` fault then must not wake up later and create an object nobody will ever record.
     """
     import os
     import sys
@@ -140,6 +152,7 @@ def main() -> None:
     """Serve the provider over go-plugin's gRPC handshake (what the engine launches)."""
     from hybridops_tf.sim.serve import serve
 
+    lifecycle = PluginLifecycle()
     _exit_with_engine()
-    serve(SimProvider())
+    serve(SimProvider(lifecycle), lifecycle)
     _leave_now()

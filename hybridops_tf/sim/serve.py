@@ -7,6 +7,12 @@ paid many times per `hyops apply`. tf's own `run_provider` loads its cached TLS 
 the start). Here the certificate is made with `cryptography` once and cached with its
 expiry beside it, so a start reads one small JSON file. Everything the engine talks to is
 still tf's: its ProviderServicer and the generated go-plugin services.
+
+Stopping is a Go provider's (see sim/lifecycle.py), not tf's runner's, which stops its gRPC
+server on StopProvider and so kills the calls in flight: the engine then reads "Plugin did
+not respond" for a create that may well have happened, and a clean interrupt becomes an
+uncertain outcome. Here StopProvider is answered with success, later resource calls get an
+error diagnostic, calls already running finish, and the process leaves on Shutdown.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent import futures
@@ -25,11 +30,12 @@ from typing import Any
 
 from tf.iface import Provider
 
+from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.store import SimRootError, SimStore, atomic_write_text
 
 CERT_VALID_SECONDS = 7 * 24 * 3600
 CERT_RENEW_MARGIN = 3600  # a start never hands out a certificate about to expire
-_STOP_METHODS = frozenset({"/tfplugin6.Provider/StopProvider", "/plugin.GRPCController/Shutdown"})
+SHUTDOWN_GRACE_SECONDS = 0.1  # go-plugin waits 2 s for a plugin it shut down to exit
 
 
 def cert_cache_paths(environ: Mapping[str, str] = os.environ) -> list[Path]:
@@ -129,52 +135,97 @@ def server_cert(paths: Sequence[Path], now: float) -> dict[str, str]:
     return {key: str(value) for key, value in fresh.items() if key != "not_after"}
 
 
-class _StopOnRequest:
-    """gRPC interceptor: the engine's StopProvider or go-plugin Shutdown stops the server."""
+# Calls that do resource work: refused once the engine asked the provider to stop.
+REFUSED_WHEN_STOPPING = (
+    "ReadResource", "PlanResourceChange", "ApplyResourceChange", "ImportResourceState",
+    "MoveResourceState", "ReadDataSource",
+)
+STOPPING_SUMMARY = "The provider is stopping"
+STOPPING_DETAIL = (
+    "The engine asked the provider to stop (StopProvider, sent on an interrupt): it takes no "
+    "new resource work. Calls already running finish."
+)
+# Calls whose answer carries the prior state: a refusal echoes it, so the engine keeps the
+# object as it was (an empty new state on a failed update would read as "object gone").
+_ECHOED_STATE = {"ApplyResourceChange": ("prior_state", "new_state"),
+                 "ReadResource": ("current_state", "new_state")}
 
-    def __init__(self) -> None:
-        self.server: Any = None
-        self.stopped = threading.Event()
 
-    def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
-        handler = continuation(handler_call_details)
-        if handler_call_details.method in _STOP_METHODS:
-            self.stopped.set()
-            self.server.stop(grace=0)
-        return handler
+def refusal(method: str, request: Any) -> Any:
+    """The answer to a resource call that arrives after StopProvider: an error diagnostic
+    (and, for an apply or a read, the state the engine sent, unchanged)."""
+    from tf.gen import tfplugin_pb2 as pb
+
+    diagnostic = pb.Diagnostic(severity=pb.Diagnostic.ERROR, summary=STOPPING_SUMMARY,
+                               detail=STOPPING_DETAIL)
+    fields: dict[str, Any] = {"diagnostics": [diagnostic]}
+    if method in _ECHOED_STATE:
+        given, answered = _ECHOED_STATE[method]
+        if request.HasField(given):
+            fields[answered] = getattr(request, given)
+    return getattr(pb, method).Response(**fields)
 
 
-def _grpc_server(provider: Provider, stopper: _StopOnRequest) -> Any:
+def _refusing(method: str, inner: Any, lifecycle: PluginLifecycle) -> Any:
+    def call(self: Any, request: Any, context: Any) -> Any:
+        if lifecycle.stopping.is_set():
+            return refusal(method, request)
+        return inner(self, request, context)
+
+    call.__name__ = method
+    return call
+
+
+def servicer(provider: Provider, lifecycle: PluginLifecycle) -> Any:
+    """tf's ProviderServicer for `provider`, answering StopProvider as a Go provider does:
+    success, then no new resource work (see REFUSED_WHEN_STOPPING); calls in flight go on."""
+    from tf.gen import tfplugin_pb2 as pb
+    from tf.provider import ProviderServicer
+
+    def stop_provider(self: Any, request: Any, context: Any) -> Any:
+        lifecycle.request_stop()
+        return pb.StopProvider.Response()
+
+    methods: dict[str, Any] = {"StopProvider": stop_provider}
+    for method in REFUSED_WHEN_STOPPING:
+        methods[method] = _refusing(method, getattr(ProviderServicer, method), lifecycle)
+    return type("StoppableProviderServicer", (ProviderServicer,), methods)(provider)
+
+
+def _grpc_server(provider: Provider, lifecycle: PluginLifecycle) -> Any:
     import grpc
     from tf.gen import grpc_controller_pb2 as controller_pb
     from tf.gen import grpc_controller_pb2_grpc as controller_rpc
     from tf.gen import grpc_stdio_pb2_grpc as stdio_rpc
     from tf.gen import tfplugin_pb2_grpc as rpc
-    from tf.provider import ProviderServicer
 
     class Controller(controller_rpc.GRPCControllerServicer):
         def Shutdown(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
+            lifecycle.request_shutdown()
             return controller_pb.Empty()
 
     class Stdio(stdio_rpc.GRPCStdioServicer):
         def StreamStdio(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
             return iter([])  # go-plugin asks for it; the provider streams nothing
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=10), interceptors=[stopper])
-    stopper.server = server
-    rpc.add_ProviderServicer_to_server(ProviderServicer(provider), server)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=10))
+    rpc.add_ProviderServicer_to_server(servicer(provider, lifecycle), server)
     controller_rpc.add_GRPCControllerServicer_to_server(Controller(), server)
     stdio_rpc.add_GRPCStdioServicer_to_server(Stdio(), server)
     return server
 
 
-def serve(provider: Provider) -> None:
-    """Print go-plugin's handshake line and serve until the engine stops or shuts us down."""
+def serve(provider: Provider, lifecycle: PluginLifecycle | None = None) -> None:
+    """Print go-plugin's handshake line and serve until go-plugin's Shutdown.
+
+    StopProvider does not end the process (see servicer); SIGINT is the caller's to ignore
+    (sim.__main__ does, first thing). On return, calls may still be running: the caller
+    exits the process without waiting for them."""
     import grpc
 
+    lifecycle = lifecycle or PluginLifecycle()
     cert = server_cert(cert_cache_paths(), time.time())
-    stopper = _StopOnRequest()
-    server = _grpc_server(provider, stopper)
+    server = _grpc_server(provider, lifecycle)
     credentials = grpc.ssl_server_credentials(
         [(cert["key_pem"].encode(), cert["cert_pem"].encode())], require_client_auth=False
     )
@@ -185,7 +236,6 @@ def serve(provider: Provider) -> None:
         handshake = ["1", "6", "unix", socket_path, "grpc", cert["cert_der_b64"].rstrip("=")]
         sys.stdout.write("|".join(handshake) + "\n")
         sys.stdout.flush()
-        try:
-            stopper.stopped.wait()
-        except KeyboardInterrupt:
-            server.stop(grace=0.5)
+        lifecycle.leaving.wait()
+        # a moment for the Shutdown answer to leave; calls still running are abandoned
+        server.stop(grace=SHUTDOWN_GRACE_SECONDS).wait(SHUTDOWN_GRACE_SECONDS)

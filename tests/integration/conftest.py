@@ -24,6 +24,7 @@ import yaml
 
 from hybridops_tf.sim.install import sim_engine_env
 from tests.integration.hyops_cli import Hyops
+from tests.integration.modern import modern_engine, modern_hyops, null_env, null_module  # noqa: F401 (fixtures)
 from tests.integration.shared_store import SharedStore
 from tests.pgcluster import PgCluster, pg_cluster_session
 
