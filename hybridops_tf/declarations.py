@@ -170,7 +170,10 @@ def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
         if options is not None:
             return hcl2.loads(text, serialization_options=options)
         parsed = hcl2.loads(text)
-    except (UnexpectedInput, RecursionError) as exc:  # not HCL, or nested beyond the parser's reach
+    except UnexpectedInput as exc:  # not HCL: said as the engine says it, where it is
+        raise UsageError(f"cannot parse {path}{_where(exc)}: {_syntax_error(exc)}; fix the HCL syntax "
+                         "(`terraform validate` / `tofu validate` says the same)") from exc
+    except RecursionError as exc:  # nested beyond the parser's reach
         raise UsageError(f"cannot parse {path}: {reason(exc)}; fix the HCL syntax") from exc
     except VisitError as exc:  # raised inside python-hcl2's transformer
         if isinstance(exc.orig_exc, RuntimeError):  # its verdict on the text: an unterminated template directive
@@ -179,6 +182,33 @@ def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - python-hcl2 failing in its own code: said as such, no traceback
         raise _parser_failed(path, exc) from exc
     return _unquote(parsed)  # 8.0 keeps quotes and has no option to drop them
+
+
+# lark's terminal names for what python-hcl2's grammar expected, in the characters people type
+_TERMINALS = {"RBRACE": "}", "LBRACE": "{", "RSQB": "]", "LSQB": "[", "RPAR": ")", "LPAR": "(",
+              "EQ": "=", "COMMA": ",", "COLON": ":", "DBLQUOTE": '"', "NAME": "a name"}
+
+
+def _where(exc: Any) -> str:
+    line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+    if not isinstance(line, int) or line < 1:
+        return ""
+    return f" line {line}" + (f", column {column}" if isinstance(column, int) and column > 0 else "")
+
+
+def _syntax_error(exc: Any) -> str:
+    """python-hcl2's (lark's) complaint as a person reads it: what was found, what was expected."""
+    token = getattr(exc, "token", None)
+    expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
+    wanted = [_TERMINALS[t] for t in expected if t in _TERMINALS]
+    if token is not None and getattr(token, "type", "") == "$END":
+        if "}" in wanted:
+            return "Unclosed configuration block: there is no closing brace '}' for a block before the end of the file"
+        return "unexpected end of file" + (f"; expected {' or '.join(repr(w) for w in wanted[:4])}" if wanted else "")
+    text = str(token) if token is not None else str(getattr(exc, "char", "?"))
+    found = repr((text.strip().splitlines() or ["?"])[0][:20])
+    return f"Invalid syntax: unexpected {found}" + (
+        f"; expected {' or '.join(repr(w) for w in wanted[:4])}" if wanted else "")
 
 
 def _parser_failed(path: Path | str, exc: BaseException) -> UsageError:

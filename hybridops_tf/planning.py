@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import run_inputs, saved_plan
 from hybridops_tf.engine import commands
-from hybridops_tf.engine.events import ChangeSummary, parse_event
+from hybridops_tf.engine.events import ChangeSummary, Diagnostic, parse_event, summarize_diagnostics
 from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.modules import ModuleTarget
@@ -103,6 +103,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
     folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
+    errors: list[Diagnostic] = []
     asked, passthrough = split_detailed_exitcode(req.passthrough)
     detailed = req.detailed_exitcode or asked
     try:
@@ -119,6 +120,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                 event = parse_event(line)
                 if isinstance(event, ChangeSummary):
                     summary.append(event)
+                elif isinstance(event, Diagnostic) and event.is_error:
+                    errors.append(event)
 
             try:
                 result = engine.stream(engine.argv(
@@ -128,8 +131,10 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             finally:
                 log.close()
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
-                raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode}); "
-                                  f"see {folder.events_path}")
+                said = summarize_diagnostics(errors)
+                raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode})"
+                                  + (f": {said}" if said else "")
+                                  + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
             doc = redact_sensitive(engine.show_plan_doc(plan_file))
             folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
             pending = result.returncode == CHANGES_PENDING

@@ -203,7 +203,7 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
       hyops plan modules/sim/network --out network.tfplan --format markdown
     """
     from hybridops_tf import planning
-    from hybridops_tf.cli.plan_render import render_markdown, render_plan
+    from hybridops_tf.cli.plan_render import render_markdown, render_markdown_failure, render_plan
     from hybridops_tf.errors import HyopsError, OperationFailed
 
     detailed = detailed_exitcode or bool(planning.DETAILED_FLAGS & set(ctx.meta.get("passthrough") or []))
@@ -217,6 +217,9 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
         ))
     except HyopsError as err:
+        if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too
+            for line in render_markdown_failure(f"Plan: {ref or module_dir}", err.message):
+                click.echo(line)
         if detailed and err.exit_code == planning.CHANGES_PENDING:  # 2 must only mean "changes"
             raise OperationFailed(err.message) from None
         raise

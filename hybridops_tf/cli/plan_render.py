@@ -304,3 +304,10 @@ def render_markdown(doc: Mapping[str, Any], title: str, summary: str) -> list[st
     else:
         lines.append("No changes.")
     return [*lines, "", f"**{_md_cell(summary)}**"]
+
+
+def render_markdown_failure(title: str, message: str) -> list[str]:
+    """A plan that failed, for the same PR comment or job summary: the engine's own words in a
+    code block (diagnostics name what is wrong; they show no value hyops redacts)."""
+    fence = "`" * 3
+    return [f"### {_md_cell(title)}", "", "**The plan failed:**", "", fence, message.replace(fence, "'" * 3), fence]

@@ -76,8 +76,9 @@ class Engine:
         if log_path is not None:
             atomic_write_text(log_path, captured.stdout + captured.stderr)
         if captured.returncode != 0:
-            detail = _last_error_line(captured.stderr or captured.stdout)
-            raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}")
+            detail = error_blocks(captured.stderr or captured.stdout)
+            where = f"; the whole output: {log_path}" if log_path is not None else ""
+            raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}{where}")
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env, **self._stdin(argv))
@@ -115,6 +116,31 @@ class Engine:
             argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
             journal=journal, **self._stdin(argv),
         )
+
+
+def error_blocks(text: str, limit: int = 1500) -> str:
+    """The engine's error messages in its own words, each `Error: SUMMARY` with its detail
+    joined on one line (what `init`, which has no -json before Terraform 1.9, prints in its
+    boxes); the first error line, or the last line, when no box is found. For people to read:
+    nothing is decided on it."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip(" │╷╵\t")
+        if line.startswith("Error:"):
+            current = [line]
+            blocks.append("")
+        elif current is not None and raw.lstrip().startswith("╵"):
+            current = None
+            continue
+        elif current is not None and line:
+            current.append(line)
+        if current is not None:
+            blocks[-1] = current[0] + (": " + " ".join(current[1:]) if len(current) > 1 else "")
+    said = "; ".join(b for b in blocks if b)
+    if not said:
+        return _last_error_line(text)
+    return said if len(said) <= limit else said[: limit - 3].rstrip() + "..."
 
 
 def _last_error_line(text: str) -> str:

@@ -1,0 +1,49 @@
+"""A failed plan and a failed init say the engine's own diagnostics and name the logs, in text
+and in `--format markdown` (a pull-request job shows only stdout). Real engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.integration.conftest import SIM_HEADER
+from tests.integration.hyops_cli import Hyops
+
+UNDECLARED = SIM_HEADER + """
+resource "sim_network" "net" {
+  name = var.missing
+}
+"""
+
+
+def _module(h: Hyops, text: str) -> Path:
+    module = h.workdir / "modules" / "bad"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(text)
+    return module
+
+
+def test_a_failed_plan_prints_the_diagnostic_with_file_and_line_and_names_the_logs(hyops: Hyops) -> None:
+    _module(hyops, UNDECLARED)
+    line = next(i for i, text in enumerate(UNDECLARED.splitlines(), 1) if "var.missing" in text)
+
+    text = hyops("plan", "modules/bad")
+    markdown = hyops("plan", "modules/bad", "--format", "markdown")
+
+    assert text.returncode == 1 and markdown.returncode == 1
+    for out in (text.stderr, markdown.stdout):
+        flat = " ".join(out.split())
+        assert f"main.tf line {line}: Reference to undeclared input variable" in flat, out
+        assert "events.jsonl" in flat and "engine.stderr.log" in flat
+    assert markdown.stdout.startswith("### Plan: modules/bad")
+
+
+def test_a_failed_init_prints_the_engine_error_and_names_init_log(hyops: Hyops) -> None:
+    _module(hyops, 'terraform {\n  required_providers {\n    sim = { source = "hybridops.dev/hybridops/sim", '
+                   'version = "99.0.0" }\n  }\n}\n')
+
+    out = hyops("apply", "modules/bad")
+
+    flat = " ".join(out.stderr.split())
+    assert out.returncode == 1, out.stderr
+    assert "Error: Failed to query available provider packages:" in flat, out.stderr
+    assert "init.log" in flat
