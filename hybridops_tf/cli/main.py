@@ -6,6 +6,7 @@ Command modules are imported only when their command runs, so `hyops --help` sta
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf import engine_hooks, rootfind
-from hybridops_tf.errors import HyopsError, UsageError
+from hybridops_tf.errors import ExitCode, HyopsError, UsageError
 from hybridops_tf.rootfind import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
 
@@ -194,7 +195,21 @@ def main() -> None:
         sys.exit(err.exit_code)
     except BrokenPipeError:
         os._exit(1)
+    except OSError as err:
+        if err.errno not in _STORAGE_ERRNOS:
+            raise  # anything else is a bug: keep its traceback
+        where = f" {err.filename}" if err.filename else ""
+        click.echo(f"hyops: error: cannot write{where}: {err.strerror or err}; check that the runtime root "
+                   "is writable and has room (--runtime-root to use another)", err=True)
+        sys.exit(ExitCode.FAILED)  # it may come after the engine ran: never claim nothing changed
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+# A write the machine refused (read-only, no permission, no room): the user's to fix, said in
+# one line, exit 1. The core turns the writes whose failure means more (records, locks, the
+# running record: exit 4 before any engine runs) into HyopsErrors itself; this catches the
+# rest (run folders, caches, CLI configs), wherever they fail.
+_STORAGE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 
 
 def entry() -> None:

@@ -135,3 +135,25 @@ def test_a_module_folder_outside_any_project_is_named_by_its_folder_and_capitals
     record = json.loads((module / ".hyops" / "state" / "modules" / "^prod" / "latest.json").read_text())
     assert record["module_ref"] == "Prod" and record["status"] == "ok"
     assert run(module, "status").returncode == 0
+
+
+READ_ONLY_COMMANDS = [["plan", "proj/stk/net"], ["init", "proj/stk/net"], ["apply", "proj/stk/net"],
+                      ["destroy", "proj/stk/net"], ["reconcile", "proj/stk/net"], ["reconcile", "--all"],
+                      ["stack", "apply", "proj/stk/stack.yml"], ["status", "--all"], ["outputs", "proj/stk/net"]]
+
+
+def test_a_read_only_runtime_root_is_one_line_on_every_command_never_a_traceback(
+        project: Path, run, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root")
+    from tests.reliability.storage import read_only_bind
+
+    root = tmp_path / "proj" / ".hyops"
+    root.mkdir(mode=0o700)
+    assert run(tmp_path, "--runtime-root", str(root), "apply", "proj/stk/net").returncode == 0
+    with read_only_bind(root):
+        for args in READ_ONLY_COMMANDS:
+            out = run(tmp_path, "--runtime-root", str(root), *args)
+            assert "Traceback" not in out.stderr, f"{args}: {out.stderr}"
+            assert out.returncode in (0, 1, 3, 4), f"{args}: exit {out.returncode}: {out.stderr}"
+            assert out.returncode == 0 or "Read-only file system" in out.stderr, f"{args}: {out.stderr}"
