@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from hybridops_tf.errors import UsageError
 from hybridops_tf.modules import ModuleTarget, choose_ref
 
 INPUT_OPTIONS = ("--var", "--inputs", "--var-file")
@@ -62,9 +63,33 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
         order = ["--inputs"] * len(inputs_files) + ["--var-file"] * len(var_files) + ["--var"] * len(var_options)
     given = [CliInput(option, queues[option].pop(0)) for option in order]
     engine_inputs, rest = split_engine_flags(ctx.meta.get("passthrough") or [])
+    for item in given:
+        if item.option in ("--inputs", "--var-file"):
+            _file_where_read(Path(item.text), Path.cwd(), module_dir, before_dashes=True)
+    for item in engine_inputs:
+        if item.option == "--var-file":
+            _file_where_read(Path(item.text), module_dir, Path.cwd(), before_dashes=False)
     engine_inputs = [CliInput(i.option, str(module_dir / i.text)) if i.option == "--var-file" else i
                      for i in engine_inputs]  # an absolute text stays as it is
     return given + engine_inputs, rest
+
+
+def _file_where_read(name: Path, here: Path, other: Path, *, before_dashes: bool) -> None:
+    """A relative inputs file missing where it is read: say where that is, and whether the
+    other place (the module folder, or the current one) has it (UsageError, exit 2)."""
+    if name.is_absolute() or (here / name).exists():
+        return
+    if before_dashes:
+        rule = f"--inputs/--var-file/-var-file before `--` are read from the current folder ({here})"
+        fix = (f"; {other / name} exists: pass it by that path, or put -var-file={name} after `--` "
+               "(read from the module folder, as the engine reads it)")
+    else:
+        rule = (f"a -var-file after `--` is read from the module folder ({here}), as the engine "
+                f"reads it (`tofu -chdir={here}`)")
+        fix = f"; {other / name} exists: pass it before `--` (--var-file {name})"
+    found = (other / name).exists()
+    raise UsageError(f"cannot read inputs file {name}: not in {here}: {rule}"
+                     + (fix if found else f" (nor is it in {other})"))
 
 
 def module_options(func: Callable[..., Any]) -> Callable[..., Any]:

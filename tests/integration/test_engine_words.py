@@ -47,3 +47,19 @@ def test_a_failed_init_prints_the_engine_error_and_names_init_log(hyops: Hyops) 
     assert out.returncode == 1, out.stderr
     assert "Error: Failed to query available provider packages:" in flat, out.stderr
     assert "init.log" in flat
+
+
+def test_a_relative_var_file_missing_where_it_is_read_names_both_places(hyops: Hyops) -> None:
+    """Before `--` a file is the current folder's; after it, the module's (as the engine
+    reads it from -chdir). Put in the other place, the error says where it is."""
+    module = _module(hyops, SIM_HEADER)
+    (module / "in_module.tfvars").write_text("")
+    (hyops.workdir / "at_top.tfvars").write_text("")
+
+    before = hyops("plan", "modules/bad", "--var-file", "in_module.tfvars")
+    after = hyops("plan", "modules/bad", "--", "-var-file=at_top.tfvars")
+
+    assert before.returncode == after.returncode == 2
+    assert f"{module / 'in_module.tfvars'} exists" in " ".join(before.stderr.split())
+    assert "put -var-file=in_module.tfvars after `--`" in " ".join(before.stderr.split())
+    assert f"{hyops.workdir / 'at_top.tfvars'} exists: pass it before `--`" in " ".join(after.stderr.split())

@@ -101,7 +101,16 @@ def test_command_line_inputs_keep_the_order_typed_and_engine_flags_come_last(tmp
 
     args = ["--var", "a=1", "--inputs", "x.yml", "--var=b=2", "--var-file", "y.tfvars",
             "--", "-var-file=z.tfvars", "-target=r", "-var", "c=3"]
-    assert CliRunner().invoke(cmd, args).exit_code == 0
+    here = tmp_path / "here"
+    here.mkdir()
+    for path in (here / "x.yml", here / "y.tfvars", tmp_path / "z.tfvars"):  # each where it is read
+        path.write_text("")
+    previous = Path.cwd()
+    os.chdir(here)
+    try:
+        assert CliRunner().invoke(cmd, args).exit_code == 0
+    finally:
+        os.chdir(previous)
     assert seen["result"] == ([
         CliInput("--var", "a=1"), CliInput("--inputs", "x.yml"), CliInput("--var", "b=2"),
         CliInput("--var-file", "y.tfvars"), CliInput("--var-file", str(tmp_path / "z.tfvars")),
