@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration test-engines demo lint bench reliability demo-shared plan apply destroy status reconcile \
+.PHONY: install test unit integration test-engines demo lint bench reliability mutants demo-shared plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -77,6 +77,11 @@ lint: install
 
 reliability: install
 	$(BIN)/python scripts/reliability.py
+
+# Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
+# whose mutant survives has no test that holds it (CONTRIBUTING.md).
+mutants: install
+	$(BIN)/python scripts/mutants.py
 
 # Byte-compile first, as `pip install` does for a regular install: an editable install run
 # with PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module on every command.

@@ -1,0 +1,131 @@
+"""`make mutants`: break each guarded rule on purpose and check that its tests notice.
+
+A test that cannot fail is a defect. Each mutant below is the smallest change that breaks one
+rule of the contract (a flipped condition, a dropped write, a skipped fsync); the script
+applies it to a scratch copy of the repository, runs only the tests named as its guards
+against that copy, and expects them to FAIL. A mutant the guards let pass is a survivor: the
+rule has no test that holds it, and the script exits 1 naming it.
+
+    .venv/bin/python scripts/mutants.py            # every mutant
+    .venv/bin/python scripts/mutants.py -k fsync   # those whose name contains "fsync"
+
+Adding a rule to the contract: add its mutant here with the test that guards it
+(CONTRIBUTING.md). The scratch copy is imported ahead of the installed package through
+PYTHONPATH, which every `hyops` and provider process the tests start inherits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+IGNORED = shutil.ignore_patterns(".venv", ".git", ".hyops", "__pycache__", ".pytest_cache", ".terraform",
+                                 "*.tfstate*", ".terraform.lock.hcl")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str  # relative to the repository
+    old: str  # must occur exactly once
+    new: str
+    guards: tuple[str, ...]  # pytest arguments selecting the tests that must catch it
+
+
+MUTANTS = (
+    Mutant("destroy trusts exit 0 without an empty state", "hybridops_tf/run_settle.py",
+           "    if evidence.state.is_empty:\n", "    if True:\n",
+           ("tests/integration/test_destroy_leftovers.py", "-k", "local")),
+    Mutant("atomic write skips the directory fsync", "hybridops_tf/engine/files.py",
+           "        fsync_dir(self.path.parent)\n", "        pass\n",
+           ("tests/unit/test_durable_write_order.py",)),
+    Mutant("shared store writes without holding the lock", "hybridops_tf/store/postgres.py",
+           "                if not held:\n", "                if False:\n",
+           ("tests/integration/test_shared_store_lock_check.py",)),
+    Mutant("stack runs over an uncertain member", "hybridops_tf/stack/runner.py",
+           "        if why:\n", "        if False:\n",
+           ("tests/integration/test_stack_refusals.py", "-k", "leaf_member")),
+    Mutant("a failed apply forgets known outputs", "hybridops_tf/settle.py",
+           "    merged = dict(running.outputs or {})\n", "    merged = {}\n",
+           ("tests/unit/test_settle.py", "tests/integration/test_outputs_after_failure.py", "-k",
+            "outputs and (local or fewer or known)")),
+    Mutant("an empty state hides objects the record knows", "hybridops_tf/settle.py",
+           "    if missing:\n", "    if False:\n",
+           ("tests/unit/test_settle_rules.py",)),
+    Mutant("destroy is guarded like apply", "hybridops_tf/operation.py",
+           "    if req.command != Command.APPLY or previous is None:\n", "    if previous is None:\n",
+           ("tests/unit/test_settle_rules.py",)),
+    Mutant("ids are not matched before addresses", "hybridops_tf/settle.py",
+           "        and entry.id not in held and not is_data_source(addr, entry)\n",
+           "        and not is_data_source(addr, entry)\n",
+           ("tests/unit/test_record_objects.py",)),
+    Mutant("a forgotten object is not released", "hybridops_tf/settle.py",
+           "        elif run is not None and run.planned_action in _FORGET_ACTIONS and _live(entry):\n",
+           "        elif False:\n",
+           ("tests/unit/test_record_objects.py",)),
+    Mutant("the relay stops the engine once per parent-death signal", "hybridops_tf/engine/relay.py",
+           "        if not self._gone_once.acquire(False):\n            return\n",
+           "        if self.gone_at is not None:\n            return\n",
+           ("tests/unit/test_relay.py", "-k", "gets_sigterm or ignores_sigterm")),
+)
+
+
+def _scratch() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="hyops-mutants-"))
+    copy = root / "repo"
+    shutil.copytree(REPO, copy, ignore=IGNORED)
+    return copy
+
+
+def _run(mutant: Mutant, copy: Path) -> tuple[bool, float, str]:
+    """(caught, seconds, last lines of the guards' output)."""
+    target = copy / mutant.path
+    original = target.read_text(encoding="utf-8")
+    if original.count(mutant.old) != 1:
+        raise SystemExit(f"mutants: {mutant.path} no longer holds the text of mutant {mutant.name!r} exactly "
+                         "once: update scripts/mutants.py")
+    target.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    started = time.monotonic()
+    try:
+        out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.guards],
+                             cwd=copy, env=env, capture_output=True, text=True, timeout=1800)
+    finally:
+        target.write_text(original, encoding="utf-8")
+    tail = "\n".join((out.stdout + out.stderr).strip().splitlines()[-3:])
+    if out.returncode == 5:
+        raise SystemExit(f"mutants: the guards of {mutant.name!r} selected no test: {' '.join(mutant.guards)}")
+    return out.returncode != 0, time.monotonic() - started, tail
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="run only mutants whose name contains this text")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if args.k in m.name]
+    copy = _scratch()
+    survivors = []
+    try:
+        print(f"{'mutant':<58} {'caught':<7} {'seconds':>8}")
+        for mutant in chosen:
+            caught, seconds, tail = _run(mutant, copy)
+            print(f"{mutant.name:<58} {'yes' if caught else 'NO':<7} {seconds:>8.1f}", flush=True)
+            if not caught:
+                survivors.append(mutant)
+                print(f"  survivor: {mutant.path}: its guards passed:\n    " + tail.replace("\n", "\n    "))
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    print(f"{len(chosen) - len(survivors)} caught, {len(survivors)} survived")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
