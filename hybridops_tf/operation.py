@@ -194,6 +194,8 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     req = one.req
     digest = run_inputs.inputs_digest(rt, resolved)
     inherited, known = run_reads.takeover(req.runtime_root, req.key, one.previous, engine)
+    if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
+        known = run_settle.following_state(req, engine, one.previous.resources)
     try:
         resolved_file = run_inputs.write_resolved(one.folder, resolved)
         rerun = run_inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is

@@ -106,6 +106,16 @@ def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) 
     """The state this run's engine wrote in the module's local state file, else None."""
     from datetime import UTC, datetime
 
+    try:
+        started = datetime.strptime(running.started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return local_state(req, engine, since=started.timestamp())
+
+
+def local_state(req: ModuleRequest, engine: Engine, since: float | None = None) -> StateSnapshot | None:
+    """The module's local state file as the engine keeps it (written at or after `since`, when
+    given), else None: kept elsewhere, missing, or a format we do not read."""
     from hybridops_tf.engine.state import StateFormatError, parse_local_state
 
     if _state_kept_elsewhere(req, engine):
@@ -114,13 +124,24 @@ def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) 
     path = engine.module_dir / "terraform.tfstate" if workspace == "default" else \
         engine.module_dir / "terraform.tfstate.d" / workspace / "terraform.tfstate"
     try:
-        started = datetime.strptime(running.started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-        written_at = path.stat().st_mtime
-        if written_at < started.timestamp():
+        if since is not None and path.stat().st_mtime < since:
             return None  # not written by this run (started_at is whole seconds)
         return parse_local_state(path.read_bytes())
     except (OSError, ValueError, RecursionError, StateFormatError):
         return None  # a format we do not read: `show -json` says
+
+
+def following_state(req: ModuleRequest, engine: Engine, known: dict[str, ResourceEntry] | None
+                    ) -> dict[str, ResourceEntry] | None:
+    """What the record knows, its entries moved to where the state holds their objects now
+    (a `state mv` by hand since the last run), read from the local state file before the run
+    (no engine call); `known` as it is when there is no such file to read."""
+    if not known:
+        return known
+    state = local_state(req, engine)
+    if state is None:
+        return known
+    return settle.objects_after_run(known, {}, settle.state_view(state.resources)).resources
 
 
 def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:

@@ -13,6 +13,7 @@ id the state already holds or the user released; and a destroy then ends `destro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import pytest
 
 from tests.integration.conftest import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
+from tests.integration.modern import NULL_HEADER
 
 NETWORK_AND_VM = SIM_HEADER + """
 resource "sim_network" "net" {
@@ -54,9 +56,11 @@ def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[s
     return out
 
 
-def _engine(h: Hyops, module: Path, *args: str) -> None:
-    """The engine itself in the module, as a person runs `terraform state mv` by hand."""
-    env = h.env(TF_CLI_CONFIG_FILE=str(h.runtime_root / "sim" / "terraform.rc"), HYOPS_SIM_PYTHON=sys.executable)
+def _engine(h: Hyops, module: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    """The engine itself in the module, as a person runs `terraform state mv` by hand (with
+    hyops's CLI config for the sim provider, unless `env` names another)."""
+    mine = {"TF_CLI_CONFIG_FILE": str(h.runtime_root / "sim" / "terraform.rc"), "HYOPS_SIM_PYTHON": sys.executable}
+    env = h.env(**{**mine, **(env or {})})
     out = subprocess.run([h.engine, *args], cwd=module, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -307,3 +311,77 @@ def test_an_apply_the_engine_refuses_leaves_record_and_rerun_inputs_as_they_were
     assert _reconcile(hyops, module)["consistent"]
     _destroy_verified(hyops, module)
 
+
+
+# --- the same refactors with a provider nobody here wrote: HashiCorp's null provider 2.1.2 ------
+
+NULLS = """
+resource "null_resource" "a" {
+  triggers = { name = "first" }
+}
+resource "null_resource" "b" {
+  triggers = { name = "second" }
+}
+"""
+
+
+@pytest.fixture
+def null_modern(modern_hyops: Hyops, null_env: dict[str, str]) -> Hyops:
+    """`hyops` on the modern engine, finding hashicorp/null in the test mirror."""
+    return dataclasses.replace(modern_hyops, extra_env={**modern_hyops.extra_env, **null_env})
+
+
+def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
+        null_modern: Hyops, null_module: Any) -> None:
+    module = null_module("m", NULLS)
+    _run(null_modern, "apply", str(module))
+    ids = {a: e["id"] for a, e in _resources(null_modern).items()}
+
+    text = NULLS.replace('"null_resource" "a"', '"null_resource" "renamed"')
+    (module / "main.tf").write_text(NULL_HEADER + text + "moved {\n  from = null_resource.a\n  to = null_resource.renamed\n}\n")
+    _run(null_modern, "apply", str(module))
+    assert _resources(null_modern)["null_resource.renamed"]["id"] == ids["null_resource.a"]
+    assert "null_resource.a" not in _resources(null_modern)
+    _assert_honest_ok(null_modern)
+
+    text = text.replace('"null_resource" "b"', '"null_resource" "moved_by_hand"')
+    (module / "main.tf").write_text(NULL_HEADER + text)
+    _engine(dataclasses.replace(null_modern, extra_env={}), module, "state", "mv", "null_resource.b",
+            "null_resource.moved_by_hand", env=null_modern.extra_env)
+    report = _reconcile(null_modern, module)
+    assert report["consistent"] and not _advice(report), report
+
+    (module / "main.tf").write_text(NULL_HEADER + text.split('resource "null_resource" "moved_by_hand"')[0]
+                                    + "removed {\n  from = null_resource.moved_by_hand\n"
+                                    + "  lifecycle {\n    destroy = false\n  }\n}\n")
+    _run(null_modern, "apply", str(module))
+    rec = _record(null_modern)
+    assert [(o["address"], o["id"]) for o in rec["released"]] == [("null_resource.moved_by_hand", ids["null_resource.b"])]
+    assert set(rec["resources"]) == {"null_resource.renamed"}
+    _assert_honest_ok(null_modern)
+    assert _reconcile(null_modern, module)["consistent"]
+    _destroy_verified(null_modern, module)
+
+
+def test_a_null_resource_whose_postcondition_fails_is_error_with_its_id(
+        null_modern: Hyops, null_module: Any) -> None:
+    module = null_module("m", """
+resource "null_resource" "judged" {
+  lifecycle {
+    postcondition {
+      condition     = self.id == "never"
+      error_message = "The id is not the one we wanted."
+    }
+  }
+}
+resource "null_resource" "after" {
+  triggers = { of = null_resource.judged.id }
+}
+""")
+    _run(null_modern, "apply", str(module), expect=1)
+
+    rec = _record(null_modern)
+    state = json.loads((module / "terraform.tfstate").read_text())
+    made = [i["attributes"]["id"] for r in state["resources"] for i in r["instances"] if r["name"] == "judged"]
+    assert rec["resources"]["null_resource.judged"] == {"status": "error", "action": "create", "id": made[0]}
+    assert rec["resources"]["null_resource.after"]["status"] == "pending"
