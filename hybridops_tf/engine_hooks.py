@@ -27,7 +27,14 @@ class EnvironmentHook(Protocol):
         ...
 
     def engine_env(self, runtime_root: Path) -> dict[str, str]:
-        """The environment additions for such a module (may lay files under runtime_root)."""
+        """The environment additions for such a module (may lay files under runtime_root).
+
+        Raises ModuleNotFoundError, its message one line naming the fix, when a package the
+        hook's engine processes need is not installed: a set-up error (exit 2), nothing run.
+        A hook may also name, in a `usage_errors` attribute (a tuple of exception classes),
+        what it raises when the user's own settings rule its environment out (the sim: a
+        TF_CLI_CONFIG_FILE it cannot combine with its mirror); the message, one line saying
+        why and what to do, becomes a usage error too (exit 2)."""
         ...
 
 

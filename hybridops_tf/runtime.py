@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.errors import RefusedError
+from hybridops_tf.errors import RefusedError, UsageError
 from hybridops_tf.fsutil import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.modules import ModuleTarget
 from hybridops_tf.record import module_id
@@ -95,7 +95,12 @@ class Runtime:
                 refuse_symlinks(hook.guarded_path(self.root))
             except OSError as err:
                 raise RefusedError(f"{err}; nothing was run") from None
-            env.update(hook.engine_env(self.root))
+            try:
+                env.update(hook.engine_env(self.root))
+            except ModuleNotFoundError as err:  # a requirement not installed (engine_hooks)
+                raise UsageError(str(err)) from None
+            except getattr(hook, "usage_errors", ()) as err:  # the user's own setup rules it out
+                raise UsageError(f"{err}; nothing was run") from None
         # always explicit: the record key and the engine must agree on the workspace, whatever
         # the caller's TF_WORKSPACE or a `workspace select` in the module directory says
         env["TF_WORKSPACE"] = workspace or "default"

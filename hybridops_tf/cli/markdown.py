@@ -1,7 +1,7 @@
 """`--format markdown`: GitHub-flavoured markdown tables for a PR comment or
 `$GITHUB_STEP_SUMMARY` (member or module, status, why, next action). Pure functions from
 what the commands already have (status entries, the stack status document, the reconcile
-report) to lines; no I/O, no Click.
+report) to lines; no Click, and no I/O but finding a record's module in this checkout.
 
 A cell is one line: `|` is escaped, a newline becomes `<br>`, markdown punctuation is
 backslash-escaped so an address or error shows as written, and commands are code spans.
@@ -9,10 +9,10 @@ backslash-escaped so an address or error shows as written, and commands are code
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -62,23 +62,26 @@ def _join(parts: Iterable[str]) -> str:
     return "<br>".join(p for p in parts if p)
 
 
-def display_dir(path: str) -> str:
-    """A directory as a person pastes it: relative to the current directory when under it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
+def display_dir(path: str, project_top: Path | None = None) -> str:
+    """A module directory as a person pastes it on this runner: relative to the current
+    directory when under it or under the project top; a record's directory from another
+    checkout, the same module in this one; else as recorded (reconcile.evidence.display_dir,
+    which looks for the module on disk)."""
+    from hybridops_tf.reconcile.evidence import display_dir as shown
+
+    return shown(path, project_top)
 
 
 # --- hyops status -----------------------------------------------------------------------------
 
-def status(entries: Sequence[Any], hyops: str = "hyops") -> list[str]:
-    """`hyops status [--all] --format markdown`: one row per record (status.StatusEntry)."""
+def status(entries: Sequence[Any], hyops: str = "hyops", project_top: Path | None = None) -> list[str]:
+    """`hyops status [--all] --format markdown`: one row per record (status.StatusEntry);
+    `project_top` (the folder holding the runtime root) helps name each module's directory."""
     lines = ["### hyops status", ""]
     if not entries:
         return [*lines, "no records"]
-    rows = [(text(e.module_ref), text(e.shown_status), _status_why(e), _status_next(e, hyops)) for e in entries]
+    rows = [(text(e.module_ref), text(e.shown_status), _status_why(e), _status_next(e, hyops, project_top))
+            for e in entries]
     attention = sum(1 for e in entries if _needs_attention(e))
     summary = (f"{attention} of {len(entries)} record(s) need attention" if attention
                else f"{len(entries)} record(s), nothing to do")
@@ -107,7 +110,7 @@ def _status_why(e: Any) -> str:
     return _join(text(n) for n in notes)
 
 
-def _status_next(e: Any, hyops: str) -> str:
+def _status_next(e: Any, hyops: str, project_top: Path | None = None) -> str:
     rec = e.record
     if rec is None and e.problem is None:
         return ""  # no record: nothing was ever run here
@@ -115,7 +118,8 @@ def _status_next(e: Any, hyops: str) -> str:
         return code(f"{hyops} reconcile --all")  # corrupt: its directory is unknown
     if not _needs_attention(e):
         return ""
-    args = [hyops, "reconcile", shlex.quote(display_dir(rec.module_dir)) if rec.module_dir else "MODULE_DIR",
+    shown = display_dir(rec.module_dir, project_top) if rec.module_dir else None
+    args = [hyops, "reconcile", shlex.quote(shown) if shown else "MODULE_DIR",
             "--ref", shlex.quote(rec.module_ref)]
     if rec.workspace:
         args += ["--workspace", shlex.quote(rec.workspace)]

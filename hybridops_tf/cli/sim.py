@@ -16,8 +16,9 @@ from hybridops_tf.sim.faults import FaultsError, FaultsFile, faults_path_from_en
 from hybridops_tf.sim.install import (
     CLI_CONFIG_ENV,
     SIM_PYTHON_ENV,
+    CliConfigError,
     default_sim_root,
-    write_cli_config,
+    engine_cli_config,
 )
 from hybridops_tf.sim.store import SIM_ROOT_ENV, SimObject, SimStore, StoreError
 
@@ -165,19 +166,24 @@ def install_cmd(ctx: click.Context) -> None:
     """Write the provider mirror and CLI config into the runtime root.
 
     hyops does this by itself for modules that use the sim provider; run it to use raw
-    tofu/terraform on those modules with the lines it prints.
+    tofu/terraform on those modules with the lines it prints. With a TF_CLI_CONFIG_FILE of
+    your own, the config printed is yours plus the sim mirror (a derived file, 0600).
 
     \b
     Exit codes:
       0  written
       1  the runtime root is not writable
+      2  your TF_CLI_CONFIG_FILE cannot be combined with the mirror (one line: why, what to do)
 
     \b
     Example:
       eval "$(hyops sim install)" && terraform -chdir=modules/sim/network init
     """
     runtime_root: Path = ctx.obj.runtime_root
-    config = write_cli_config(runtime_root)
+    try:
+        config = engine_cli_config(runtime_root, os.environ)
+    except CliConfigError as err:
+        raise UsageError(str(err)) from None
     click.echo(f"export {CLI_CONFIG_ENV}={shlex.quote(str(config))}")
     click.echo(f"export {SIM_PYTHON_ENV}={shlex.quote(sys.executable)}")
     sim_root = os.environ.get(SIM_ROOT_ENV) or str(default_sim_root(runtime_root))

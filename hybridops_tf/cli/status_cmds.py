@@ -64,7 +64,7 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         from hybridops_tf.cli import markdown
         from hybridops_tf.cli.reconcile_cmds import hyops_prefix
 
-        for line in markdown.status(entries, hyops_prefix(ctx)):
+        for line in markdown.status(entries, hyops_prefix(ctx), ctx.obj.runtime_root.parent):
             click.echo(line)
     elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]

@@ -79,7 +79,7 @@ class Target:
     @property
     def display_dir(self) -> str | None:
         """Relative to the current directory when under it, so pasted commands stay short."""
-        return None if self.directory is None else _display(self.directory)
+        return None if self.directory is None else display_dir(self.directory)
 
 
 def _display(path: Path) -> str:
@@ -88,6 +88,56 @@ def _display(path: Path) -> str:
     except ValueError:
         return str(path)
     return str(path) if rel.startswith("..") else rel
+
+
+def display_dir(path: Path | str, project_top: Path | None = None) -> str:
+    """A module directory as the commands a summary prints name it, so they run on any
+    runner that checked the repository out, wherever:
+    - relative to the current directory when the module is under it (`modules/network`);
+    - else, when the current directory is inside the project, under its top (the folder
+      holding the runtime root): relative to the current directory all the same (`../vm`
+      from inside a sibling module);
+    - a directory that does not exist here (recorded by another runner, in its checkout of
+      the same repository): the same module in this checkout, the longest tail of its path
+      that is a directory holding `.tf` files under the current directory or the project
+      top, shown as above;
+    - else the path as recorded."""
+    path = Path(os.path.abspath(path))
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the current directory was removed: nothing is relative to it
+        return str(path)
+    bases = [cwd]
+    top = None if project_top is None else Path(os.path.abspath(project_top))
+    if top is not None and top in cwd.parents:  # from outside the project, `..` paths help nobody
+        bases.append(top)
+    shown = _relative_under(path, bases, cwd)
+    if shown is not None or path.is_dir():
+        return shown if shown is not None else str(path)
+    parts = path.parts[1:]  # without the root: the longest tail first
+    for start in range(len(parts)):
+        for base in bases:
+            candidate = base.joinpath(*parts[start:])
+            if _holds_tf(candidate):
+                return _relative_under(candidate, bases, cwd) or str(path)
+    return str(path)
+
+
+def _relative_under(path: Path, bases: list[Path], cwd: Path) -> str | None:
+    """`path` relative to `cwd` when it is under one of `bases`, else None."""
+    if not any(path == base or base in path.parents for base in bases):
+        return None
+    try:
+        return os.path.relpath(path, cwd)
+    except ValueError:
+        return None
+
+
+def _holds_tf(directory: Path) -> bool:
+    try:
+        return directory.is_dir() and any(p.suffix == ".tf" for p in directory.iterdir())
+    except OSError:
+        return False
 
 
 def rerun_args(target: Target, runtime_root: Path, directory: Path | None = None,
@@ -245,7 +295,8 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         directory = Path(record.module_dir)
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
-    where = Where(target.module_ref, Target(target.module_ref, directory).display_dir, workspace,
+    shown = None if directory is None else display_dir(directory, opts.runtime_root.parent)
+    where = Where(target.module_ref, shown, workspace,
                   exists and directory is not None and bool(engine_hooks.applying(directory)),
                   inputs_args=rerun_args(target, opts.runtime_root, directory if exists else None,
                                          opts.var_options),

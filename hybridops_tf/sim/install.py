@@ -7,6 +7,8 @@ The engine gets a CLI config with a `filesystem_mirror` holding one launcher scr
 The launcher's bytes are identical on every machine, so the `h1:` hash that `init` records
 in `.terraform.lock.hcl` stays valid when the lock file is committed; the Python to run
 comes from HYOPS_SIM_PYTHON at run time instead of being baked into the script.
+A user's own TF_CLI_CONFIG_FILE is not replaced but combined: the engine gets a derived
+file, theirs plus the sim mirror (hybridops_tf.sim.cliconfig).
 The CLI imports this module at start (it registers SIM_ENVIRONMENT, see the end): keep it
 free of heavy imports.
 """
@@ -34,6 +36,49 @@ LAUNCHER_TEXT = f"""#!/bin/sh
 # hyops sets HYOPS_SIM_PYTHON to the Python that has hybridops_tf installed.
 exec "${{{SIM_PYTHON_ENV}:-python3}}" -m hybridops_tf.sim "$@"
 """
+
+# The provider's one third-party package (the `[sim]` extra). Without it the launcher dies on
+# `import tf` and the engine only says "Unrecognized remote plugin message": hyops checks first.
+SIM_PACKAGE = "tf"
+SIM_EXTRA = "pip install 'hybridops-tf[sim]'"
+
+
+def sim_extra_missing(python: str) -> str:
+    """The one line hyops (exit 2) and the launcher (run by hand) say when `python` cannot
+    import the sim provider's package."""
+    return (f"the simulated cloud's provider needs the Python package `{SIM_PACKAGE}`, which "
+            f"{python} cannot import: {SIM_EXTRA}")
+
+
+class SimExtraMissing(ModuleNotFoundError):
+    """The Python that will run the launcher lacks `tf`. A ModuleNotFoundError, so the core
+    (engine_hooks: a hook's missing requirement) reports it as a set-up error, nothing run."""
+
+    def __init__(self, python: str) -> None:
+        super().__init__(sim_extra_missing(python), name=SIM_PACKAGE)
+
+
+def check_sim_python(python: str) -> None:
+    """SimExtraMissing when `python`, the launcher's interpreter, cannot import `tf`.
+
+    Cheap: asked of this process when `python` is this interpreter (what hyops hands the
+    launcher); another interpreter is not started to ask it (a Python start per module)."""
+    if python != sys.executable:
+        return
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec(SIM_PACKAGE) is not None
+    except (ImportError, ValueError):  # a broken or half-imported package: the launcher fails too
+        found = False
+    if not found:
+        raise SimExtraMissing(python)
+
+
+class CliConfigError(ValueError):
+    """The user's TF_CLI_CONFIG_FILE cannot be combined with the sim mirror: the message is
+    one line saying why and what to do (the CLI exits 2, nothing run)."""
+
 
 _SIM_RESOURCE = re.compile(r"""(?m)^\s*(resource|data)\s+"?sim_[A-Za-z0-9_]*"?\s""")
 
@@ -137,6 +182,67 @@ def write_cli_config(runtime_root: Path) -> Path:
     return config
 
 
+def derived_cli_config_path(runtime_root: Path, user_file: Path) -> Path:
+    """Where the user's file combined with the mirror goes: one file per user file (named by
+    a digest of its path), so runs with different files never share one."""
+    import hashlib
+
+    digest = hashlib.sha256(str(user_file).encode()).hexdigest()[:12]
+    return sim_dir(runtime_root) / f"terraform-{digest}.rc"
+
+
+def write_derived_cli_config(runtime_root: Path, user_file: Path) -> Path | None:
+    """The user's CLI config plus the sim mirror, written (0600, atomically, only when the
+    user's file or the mirror changed) beside hyops's own config; return its path.
+
+    None when the user's file is to be used as it is: one of hyops's own configs of this
+    runtime root, or a file that installs the sim from a mirror of its own. CliConfigError
+    when it cannot be read or combined. The mirror's launcher must be laid already
+    (write_cli_config).
+    """
+    root = Path(runtime_root).absolute()
+    user_file = Path(user_file).expanduser().absolute()
+    if user_file.resolve().parent == sim_dir(root).resolve():
+        return None  # `eval "$(hyops sim install)"` exported one of ours
+    from hybridops_tf.sim import cliconfig
+
+    try:
+        text = user_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise CliConfigError(f"cannot read your {CLI_CONFIG_ENV} {user_file}: {why}; hyops adds the "
+                             f"sim provider's mirror to it: fix it, or unset {CLI_CONFIG_ENV}") from None
+    target = derived_cli_config_path(root, user_file)
+    mark = cliconfig.stamp(text, str(user_file), mirror_dir(root))
+    try:
+        unchanged = target.read_text(encoding="utf-8").startswith(mark)
+    except (OSError, UnicodeDecodeError):
+        unchanged = False
+    if unchanged:  # neither the user's file nor the mirror changed: no new parse
+        if stat.S_IMODE(target.stat().st_mode) != 0o600:
+            target.chmod(0o600)
+        return target
+    combined = cliconfig.combine(text, str(user_file), mirror_dir(root))
+    if combined is None:
+        return None
+    _write_if_changed(target, combined, 0o600)
+    return target
+
+
+def engine_cli_config(runtime_root: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The CLI config the engine gets for a sim module, its files written: hyops's own, or,
+    when the user set a TF_CLI_CONFIG_FILE of their own, that file combined with the mirror
+    (or theirs as it is, when it installs the sim itself). CliConfigError when theirs
+    cannot be combined."""
+    env = os.environ if environ is None else environ
+    own = write_cli_config(runtime_root)  # lays the launcher every config points at
+    user = _user_cli_config(env)
+    if user is None:
+        return own
+    theirs = Path(user).expanduser()
+    return write_derived_cli_config(runtime_root, theirs) or theirs
+
+
 def _user_cli_config(environ: Mapping[str, str]) -> str | None:
     """The user's own TF_CLI_CONFIG_FILE, if it names a file that exists.
 
@@ -150,16 +256,20 @@ def _user_cli_config(environ: Mapping[str, str]) -> str | None:
 def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment additions hyops gives the engine for a module that uses the sim provider.
 
-    - TF_CLI_CONFIG_FILE: our mirror config (written here, idempotently), unless the user
-      set their own existing one: then they must have a mirror for the sim provider.
+    - TF_CLI_CONFIG_FILE: our mirror config (written here, idempotently); when the user set
+      their own existing one, that file combined with the mirror (engine_cli_config), or
+      nothing when theirs installs the sim itself. CliConfigError when it cannot be combined.
     - HYOPS_SIM_PYTHON: this interpreter, which has hybridops_tf importable.
     - HYOPS_SIM_ROOT: `<runtime_root>/sim/cloud` unless already set.
     - HYOPS_SIM_ROOT / HYOPS_SIM_FAULTS made absolute when given relative.
+    SimExtraMissing, before anything is written, when this interpreter cannot import `tf`.
     """
+    check_sim_python(sys.executable)
     env = os.environ if environ is None else environ
     additions: dict[str, str] = {SIM_PYTHON_ENV: sys.executable}
-    if _user_cli_config(env) is None:
-        additions[CLI_CONFIG_ENV] = str(write_cli_config(runtime_root))
+    config = str(engine_cli_config(runtime_root, env))
+    if _user_cli_config(env) is None or config != str(Path(env[CLI_CONFIG_ENV]).expanduser()):
+        additions[CLI_CONFIG_ENV] = config
     if not env.get(SIM_ROOT_ENV):
         additions[SIM_ROOT_ENV] = str(default_sim_root(runtime_root))
     # the provider runs in the module directory (-chdir): a relative path means the caller's cwd
@@ -240,6 +350,9 @@ class SimEnvironment:
     """The sim provider's engine environment as the core asks for it: the shape of
     hybridops_tf.engine_hooks.EnvironmentHook (structural: the sim imports nothing of the core).
     The CLI registers SIM_ENVIRONMENT; the core then gives every sim module its mirror."""
+
+    # what engine_env raises when the user's own setup rules it out: a usage error (exit 2)
+    usage_errors: tuple[type[Exception], ...] = (CliConfigError,)
 
     def applies(self, module_dir: Path) -> bool:
         return module_uses_sim(module_dir)

@@ -93,8 +93,19 @@ def connect(url: str, *, server_keepalive: bool = False) -> Any:
         if server_keepalive:
             conn.execute(SERVER_KEEPALIVE)
     except psycopg.Error as err:
-        raise StoreUnavailable(f"cannot reach the store {redact_url(url)}: {_first_line(err)}") from None
+        line = _first_line(err)
+        raise StoreUnavailable(f"cannot reach the store {redact_url(url)}: {line}{_login_hint(line)}") from None
     return conn
+
+
+def _login_hint(line: str) -> str:
+    """Where the password goes, when the server asked for one and got none (or a wrong one)."""
+    if "no password supplied" in line:
+        return ("; the server asks for a password: give it in PGPASSWORD (a CI secret) or in "
+                "a PGPASSFILE, never in the store URL")
+    if "password authentication failed" in line:
+        return "; check the password given in PGPASSWORD or PGPASSFILE"
+    return ""
 
 
 def _first_line(err: BaseException) -> str:

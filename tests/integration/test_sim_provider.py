@@ -126,8 +126,9 @@ def test_write_cli_config_is_idempotent_and_private(runtime_root: Path) -> None:
 
 
 def test_sim_engine_env_respects_the_callers_settings(runtime_root: Path, tmp_path: Path) -> None:
-    own = tmp_path / "my.tfrc"
-    own.write_text("")
+    own = tmp_path / "my.tfrc"  # one that installs the sim itself is used as it is
+    own.write_text(f'provider_installation {{\n  filesystem_mirror {{\n    path = "/m"\n'
+                   f'    include = ["{SIM_SOURCE}"]\n  }}\n}}\n')
     env = sim_engine_env(runtime_root, {"TF_CLI_CONFIG_FILE": str(own), "HYOPS_SIM_ROOT": "/x"})
     assert "TF_CLI_CONFIG_FILE" not in env and "HYOPS_SIM_ROOT" not in env
     env = sim_engine_env(runtime_root, {"TF_CLI_CONFIG_FILE": str(tmp_path / "missing.tfrc")})

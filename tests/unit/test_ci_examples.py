@@ -272,3 +272,124 @@ def test_gitlab_takes_the_store_url_from_a_ci_variable() -> None:
     # unprotected branch), where a differently named undefined variable expands to "".
     assert reference.group(1) != "HYOPS_STORE"
     assert "postgresql://" not in yaml.safe_dump(pipeline)  # never a literal URL in the file
+
+
+# --- installing hyops: what exists, never a name no index publishes --------------------------
+
+README = REPO / "README.md"
+# `hybridops-tf`, `hybridops_tf[postgres]`, `hybridops-tf==1.2.3`: a name a package index would
+# have to publish (it is not published anywhere). `NAME[extras] @ URL` and paths are what exists.
+BARE_NAME = re.compile(r"^hybridops[-_]tf(\[[^\]]*\])?\s*([<>=!~;].*)?$", re.I)
+URL_IN_TEXT = re.compile(r"postgres(?:ql)?://[^\s/@'\"]*:[^\s/@'\"]*@")  # user:password@
+
+
+def install_requirements(script: str) -> list[str]:
+    """The requirements of every `pip install` / `pipx install` / `python -m pip install`."""
+    found = []
+    for line in logical_lines(script):
+        for words in simple_commands(line):
+            for start in range(len(words) - 1):
+                if words[start] in ("pip", "pip3", "pipx") or words[start].endswith(("/pip", "/pip3")):
+                    if words[start + 1] == "install":
+                        found += [w for w in words[start + 2:] if not w.startswith("-")]
+                    break
+    return found
+
+
+def expand(script: str, values: dict[str, Any]) -> str:
+    """`$NAME` / `${NAME}` replaced by the value the file's own `env:`/`variables:` gives it
+    (the install requirement is set once, at the top); other variables are left as they are."""
+    def value(match: re.Match[str]) -> str:
+        found = values.get(match.group(1) or match.group(2))
+        return found if isinstance(found, str) else match.group(0)
+
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", value, script)
+
+
+def recipe_scripts() -> list[tuple[str, str]]:
+    github, gitlab = load(GITHUB), load(GITLAB)
+    sources = [(f"github-actions.yml:{job}", expand(s, github["env"])) for job, s in github_scripts(github)]
+    sources += [(f"gitlab-ci.yml:{job}", expand(s, gitlab["variables"])) for job, s in gitlab_scripts(gitlab)]
+    return sources + list(doc_shell_blocks(CI_DOC.read_text(encoding="utf-8")))
+
+
+def test_the_install_check_tells_a_bare_name_from_what_exists() -> None:
+    script = ('pip install hybridops-tf\npip install --quiet "hybridops-tf[postgres]==1.0"\n'
+              'pip install "hybridops-tf[postgres] @ git+https://example.org/o/r@v1"\n'
+              'python -m pip install ./dist/hybridops_tf-0.1.0-py3-none-any.whl && pipx install .\n')
+    wanted = install_requirements(script)
+    assert wanted == ["hybridops-tf", "hybridops-tf[postgres]==1.0",
+                      "hybridops-tf[postgres] @ git+https://example.org/o/r@v1",
+                      "./dist/hybridops_tf-0.1.0-py3-none-any.whl", "."]
+    assert [bool(BARE_NAME.match(w)) for w in wanted] == [True, True, False, False, False]
+
+
+def test_no_recipe_installs_hybridops_tf_by_its_bare_name() -> None:
+    """hybridops-tf is not on PyPI: `pip install hybridops-tf` fails on every runner."""
+    for where, script in recipe_scripts():
+        for requirement in install_requirements(script):
+            assert not BARE_NAME.match(requirement), (
+                f"{where}: `pip install {requirement}` names a package no index publishes; "
+                "install from the repository (NAME[postgres] @ git+https://...@TAG) or a wheel")
+
+
+def test_every_job_that_runs_hyops_installs_it_from_the_repository_with_postgres() -> None:
+    """The store URL comes from a secret: every job needs the [postgres] extra."""
+    pipeline, workflow = load(GITLAB), load(GITHUB)
+    jobs: dict[str, list[str]] = {}
+    for name, job in workflow["jobs"].items():
+        jobs[f"github:{name}"] = [expand(s["run"], workflow["env"]) for s in job["steps"] if "run" in s]
+    for name, job in gitlab_jobs(pipeline).items():
+        template = pipeline.get(job.get("extends", ""), {})
+        jobs[f"gitlab:{name}"] = [expand(s, pipeline["variables"])
+                                  for _, s in gitlab_scripts({"t": template, "j": job})]
+    for name, scripts in jobs.items():
+        if not any(hyops_commands(s) for s in scripts):
+            continue
+        wanted = [r for s in scripts for r in install_requirements(s) if "hybridops" in r]
+        assert wanted, f"{name} runs hyops without installing it"
+        for requirement in wanted:
+            assert re.fullmatch(r"hybridops-tf\[postgres\] @ git\+https://\S+@\S+", requirement), \
+                f"{name}: {requirement}"
+
+
+def test_the_recipes_say_how_to_point_the_install_at_your_copy() -> None:
+    for path in (GITHUB, GITLAB, CI_DOC):
+        raw = path.read_text(encoding="utf-8")
+        assert "not published on PyPI" in " ".join(raw.split()), path.name
+
+
+# --- the store's password: never in the URL --------------------------------------------------
+
+def test_no_doc_or_recipe_puts_a_password_in_the_store_url() -> None:
+    """With `backend "pg" {}` hyops refuses (exit 2) a store URL carrying a password."""
+    for path in (GITHUB, GITLAB, CI_DOC, README, REPO / "docs" / "shared-store.md"):
+        raw = path.read_text(encoding="utf-8")
+        assert not URL_IN_TEXT.search(raw), f"{path.name}: {URL_IN_TEXT.search(raw).group(0)}"  # type: ignore[union-attr]
+        if path != README:
+            assert "PGPASSWORD" in raw and "PGPASSFILE" in raw, path.name
+
+
+def test_github_takes_the_store_password_from_its_own_secret() -> None:
+    env = load(GITHUB)["env"]
+    assert re.fullmatch(r"\$\{\{\s*secrets\.\w+\s*\}\}", env["PGPASSWORD"])
+    assert env["PGPASSWORD"] != env["HYOPS_STORE"]
+
+
+def test_gitlab_takes_the_store_password_from_a_ci_variable() -> None:
+    variables = load(GITLAB)["variables"]
+    reference = re.fullmatch(r"\$\{?(\w+)\}?", variables["PGPASSWORD"])
+    assert reference is not None and reference.group(1) not in ("PGPASSWORD", "HYOPS_STORE_URL")
+
+
+# --- the README: installing outside `make` ---------------------------------------------------
+
+def test_the_readme_says_how_to_install_hyops_like_any_python_cli() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = re.search(r"^## Install\n(.*?)^## ", text, re.M | re.S)
+    assert section is not None, "README has no `## Install` section"
+    assert text.index("## Install") < text.index("## Commands"), "Install comes before Commands"
+    body = " ".join(section.group(1).split())
+    for needed in ("pipx install", "pip install", "git+https://", "[sim]", "[postgres]",
+                   "python -m build", "pip wheel", "not published on PyPI", "pipx inject"):
+        assert needed in body, f"README's Install section lacks {needed!r}"

@@ -73,3 +73,56 @@ def test_without_the_sim_hook_the_core_gives_a_sim_module_no_mirror(tmp_path: Pa
     (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')
 
     assert CLI_CONFIG_ENV not in Runtime(tmp_path / "rt").engine_env(module, None, None)
+
+
+class Uninstalled(Marker):
+    """A hook whose engine processes need a package that is not installed."""
+
+    def engine_env(self, runtime_root: Path) -> dict[str, str]:
+        raise ModuleNotFoundError("the marker needs `markerpkg`: pip install markerpkg", name="markerpkg")
+
+
+@pytest.mark.usefixtures("no_hooks")
+def test_a_hook_missing_its_package_is_a_usage_error_with_its_one_line(tmp_path: Path) -> None:
+    from hybridops_tf.errors import ExitCode, UsageError
+
+    engine_hooks.register(Uninstalled())
+    (tmp_path / "marked").touch()
+
+    with pytest.raises(UsageError) as caught:
+        Runtime(tmp_path / "rt").engine_env(tmp_path, None, None)
+
+    assert caught.value.exit_code == ExitCode.USAGE
+    assert str(caught.value) == "the marker needs `markerpkg`: pip install markerpkg"
+
+
+@pytest.mark.usefixtures("no_hooks")
+def test_the_sim_hook_without_tf_names_the_extra_and_writes_no_mirror(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hybridops_tf.errors import UsageError
+    from hybridops_tf.sim.install import SIM_ENVIRONMENT, cli_config_path
+
+    monkeypatch.setitem(sys.modules, "tf", None)  # as Python sees a package not installed
+    engine_hooks.register(SIM_ENVIRONMENT)
+    module = tmp_path / "mod"
+    module.mkdir()
+    (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')
+
+    with pytest.raises(UsageError) as caught:
+        Runtime(tmp_path / "rt").engine_env(module, None, None)
+
+    assert "pip install 'hybridops-tf[sim]'" in str(caught.value) and "\n" not in str(caught.value)
+    assert sys.executable in str(caught.value)
+    assert not cli_config_path(tmp_path / "rt").exists()
+
+
+def test_the_sim_check_asks_only_this_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another interpreter is never started to ask it (a Python start per module)."""
+    from hybridops_tf.sim.install import SimExtraMissing, check_sim_python
+
+    check_sim_python(sys.executable)  # this venv has the [sim] extra
+    monkeypatch.setitem(sys.modules, "tf", None)
+    with pytest.raises(SimExtraMissing):
+        check_sim_python(sys.executable)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("spawned a process"))
+    check_sim_python("/opt/other/python3")

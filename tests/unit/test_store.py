@@ -163,3 +163,31 @@ def test_a_driver_error_that_quotes_the_url_never_shows_its_password() -> None:
     shown = _first_line(ValueError('invalid dsn: "postgresql://ci:hunter2@db/x" near hunter2\nmore'))
 
     assert "hunter2" not in shown and shown.startswith("invalid dsn")
+
+
+@pytest.mark.parametrize(("said", "hint"), [
+    ('connection failed: connection to server at "db", port 5432 failed: fe_sendauth: no password supplied',
+     "PGPASSWORD"),
+    ('connection failed: FATAL:  password authentication failed for user "ci"', "PGPASSWORD or PGPASSFILE"),
+    ("connection failed: Connection refused", None),
+])
+def test_a_login_the_server_refuses_names_where_the_password_goes(
+        monkeypatch: pytest.MonkeyPatch, said: str, hint: str | None) -> None:
+    import psycopg
+
+    from hybridops_tf.store import postgres
+
+    def refuse(*_: object, **__: object) -> None:
+        raise psycopg.OperationalError(said)
+
+    monkeypatch.setattr(psycopg, "connect", refuse)
+
+    with pytest.raises(postgres.StoreUnavailable) as caught:
+        postgres.connect("postgresql://ci@db:5432/platform")
+
+    message = str(caught.value)
+    assert message.startswith("cannot reach the store postgresql://ci@db:5432/platform: ") and "\n" not in message
+    if hint is None:
+        assert "PGPASSWORD" not in message
+    else:
+        assert hint in message and "PGPASSFILE" in message
