@@ -74,7 +74,7 @@ MUTANTS = (
     Mutant("the relay stops the engine once per parent-death signal", "hybridops_tf/engine/relay.py",
            "        if not self._gone_once.acquire(False):\n            return\n",
            "        if self.gone_at is not None:\n            return\n",
-           ("tests/unit/test_relay.py", "-k", "gets_sigterm or ignores_sigterm")),
+           ("tests/unit/test_relay.py", "-k", "gets_sigterm or ignores_sigterm or nested")),
 )
 
 

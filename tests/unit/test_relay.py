@@ -361,3 +361,26 @@ def test_the_relay_finds_the_engine_through_proc_when_hyops_died_before_naming_i
 
 
 SLEEP_FOREVER = "import time\ntime.sleep(120)\n"
+
+
+def test_a_parent_death_signal_handled_nested_in_another_sends_no_second_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race of the test above, made certain: a second handler runs nested inside the
+    first, at its first call (where CPython may run a pending signal handler)."""
+    r = relay.Relay(parent=os.getpid(), control_fd=None, log_fd=None, grace=1.0)
+    r._engine = 999_999  # the engine's pid as hyops sent it
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(relay.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(relay.signal, "setitimer", lambda *_args: (0.0, 0.0))
+    clock = relay.time.monotonic
+    nested: list[bool] = []
+
+    def monotonic_with_a_signal_arriving() -> float:
+        if not nested:
+            nested.append(True)
+            r.hyops_gone()  # the second parent-death signal's handler
+        return clock()
+
+    monkeypatch.setattr(relay.time, "monotonic", monotonic_with_a_signal_arriving)
+    r.hyops_gone()
+
+    assert sent == [(999_999, int(signal.SIGTERM))]
