@@ -1,4 +1,4 @@
-"""Errors that carry their exit code (DESIGN §10).
+"""Errors that carry their exit code (docs/contract.md: Exit codes).
 
 The core raises these; only the CLI entry point turns them into a message and an exit
 code. Anything else that escapes is a bug and keeps its traceback. The root class and the

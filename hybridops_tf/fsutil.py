@@ -1,4 +1,4 @@
-"""Durable, private file writes for the core: the engine layer's helpers (DESIGN §2).
+"""Durable, private file writes for the core: the engine layer's helpers (docs/contract.md: Commands and options).
 
 They live in hybridops_tf.engine.files because the engine writes files too and imports
 nothing above its layer; the core names them here. One set of functions, one registry of

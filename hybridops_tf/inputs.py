@@ -1,6 +1,6 @@
 """Module inputs: merge the input sources, validate them, keep secrets off disk.
 
-Validation happens here, before any lock or engine run (DESIGN §6.1), so a misspelt input
+Validation happens here, before any lock or engine run (docs/contract.md: Inputs), so a misspelt input
 name is exit 2 with nothing changed. Sources rank as the engine ranks them, lowest first:
 variable defaults < the caller's TF_VAR_ environment < terraform.tfvars <
 terraform.tfvars.json < *.auto.tfvars(.json) in lexical order < explicit inputs (stack inputs,

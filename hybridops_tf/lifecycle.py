@@ -1,4 +1,4 @@
-"""Statuses and the rules between them (DESIGN §5). Pure: no I/O, exhaustively tested.
+"""Statuses and the rules between them (docs/contract.md: Statuses). Pure: no I/O, exhaustively tested.
 
 One Enum per vocabulary, shared by code, docs and tests, so the words cannot drift. Two
 of them are facts of an engine run's event stream and are defined in the engine layer
@@ -46,7 +46,7 @@ class ResourceStatus(StrEnum):
 
 
 class MemberStatus(StrEnum):
-    """Stack member status in a stack run report (DESIGN §8)."""
+    """Stack member status in a stack run report (docs/contract.md: Stacks)."""
 
     OK = "ok"
     ERROR = "error"

@@ -1,4 +1,4 @@
-"""apply/destroy/refresh/import for one module: DESIGN §6, step by step.
+"""apply/destroy/refresh/import for one module: the contract step by step (docs/contract.md).
 
 1 validate -> 2 lock -> 3 preflight + uncertain-outcome guard -> 4 persist `running` ->
 5 run the engine, streaming events -> 6 settle from evidence -> 7 release. Never retry.

@@ -1,4 +1,4 @@
-"""The operation record (`latest.json`, schema_version 1) and its store (DESIGN §3, §4).
+"""The operation record (`latest.json`, schema_version 1) and its store (docs/contract.md: Files under the runtime root, The record).
 
 The record says what was attempted; provider state says what exists. This module only
 reads and writes records: under a per-module lock held for the whole operation, always

@@ -1,4 +1,4 @@
-"""Replace secret values before anything is shown or written (DESIGN §7).
+"""Replace secret values before anything is shown or written (docs/contract.md: Inputs).
 
 Sensitive inputs reach the engine only through its var file on a pipe; every copy that can end up
 in a file, a log or a terminal (meta.json argv, resolved.inputs.yml, rerun.inputs.yml) goes

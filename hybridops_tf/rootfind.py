@@ -1,4 +1,4 @@
-"""Which runtime root a command uses when none is given (DESIGN §2).
+"""Which runtime root a command uses when none is given (docs/contract.md: Commands and options).
 
 `--runtime-root`, else `HYOPS_RUNTIME_ROOT`, else the nearest `.hyops/` found walking up
 from the current directory (as git finds `.git`), else `./.hyops`, created by the first

@@ -1,4 +1,4 @@
-"""What hyops reads from the engine around a run to know what happened (DESIGN §6).
+"""What hyops reads from the engine around a run to know what happened (docs/contract.md: Statuses).
 
 Read-only engine calls, apart from the run itself: the takeover of a stale `running`
 record (its run's events and a fresh plan name what it may have created) and the convergence

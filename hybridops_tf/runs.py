@@ -1,4 +1,4 @@
-"""The run folder of one command on one module (DESIGN §3).
+"""The run folder of one command on one module (docs/contract.md: Files under the runtime root).
 
 meta.json is written first and result.json last, so `result.json` existing means the run
 finished; events.jsonl gets each engine line as it arrives, before it is parsed.
@@ -44,7 +44,7 @@ class Command(StrEnum):
 
 
 def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
-    """`<runtime_root>/runs/<module_id>/<run_id>` (DESIGN §3)."""
+    """`<runtime_root>/runs/<module_id>/<run_id>` (docs/contract.md: Files under the runtime root)."""
     return runtime_root / "runs" / module_id(module_ref) / run_id
 
 

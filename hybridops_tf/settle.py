@@ -1,4 +1,4 @@
-"""Pure record transitions of the apply/destroy contract (DESIGN §6 steps 4 and 6).
+"""Pure record transitions of the apply/destroy contract (docs/contract.md: Statuses).
 
 Each function takes the record as it stands plus the evidence of the run and returns the
 record to write. No I/O, so every rule (outputs never fewer, orphans never hidden,

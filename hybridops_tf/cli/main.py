@@ -43,7 +43,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 @dataclass(frozen=True)
 class Settings:
-    """Global options shared by every command (DESIGN §2, §10)."""
+    """Global options shared by every command (docs/contract.md: Commands and options, Exit codes)."""
 
     runtime_root: Path
     engine: str | None

@@ -1,4 +1,4 @@
-"""The stderr lines that say which runtime root a command read (DESIGN §2).
+"""The stderr lines that say which runtime root a command read (docs/contract.md: Commands and options).
 
 Commands that answer questions about modules call `note_root`: `--all` and stack views
 name the root they read, and any of them says loudly when that root is missing or holds

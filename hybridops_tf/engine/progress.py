@@ -1,4 +1,4 @@
-"""The fold of an engine run's events into per-resource progress (DESIGN §4, §6).
+"""The fold of an engine run's events into per-resource progress (docs/contract.md: The record, Statuses).
 
 Why separate from events.py: parsing says what one line means; this says what a whole
 stream proves about each resource: the record's `resources` (complete/error/pending) and

@@ -1,4 +1,4 @@
-"""The one spelling of a hidden value, and the redaction of one engine event line (DESIGN §7).
+"""The one spelling of a hidden value, and the redaction of one engine event line (docs/contract.md: Inputs).
 
 In the engine layer because the event relay (relay.py, a process of its own) redacts every
 line before it reaches events.jsonl, and sensitive.py masks `show -json` documents: both

@@ -1,4 +1,4 @@
-"""Sensitive values masked in `show -json` documents of a state or a plan (DESIGN §7).
+"""Sensitive values masked in `show -json` documents of a state or a plan (docs/contract.md: Inputs).
 
 Why: `hyops plan` keeps a readable plan.json in the run folder, and a plan document holds
 every value in the clear, with separate `*_sensitive` trees saying which are secret. This

@@ -1,11 +1,11 @@
 """Typed `show -json` (state) and `output -json` documents.
 
 Why this exists: after a red pipeline the provider state is the evidence of what exists
-(DESIGN §6, §9). These parsers turn the engine's JSON into small typed values the record,
+(docs/contract.md: Statuses, Reconcile). These parsers turn the engine's JSON into small typed values the record,
 reconcile and destroy verification can compare, without caring whether Terraform 1.0
 (format 0.1/0.2) or OpenTofu (1.x) wrote it. A format with a major version above 1 is refused
 loudly instead of being misread. Plans are not parsed here: sensitive.py masks a plan
-document's secrets before it is kept (DESIGN §3), and callers read the masked dict. Pure.
+document's secrets before it is kept (docs/contract.md: Files under the runtime root), and callers read the masked dict. Pure.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class StateSnapshot:
         return [r for r in self.resources if r.deposed_key is not None]
 
     def outputs_plain(self) -> dict[str, Any]:
-        """Outputs as a record stores them (DESIGN §4): a sensitive one is {"sensitive": true}."""
+        """Outputs as a record stores them (docs/contract.md: The record): a sensitive one is {"sensitive": true}."""
         return outputs_plain(self.outputs)
 
 

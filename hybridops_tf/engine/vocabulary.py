@@ -1,4 +1,4 @@
-"""The words an engine run's event stream is read in, shared by the layers above (DESIGN §5).
+"""The words an engine run's event stream is read in, shared by the layers above (docs/contract.md: Statuses).
 
 Facts of the stream, not of a record: where one resource stands (Progress) and which
 planned actions make a new remote object (CREATE_ACTIONS). progress.py folds events into

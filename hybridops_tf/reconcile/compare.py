@@ -1,4 +1,4 @@
-"""`compare(evidence) -> findings`: the pure heart of reconcile (DESIGN §9).
+"""`compare(evidence) -> findings`: the pure heart of reconcile (docs/contract.md: Reconcile).
 
 Why pure and linear: a person reads these findings after a red pipeline and acts on them,
 so the same evidence must always give the same words, and a 10,000-resource state must not

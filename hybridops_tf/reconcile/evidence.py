@@ -1,4 +1,4 @@
-"""Gather one module's evidence: the I/O half of reconcile (DESIGN §9).
+"""Gather one module's evidence: the I/O half of reconcile (docs/contract.md: Reconcile).
 
 Why it is careful about writing: a read-only reconcile must change nothing anywhere, so
 - the plans run without `-out`, or with it only to a private temporary file outside the

@@ -1,4 +1,4 @@
-"""The vocabulary of reconcile: evidence in, findings out (DESIGN §9).
+"""The vocabulary of reconcile: evidence in, findings out (docs/contract.md: Reconcile).
 
 Why a separate module: `compare` must stay pure, so everything it reads (the record, the
 state, both plans, the interrupted run's progress) is gathered first into one frozen

@@ -1,4 +1,4 @@
-"""What `--write` may conclude from evidence, as pure functions (DESIGN §5, §9).
+"""What `--write` may conclude from evidence, as pure functions (docs/contract.md: Statuses, Reconcile).
 
 Why pure: the one promise that matters here is negative — reconcile never writes `ok`,
 `destroyed` or `absent` without the evidence for it, and never drops a suspect orphan —
@@ -229,7 +229,7 @@ def fully_applied(ev: ModuleEvidence) -> str | None:
 
 
 def empty_status(record: OperationRecord | None) -> Status:
-    """`destroyed` after a destroy, else `absent` (DESIGN §5)."""
+    """`destroyed` after a destroy, else `absent` (docs/contract.md: Statuses)."""
     if record is None:
         return Status.ABSENT
     if record.status is Status.DESTROYED or "destroy" in (record.failed_command, record.active_command):

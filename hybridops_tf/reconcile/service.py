@@ -1,4 +1,4 @@
-"""`hyops reconcile` as one core call: request in, report out (DESIGN §9).
+"""`hyops reconcile` as one core call: request in, report out (docs/contract.md: Reconcile).
 
 Order per module: `--write` settles what the evidence allows (a stale `running` first, so
 its orphans become listed), then `--forget-orphan` and `--import`, then `--write` again

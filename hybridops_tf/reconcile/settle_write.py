@@ -1,4 +1,4 @@
-"""`--write`: settle a record from evidence, under the module lock (DESIGN §9).
+"""`--write`: settle a record from evidence, under the module lock (docs/contract.md: Reconcile).
 
 Why the evidence is gathered again under the lock: what reconcile saw a moment ago may be
 stale by the time it writes (another run may have started and finished), and a settled

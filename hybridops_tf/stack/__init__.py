@@ -1,4 +1,4 @@
-"""Stacks: many modules run as one dependency graph (DESIGN §8).
+"""Stacks: many modules run as one dependency graph (docs/contract.md: Stacks).
 
 model.py loads and validates `stack.yml`; graph.py is the pure scheduler (pending
 propagation, continue-on-error, interrupt) and the destroy ordering; wiring.py turns

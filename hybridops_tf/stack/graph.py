@@ -1,4 +1,4 @@
-"""Stack scheduling as a pure state machine, and the destroy ordering (DESIGN §8).
+"""Stack scheduling as a pure state machine, and the destroy ordering (docs/contract.md: Stacks).
 
 No threads, processes or files here: the runner asks `start()` which members may begin,
 reports each end with `finish()`, and reads `resolutions()` at the end. That keeps every

@@ -1,4 +1,4 @@
-"""Load and validate `stack.yml` before anything runs (DESIGN §8).
+"""Load and validate `stack.yml` before anything runs (docs/contract.md: Stacks).
 
 Every problem is exit 2 (UsageError) naming the line, the member and the field, and all of
 them are reported at once, so a broken stack is fixed in one edit rather than one error
@@ -55,7 +55,7 @@ class StackLoader:
         data, root = self._compose()
         if not isinstance(data, dict) or not isinstance(root, yaml.MappingNode):
             raise UsageError(f"stack file {self.path} must be a mapping with `stack:` and "
-                             "`modules:` (see DESIGN §8 or modules/sim/stack.yml)")
+                             "`modules:` (see docs/contract.md: Stacks or modules/sim/stack.yml)")
         keys = self._keys(root, "")
         for key in data:
             if key not in TOP_FIELDS:

@@ -1,4 +1,4 @@
-"""The stack model (DESIGN §8): a validated `stack.yml` as typed, frozen values.
+"""The stack model (docs/contract.md: Stacks): a validated `stack.yml` as typed, frozen values.
 
 `load_stack` is the only way to build one (the rules are in loader.py), so code that
 receives a Stack may rely on it: names unique, no cycles, every path a module directory

@@ -1,4 +1,4 @@
-"""The stack run report `<runtime_root>/stacks/<stack>/latest.json` (DESIGN §8, schema 1).
+"""The stack run report `<runtime_root>/stacks/<stack>/latest.json` (docs/contract.md: Stacks, schema 1).
 
 After a red stack run this is the honest picture: which members are ok, which failed, and
 which never ran (pending, with the member that blocked them), each with the run_id of its

@@ -1,4 +1,4 @@
-"""A member's inputs: its `inputs`, plus `inputs_from` upstream outputs (DESIGN §7, §8).
+"""A member's inputs: its `inputs`, plus `inputs_from` upstream outputs (docs/contract.md: Inputs, Stacks).
 
 Apply wires only from upstreams that succeeded in this run (or were skipped as ok), using
 the outputs their records hold. A sensitive output is never in a record, so it is read

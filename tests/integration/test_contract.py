@@ -1,4 +1,4 @@
-"""The apply/destroy contract for one module (DESIGN §6), on the real engine and sim cloud."""
+"""The apply/destroy contract for one module (docs/contract.md: Statuses), on the real engine and sim cloud."""
 
 from __future__ import annotations
 

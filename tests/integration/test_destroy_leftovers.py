@@ -1,4 +1,4 @@
-"""A destroy the engine calls a success while the state still holds objects (DESIGN §6):
+"""A destroy the engine calls a success while the state still holds objects (docs/contract.md: Statuses):
 `destroyed` only once the state is confirmed empty. A `-target` destroy of one of two
 independent networks exits 0 in the engine and leaves the other in state: the record says
 `error` with what remains (not `state_missing`, the state is not empty), keeps the remaining

@@ -1,4 +1,4 @@
-"""The engine is chosen visibly (issue 11 item 8, DESIGN §2), on the real engine."""
+"""The engine is chosen visibly (issue 11 item 8, docs/contract.md: Commands and options), on the real engine."""
 
 from __future__ import annotations
 

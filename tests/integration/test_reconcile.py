@@ -1,6 +1,6 @@
 """`hyops reconcile` on the real engine and the sim cloud: each finding provoked for real.
 
-The faults are the sim provider's (DESIGN §11); what cannot be provoked through the engine
+The faults are the sim provider's (docs/contract.md: The simulated cloud); what cannot be provoked through the engine
 (a hand-edited record) is edited the way a person would. Each test drives the `hyops`
 console script as a CI job would and reads only documented files.
 """
@@ -241,7 +241,7 @@ def test_errored_statefile_from_the_engine_is_reported_first_and_once_pushed_wri
     (module / "terraform.tfstate.backup").mkdir()  # the engine can no longer save state
     assert hyops("destroy", "modules/network").returncode == 1
     assert (module / "errored.tfstate").is_file()
-    assert "errored.tfstate" in hyops.record("network")["last_error"]  # DESIGN §6: named in last_error
+    assert "errored.tfstate" in hyops.record("network")["last_error"]  # docs/contract.md: Statuses: named in last_error
     (module / "terraform.tfstate.backup").rmdir()
 
     code, doc = reconcile(hyops, "modules/network")

@@ -1,4 +1,4 @@
-"""One runtime root per project (issue 11 item 7, DESIGN §2), on the real engine.
+"""One runtime root per project (issue 11 item 7, docs/contract.md: Commands and options), on the real engine.
 
 Without --runtime-root / HYOPS_RUNTIME_ROOT, hyops uses the nearest `.hyops/` walking up
 from the current directory, else creates `./.hyops` and says so. These tests unset

@@ -1,6 +1,6 @@
 """The sim provider under the real engine: offline install, lifecycle, and every fault mode.
 
-These tests pin the engine-level outcome hyops builds on (DESIGN §6, §11): which faults
+These tests pin the engine-level outcome hyops builds on (docs/contract.md: Statuses, The simulated cloud): which faults
 leave a tainted instance, which leave an orphan that state does not know, which leave
 nothing, and that destroy really empties the cloud.
 """

@@ -1,4 +1,4 @@
-"""`hyops stack apply` on the real engine and the sim cloud (DESIGN §8): pending is never
+"""`hyops stack apply` on the real engine and the sim cloud (docs/contract.md: Stacks): pending is never
 failed, resume skips what is ok, outputs flow only from ok upstreams, members really run
 in parallel, and the run report is the honest picture."""
 

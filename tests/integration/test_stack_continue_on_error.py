@@ -1,4 +1,4 @@
-"""`hyops stack apply --continue-on-error` (DESIGN §8) on the real engine and the sim cloud:
+"""`hyops stack apply --continue-on-error` (docs/contract.md: Stacks) on the real engine and the sim cloud:
 a failed member's downstream stays `pending`, blocked by it, and never runs, while an
 independent branch still runs to `ok`."""
 

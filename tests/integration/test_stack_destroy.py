@@ -1,4 +1,4 @@
-"""`hyops stack destroy` on the real engine and the sim cloud (DESIGN §5, §8): reverse order,
+"""`hyops stack destroy` on the real engine and the sim cloud (docs/contract.md: Statuses, Stacks): reverse order,
 verified ownership both ways, destroy eligibility, and retain_on_destroy."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stacks refused before anything runs (DESIGN §8, §10): every invalid stack file is exit 2,
+"""Stacks refused before anything runs (docs/contract.md: Stacks, Exit codes): every invalid stack file is exit 2,
 a busy member lock or an uncertain member is exit 4, and in each case no record is
 written and the sim cloud is never called."""
 

@@ -1,4 +1,4 @@
-"""engine/binary.py: which engine runs, and its version read once (DESIGN §2)."""
+"""engine/binary.py: which engine runs, and its version read once (docs/contract.md: Commands and options)."""
 
 from __future__ import annotations
 

@@ -142,3 +142,14 @@ def test_the_link_check_notices_outside_and_missing_targets(tmp_path: Path) -> N
 def test_the_readme_links_the_contract_and_the_migration_guide() -> None:
     targets = set(LINK.findall((REPO / "README.md").read_text(encoding="utf-8")))
     assert {"docs/contract.md", "docs/from-raw-tofu.md"} <= targets
+
+
+def test_code_and_tests_cite_the_repository_docs_not_a_design_note_outside_it() -> None:
+    """Readers of the code have only the repository: a docstring points to docs/, never to a
+    design document the repository does not contain."""
+    cited = [f"{path.relative_to(REPO)}:{n}" for folder in ("hybridops_tf", "tests", "scripts", "bench")
+             for path in sorted((REPO / folder).rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"DESIGN §|DESIGN\.md", line) and path.name != "test_docs_contract.py"]
+
+    assert cited == []

@@ -1,5 +1,5 @@
 """engine_hooks.py: the core's engine environment comes from registered hooks, so the core
-never imports the sim; the CLI registers the sim's hook (DESIGN §2, issue #14)."""
+never imports the sim; the CLI registers the sim's hook (docs/contract.md: Commands and options, issue #14)."""
 
 from __future__ import annotations
 

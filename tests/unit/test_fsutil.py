@@ -1,4 +1,4 @@
-"""engine/files.py (the core reads it as fsutil): durable, private writes (DESIGN §2: dirs
+"""engine/files.py (the core reads it as fsutil): durable, private writes (docs/contract.md: Commands and options: dirs
 0700, files 0600) that refuse symlinks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""lifecycle.py: statuses, the destroy step, staleness and the apply guard (DESIGN §5, §6)."""
+"""lifecycle.py: statuses, the destroy step, staleness and the apply guard (docs/contract.md: Statuses)."""
 
 from __future__ import annotations
 

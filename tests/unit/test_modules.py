@@ -1,4 +1,4 @@
-"""modules.py: module_ref validation and directory -> ref resolution (DESIGN §2)."""
+"""modules.py: module_ref validation and directory -> ref resolution (docs/contract.md: Commands and options)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""compare(evidence) -> findings: one behaviour per code, and the exact next actions (DESIGN §9)."""
+"""compare(evidence) -> findings: one behaviour per code, and the exact next actions (docs/contract.md: Reconcile)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What `--write` may conclude (reconcile/rules.py): each rule, and a seeded random search
-for evidence that would make it claim ok/destroyed/absent without proof (DESIGN §5, §9)."""
+for evidence that would make it claim ok/destroyed/absent without proof (docs/contract.md: Statuses, Reconcile)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""record.py: the operation record (DESIGN §4) and its store (§3, §6 step 2).
+"""record.py: the operation record (docs/contract.md: The record) and its store (§3, §6 step 2).
 
 Round trips, strict reading (refuse loudly, never overwrite what we cannot understand),
 atomic writes with private modes, and the per-module lock within and across processes.

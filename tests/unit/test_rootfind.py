@@ -1,4 +1,4 @@
-"""rootfind.py: the default runtime root is the nearest `.hyops/` walking up (DESIGN §2)."""
+"""rootfind.py: the default runtime root is the nearest `.hyops/` walking up (docs/contract.md: Commands and options)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""settle.py: the record transitions of the apply/destroy contract (DESIGN §6 steps 4, 6).
+"""settle.py: the record transitions of the apply/destroy contract (docs/contract.md: Statuses steps 4, 6).
 
 Pure functions: the previous record plus a run's evidence in, the record to write out.
 """

@@ -1,4 +1,4 @@
-"""Settle rules that only the integration tests guarded, as unit tests (DESIGN §6 steps 3, 6).
+"""Settle rules that only the integration tests guarded, as unit tests (docs/contract.md: Statuses steps 3, 6).
 
 Each rule is checked twice: on the pure transition (settle.py) and on the step that decides
 which transition applies (operation.py, run_settle.py). For the step, a stand-in engine

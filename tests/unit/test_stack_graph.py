@@ -1,5 +1,5 @@
 """stack/graph.py: the pure scheduler (pending propagation, continue-on-error, stop after a
-failure, interrupt, parallelism) and the destroy ordering with ownership (DESIGN §8)."""
+failure, interrupt, parallelism) and the destroy ordering with ownership (docs/contract.md: Stacks)."""
 
 from __future__ import annotations
 

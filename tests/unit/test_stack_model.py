@@ -1,5 +1,5 @@
 """stack/loader.py: every invalid stack is exit 2 naming the line, member and field, before
-anything runs; a valid one becomes a typed Stack (DESIGN §8). No engine needed."""
+anything runs; a valid one becomes a typed Stack (docs/contract.md: Stacks). No engine needed."""
 
 from __future__ import annotations
 

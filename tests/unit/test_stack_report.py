@@ -1,5 +1,5 @@
 """stack/report.py and the runner's exit codes: the run report document, `stack status`
-before and after a run, and how member outcomes become one exit code (DESIGN §8, §10)."""
+before and after a run, and how member outcomes become one exit code (docs/contract.md: Stacks, Exit codes)."""
 
 from __future__ import annotations
 

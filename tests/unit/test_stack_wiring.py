@@ -1,4 +1,4 @@
-"""stack/wiring.py: which values a member's run receives (DESIGN §7, §8). Apply takes only
+"""stack/wiring.py: which values a member's run receives (docs/contract.md: Inputs, Stacks). Apply takes only
 the outputs of upstreams that succeeded; a sensitive one is marked so it is redacted;
 destroy takes what the member was built with, then its upstreams' recorded outputs, and
 never invents a value. No engine: the records and rerun files are written here."""
