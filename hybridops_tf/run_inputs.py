@@ -89,7 +89,10 @@ def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str
             return []
         usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
         return [InputLayer(CliInput("recorded", str(path)).label, usable, strict=False)]
-    return [InputLayer(item.label, inputs_mod.load_inputs_file(Path(item.text)), strict=False)]
+    path = Path(item.text)
+    if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
+        rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner
+    return [InputLayer(item.label, inputs_mod.load_inputs_file(path), strict=False)]
 
 
 def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:

@@ -16,7 +16,7 @@ from hybridops_tf.engine.runner import Engine
 from hybridops_tf.errors import RefusedError, UsageError
 from hybridops_tf.fsutil import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import module_id
+from hybridops_tf.record import key_of_module_id, module_id
 from hybridops_tf.runs import RunFolder
 
 if TYPE_CHECKING:
@@ -50,6 +50,16 @@ class Runtime:
             if selected_url() is not None:
                 open_store(self.root).fetch_document(RERUN_INPUTS, module_ref, path)
         return path
+
+    def rerun_inputs_key(self, path: Path) -> str | None:
+        """The record key whose rerun.inputs.yml `path` names in this root (None: another file)."""
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root)) / "config" / "modules")
+        except ValueError:
+            return None
+        if len(rel.parts) != 2 or rel.parts[1] != "rerun.inputs.yml":
+            return None
+        return key_of_module_id(rel.parts[0])
 
     def digest_key_path(self) -> Path:
         return self.root / "config" / "digest.key"

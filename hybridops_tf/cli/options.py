@@ -64,7 +64,7 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
     given = [CliInput(option, queues[option].pop(0)) for option in order]
     engine_inputs, rest = split_engine_flags(ctx.meta.get("passthrough") or [])
     for item in given:
-        if item.option in ("--inputs", "--var-file"):
+        if item.option in ("--inputs", "--var-file") and not _recorded_inputs(ctx, Path(item.text)):
             _file_where_read(Path(item.text), Path.cwd(), module_dir, before_dashes=True)
     for item in engine_inputs:
         if item.option == "--var-file":
@@ -72,6 +72,14 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
     engine_inputs = [CliInput(i.option, str(module_dir / i.text)) if i.option == "--var-file" else i
                      for i in engine_inputs]  # an absolute text stays as it is
     return given + engine_inputs, rest
+
+
+def _recorded_inputs(ctx: click.Context, path: Path) -> bool:
+    """A module's rerun.inputs.yml in this runtime root: the core brings a shared store's copy
+    when the file is not here (a summary's command run on another runner)."""
+    from hybridops_tf.runtime import Runtime
+
+    return Runtime(ctx.obj.runtime_root).rerun_inputs_key(path) is not None
 
 
 def _file_where_read(name: Path, here: Path, other: Path, *, before_dashes: bool) -> None:

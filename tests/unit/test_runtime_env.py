@@ -54,3 +54,14 @@ def test_a_read_only_reconcile_refuses_the_same_symlink_and_says_what_it_could_n
     found = evidence._engine_evidence(evidence.Target("t/mod", sim_module), None, opts)
 
     assert any("symlink" in why for why in found.unchecked), found
+
+
+def test_a_rerun_inputs_path_in_the_root_names_its_record_key(tmp_path: Path) -> None:
+    from hybridops_tf.runtime import Runtime
+
+    rt = Runtime(tmp_path / ".hyops")
+
+    assert rt.rerun_inputs_key(tmp_path / ".hyops" / "config" / "modules" / "demo__^vm@stg" / "rerun.inputs.yml") \
+        == "demo/Vm@stg"
+    assert rt.rerun_inputs_key(tmp_path / "elsewhere" / "rerun.inputs.yml") is None
+    assert rt.rerun_inputs_key(tmp_path / ".hyops" / "config" / "modules" / "demo__vm" / "other.yml") is None
