@@ -79,7 +79,8 @@ def _recorded_inputs(ctx: click.Context, path: Path) -> bool:
     when the file is not here (a summary's command run on another runner)."""
     from hybridops_tf.runtime import Runtime
 
-    return Runtime(ctx.obj.runtime_root).rerun_inputs_key(path) is not None
+    root = getattr(ctx.obj, "runtime_root", None)
+    return root is not None and Runtime(root).rerun_inputs_key(path) is not None
 
 
 def _file_where_read(name: Path, here: Path, other: Path, *, before_dashes: bool) -> None:
