@@ -1,8 +1,8 @@
 """Run the reliability suite and publish what it proved in docs/reliability.md.
 
 `make reliability` runs this. It runs pytest in-process on the reliability suite (crash
-matrix, races, storage faults, security, hostile input and the fuzz tests), heavy variants
-included, with HYOPS_RELIABILITY_LOG naming a JSON-lines file: every test appends there
+matrix, races, storage faults, security, hostile input, the refactor walks and the fuzz
+tests), heavy variants included, with HYOPS_RELIABILITY_LOG naming a JSON-lines file: every test appends there
 what it really did (tests/reliability/figures.py). The tables below are counted from that
 file and from pytest's own reports, never typed by hand. Exit status: 0 only when no test
 failed and none was skipped; known bugs (strict xfails) are listed, not hidden.
@@ -184,6 +184,8 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     lines += _table(["target", "cases"], [[t, n] for t, n in sorted(fuzz.items())])
     lines += ["", f"Total fuzz cases: {sum(fuzz.values())}."]
 
+    lines += _refactor_sequences(by_kind.get("refactor_sequence", []), by_kind.get("refactor_run", []))
+
     sec = Counter(f["check"] for f in by_kind.get("security", []))
     lines += ["", "## Security checks", ""]
     lines += _table(["check", "times"], [[c, n] for c, n in sorted(sec.items())])
@@ -199,6 +201,77 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     if not reasons:
         lines.append("- none")
     return "\n".join(lines) + "\n"
+
+
+REFACTOR_FAILURES = ("stuck", "duplicated", "under_claiming", "diverged", "other")
+
+
+def _refactor_sequences(seqs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[str]:
+    """The refactor walk's figures (tests/reliability/test_refactor_sequences.py)."""
+    most = max((s.get("max_rounds", 0) for s in seqs), default=4)
+    lines = ["", "## Refactor sequences: no dead ends", "",
+             "Each sequence starts from a random sim module and applies random refactors (moved, removed "
+             "and import blocks, `state mv` by hand, count and for_each changes and conversions, "
+             "`-replace`, a child module call renamed with `moved`, an attribute or create_before_destroy "
+             "change), each apply with up to two injected sim fault rules (`times: 1` each); after every "
+             "apply it follows `hyops reconcile --json` literally, at most "
+             f"{most} rounds (tests/reliability/refactor_walk.py). "
+             f"**stuck**: not consistent after {most} rounds of advice; **duplicated**: two live objects "
+             "for one instance (its name), or one id at two addresses of the record; **under-claiming**: "
+             "a live object neither in the record's resources, released, nor a suspect orphan; "
+             "**diverged**: a fully applied configuration and the record disagree; **other**: anything "
+             "else (an apply the engine refused, a destroy that left more than the released objects). "
+             "Known bugs (listed at the end, each a scripted strict xfail) are steered clear of: a "
+             "fault rule that would walk into one is changed (`HYOPS_REFACTOR_KNOWN_BUGS=1` walks into "
+             "them). Seeded: replay one with `HYOPS_REFACTOR_SEED=SEED`.", ""]
+    if not seqs:
+        return lines + ["No sequence ran (the tests were skipped or deselected)."]
+    wall = {r["variant"]: r for r in runs}
+    rows = []
+    for variant in sorted({s["variant"] for s in seqs}):
+        group = [s for s in seqs if s["variant"] == variant]
+        times = sorted(s["seconds"] for s in group)
+        run = wall.get(variant)
+        rows.append([variant, ", ".join(sorted({s.get("engine", "?") for s in group})), len(group),
+                     sum(s["steps"] for s in group),
+                     *[sum(bool(s.get(c)) for s in group) for c in REFACTOR_FAILURES],
+                     sum(s["faults_armed"] for s in group), sum(s["faults_fired"] for s in group),
+                     "walked into" if any(s.get("known_bugs") for s in group)
+                     else f"steered clear ({sum(s.get('faults_steered', 0) for s in group)} rules)",
+                     f"{run['seconds'] / 60:.1f} ({run['workers']} at once)" if run else "?",
+                     f"{times[len(times) // 2]:.0f}"])
+    lines += _table(["variant", "engine", "sequences", "steps (applies)", "stuck", "duplicated",
+                     "under-claiming", "diverged", "other", "faults armed", "faults fired",
+                     "known bugs", "wall time (min)", "one sequence, median (s)"], rows)
+    failing = [f"{s['variant']} seed {s['seed']}" for s in seqs if any(s.get(c) for c in REFACTOR_FAILURES)]
+    if failing:
+        lines += ["", "Failing sequences: " + ", ".join(failing) + "."]
+
+    needed: Counter[str] = Counter()
+    per_kind: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in seqs:
+        for i, kind in enumerate(s["kinds"]):
+            rounds = s["rounds"][i] if i < len(s["rounds"]) else None
+            per_kind[kind]["steps"] += 1
+            if rounds is None:
+                per_kind[kind]["unsettled"] += 1
+                needed["not settled"] += 1
+                continue
+            per_kind[kind]["advised"] += int(rounds > 0)
+            per_kind[kind]["most"] = max(per_kind[kind]["most"], rounds)
+            needed[str(rounds)] += 1
+    lines += ["", "Steps by refactor (the first apply of a sequence is `initial`; `reapply` applies "
+              "again a configuration whose refactor blocks no apply has carried out yet):", ""]
+    lines += _table(["refactor", "steps", "needed advice", "most rounds of advice", "not settled"],
+                    [[k, n["steps"], n["advised"], n["most"], n["unsettled"]] for k, n in sorted(per_kind.items())])
+    lines += ["", "Rounds of advice a step needed before reconcile said consistent:", ""]
+    lines += _table(["rounds", "steps"], [[r, n] for r, n in sorted(needed.items())])
+    commands: Counter[str] = Counter()
+    for s in seqs:
+        commands.update(s.get("commands") or {})
+    lines += ["", "Advice followed (commands run as reconcile printed them):", ""]
+    lines += _table(["command", "times"], [[f"`hyops {c}`", n] for c, n in sorted(commands.items())])
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

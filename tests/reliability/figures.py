@@ -26,6 +26,8 @@ RECORD = "record"  # a record checked after a kill/race/fault: {context, status,
 FAULT = "fault"  # a storage fault injected: {fault, command, exit_code, provider_called}
 FUZZ = "fuzz"  # one hostile input case: {target}
 SECURITY = "security"  # one security check: {check}
+REFACTOR_SEQUENCE = "refactor_sequence"  # one refactor walk: {variant, seed, stuck, duplicated, ...}
+REFACTOR_RUN = "refactor_run"  # one test's refactor walks: {variant, sequences, workers, seconds}
 
 
 def note(kind: str, **fields: Any) -> None:
