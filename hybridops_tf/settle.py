@@ -205,7 +205,7 @@ def objects_after_run(
         )
     released: list[ReleasedObject] = []
     if state is not None:
-        _merge_state(merged, progress, state)
+        _merge_state(merged, progress, state, converged)
         released = _settle_absent(merged, progress, state, run_id, converged)
     return Objects(merged, released)
 
@@ -229,9 +229,11 @@ def _live(entry: ResourceEntry) -> bool:
 
 
 def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, ResourceProgress],
-                 state: StateView) -> None:
+                 state: StateView, converged: bool = False) -> None:
     """Every object the state holds, at its key, with its id; an entry the record kept at
-    another key for the same id lends it what it knew (a `state mv`)."""
+    another key for the same id lends it what it knew (a `state mv`). After a converged apply
+    every current object is `complete`: the engine judged the whole configuration, conditions
+    included (an object whose postcondition failed before and holds now)."""
     by_id = {e.id: k for k, e in merged.items() if e.id is not None and k not in state and _live(e)}
     for key, obj in state.items():
         prev = merged.get(key)
@@ -246,7 +248,7 @@ def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, Resour
                                         True if obj.tainted else None, obj.deposed)
             continue
         status = prev.status if prev is not None else ResourceStatus.COMPLETE
-        if status in (ResourceStatus.DESTROYED, ResourceStatus.PENDING):
+        if status in (ResourceStatus.DESTROYED, ResourceStatus.PENDING) or converged:
             status = ResourceStatus.COMPLETE  # the state holds an object there now
         if prev is not None and prev.id is not None and obj.id is not None and prev.id != obj.id \
                 and run is None and status is ResourceStatus.ERROR:

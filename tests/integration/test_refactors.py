@@ -264,6 +264,7 @@ def test_a_failed_postcondition_records_the_made_object_error_with_its_id(modern
     (module / "main.tf").write_text(POSTCONDITION.replace('self.id == "never"', "self.id != \"\""))
     _run(modern, "apply", str(module))
     _assert_honest_ok(modern)
+    assert _resources(modern)["sim_vm.judged"]["status"] == "complete", "the condition holds now"
     _destroy_verified(modern, module)
 
 

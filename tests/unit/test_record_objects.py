@@ -214,3 +214,13 @@ def test_a_markdown_plan_has_a_row_for_each_move_forget_and_import() -> None:
         "no change to the object; import (id `vm-9`)",
         "delete (deposed object 00aa)",
     ]
+
+
+def test_a_converged_apply_clears_the_error_of_an_object_whose_condition_holds_now() -> None:
+    known = {"sim_vm.c": entry("error", "create", "vm-7")}
+
+    out = objects_after_run(known, {}, {"sim_vm.c": StateObject("vm-7")}, run_id=RUN, converged=True)
+    failed = objects_after_run(known, {}, {"sim_vm.c": StateObject("vm-7")}, run_id=RUN)
+
+    assert out.resources["sim_vm.c"].status is ResourceStatus.COMPLETE
+    assert failed.resources["sim_vm.c"].status is ResourceStatus.ERROR
