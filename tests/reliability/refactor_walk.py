@@ -232,6 +232,10 @@ class Walk:
         problems = []
         if rec.get("status") != "ok":
             problems.append(f"record status {rec.get('status')}")
+        unsettled = {a: e.get("status") for a, e in (rec.get("resources") or {}).items()
+                     if e.get("status") not in ("complete", "destroyed")}
+        if unsettled:  # after a converged apply every current object is complete (no pending, no error)
+            problems.append(f"the fully applied record lists entries not complete: {unsettled}")
         if set(managed) != set(expected):
             extra, lacking = sorted(set(managed) - set(expected)), sorted(set(expected) - set(managed))
             problems.append(f"record addresses differ from the configuration: extra {extra}, lacking {lacking}")
