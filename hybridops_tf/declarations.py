@@ -48,6 +48,34 @@ class OutputSpec:
     sensitive: bool = False
 
 
+@dataclass(frozen=True)
+class ImportBlock:
+    """One `import` block (Terraform >= 1.5) whose `id` is a literal: where it adopts what."""
+
+    to: str  # the address, as written
+    id: str
+    file: str  # the file's name in the module directory
+
+
+def read_import_blocks(module_dir: Path) -> list[ImportBlock]:
+    """The module's `import` blocks with a literal id (one with `for_each` or an expression
+    for an id names no single object); [] when a file cannot be read or parsed: the engine
+    says what is wrong with it. Not cached: reconcile asks only after a plan failed."""
+    found: list[ImportBlock] = []
+    for path in sorted(Path(module_dir).glob("*.tf")):
+        try:
+            doc = _parse_hcl(path)
+        except UsageError:
+            return []
+        for block in doc.get("import") or []:
+            if not isinstance(block, Mapping) or "for_each" in block:
+                continue
+            to, ident = _expression(block.get("to")), block.get("id")
+            if to and isinstance(ident, str) and ident and "${" not in ident:
+                found.append(ImportBlock(to, ident, path.name))
+    return found
+
+
 _Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
 _CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
 

@@ -89,7 +89,7 @@ def _with_released(rec: OperationRecord, released: list[ReleasedObject],
                    view: settle.StateView | None) -> OperationRecord:
     """The record, listing also what this run released (once per object), and no longer what
     the state manages again (an `import` block adopted it back)."""
-    rec.released = settle.released_after(rec.released, released, view)
+    rec.released = settle.released_after(rec.released, released, view, rec.resources)
     return rec
 
 
@@ -177,6 +177,8 @@ def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader
     """The record to write, and whether the command did what it was asked: one settle per
     command when the engine exited 0, one for every command when it did not."""
     ok = result.returncode == 0 and result.interrupted is None
+    if ok:
+        reader.tracker().engine_succeeded()
     if ok and req.command == Command.APPLY:
         return _settle_apply(req, engine, running, reader)
     written = written_empty_state(req, engine, running) if ok else None  # then no `show -json`

@@ -211,10 +211,13 @@ def objects_after_run(
 
 
 def released_after(known: list[ReleasedObject], new: Iterable[ReleasedObject],
-                   state: StateView | None) -> list[ReleasedObject]:
+                   state: StateView | None,
+                   resources: Mapping[str, ResourceEntry] | None = None) -> list[ReleasedObject]:
     """The released list after a run: what was known plus what the run released (once per
-    object), less any object the state holds again (an `import` adopted it back)."""
+    object), less any object the state holds again (an `import` adopted it back) or that
+    `resources` lists destroyed (adopted back, then deleted: it lives on no more)."""
     held = {obj.id for obj in state.values() if obj.id is not None} if state is not None else set()
+    held |= {e.id for e in (resources or {}).values() if e.id is not None and e.status is ResourceStatus.DESTROYED}
     out: list[ReleasedObject] = []
     seen: set[tuple[str, str]] = set()
     for obj in [*known, *new]:

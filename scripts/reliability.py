@@ -221,9 +221,9 @@ def _refactor_sequences(seqs: list[dict[str, Any]], runs: list[dict[str, Any]]) 
              "a live object neither in the record's resources, released, nor a suspect orphan; "
              "**diverged**: a fully applied configuration and the record disagree; **other**: anything "
              "else (an apply the engine refused, a destroy that left more than the released objects). "
-             "Known bugs (listed at the end, each a scripted strict xfail) are steered clear of: a "
-             "fault rule that would walk into one is changed (`HYOPS_REFACTOR_KNOWN_BUGS=1` walks into "
-             "them). Seeded: replay one with `HYOPS_REFACTOR_SEED=SEED`.", ""]
+             "Every sequence a walk found broken is kept as a scripted test "
+             "(tests/reliability/test_refactor_sequences.py, in `make test`). "
+             "Seeded: replay one with `HYOPS_REFACTOR_SEED=SEED`.", ""]
     if not seqs:
         return lines + ["No sequence ran (the tests were skipped or deselected)."]
     wall = {r["variant"]: r for r in runs}
@@ -236,13 +236,11 @@ def _refactor_sequences(seqs: list[dict[str, Any]], runs: list[dict[str, Any]]) 
                      sum(s["steps"] for s in group),
                      *[sum(bool(s.get(c)) for s in group) for c in REFACTOR_FAILURES],
                      sum(s["faults_armed"] for s in group), sum(s["faults_fired"] for s in group),
-                     "walked into" if any(s.get("known_bugs") for s in group)
-                     else f"steered clear ({sum(s.get('faults_steered', 0) for s in group)} rules)",
                      f"{run['seconds'] / 60:.1f} ({run['workers']} at once)" if run else "?",
                      f"{times[len(times) // 2]:.0f}"])
     lines += _table(["variant", "engine", "sequences", "steps (applies)", "stuck", "duplicated",
                      "under-claiming", "diverged", "other", "faults armed", "faults fired",
-                     "known bugs", "wall time (min)", "one sequence, median (s)"], rows)
+                     "wall time (min)", "one sequence, median (s)"], rows)
     failing = [f"{s['variant']} seed {s['seed']}" for s in seqs if any(s.get(c) for c in REFACTOR_FAILURES)]
     if failing:
         lines += ["", "Failing sequences: " + ", ".join(failing) + "."]

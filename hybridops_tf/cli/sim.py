@@ -70,7 +70,7 @@ def _object_json(obj: SimObject) -> dict[str, object]:
 
 @click.group("sim")
 def sim_group() -> None:
-    """The simulated cloud: list its objects, check fault files, install the provider.
+    """The simulated cloud: list or delete its objects, check fault files, install the provider.
 
     \b
     Example:
@@ -125,6 +125,39 @@ def ls_cmd(ctx: click.Context, as_json: bool, sim_root: Path | None) -> None:
         details = " ".join(f"{k}={v}" for k, v in sorted(attrs.items()) if v is not None)
         rows.append((obj.type, obj.id, obj.name, details))
     table(rows)
+
+
+@sim_group.command("rm")
+@click.argument("object_ids", nargs=-1, required=True, metavar="ID...")
+@_sim_root_option
+@click.pass_context
+def rm_cmd(ctx: click.Context, object_ids: tuple[str, ...], sim_root: Path | None) -> None:
+    """Delete objects of the simulated cloud by hand, as a provider's console would.
+
+    No engine and no record is involved: the state and hyops's record do not learn of it
+    (a refresh does). Reconcile advises it for a suspect orphan that is a second object at
+    an address the state holds. A vm's configs go with it.
+
+    \b
+    Exit codes:
+      0  deleted
+      2  an ID is not a live object, or the sim root is unreadable (nothing deleted)
+
+    \b
+    Example:
+      hyops sim rm vm-1a2b3c4d
+    """
+    store = SimStore(_sim_root(ctx, sim_root))
+    try:
+        missing = [i for i in object_ids if store.get(i) is None]
+        if missing:
+            raise UsageError(f"no live object {', '.join(missing)} in {store.root}: see `hyops sim ls`; "
+                             "nothing was deleted")
+        for object_id in object_ids:
+            for gone in store.delete(object_id):
+                click.echo(f"deleted {gone}")
+    except StoreError as err:
+        raise UsageError(str(err)) from None
 
 
 @sim_group.command("check-faults")

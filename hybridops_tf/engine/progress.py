@@ -60,13 +60,14 @@ class ResourceTracker:
     then judged) makes that instance `error`; its id stays.
     """
 
-    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_read", "_blocks")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
         self._created: set[str] = set()
         self._refreshed: dict[str, str] = {}  # address -> id read by the run's refresh
-        self._deleting: dict[str, str] = {}  # address -> id of the object whose delete started
+        self._deleting: dict[str, list[str]] = {}  # address -> ids whose delete started, unsettled
+        self._deletes_done: dict[str, int] = {}  # address -> deletes completed of those
         self._read: dict[str, None] = {}  # addresses whose object the run asked the provider about
         self._blocks: dict[tuple[str, str], list[str]] = {}  # (type, name) -> instance addresses
 
@@ -104,7 +105,7 @@ class ResourceTracker:
             # the deposed half of a create_before_destroy must not replace the new object's id
             deposed = event.action == "delete" and addr in self._created
             if event.action == "delete" and event.id_value:
-                self._deleting[addr] = event.id_value
+                self._deleting.setdefault(addr, []).append(event.id_value)
                 cur = _with_prior(cur, addr, event.id_value)
             id_key = None if deposed or event.action == "create" else event.id_key
             id_value = None if deposed or event.action == "create" else event.id_value
@@ -128,9 +129,9 @@ class ResourceTracker:
             id_value = cur.id_value if keep_new_id and cur else event.id_value
             new = _set(cur, addr, status, event.action, id_key, id_value)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
-            gone = self._deleting.pop(addr, None) if event.action == "delete" else None
-            if gone and gone not in new.deleted_ids:
-                new = replace(new, deleted_ids=(*new.deleted_ids, gone))
+            for gone in self._deletes_completed(addr) if event.action == "delete" else ():
+                if gone not in new.deleted_ids:
+                    new = replace(new, deleted_ids=(*new.deleted_ids, gone))
         elif isinstance(event, ApplyErrored):
             new = _set(cur, addr, Progress.ERROR, event.action)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
@@ -138,6 +139,30 @@ class ResourceTracker:
             return cur  # refresh and drift messages say nothing about this run's mutations
         self._by_addr[addr] = new
         return new
+
+    def _deletes_completed(self, addr: str) -> list[str]:
+        """The ids a delete completion at `addr` retires. The stream names the address, not the
+        object: a replace's old object and a deposed one can be deleted at once. One delete in
+        flight is that one; of several, none is retired until all have completed (an error on
+        one leaves every id live, which never claims less than may remain)."""
+        started = self._deleting.get(addr, [])
+        done = self._deletes_done.get(addr, 0) + 1
+        if done < len(started):
+            self._deletes_done[addr] = done
+            return []
+        self._deleting.pop(addr, None)
+        self._deletes_done.pop(addr, None)
+        return started
+
+    def engine_succeeded(self) -> None:
+        """The engine exited 0, so every delete it started completed, reported or not (Terraform
+        1.11 sends no apply_complete for a deposed object's delete): retire them all."""
+        for addr, started in self._deleting.items():
+            cur = self._by_addr[addr]
+            gone = tuple(i for i in started if i not in cur.deleted_ids)
+            self._by_addr[addr] = replace(cur, deleted_ids=(*cur.deleted_ids, *gone))
+        self._deleting.clear()
+        self._deletes_done.clear()
 
     def _condition_failed(self, diag: Diagnostic) -> ResourceProgress | None:
         """An error about a resource whose object this run made or changed: `error`, id kept.

@@ -69,6 +69,8 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
             if missing:
                 found.append(_state_missing(ev, missing, cmd))
         found.extend(_orphans(ev, rec, progress, in_state, cmd))
+    if ev.stale_imports:
+        found.append(_stale_import(ev, cmd))
     if state is not None and state.tainted:
         tainted = [r.address for r in state.tainted]
         found.append(_finding(ev, Code.TAINTED, (
@@ -186,6 +188,18 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
         "really gone)"), actions, addresses)
 
 
+def _stale_import(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    blocks = ev.stale_imports
+    shown = "; ".join(f"{b.file} imports {b.id} into {b.to}" for b in blocks[:_LISTED])
+    return _finding(ev, Code.STALE_IMPORT, (
+        f"the configuration has `import` blocks for objects a completed delete removed ({shown}): "
+        "the engine cannot import what is gone, so every plan fails; delete those import blocks "
+        "from the configuration (the resource blocks stay), then apply creates each anew"),
+        [], [b.to for b in blocks], alternatives=[
+            Alternative(cmd.apply(ev.where), "once the import blocks are gone: create them anew as configured"),
+            Alternative(cmd.destroy(ev.where), "once the import blocks are gone: remove the module's objects instead")])
+
+
 def _origin(run: str, evidence: OrphanEvidence | None, interrupted: bool) -> str:
     where = f"the interrupted run {run} (its events)" if interrupted else f"run {run}"
     if evidence is OrphanEvidence.STARTED:
@@ -235,10 +249,13 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
                     "one; look it up and delete it, then --forget-orphan")
         steps = [cmd.sim_ls()] if ev.where.uses_sim else []
         choices: list[Alternative] = []
+        checked = Alternative(forget, "you checked it does not exist (or you deleted it)")
         if address not in in_state and address != UNNAMED_ORPHAN:
             choices = [Alternative(cmd.import_(ev.where, address, None),
-                                   "it exists in the provider: adopt it into state with its id"),
-                       Alternative(forget, "you checked it does not exist (or you deleted it)")]
+                                   "it exists in the provider: adopt it into state with its id"), checked]
+        elif address in in_state and ev.where.uses_sim:  # the delete is a command here
+            choices = [Alternative(cmd.sim_rm(), f"it exists: a second object besides the one the state "
+                                   f"holds at {address}; delete it, then --forget-orphan"), checked]
         else:
             steps.append(forget)
         found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],

@@ -50,7 +50,7 @@ from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, CREATE_ACTIONS, Progress, Status
+from hybridops_tf.lifecycle import CLAIMS_EMPTY, CREATE_ACTIONS, Progress, ResourceStatus, Status
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
 from hybridops_tf.record import CorruptRecordError, OperationRecord, record_key
 from hybridops_tf.redact import REDACTED
@@ -336,7 +336,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
     if opts.lock_held or store.read_lock_needs_files(target.key):
         parts = _engine_evidence(module, record, opts, reuse)
-        return _replanned(_with(base, **parts.changes()), unseen), parts
+        return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
     # failing on the engine's state lock and recording `error` because of a read.
@@ -345,10 +345,23 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
             parts = _engine_evidence(module, record, opts, reuse)
-            return _replanned(_with(base, **parts.changes()), unseen), parts
+            return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
                                       "reconcile again when it has finished",)), None
+
+
+def _stale_imports(ev: ModuleEvidence, directory: Path) -> ModuleEvidence:
+    """After a failed read: the configuration's `import` blocks naming an object the record
+    saw deleted. The engine cannot import it, so every plan fails until the block goes."""
+    retired = {e.id for e in (ev.record.resources if ev.record else {}).values()
+               if e.id is not None and e.status is ResourceStatus.DESTROYED}
+    if not ev.unchecked or not retired:
+        return ev
+    from hybridops_tf.declarations import read_import_blocks
+
+    stale = tuple(b for b in read_import_blocks(directory) if b.id in retired)
+    return _with(ev, stale_imports=stale) if stale else ev
 
 
 def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:

@@ -38,6 +38,7 @@ class Code(StrEnum):
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
     STATE_MISSING = "state_missing"
+    STALE_IMPORT = "stale_import"
     SUSPECT_ORPHAN = "suspect_orphan"
     TAINTED = "tainted"
     DRIFT = "drift"
@@ -200,6 +201,9 @@ class Commands:
     def sim_ls(self) -> str:
         return f"{self.hyops} sim ls"
 
+    def sim_rm(self, object_id: str | None = None) -> str:
+        return f"{self.hyops} sim rm {shlex.quote(object_id or '<id>')}"
+
 
 @dataclass(frozen=True)
 class ModuleEvidence:
@@ -233,6 +237,9 @@ class ModuleEvidence:
     # unknown omitted), so a person can look a suspect orphan up in the provider.
     planned_attributes: Mapping[str, Mapping[str, Any]] | None = None
     live_engine: Any = None  # liveness.LiveEngine: the engine of a dead hyops still runs
+    # After a failed plan: the configuration's `import` blocks (declarations.ImportBlock) whose
+    # id the record saw deleted; the engine cannot import it, so no plan succeeds until it goes.
+    stale_imports: tuple[Any, ...] = ()
 
     @property
     def stale(self) -> bool:

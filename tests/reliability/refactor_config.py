@@ -489,26 +489,3 @@ def faults(cfg: Config, rng: random.Random, touches: list[tuple[str, str]] | Non
     if others and rng.random() < 0.2:
         rules.append({"type": rng.choice(others), "op": "create", "mode": rng.choice(CREATE_MODES), "times": 1})
     return rules
-
-
-# ----- known bugs the random walk steers around --------------------------------------------------
-# Each has a strict-xfail scripted test in test_refactor_sequences.py; the walk takes them on too
-# with HYOPS_REFACTOR_KNOWN_BUGS=1 (Walk(known_bugs=True)).
-
-
-def steer_clear(cfg: Config, rules: list[dict[str, Any]], rng: random.Random) -> tuple[list[dict[str, Any]], int]:
-    """Rules with `lose_response` where the lost create may belong to a create_before_destroy
-    replace made another create mode (test_a_lost_create_of_a_create_before_destroy_replace_...):
-    the state then still holds the address, and the advice forgets the orphan it cannot adopt.
-    A block's create_before_destroy also makes its dependencies' replaces create-first, so the
-    network is steered whenever any block has it. Returns the rules and how many were changed."""
-    cbd = {b.type for _, b in cfg.scoped_blocks() if b.cbd}
-    if cbd:
-        cbd.add("sim_network")
-    steered, changed = [], 0
-    for rule in rules:
-        if rule.get("mode") == "lose_response" and rule.get("type") in cbd:
-            rule = {**rule, "mode": rng.choice(("fail_before_create", "fail_after_create"))}
-            changed += 1
-        steered.append(rule)
-    return steered, changed

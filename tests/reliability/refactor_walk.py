@@ -6,8 +6,9 @@ A sequence (seeded, so it can be replayed) starts from a random configuration
 fault rules (each `times: 1`, in a new faults file) and runs `hyops apply`. After every apply
 it runs `hyops reconcile --json` and, while that is not consistent, does what it says,
 literally: every command of every finding's `next_actions`, in order, and one of its
-`alternatives` (apply rather than destroy; for a suspect orphan, `--import` with the id
-`hyops sim ls` shows for the object named as planned, else `--forget-orphan`), each command
+`alternatives` (apply rather than destroy; for a suspect orphan, `--import` or `hyops sim rm`
+with the id `hyops sim ls` shows for the object named as planned, else `--forget-orphan`; for a stale
+import, first the edit it asks for: the import blocks it names leave the configuration), each command
 line split with shlex and run as the user would (the same command twice in one round runs
 once), at most MAX_ROUNDS rounds. At the end, `hyops destroy`.
 
@@ -22,8 +23,6 @@ What is checked, after every command (from `hyops sim ls --json` and the record)
 - once an apply carried a step out (or a plan shows nothing left to do), the record is `ok`
   and lists exactly the configuration's instances, each the object of its name ("diverged");
 - after the final destroy, only released objects remain, and the record says `destroyed`.
-
-Known bugs are steered clear of (refactor_config.steer_clear) unless `known_bugs` is set.
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ from tests.reliability.refactor_config import (
     faults,
     initial,
     refactor,
-    steer_clear,
 )
 
 MODULE = "modules/m"
@@ -72,7 +70,6 @@ class Outcome:
     failures: dict[str, list[str]] = field(default_factory=dict)  # category -> messages
     transcript: list[str] = field(default_factory=list)
     faults_armed: int = 0
-    faults_steered: int = 0  # fault rules changed to steer clear of a known bug
     faults_fired: int = 0
     seconds: float = 0.0
 
@@ -108,7 +105,7 @@ def _short(text: str, limit: int = 600) -> str:
 class Walk:
     """One sequence in its own folder: module, runtime root and sim cloud of its own."""
 
-    def __init__(self, folder: Path, engine: str, seed: int, steps: int, known_bugs: bool = False) -> None:
+    def __init__(self, folder: Path, engine: str, seed: int, steps: int) -> None:
         self.folder = folder
         runtime = folder / "runtime"
         runtime.mkdir(parents=True, mode=0o700)
@@ -117,7 +114,6 @@ class Walk:
         self.module.mkdir(parents=True)
         self.rng = random.Random(seed)
         self.steps = steps
-        self.known_bugs = known_bugs  # False: steer clear of the known bugs (refactor_config.steer_clear)
         self.cfg: Config = initial(self.rng)
         self.out = Outcome(seed)
         self.fault_files = 0
@@ -274,6 +270,8 @@ class Walk:
                 return None
             self.round_run = set()
             for finding in findings:
+                if finding["code"] == "stale_import":  # the edit it asks for, literally
+                    self.drop_imports(finding.get("addresses") or [])
                 for command in finding.get("next_actions") or []:
                     if not self.follow(command, label):
                         return None
@@ -285,13 +283,19 @@ class Walk:
         self.out.fail("stuck", f"{label}: still not consistent after {MAX_ROUNDS} rounds of advice: {codes}")
         return None
 
+    def drop_imports(self, addresses: list[str]) -> None:
+        """Delete the `import` blocks for `addresses` from the configuration, as advised."""
+        self.out.commands["edit: drop import blocks"] += 1
+        self.cfg.imports = [(to, ident) for to, ident in self.cfg.imports if to not in addresses]
+        self.write_config()
+
     def choose(self, finding: dict[str, Any]) -> str | None:
         alternatives = finding["alternatives"]
         commands = [a["command"] for a in alternatives]
         if finding["code"] == "suspect_orphan":
             ident = self.lookup(finding)
-            wanted = "--import" if ident else "--forget-orphan"
-            picked = next((c for c in commands if wanted in c), None)
+            wanted = ("--import", "sim rm") if ident else ("--forget-orphan",)
+            picked = next((c for c in commands if any(w in c for w in wanted)), None)
             if picked is not None and ident:
                 picked = picked.replace("<id>", ident)
             if picked is not None:
@@ -345,8 +349,8 @@ class Walk:
 
     @staticmethod
     def kind_of(args: list[str]) -> str:
-        if args[:2] == ["sim", "ls"]:
-            return "sim ls"
+        if args[:2] in (["sim", "ls"], ["sim", "rm"]):
+            return " ".join(args[:2])
         if args[0] == "reconcile":
             for flag in ("--import", "--forget-orphan", "--write"):
                 if flag in args:
@@ -382,11 +386,7 @@ class Walk:
         return True
 
     def faults(self, touches: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        rules = faults(self.cfg, self.rng, touches)
-        if not self.known_bugs:
-            rules, steered = steer_clear(self.cfg, rules, self.rng)
-            self.out.faults_steered += steered
-        return rules
+        return faults(self.cfg, self.rng, touches)
 
     def run(self) -> Outcome:
         started = time.monotonic()

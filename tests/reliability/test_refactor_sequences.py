@@ -7,8 +7,8 @@ changes and conversions, `-replace`, a child module call renamed with `moved`, a
 attribute or create_before_destroy change), each applied with injected faults (`times: 1`),
 follows reconcile's advice literally, and asserts: never a duplicate, never an under-claiming
 record, consistent within MAX_ROUNDS rounds of advice after every step, and only released
-objects left after a destroy. Known bugs have a scripted strict-xfail test each (at the end of
-this file), and the random walk steers clear of them unless HYOPS_REFACTOR_KNOWN_BUGS=1.
+objects left after a destroy. Each sequence a walk found broken is kept as a scripted test at
+the end of this file (integration tests: they run in `make test`).
 
 Both random tests are `reliability` tests (`make reliability`, not `make test`): one sequence
 takes 25-60 s on 2 busy cores, so even the smoke (3 sequences) is over a minute.
@@ -24,7 +24,7 @@ Environment: HYOPS_REFACTOR_SEQUENCES (the full test, default 200), HYOPS_REFACT
 smoke test, default 3), HYOPS_REFACTOR_STEPS (refactors per sequence after the first apply,
 default 5), HYOPS_REFACTOR_BASE_SEED (default 1000: sequence i has seed BASE + i; the smoke's
 are 1, 2, 3), HYOPS_REFACTOR_SEED (run that one seed only), HYOPS_REFACTOR_WORKERS (sequences
-run at once, default 2), HYOPS_REFACTOR_KNOWN_BUGS=1 (do not steer clear of known bugs),
+run at once, default 2),
 HYOPS_REFACTOR_KEEP=1 (keep every sequence's folder and transcript, seq-SEED.txt, not only the
 failing ones'). Every sequence notes its figures (figures.py) for docs/reliability.md; a
 failure prints each failing seed, its steps, what broke and a replay line.
@@ -60,7 +60,6 @@ SMOKE_SEED = 1  # the smoke's seeds are 1.., apart from the full run's
 WORKERS = max(1, int(os.environ.get("HYOPS_REFACTOR_WORKERS", "2")))
 KEEP = bool(os.environ.get("HYOPS_REFACTOR_KEEP"))  # keep every sequence's folder and transcript
 ONLY = os.environ.get("HYOPS_REFACTOR_SEED", "").strip()
-KNOWN_BUGS = bool(os.environ.get("HYOPS_REFACTOR_KNOWN_BUGS"))  # walk into the known bugs too
 TEST_FILE = "tests/reliability/test_refactor_sequences.py"
 
 
@@ -69,20 +68,19 @@ def _seeds(first: int, count: int) -> list[int]:
 
 
 def _replay(seed: int, test: str) -> str:
-    bugs = "HYOPS_REFACTOR_KNOWN_BUGS=1 " if KNOWN_BUGS else ""
-    return (f"HYOPS_REFACTOR_SEED={seed} HYOPS_REFACTOR_STEPS={STEPS} {bugs}.venv/bin/python -m pytest "
+    return (f"HYOPS_REFACTOR_SEED={seed} HYOPS_REFACTOR_STEPS={STEPS} .venv/bin/python -m pytest "
             f"-m reliability {TEST_FILE} -k {test}")
 
 
 def _one(base: Path, engine: str, label: str, seed: int, variant: str, test: str) -> Outcome:
     folder = base / f"seq-{seed}"
-    outcome = Walk(folder, engine, seed, STEPS, known_bugs=KNOWN_BUGS).run()
+    outcome = Walk(folder, engine, seed, STEPS).run()
     note(REFACTOR_SEQUENCE, variant=variant, seed=seed, engine=label,
          steps=len(outcome.kinds), seconds=round(outcome.seconds, 1),
          **{c.replace("-", "_"): c in outcome.failures for c in CATEGORIES},
          kinds=outcome.kinds, rounds=outcome.rounds, commands=dict(outcome.commands),
          faults_armed=outcome.faults_armed, faults_fired=outcome.faults_fired,
-         faults_steered=outcome.faults_steered, known_bugs=KNOWN_BUGS, max_rounds=MAX_ROUNDS)
+         max_rounds=MAX_ROUNDS)
     if outcome.ok and not KEEP:
         shutil.rmtree(folder, ignore_errors=True)  # 200 sequences' run folders add up
     if not outcome.ok or KEEP:
@@ -121,7 +119,7 @@ def test_refactor_sequences_smoke(modern_engine: str, tmp_path: Path) -> None:  
                    "test_refactor_sequences_smoke")
 
 
-# ----- known bugs: each a scripted walk (the same advice-following and checks) ------------------
+# ----- sequences walks found broken: each scripted (the same advice-following and checks) -------
 
 
 def _scripted(tmp_path: Path, engine: str, cfg: Config) -> Walk:
@@ -134,15 +132,14 @@ def _scripted(tmp_path: Path, engine: str, cfg: Config) -> Walk:
     return walk
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: a create_before_destroy replace whose create loses its answer leaves a suspect orphan "
-    "at an address the state still holds; reconcile's next actions are `hyops sim ls` and "
-    "`--forget-orphan` (the delete is only in prose), so following them leaves the new object live, "
-    "unclaimed by an `ok` record and by the final `destroyed` one"))
 def test_a_lost_create_of_a_create_before_destroy_replace_is_never_left_unclaimed(
         modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
     """Sequence: net + sim_vm.a (create_before_destroy); apply; then `apply -- -replace=sim_vm.a`
-    with {sim_vm create lose_response times 1}; follow reconcile's advice; destroy."""
+    with {sim_vm create lose_response times 1}; follow reconcile's advice; destroy.
+
+    Was: the orphan's address is one the state still holds (the old object), so the advice was
+    `sim ls` then `--forget-orphan`, the delete only in prose: followed, it left the new object
+    live and unclaimed. Now `hyops sim rm <id>` is the advised delete."""
     cfg = Config(network=Block("sim_network", "net", "single", {None: "net-1"}, uid=1),
                  blocks=[Block("sim_vm", "a", "single", {None: "vm-a"}, uid=2, cbd=True)])
     walk = _scripted(tmp_path, modern_engine, cfg)
@@ -150,3 +147,49 @@ def test_a_lost_create_of_a_create_before_destroy_replace_is_never_left_unclaime
     if walk.apply_step("replace", ["--", "-replace=sim_vm.a"]):
         walk.finish()
     assert walk.out.ok, walk.out.explain("(scripted)") + "\n" + "\n".join(walk.out.transcript)
+    assert walk.out.commands["sim rm"] == 1, walk.out.commands
+
+
+def test_a_failed_create_of_a_create_before_destroy_replace_leaves_no_deposed_entry_behind(
+        modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+    """Sequence: net + sim_vm.a (create_before_destroy); apply; then `apply -- -replace=sim_vm.a`
+    with {sim_vm create fail_after_create times 1}; follow reconcile's advice; destroy.
+
+    Was: the advised apply deletes the deposed object and the replaced tainted one at once;
+    Terraform 1.11 reports one delete complete for the two, so the deposed entry kept its gone
+    id in an `ok` record, and the destroy then failed on it (state_missing) for good."""
+    cfg = Config(network=Block("sim_network", "net", "single", {None: "net-1"}, uid=1),
+                 blocks=[Block("sim_vm", "a", "single", {None: "vm-a"}, uid=2, cbd=True)])
+    walk = _scripted(tmp_path, modern_engine, cfg)
+    walk.arm([{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}])
+    if walk.apply_step("replace", ["--", "-replace=sim_vm.a"]):
+        walk.finish()
+    assert walk.out.ok, walk.out.explain("(scripted)") + "\n" + "\n".join(walk.out.transcript)
+
+
+def test_an_import_whose_object_the_same_failed_apply_destroyed_has_a_way_back(
+        modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+    """Sequence: net + sim_vm.a; apply; release sim_vm.a (removed, destroy = false); apply; adopt
+    it back as sim_vm.b with an import block and `apply -- -replace=sim_network.net` with
+    {sim_network create fail_before_create times 1}; follow reconcile's advice.
+
+    Was: the import block then names a destroyed object, so every plan fails; reconcile advised
+    `--write`, which refused round after round, and the record listed the object as released
+    ("lives on"). Now a `stale_import` finding names the block to delete."""
+    cfg = Config(network=Block("sim_network", "net", "single", {None: "net-1"}, uid=1),
+                 blocks=[Block("sim_vm", "a", "single", {None: "vm-a"}, uid=2)])
+    walk = _scripted(tmp_path, modern_engine, cfg)
+    cfg.blocks, cfg.removed = [], [("root", "sim_vm.a")]
+    walk.write_config()
+    assert walk.apply_step("release sim_vm.a", []), walk.out.explain("(scripted)")
+    released = walk.released(walk.record())
+    assert [a for a, _ in released] == ["sim_vm.a"], released
+    cfg.removed = []
+    cfg.blocks = [Block("sim_vm", "b", "single", {None: "vm-a"}, uid=3)]
+    cfg.imports = [("sim_vm.b", released[0][1])]
+    walk.write_config()
+    walk.arm([{"type": "sim_network", "op": "create", "mode": "fail_before_create", "times": 1}])
+    if walk.apply_step("import back + replace the network", ["--", "-replace=sim_network.net"]):
+        walk.finish()
+    assert walk.out.ok, walk.out.explain("(scripted)") + "\n" + "\n".join(walk.out.transcript)
+    assert walk.out.commands["edit: drop import blocks"] >= 1, walk.out.commands

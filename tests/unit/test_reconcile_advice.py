@@ -3,6 +3,7 @@ evidence, unreadable evidence, a live engine, alternatives, inputs and exit code
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
+from hybridops_tf.declarations import ImportBlock, read_import_blocks
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile import rules, service
@@ -247,3 +249,48 @@ def test_an_orphan_whose_run_events_were_not_read_is_unknown_never_said_started(
     ev = evidence(record=rec, state=state(), refresh=quiet())
 
     assert only(compare(ev, CMD), Code.SUSPECT_ORPHAN).evidence is OrphanEvidence.UNKNOWN
+
+
+# --- an orphan besides the object the state holds; an import block naming a deleted object -------
+
+
+def test_an_orphan_at_an_address_the_state_holds_is_advised_deleted_with_sim_rm_then_forgotten() -> None:
+    """The state holds the old object at the address (a create_before_destroy replace whose
+    create lost its answer): importing there is impossible, so the advice must delete."""
+    sim = evidence(where=dataclasses.replace(evidence().where, uses_sim=True),
+                   record=record(Status.ERROR, resources={"sim_vm.a": ("complete", "create", "vm-old")},
+                                 orphans=["sim_vm.a"]),
+                   state=state("sim_vm.a", ids={"sim_vm.a": "vm-old"}), refresh=quiet())
+    elsewhere = dataclasses.replace(sim, where=evidence().where)
+
+    on_sim = only(compare(sim, CMD), Code.SUSPECT_ORPHAN)
+    other = only(compare(elsewhere, CMD), Code.SUSPECT_ORPHAN)
+
+    assert on_sim.next_actions == ("hyops sim ls",)
+    assert [a.command for a in on_sim.alternatives] == [
+        "hyops sim rm '<id>'", f"hyops reconcile {R} --forget-orphan sim_vm.a"]
+    assert not any("--import" in a.command for a in on_sim.alternatives + other.alternatives)
+    assert other.next_actions == (f"hyops reconcile {R} --forget-orphan sim_vm.a",)
+
+
+def test_an_import_block_naming_a_deleted_object_is_a_stale_import_naming_the_block_to_delete() -> None:
+    rec = record(Status.ERROR, resources={"sim_vm.b": ("destroyed", "delete", "vm-gone")})
+    block = ImportBlock("sim_vm.b", "vm-gone", "main.tf")
+    ev = evidence(record=rec, state=state(), stale_imports=(block,),
+                  unchecked=("plan failed (exit 1): cannot import",))
+
+    finding = only(compare(ev, CMD), Code.STALE_IMPORT)
+
+    assert finding.addresses == ("sim_vm.b",)
+    assert "main.tf imports vm-gone into sim_vm.b" in finding.detail
+    assert [a.command for a in finding.alternatives] == [f"hyops apply {R}", f"hyops destroy {R}"]
+    assert Code.STALE_IMPORT not in {f.code for f in compare(dataclasses.replace(ev, stale_imports=()), CMD)}
+
+
+def test_only_literal_import_ids_are_read_from_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'import {\n  to = sim_vm.b\n  id = "vm-1"\n}\n'
+        'import {\n  for_each = var.ids\n  to = sim_vm.c[each.key]\n  id = each.value\n}\n'
+        'import {\n  to = sim_vm.d\n  id = var.d\n}\n')
+
+    assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "main.tf")]

@@ -165,6 +165,41 @@ def test_an_error_of_a_failed_instance_does_not_blame_its_completed_siblings() -
     assert progress["sim_vm.c"].status is Progress.COMPLETE
 
 
+def _deletes(order: list[tuple[str, str | None]], *, exit_0: bool = False) -> tuple[str, ...]:
+    """Feed a create_before_destroy replace of tainted vm-b while deposed vm-a is deleted too:
+    `order` lists (event, id) for the two deletes, in the order the engine reported them."""
+    lines = [_line("apply_start", _hook("sim_vm.a", "create")),
+             _line("apply_complete", _hook("sim_vm.a", "create", "vm-c"))]
+    lines += [_line(kind, _hook("sim_vm.a", "delete", ident)) for kind, ident in order]
+    tracker = ResourceTracker().feed_all(parse_event(line) for line in lines)
+    if exit_0:
+        tracker.engine_succeeded()
+    return tracker.resources["sim_vm.a"].deleted_ids
+
+
+def test_two_deletes_in_flight_at_one_address_retire_both_ids_once_both_complete() -> None:
+    interleaved = _deletes([("apply_start", "vm-a"), ("apply_start", "vm-b"),
+                            ("apply_complete", None), ("apply_complete", None)])
+    in_turn = _deletes([("apply_start", "vm-a"), ("apply_complete", None),
+                        ("apply_start", "vm-b"), ("apply_complete", None)])
+
+    assert sorted(interleaved) == sorted(in_turn) == ["vm-a", "vm-b"]
+
+
+def test_an_engine_that_exits_0_completed_every_delete_it_started_even_unreported() -> None:
+    """Terraform 1.11 sends no apply_complete for a deposed object's delete."""
+    stream = [("apply_start", "vm-b"), ("apply_start", "vm-a"), ("apply_complete", None)]
+
+    assert _deletes(stream) == ()
+    assert sorted(_deletes(stream, exit_0=True)) == ["vm-a", "vm-b"]
+
+
+def test_of_two_deletes_in_flight_one_failing_retires_neither_id() -> None:
+    """The stream names the address, not the object: which one failed is unknown."""
+    assert _deletes([("apply_start", "vm-a"), ("apply_start", "vm-b"),
+                     ("apply_complete", None), ("apply_errored", None)]) == ()
+
+
 # --- the local state file -----------------------------------------------------------------------
 
 def test_the_local_state_file_gives_addresses_ids_taint_and_deposed_keys_only() -> None:
@@ -224,3 +259,11 @@ def test_a_converged_apply_clears_the_error_of_an_object_whose_condition_holds_n
 
     assert out.resources["sim_vm.c"].status is ResourceStatus.COMPLETE
     assert failed.resources["sim_vm.c"].status is ResourceStatus.ERROR
+
+
+def test_a_released_object_adopted_back_and_deleted_leaves_the_released_list() -> None:
+    gone = ReleasedObject("sim_vm.a", "vm-1", "apply-1", "t")
+    kept = ReleasedObject("sim_vm.z", "vm-9", "apply-1", "t")
+    resources = {"sim_vm.b": entry("destroyed", "delete", "vm-1")}
+
+    assert released_after([gone, kept], [], {}, resources) == [kept]

@@ -75,3 +75,4 @@ def test_blocks_render_and_name_declared_addresses() -> None:
             for rule in faults(cfg, rng, step.touches):
                 assert rule["times"] == 1 and rule["type"].startswith("sim_")
             cfg.settled()
+

@@ -189,3 +189,21 @@ def test_secrets_are_stored_only_as_a_digest(tmp_path: Path) -> None:
     assert cloud.read("sim_config", created).state == created  # digest matches: no drift
     changed = cloud.read("sim_config", {**created, "secret": "other"}).state
     assert changed is not None and changed["secret"] is None  # mismatch shows as drift
+
+
+def test_sim_rm_deletes_by_hand_and_refuses_an_id_that_is_not_live_without_deleting_any(
+        store: SimStore, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from hybridops_tf.cli.main import cli
+
+    net_id, vm_id = make_vm(store)
+    runner = CliRunner()
+    root = ["--runtime-root", str(tmp_path / "rt")]
+
+    refused = runner.invoke(cli, [*root, "sim", "rm", vm_id, "vm-nope", "--sim-root", str(store.root)])
+    assert refused.exit_code == 2 and "vm-nope" in refused.output and store.get(vm_id) is not None
+
+    deleted = runner.invoke(cli, [*root, "sim", "rm", vm_id, "--sim-root", str(store.root)])
+    assert deleted.exit_code == 0, deleted.output
+    assert [o.id for o in store.list_objects()] == [net_id]
