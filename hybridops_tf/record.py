@@ -1,4 +1,5 @@
-"""The operation record (`latest.json`, schema_version 1) and its store (docs/contract.md: Files under the runtime root, The record).
+"""The operation record (`latest.json`, schema_version 1) and its store (docs/contract.md:
+Files under the runtime root, The record).
 
 The record says what was attempted; provider state says what exists. This module only
 reads and writes records: under a per-module lock held for the whole operation, always
@@ -285,7 +286,7 @@ class OperationRecord:
                 rec.owner = Owner(int(o["pid"]), str(o["host"]), str(o["user"]), str(o["run_id"]))
             if doc.get("resources") is not None:
                 rec.resources = {
-                    str(addr): ResourceEntry(str(r["status"]), str(r.get("action", "")),
+                    str(addr): ResourceEntry(ResourceStatus(str(r["status"])), str(r.get("action", "")),
                                              r.get("id"), r.get("tainted"), r.get("deposed"))
                     for addr, r in doc["resources"].items()
                 }
@@ -388,7 +389,7 @@ class ModuleLock:
             owner = Owner.current(self.run_id)
             atomic_write_text(self.owner_path, json.dumps(
                 {"pid": owner.pid, "host": owner.host, "user": owner.user,
-                 "run_id": owner.run_id, "since": utc_now()}))
+                 "run_id": owner.run_id, "since": utc_now()}), durable=False)  # dies with its holder
         except OSError:
             pass  # the holder note is a courtesy; the lock itself is what protects
         return self

@@ -99,7 +99,7 @@ def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:
     """resolved.inputs.yml of this run: each value the engine uses, with its source,
     secrets redacted."""
     atomic_write_text(folder.resolved_inputs_path, resolved.resolved_yaml(
-        f"resolved.inputs.yml of run {folder.run_id}"))
+        f"resolved.inputs.yml of run {folder.run_id}"), durable=False)  # a run folder file: runs.RunFolder
     return folder.resolved_inputs_path
 
 
@@ -154,12 +154,12 @@ def digest_key(rt: Runtime, create: bool = True) -> bytes | None:
     comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
     RefusedError when the key cannot be read or made.
     """
-    from hybridops_tf.store import open_store, selected_url
+    from hybridops_tf.store import selected_url, shared_store
 
     if selected_url() is not None:  # every runner of a shared store digests with one key
-        path_text = f"the inputs digest key in {open_store(rt.root).describe()}"
+        path_text = f"the inputs digest key in {shared_store(rt.root).describe()}"
         try:
-            key = open_store(rt.root).digest_key(create)  # type: ignore[union-attr]
+            key = shared_store(rt.root).digest_key(create)
         except OSError as err:
             raise RefusedError(f"cannot use {path_text}: {err.strerror or err}; nothing was run") from None
         return key

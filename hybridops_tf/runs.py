@@ -205,12 +205,17 @@ class RunFolder:
     def result_path(self) -> Path:
         return self.path / "result.json"
 
+    # A run folder is the run's story, not the record: its files are replaced atomically (a
+    # reader never sees half of one) but not flushed to disk one by one. What must survive a
+    # machine crash is the record (written durably before the engine may mutate and before
+    # hyops reports) and the events the relay flushes before it marks them complete; a run
+    # folder a crash cut short only under-proves (reconcile then treats its run as unknown).
     def write_meta(self, meta: dict[str, Any]) -> None:
-        atomic_write_text(self.path / "meta.json", _dump(meta))
+        atomic_write_text(self.path / "meta.json", _dump(meta), durable=False)
 
     def write_text(self, name: str, text: str) -> Path:
         target = self.path / name
-        atomic_write_text(target, text)
+        atomic_write_text(target, text, durable=False)
         return target
 
     def open_events(self) -> BinaryIO:
@@ -218,7 +223,7 @@ class RunFolder:
 
     def write_result(self, result: dict[str, Any]) -> None:
         """Last write of a run: its presence means the run finished."""
-        atomic_write_text(self.result_path, _dump({"finished_at": utc_now(), **result}))
+        atomic_write_text(self.result_path, _dump({"finished_at": utc_now(), **result}), durable=False)
 
     def finish(self, meta: RunMeta, exit_code: int, result: RunResult) -> None:
         self.finish_docs(meta.to_json(), exit_code, result.to_json())
@@ -302,8 +307,9 @@ class EventLog:
         return self._fh.fileno()
 
     def close(self) -> None:
+        """Flushed, not fsynced: the relay fsyncs a mutating run's events before it marks them
+        complete (engine/relay.py); a plan's events prove nothing a crash could take back."""
         try:
             self._fh.flush()
-            os.fsync(self._fh.fileno())
         finally:
             self._fh.close()

@@ -77,18 +77,20 @@ class PreparedWrite:
     and only the rename after it.
     """
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, *, durable: bool = True) -> None:
         ensure_dir(path.parent)
         if path.is_symlink():
             raise OSError(f"refusing to replace symlink {path}")
         self.path = path
+        self.durable = durable
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         self._tmp: str | None = tmp
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
             os.chmod(tmp, FILE_MODE)
         except BaseException:
             self.discard()
@@ -103,7 +105,8 @@ class PreparedWrite:
             self.discard()
             raise
         self._tmp = None
-        fsync_dir(self.path.parent)
+        if self.durable:
+            fsync_dir(self.path.parent)
 
     def discard(self) -> None:
         if self._tmp is not None:
@@ -114,13 +117,16 @@ class PreparedWrite:
             self._tmp = None
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace path with data atomically and durably (mode 0600)."""
-    PreparedWrite(path, data).commit()
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace path with data atomically (mode 0600): a reader sees the old file or the new
+    one, never part of one. `durable`: fsync the data before the rename and the directory
+    after it, so the new file also survives a machine crash. Without it the write costs no
+    disk flush; only a machine crash (which kills every process anyway) may lose it."""
+    PreparedWrite(path, data, durable=durable).commit()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
 def open_append(path: Path):
