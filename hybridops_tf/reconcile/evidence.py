@@ -46,6 +46,7 @@ from hybridops_tf import settle
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
+from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
@@ -354,7 +355,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
 def _stale_imports(ev: ModuleEvidence, directory: Path) -> ModuleEvidence:
     """After a failed read: the configuration's `import` blocks naming an object the record
     saw deleted. The engine cannot import it, so every plan fails until the block goes."""
-    retired = {e.id for e in (ev.record.resources if ev.record else {}).values()
+    retired = {e.id for e in ((ev.record.resources or {}) if ev.record else {}).values()
                if e.id is not None and e.status is ResourceStatus.DESTROYED}
     if not ev.unchecked or not retired:
         return ev
@@ -575,11 +576,11 @@ def planned_attributes(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for rc in redact_sensitive(doc).get("resource_changes") or []:
         if not isinstance(rc, dict) or rc.get("mode", "managed") != "managed" or not rc.get("address"):
             continue
-        change = rc.get("change") if isinstance(rc.get("change"), dict) else {}
+        change = as_dict(rc.get("change"))
         after = change.get("after")
         if "create" not in (change.get("actions") or []) or not isinstance(after, dict):
             continue
-        unknown = change.get("after_unknown") if isinstance(change.get("after_unknown"), dict) else {}
+        unknown = as_dict(change.get("after_unknown"))
         out[str(rc["address"])] = {
             key: value for key, value in after.items()
             if key != "id" and unknown.get(key) is not True and value not in (None, "", [], {})

@@ -294,3 +294,15 @@ def test_only_literal_import_ids_are_read_from_the_configuration(tmp_path: Path)
         'import {\n  to = sim_vm.d\n  id = var.d\n}\n')
 
     assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "main.tf")]
+
+
+def test_a_failed_read_of_a_module_whose_record_lists_no_resources_looks_for_no_stale_import(
+        tmp_path: Path) -> None:
+    """A record written before any resource was known (`resources` null) after a failed plan."""
+    from hybridops_tf.reconcile.evidence import _stale_imports
+
+    rec = record(Status.RUNNING)
+    rec.resources = None
+    ev = evidence(record=rec, unchecked=("plan failed (exit 1)",))
+
+    assert _stale_imports(ev, tmp_path) is ev
