@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import run_inputs, saved_plan
 from hybridops_tf.engine import commands
-from hybridops_tf.engine.events import ChangeSummary, Diagnostic, parse_event, summarize_diagnostics
+from hybridops_tf.engine.events import (
+    ChangeSummary,
+    Diagnostic,
+    PlannedChange,
+    parse_event,
+    summarize_diagnostics,
+)
 from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.modules import ModuleTarget
@@ -103,6 +109,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
     folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
+    changes: list[PlannedChange] = []  # every change, move, import and forget the plan shows
     errors: list[Diagnostic] = []
     asked, passthrough = split_detailed_exitcode(req.passthrough)
     detailed = req.detailed_exitcode or asked
@@ -120,6 +127,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                 event = parse_event(line)
                 if isinstance(event, ChangeSummary):
                     summary.append(event)
+                elif isinstance(event, PlannedChange):
+                    changes.append(event)
                 elif isinstance(event, Diagnostic) and event.is_error:
                     errors.append(event)
 
@@ -135,9 +144,13 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                 raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode})"
                                   + (f": {said}" if said else "")
                                   + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
-            doc = redact_sensitive(engine.show_plan_doc(plan_file))
-            folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
             pending = result.returncode == CHANGES_PENDING
+            doc: dict[str, Any] = {}
+            if pending or changes or req.out is not None:
+                doc = redact_sensitive(engine.show_plan_doc(plan_file))
+                folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
+            # else the engine said "no changes" and streamed no planned change (a move, import
+            # or forget is one): there is nothing for `show -json` to add, so no second engine run
             if req.out is not None:
                 saved_plan.keep(plan_file, req.out, saved_plan.Sidecar.of_run(
                     req, mode, run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
@@ -149,8 +162,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK
     folder.finish(meta, code, PlannedResult(text, pending))
-    return PlanOutcome(None, code, run_id, folder.path,
-                       f"plan {req.target.ref}: {text} (run {run_id}, {folder.path / 'plan.json'})",
+    kept = folder.path / "plan.json" if doc else folder.path
+    return PlanOutcome(None, code, run_id, folder.path, f"plan {req.target.ref}: {text} (run {run_id}, {kept})",
                        plan_doc=doc, has_changes=pending, summary=text)
 
 
@@ -244,4 +257,4 @@ def _record_outputs(wiring: Wiring, upstream: str) -> dict[str, Any] | None:
 
 def _has_output(wiring: Wiring, upstream: str, output: str) -> bool:
     outputs = _record_outputs(wiring, upstream)
-    return bool(outputs) and output in outputs
+    return outputs is not None and output in outputs

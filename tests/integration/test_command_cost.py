@@ -1,5 +1,6 @@
-"""Durability that costs what it must, no more: the fsyncs one command makes, counted.
+"""What one command costs, counted: its fsyncs and its engine runs.
 
+Durability that costs what it must, no more.
 What must survive a machine crash is the record: `running` before the engine may mutate and
 the settled record before hyops reports (each a file fsync and a directory fsync, see
 test_durable_write_order.py), and the rerun inputs a later destroy reuses. A run folder is the
@@ -9,6 +10,11 @@ here. The engine's own fsync of its state file is the engine's business and not 
 
 The count is taken in-process (os.fsync wrapped) around a real `hyops apply` and `hyops plan`
 of a module with no provider on the bundled engine, so a new fsync on the path fails here.
+
+No engine run hyops does not need: a plan the engine reports without change and without a
+planned change (a move, import or forget is one) is one engine run; `show -json` reads the
+plan back only when there is something to show. Counted with a wrapper that logs each engine
+run's subcommand before it execs the real engine.
 """
 
 from __future__ import annotations
@@ -73,3 +79,39 @@ def test_an_apply_fsyncs_only_the_record_twice_and_the_rerun_inputs(
 
     assert applied == Counter({"record": 2, "dir state": 2, "rerun inputs": 1, "dir config": 1}), fsyncs
     assert fsyncs == [], "a plan changes no record: it needs no fsync"
+
+
+def _logging_engine(tmp_path: Path, engine_path: str) -> tuple[Path, Path]:
+    """A `terraform` that appends its subcommand (its first non-option word) to a log, then
+    execs the real engine."""
+    log = tmp_path / "engine-runs.log"
+    wrapper = tmp_path / "bin" / "terraform"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        "for a in \"$@\"; do case \"$a\" in -*) ;; *) echo \"$a\" >> " + str(log) + "; break;; esac; done\n"
+        f'exec {engine_path} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def test_a_plan_without_changes_runs_the_engine_once_and_a_plan_with_changes_twice(
+        tmp_path: Path, engine_path: str) -> None:
+    module = tmp_path / "modules" / "m"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text('variable "size" {\n  default = "s"\n}\noutput "x" {\n  value = var.size\n}\n')
+    engine, log = _logging_engine(tmp_path, engine_path)
+    args = ["--runtime-root", str(tmp_path / ".hyops"), "--engine", str(engine)]
+    runner = CliRunner()
+    assert runner.invoke(cli, [*args, "apply", str(module), "--ref", "m"]).exit_code == 0
+
+    def runs(*command: str) -> list[str]:
+        log.write_text("")
+        result = runner.invoke(cli, [*args, *command, str(module), "--ref", "m"])
+        assert result.exit_code == 0, result.output
+        return log.read_text().split()
+
+    quiet, changing = runs("plan"), runs("plan", "--var", "size=m")
+
+    assert quiet == ["plan"]
+    assert changing == ["plan", "show"]
