@@ -86,9 +86,19 @@ def open_store(runtime_root: Path) -> Store:
         from hybridops_tf.record import RecordStore
 
         return RecordStore(runtime_root)
-    if not url.startswith(("postgresql://", "postgres://")):
-        from hybridops_tf.errors import UsageError
+    return shared_store(runtime_root)
 
+
+def shared_store(runtime_root: Path) -> PgStore:
+    """The shared PostgreSQL store selected by `--store`/HYOPS_STORE, for what only it has
+    (the shared inputs digest key, `hyops store status`); UsageError when none is selected."""
+    from hybridops_tf.errors import UsageError
+
+    url = selected_url()
+    if url is None:
+        raise UsageError("no shared store selected: pass --store postgresql://USER@HOST:PORT/DB "
+                         "or set HYOPS_STORE (the password through PGPASSWORD or PGPASSFILE)")
+    if not url.startswith(("postgresql://", "postgres://")):
         raise UsageError(f"--store/HYOPS_STORE {redact_url(url)!r} is not a PostgreSQL URL: use "
                          "postgresql://USER@HOST:PORT/DATABASE (the password through PGPASSWORD or PGPASSFILE)")
     from hybridops_tf.store.postgres import PgStore
