@@ -23,8 +23,9 @@ environment hyops gives it: TF_WORKSPACE, and for the sim module the mirror CLI 
 HYOPS_SIM_ROOT and HYOPS_SIM_PYTHON (the same Python as the hyops it is compared with, so
 both start the same provider). `own CPU ms` is the same subtraction over CPU time (user +
 sys of each process and the descendants it waited for: the engine, the provider, hyops's
-event relay), far less sensitive than wall time to a loaded machine. Last, untimed, each engine call of one hyops apply is logged
-(bench_stack_real's timing wrapper) to show how many engine processes hyops starts.
+event relay), far less sensitive than wall time to a loaded machine. Last, untimed, each engine
+call of one hyops apply is logged (bench_stack_real's timing wrapper) to show how many engine
+processes hyops starts.
 """
 
 from __future__ import annotations

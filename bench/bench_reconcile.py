@@ -70,7 +70,8 @@ def synthetic(n: int) -> tuple[str, list[str], list[str], OperationRecord]:
     return json.dumps(state), events, refresh, record
 
 
-def _once(state_text: str, events: list[str], refresh: list[str], record: OperationRecord) -> tuple[float, float, float, int]:
+def _once(state_text: str, events: list[str], refresh: list[str],
+          record: OperationRecord) -> tuple[float, float, float, int]:
     gc.collect()  # a collection left over from building the data must not land in a timing
     t0 = time.perf_counter()
     state = parse_state(state_text)

@@ -54,8 +54,10 @@ case "$cmd" in
     ui "plan" '"change":{{'"$res"',"action":"create"}},"type":"planned_change"'
     ui "creating" '"hook":{{'"$res"',"action":"create"}},"type":"apply_start"'
     sleep "${{BENCH_APPLY_SECONDS:-0}}"
-    ui "created" '"hook":{{'"$res"',"action":"create","id_key":"id","id_value":"'"$name"'","elapsed_seconds":1}},"type":"apply_complete"'
-    ui "Apply complete" '"changes":{{"add":1,"change":0,"remove":0,"import":0,"operation":"apply"}},"type":"change_summary"'
+    created='"action":"create","id_key":"id","id_value":"'"$name"'","elapsed_seconds":1'
+    ui "created" '"hook":{{'"$res"','"$created"'}},"type":"apply_complete"'
+    changes='"add":1,"change":0,"remove":0,"import":0,"operation":"apply"'
+    ui "Apply complete" '"changes":{{'"$changes"'}},"type":"change_summary"'
     ui "Outputs: 1" '"outputs":{{"id":{{"sensitive":false,"type":"string","value":"'"$name"'"}}}},"type":"outputs"'
     ;;
   show) echo '{{"format_version":"1.0","terraform_version":"1.6.0"}}' ;;

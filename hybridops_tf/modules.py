@@ -1,4 +1,5 @@
-"""Module addressing (docs/contract.md: Commands and options): directory -> module_ref, validated before anything runs."""
+"""Module addressing (docs/contract.md: Commands and options): directory -> module_ref,
+validated before anything runs."""
 
 from __future__ import annotations
 

@@ -38,11 +38,11 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
     except EngineError as err:  # evidence could not be read after the run: stay honest
         settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
     if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
-        err = reader.log_error[0]
+        log_err = reader.log_error[0]
         succeeded = False
         settled = settle.failed(
             settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
-            orphans=[], error=(f"{folder.events_path} could not be written ({err.strerror or err}); the "
+            orphans=[], error=(f"{folder.events_path} could not be written ({log_err.strerror or log_err}); the "
                                f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
         )
     if result.interrupted is not None:

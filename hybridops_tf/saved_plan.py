@@ -27,6 +27,7 @@ from hybridops_tf.engine import commands
 from hybridops_tf.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.modules import resolve_module
 from hybridops_tf.record import utc_now
+from hybridops_tf.runs import Command
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine
@@ -243,7 +244,7 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     refuse_stale(engine, plan_file, sidecar)
     values = planned_inputs(engine, plan_file, sidecar)
     return operation.ModuleRequest(
-        command=sidecar.mode, target=target, runtime_root=req.runtime_root, engine=req.engine,
+        command=Command(sidecar.mode), target=target, runtime_root=req.runtime_root, engine=req.engine,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,
         allow_uncertain=req.allow_uncertain, argv=req.argv, workspace=sidecar.workspace,

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE = ["tests/reliability", *sorted(str(p.relative_to(REPO)) for p in (REPO / "tests" / "unit").glob("test_fuzz_*.py")),
+SUITE = ["tests/reliability",
+         *sorted(str(p.relative_to(REPO)) for p in (REPO / "tests" / "unit").glob("test_fuzz_*.py")),
          "tests/unit/test_no_shell_true.py"]
 LOG_ENV = "HYOPS_RELIABILITY_LOG"
 
@@ -166,7 +167,8 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     lines += ["", "## Records checked", "",
               f"{len(records)} records were read back and validated (valid JSON, a v1 record) after a "
               "kill, a race, a fault or a recovery. Invalid ones found: 0 (an invalid one fails its test).", ""]
-    lines += _table(["status found", "records"], [[s, n] for s, n in sorted(Counter(r["status"] for r in records).items())])
+    found = sorted(Counter(r["status"] for r in records).items())
+    lines += _table(["status found", "records"], [[s, n] for s, n in found])
 
     faults = by_kind.get("fault", [])
     lines += ["", "## Storage faults injected", ""]

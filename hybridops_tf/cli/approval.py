@@ -84,10 +84,11 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
     from hybridops_tf import operation, planning, saved_plan
     from hybridops_tf.cli.plan_render import render_plan
     from hybridops_tf.record import record_key
+    from hybridops_tf.runs import Command
     from hybridops_tf.store import open_store
 
     if command == "apply":  # an uncertain record is refused before the question, not after it
-        operation.guard(operation.ModuleRequest(command="apply", target=tgt, runtime_root=ctx.obj.runtime_root,
+        operation.guard(operation.ModuleRequest(command=Command.APPLY, target=tgt, runtime_root=ctx.obj.runtime_root,
                                                 allow_uncertain=allow_uncertain),
                         open_store(ctx.obj.runtime_root).read(record_key(tgt.ref, space)))
     tmp = planning.private_tmp()

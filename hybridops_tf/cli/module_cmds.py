@@ -43,6 +43,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
     from hybridops_tf.cli import approval
     from hybridops_tf.inputs import CliInput
     from hybridops_tf.record import record_key
+    from hybridops_tf.runs import Command
 
     if module_dir.is_file():
         _apply_saved_plan(ctx, command, module_dir, ref, inputs, lock_timeout, allow_uncertain)
@@ -60,7 +61,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
         outcome = result
     else:
         outcome = operation.run(operation.ModuleRequest(
-            command=command, target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+            command=Command(command), target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
             on_event=ProgressPrinter(),

@@ -143,7 +143,7 @@ def _changed(change: Mapping[str, Any], replacing: bool) -> list[str]:
           change.get("after_sensitive"), change.get("after_unknown"), diffs)
     forcing = [path_text(p) for p in change.get("replace_paths") or [] if isinstance(p, list)] if replacing else []
     lines = []
-    shown = set()
+    shown: set[str] = set()
     for path, old, new in diffs:
         forced = any(path == f or path.startswith(f + ".") or path.startswith(f + "[") for f in forcing if f)
         shown.update(f for f in forcing if forced and (path == f or path.startswith(f)))

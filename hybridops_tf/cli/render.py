@@ -10,6 +10,7 @@ glyphs become ASCII words or signs (`ok`, `x`, `...`), any other character an es
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 import shutil
@@ -106,7 +107,7 @@ def ascii_streams() -> None:
 class ProgressPrinter:
     """Prints one line per resource event; on a TTY the line carries elapsed time live."""
 
-    def __init__(self, stream: IO[str] | None = None) -> None:
+    def __init__(self, stream: IO[str] | io.TextIOBase | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._started: dict[str, float] = {}

@@ -86,11 +86,10 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       hyops store status --json   # with HYOPS_STORE set
     """
-    from hybridops_tf.store import open_store
+    from hybridops_tf.store import shared_store
 
     _url()
-    store = open_store(ctx.obj.runtime_root)
-    summary = store.summary()  # type: ignore[union-attr]  # _url() made it the PostgreSQL store
+    summary = shared_store(ctx.obj.runtime_root).summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
@@ -122,7 +121,7 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     Example:
       hyops store import-local .hyops
     """
-    from hybridops_tf.store import open_store
+    from hybridops_tf.store import shared_store
     from hybridops_tf.store.transfer import import_local
 
     _url()
@@ -130,6 +129,6 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     if not (source / "state").is_dir() and not (source / "stacks").is_dir():
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          "root to import, e.g. `hyops store import-local path/to/.hyops`")
-    counts = import_local(source, open_store(ctx.obj.runtime_root))  # type: ignore[arg-type]
+    counts = import_local(source, shared_store(ctx.obj.runtime_root))
     click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
                f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

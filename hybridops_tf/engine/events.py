@@ -311,7 +311,7 @@ def _resource_parser(cls: type[_ResourceMessage], key: str) -> _Parser:
     """Build the parser of one `hook`/`change` message from the fields its class declares."""
     names = {f.name for f in fields(cls)}
 
-    def parse(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    def parse(obj: Mapping[str, Any], c: Mapping[str, Any]) -> Message:
         p = as_dict(obj.get(key))
         kw: dict[str, Any] = {"resource": _resource(p)}
         if "action" in names:

@@ -39,7 +39,8 @@ def _config_files(directory: Path) -> list[Path]:
 
 def _tree(module_dir: Path) -> list[Path]:
     """The root and every local child module directory it calls, recursively, each once."""
-    pending, seen = [module_dir.resolve()], []
+    pending = [module_dir.resolve()]
+    seen: list[Path] = []
     while pending and len(seen) < _MAX_DIRS:
         directory = pending.pop(0)
         if directory in seen or not directory.is_dir():

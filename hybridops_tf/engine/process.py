@@ -383,7 +383,8 @@ def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     apply is how the record learns what the engine left behind.
     """
     with FORWARDER:
-        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # dies with us too
+        # dies with us too
+        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         FORWARDER.register(proc)
         try:
             out, err = proc.communicate()

@@ -5,7 +5,8 @@ Why this exists: after a red pipeline the provider state is the evidence of what
 reconcile and destroy verification can compare, without caring whether Terraform 1.0
 (format 0.1/0.2) or OpenTofu (1.x) wrote it. A format with a major version above 1 is refused
 loudly instead of being misread. Plans are not parsed here: sensitive.py masks a plan
-document's secrets before it is kept (docs/contract.md: Files under the runtime root), and callers read the masked dict. Pure.
+document's secrets before it is kept (docs/contract.md: Files under the runtime root), and
+callers read the masked dict. Pure.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Why: `--write` and `--forget-orphan` change what hyops promises about a module without any
 engine run to show for it, so each leaves a run folder (meta.json first, result.json last,
-docs/contract.md: Files under the runtime root) naming the person, the host, the evidence and the records before and after.
+docs/contract.md: Files under the runtime root) naming the person, the host, the evidence
+and the records before and after.
 """
 
 from __future__ import annotations

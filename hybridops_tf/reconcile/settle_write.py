@@ -32,7 +32,7 @@ from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, 
 from hybridops_tf.reconcile.model import Action, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record import OperationRecord
-from hybridops_tf.runs import new_run_id
+from hybridops_tf.runs import Command, new_run_id
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.store import Store, open_store
 
@@ -168,7 +168,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))
     return operation.ModuleRequest(
-        command=command, target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
+        command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
         engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
         stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
         workspace=target.workspace or (record.workspace if record else None), **extra)

@@ -206,25 +206,31 @@ def _list(text: str, where: str, method: Node, name: str, mirror: Path) -> tuple
 def _string_list(text: str, start: int, end: int) -> tuple[list[str], int] | None:
     """`[ "a", "b", ]` (comments allowed) between start and end: its strings and the
     position of its `[`; None for any other value."""
-    pos = _GAP.match(text, start, end).end()
+    pos = _skip_gap(text, start, end)
     if pos >= end or text[pos] != "[":
         return None
     bracket, items = pos, []
     pos += 1
     while True:
-        pos = _GAP.match(text, pos, end).end()
+        pos = _skip_gap(text, pos, end)
         if pos < end and text[pos] == "]":
             break
         string = _STRING.match(text, pos, end)
         if string is None:
             return None
         items.append(_decode(string.group(0)))
-        pos = _GAP.match(text, string.end(), end).end()
+        pos = _skip_gap(text, string.end(), end)
         if pos < end and text[pos] == ",":
             pos += 1
         elif not (pos < end and text[pos] == "]"):
             return None
     return items, bracket
+
+
+def _skip_gap(text: str, pos: int, end: int) -> int:
+    """The position after the whitespace and comments at pos (_GAP also matches nothing)."""
+    gap = _GAP.match(text, pos, end)
+    return gap.end() if gap else pos
 
 
 def _decode(token: str) -> str:
@@ -258,7 +264,8 @@ def _before_close(text: str, block: Node, lines: list[str]) -> tuple[int, str]:
     """An insertion of `lines` as the last lines of `block`'s body, indented one step
     deeper than the line the block starts on."""
     close = block.end - 1
-    outer = re.match(r"[ \t]*", text[text.rfind("\n", 0, block.start) + 1:]).group(0)
+    from_line = text[text.rfind("\n", 0, block.start) + 1:]
+    outer = from_line[:len(from_line) - len(from_line.lstrip(" \t"))]  # the line's indent
     chunk = "".join(f"{outer}  {line}\n" for line in lines)
     line_start = text.rfind("\n", 0, close) + 1
     if text[line_start:close].strip() == "":  # the closing brace starts its line

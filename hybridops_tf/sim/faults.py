@@ -151,7 +151,7 @@ def _choice(raw: Any, allowed: type[StrEnum], what: str, where: str) -> Any:
     try:
         return allowed(raw)
     except ValueError:
-        names = ", ".join(m.value for m in allowed)  # type: ignore[attr-defined]
+        names = ", ".join(m.value for m in allowed)
         raise FaultsError(f"{where}: unknown {what} {raw!r} (expected one of: {names})") from None
 
 

@@ -318,7 +318,7 @@ def module_uses_sim(module_dir: Path) -> bool:
 
 def _tf_texts(directory: Path) -> list[str]:
     """The text of every `*.tf` file directly in directory; unreadable ones are skipped."""
-    texts = []
+    texts: list[str] = []
     try:
         paths = sorted(directory.glob("*.tf"))
     except OSError:

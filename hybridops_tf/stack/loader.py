@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -384,7 +384,7 @@ class _Draft:
         )
 
 
-def _is_segment(name: Any) -> bool:
+def _is_segment(name: Any) -> TypeGuard[str]:
     """One module_ref segment by modules.validate_ref's rules (so not '.' or '..'); '/' would
     make two segments."""
     if not isinstance(name, str) or "/" in name:

@@ -31,7 +31,7 @@ from hybridops_tf.lifecycle import (
     destroy_step,
 )
 from hybridops_tf.record import OperationRecord, utc_now
-from hybridops_tf.runs import new_run_id
+from hybridops_tf.runs import Command, new_run_id
 from hybridops_tf.runtime import Runtime
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
@@ -240,7 +240,7 @@ class _Execution:
 
             values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
         return operation.ModuleRequest(
-            command=command, target=member.target, runtime_root=self.req.runtime_root,
+            command=Command(command), target=member.target, runtime_root=self.req.runtime_root,
             engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
             on_event=listener.event_sink(member.name) if listener else None,

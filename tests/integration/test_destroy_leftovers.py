@@ -60,7 +60,8 @@ def test_a_destroy_that_exits_0_with_objects_left_in_state_is_error_and_the_stac
     assert partial.returncode == 1, partial.stdout + partial.stderr
     assert rec["status"] == "error", rec
     assert rec["failed_command"] == "destroy"
-    assert rec["last_error"].startswith("destroy reported success but 1 resources remain: sim_network.y"), rec["last_error"]
+    assert rec["last_error"].startswith(
+        "destroy reported success but 1 resources remain: sim_network.y"), rec["last_error"]
     assert "state_missing" not in rec["last_error"], rec["last_error"]
     assert "the state is empty" not in rec["last_error"]
     assert rec["resources"]["sim_network.y"]["id"] == y_id

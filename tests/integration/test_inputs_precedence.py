@@ -344,7 +344,8 @@ def _readable(path: Path) -> bool:
 def test_a_large_var_file_does_not_block(hyops: Hyops, required: Path, tmp_path: Path) -> None:
     """An input far larger than a pipe buffer (64 KiB) still reaches the engine."""
     (tmp_path / "big.yml").write_text(yaml.safe_dump({"blob": "x" * 300_000}))
-    module_tf = REQUIRED_TF + 'variable "blob" {\n  type = string\n  default = ""\n}\noutput "blob_len" {\n  value = length(var.blob)\n}\n'
+    module_tf = (REQUIRED_TF + 'variable "blob" {\n  type = string\n  default = ""\n}\n'
+                 'output "blob_len" {\n  value = length(var.blob)\n}\n')
     (required / "main.tf").write_text(module_tf)
     out = hyops("apply", "modules/req", "--var", "cidr=10.31.0.0/16", "--inputs", "big.yml")
     assert out.returncode == 0, out.stderr

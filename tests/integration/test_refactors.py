@@ -339,7 +339,8 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
     ids = {a: e["id"] for a, e in _resources(null_modern).items()}
 
     text = NULLS.replace('"null_resource" "a"', '"null_resource" "renamed"')
-    (module / "main.tf").write_text(NULL_HEADER + text + "moved {\n  from = null_resource.a\n  to = null_resource.renamed\n}\n")
+    (module / "main.tf").write_text(
+        NULL_HEADER + text + "moved {\n  from = null_resource.a\n  to = null_resource.renamed\n}\n")
     _run(null_modern, "apply", str(module))
     assert _resources(null_modern)["null_resource.renamed"]["id"] == ids["null_resource.a"]
     assert "null_resource.a" not in _resources(null_modern)
@@ -357,7 +358,8 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
                                     + "  lifecycle {\n    destroy = false\n  }\n}\n")
     _run(null_modern, "apply", str(module))
     rec = _record(null_modern)
-    assert [(o["address"], o["id"]) for o in rec["released"]] == [("null_resource.moved_by_hand", ids["null_resource.b"])]
+    released = [(o["address"], o["id"]) for o in rec["released"]]
+    assert released == [("null_resource.moved_by_hand", ids["null_resource.b"])]
     assert set(rec["resources"]) == {"null_resource.renamed"}
     _assert_honest_ok(null_modern)
     assert _reconcile(null_modern, module)["consistent"]

@@ -1,5 +1,6 @@
-"""The order of a durable write (engine/files.py, docs/contract.md: Commands and options): the temp file's data is fsynced,
-then it is renamed over the target, then the directory holding the new name is fsynced.
+"""The order of a durable write (engine/files.py, docs/contract.md: Commands and options): the
+temp file's data is fsynced, then it is renamed over the target, then the directory holding the
+new name is fsynced.
 
 A crash-consistency property no ordinary assertion sees (the bytes on disk are the same
 either way until the machine loses power), so these tests record the system calls the

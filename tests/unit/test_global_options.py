@@ -46,7 +46,8 @@ def rewrite(*args: str) -> list[str]:
 @pytest.mark.parametrize(("typed", "parsed"), [
     (["status", "--all", "--runtime-root", "X"], ["--runtime-root", "X", "status", "--all"]),
     (["status", "--runtime-root=X", "--all"], ["--runtime-root=X", "status", "--all"]),
-    (["apply", "mod", "--engine", "/bin/tofu", "--var", "x=1"], ["--engine", "/bin/tofu", "apply", "mod", "--var", "x=1"]),
+    (["apply", "mod", "--engine", "/bin/tofu", "--var", "x=1"],
+     ["--engine", "/bin/tofu", "apply", "mod", "--var", "x=1"]),
     (["plan", "mod", "--modules-root", "m", "--store", URL], ["--modules-root", "m", "--store", URL, "plan", "mod"]),
     (["--engine", "a", "status", "--engine", "b"], ["--engine", "a", "--engine", "b", "status"]),
     (["stack", "apply", "s.yml", "--runtime-root", "X"], ["--runtime-root", "X", "stack", "apply", "s.yml"]),

@@ -140,8 +140,10 @@ def test_each_import_against_the_layers_is_named_with_its_file_line_and_edge(tmp
     assert found == [
         "hybridops_tf/engine/parse.py:1: engine -> core (hybridops_tf.engine.parse imports hybridops_tf.errors)",
         "hybridops_tf/engine/run.py:5: engine -> core (hybridops_tf.engine.run imports hybridops_tf.errors)",
-        "hybridops_tf/reconcile/sim_bits.py:1: core -> sim (hybridops_tf.reconcile.sim_bits imports hybridops_tf.sim.cloud)",
-        "hybridops_tf/reconcile/sim_bits.py:2: core -> cli (hybridops_tf.reconcile.sim_bits imports hybridops_tf.cli.main)",
+        "hybridops_tf/reconcile/sim_bits.py:1: core -> sim "
+        "(hybridops_tf.reconcile.sim_bits imports hybridops_tf.sim.cloud)",
+        "hybridops_tf/reconcile/sim_bits.py:2: core -> cli "
+        "(hybridops_tf.reconcile.sim_bits imports hybridops_tf.cli.main)",
         "hybridops_tf/sim/cloud.py:1: sim -> core (hybridops_tf.sim.cloud imports hybridops_tf.store)",
     ]
 

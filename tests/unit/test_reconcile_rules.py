@@ -29,7 +29,8 @@ RUN = "reconcile-20260101T000000Z-00000000"
 def test_a_stale_running_record_becomes_error_listing_the_creates_that_left_no_state() -> None:
     ev = evidence(record=record(Status.RUNNING, run_id="apply-9", outputs={"network_id": "n-1"}), lock_free=True,
                   state=state("sim_network.this", outputs={"network_id": "n-1"}),
-                  last_run=progress(sim_network__this=("complete", "create", "n-1"), sim_vm__this=("started", "create")))
+                  last_run=progress(sim_network__this=("complete", "create", "n-1"),
+                                    sim_vm__this=("started", "create")))
 
     assert decide(ev).verdict is Verdict.STALE_TO_ERROR
     rec = settled_record(ev, Verdict.STALE_TO_ERROR, RUN)
@@ -66,7 +67,8 @@ def test_state_lacking_only_output_values_asks_for_a_refresh_before_ok() -> None
 
 
 @pytest.mark.parametrize(("failed", "verdict"), [("destroy", Verdict.TO_DESTROYED), ("apply", Verdict.TO_ABSENT)])
-def test_an_error_record_over_a_refreshed_empty_state_becomes_destroyed_or_absent(failed: str, verdict: Verdict) -> None:
+def test_an_error_record_over_a_refreshed_empty_state_becomes_destroyed_or_absent(failed: str,
+                                                                                  verdict: Verdict) -> None:
     ev = evidence(record=record(Status.ERROR, failed_command=failed, outputs={"network_id": "n-1"},
                                 orphans=["sim_vm.this"]),
                   state=state(), refresh=quiet(), plan=plan_with(("sim_network.this", "create")))
@@ -130,14 +132,16 @@ def _random_evidence(rng: random.Random) -> ModuleEvidence:
     if status is not None:
         res = {a: (rng.choice(["complete", "error", "pending", "destroyed"]), rng.choice(["create", "delete", "read"]),
                    rng.choice([None, "id-1"])) for a in pick()}
-        rec = record(status, resources=res if rng.random() < 0.8 else None, orphans=pick() if rng.random() < 0.3 else (),
+        rec = record(status, resources=res if rng.random() < 0.8 else None,
+                     orphans=pick() if rng.random() < 0.3 else (),
                      outputs={"o": 1} if rng.random() < 0.5 else None,
                      failed_command=rng.choice([None, "apply", "destroy", "import"]))
     live = pick() if rng.random() < 0.6 else []
     snap = state(*live, tainted=[a for a in live if rng.random() < 0.2]) if rng.random() < 0.9 else None
     plans = [None, quiet(), drift((rng.choice(ADDRESSES), rng.choice(["delete", "update"]))),
              plan_with((rng.choice(ADDRESSES), "create")), plan_with(outputs_changed=True)]
-    runs = {a.replace(".", "__"): (rng.choice(["started", "complete", "error", "pending"]), rng.choice(["create", "update"]))
+    runs = {a.replace(".", "__"): (rng.choice(["started", "complete", "error", "pending"]),
+                                   rng.choice(["create", "update"]))
             for a in pick()}
     return evidence(record=rec, record_problem="corrupt" if rng.random() < 0.05 else None,
                     lock_free=rng.random() < 0.85, state=snap, refresh=rng.choice(plans), plan=rng.choice(plans),

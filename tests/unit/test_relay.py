@@ -363,7 +363,8 @@ def test_the_relay_finds_the_engine_through_proc_when_hyops_died_before_naming_i
 SLEEP_FOREVER = "import time\ntime.sleep(120)\n"
 
 
-def test_a_parent_death_signal_handled_nested_in_another_sends_no_second_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_parent_death_signal_handled_nested_in_another_sends_no_second_sigterm(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The race of the test above, made certain: a second handler runs nested inside the
     first, at its first call (where CPython may run a pending signal handler)."""
     r = relay.Relay(parent=os.getpid(), control_fd=None, log_fd=None, grace=1.0)

@@ -1,4 +1,5 @@
-"""rootfind.py: the default runtime root is the nearest `.hyops/` walking up (docs/contract.md: Commands and options)."""
+"""rootfind.py: the default runtime root is the nearest `.hyops/` walking up (docs/contract.md:
+Commands and options)."""
 
 from __future__ import annotations
 

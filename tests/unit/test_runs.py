@@ -144,7 +144,8 @@ def test_a_finished_run_folder_has_meta_with_its_end_and_result_with_run_id_and_
     result = json.loads(folder.result_path.read_text())
     assert list(result) == ["schema_version", "finished_at", "run_id", "exit_code",
                             "outcome", "error", "resources", "suspect_orphans"]
-    assert (result["run_id"], result["outcome"], result["resources"]) == ("apply-1", "error", {"x.y": {"status": "created"}})
+    assert (result["run_id"], result["outcome"], result["resources"]) == (
+        "apply-1", "error", {"x.y": {"status": "created"}})
 
 
 @pytest.mark.parametrize(("result", "doc"), [
