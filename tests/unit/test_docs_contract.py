@@ -1,4 +1,5 @@
-"""docs/contract.md covers the CLI as Click builds it, and the docs link only inside the repo.
+"""docs/contract.md covers the CLI as Click builds it, the docs link only inside the repo (to
+headings that exist), and the README stays a README that indexes every page of docs/.
 
 The CLI tree is read from Click (`hybridops_tf.cli.main:cli`, a LazyGroup, walked through
 every group), so a command or option added without its line in the contract fails here.
@@ -96,6 +97,14 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 DOCS_PATH = re.compile(r"(?<![\w./-])(?:\.\./)?docs/[\w.-]+\.md")
 
 
+def anchors(page: Path) -> set[str]:
+    """The `#fragment` of every heading of a Markdown page, as GitHub makes them: lower case,
+    punctuation but `-` and `_` dropped, spaces as `-` (headings inside code blocks are none)."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
 def bad_links(doc_file: Path, repo: Path = REPO) -> list[str]:
     """Links leaving the repository, absolute ones, and links or `docs/X.md` names to files that
     do not exist; pointers to ../shared (not in a clone) by any spelling."""
@@ -114,6 +123,8 @@ def bad_links(doc_file: Path, repo: Path = REPO) -> list[str]:
             problems.append(f"{doc_file.name}: link {target!r} leaves the repository")
         elif not resolved.exists():
             problems.append(f"{doc_file.name}: link {target!r} names a missing file")
+        elif "#" in target and resolved.suffix == ".md" and target.split("#", 1)[1] not in anchors(resolved):
+            problems.append(f"{doc_file.name}: link {target!r} names a missing heading")
     for name in DOCS_PATH.findall(text):
         base = doc_file.parent if name.startswith("../") else repo
         if not (base / name).resolve().exists():
@@ -130,18 +141,35 @@ def test_the_link_check_notices_outside_and_missing_targets(tmp_path: Path) -> N
     (tmp_path / "docs").mkdir()
     doc = tmp_path / "x.md"
     doc.write_text("See `../shared/DESIGN.md`, [a](/etc/passwd), [b](../../../outside.md), "
-                   "[c](docs/nope.md), [ok](https://example.com), [top](#top).\n", encoding="utf-8")
+                   "[c](docs/nope.md), [ok](https://example.com), [top](#top), [d](docs/p.md#gone), "
+                   "[e](docs/p.md#the-page-s-part).\n", encoding="utf-8")
+    (tmp_path / "docs" / "p.md").write_text("# Page\n\n## The `page`-s part\n\n```\n# gone\n```\n")
     found = bad_links(doc, tmp_path)
     assert any("outside the repository" in p for p in found)
     assert any("absolute link" in p for p in found)
     assert any("leaves the repository" in p for p in found)
     assert any("missing file" in p for p in found)
+    assert [p for p in found if "missing heading" in p] == ["x.md: link 'docs/p.md#gone' names a missing heading"]
     assert not any("example.com" in p or "#top" in p for p in found)
 
 
 def test_the_readme_links_the_contract_and_the_migration_guide() -> None:
     targets = set(LINK.findall((REPO / "README.md").read_text(encoding="utf-8")))
     assert {"docs/contract.md", "docs/from-raw-tofu.md"} <= targets
+
+
+def test_the_readme_indexes_every_docs_page_and_contributing() -> None:
+    """The manual lives in docs/, one page a topic; the README's index reaches every page."""
+    targets = {t.split("#", 1)[0] for t in LINK.findall((REPO / "README.md").read_text(encoding="utf-8"))}
+    pages = {f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")} | {"CONTRIBUTING.md"}
+    assert sorted(pages - targets) == []
+
+
+def test_the_readme_is_a_readme() -> None:
+    """What it is, install, set-up, a short story, the commands, exit codes, an index: the rest
+    is in docs/ (issue 24 item 6)."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines: move the detail to a page in docs/"
 
 
 def test_code_and_tests_cite_the_repository_docs_not_a_design_note_outside_it() -> None:
