@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / ".demo"
 HYOPS = str(Path(sys.executable).with_name("hyops"))
 STACK = "modules/sim/stack.yml"
+REPORT = WORK / "hyops-report.html"  # written after the red stack apply
 
 
 def test_engine() -> str:
@@ -96,6 +97,9 @@ def main() -> None:
 
     say("3. The pipeline is red. What is ok, what failed, what never ran, and why:")
     run("stack", "status", STACK)
+    say("   The same as one HTML page for the run artifact: the stack, the timeline, what to run next")
+    run("report", STACK, "--html", "hyops-report.html")
+    print(f"   report: {REPORT} (open it in a browser; it loads nothing from the network)", flush=True)
     say("   What is live in the cloud (the half-made vm is there):")
     run("sim", "ls")
     say("   And what hyops' record of the vm knows: where it stopped, what is tainted:")
@@ -122,7 +126,8 @@ def main() -> None:
     run("stack", "destroy", STACK)
     check("no live objects" in run("sim", "ls").stdout, "the cloud is empty")
     run("stack", "status", STACK)
-    say(f"Done. Records, run folders and the stack report are under {WORK / '.hyops'}")
+    say(f"Done. Records, run folders and the stack report are under {WORK / '.hyops'}; "
+        f"the red pipeline's report: {REPORT}")
 
 
 ENV = dict(os.environ)

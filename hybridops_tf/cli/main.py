@@ -12,6 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -34,10 +35,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "outputs": ("hybridops_tf.cli.status_cmds:outputs_cmd", "Show a module's recorded outputs."),
     "reconcile": ("hybridops_tf.cli.reconcile_cmds:reconcile_cmd", "Compare records with provider state."),
     "stack": ("hybridops_tf.cli.stack_cmds:stack_group", "Run stacks of modules as a dependency graph."),
-    "store": ("hybridops_tf.cli.store_cmds:store_group", "The shared PostgreSQL record store: init, status, import-local."),
+    "report": ("hybridops_tf.cli.report_cmd:report_cmd",
+               "Write one HTML page of a stack, module or every record: graph, timeline, next commands."),
+    "store": ("hybridops_tf.cli.store_cmds:store_group",
+              "The shared PostgreSQL record store: init, status, import-local."),
     "sim": ("hybridops_tf.cli.sim:sim_group", "The simulated cloud: list objects, install the provider."),
     "version": ("hybridops_tf.cli.version_cmd:version_cmd", "Show hyops's version and the engine it runs, and why."),
-    "completion": ("hybridops_tf.cli.completion_cmd:completion_cmd", "Print the shell completion script (bash, zsh, fish)."),
+    "completion": ("hybridops_tf.cli.completion_cmd:completion_cmd",
+                   "Print the shell completion script (bash, zsh, fish)."),
 }
 
 
@@ -161,7 +166,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
         ctx.fail("Missing command.")
 
 
-def _fail(ctx: click.Context, err: HyopsError) -> None:
+def _fail(ctx: click.Context, err: HyopsError) -> NoReturn:
     click.echo(f"hyops: error: {err.message}", err=True)
     ctx.exit(err.exit_code)
 

@@ -132,9 +132,11 @@ def _status_next(e: Any, hyops: str, project_top: Path | None = None) -> str:
 # --- hyops stack status -----------------------------------------------------------------------
 
 def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_file: str,
-                 hyops: str = "hyops") -> list[str]:
+                 hyops: str = "hyops", diagram: Sequence[str] = (), heading: str = "hyops stack status") -> list[str]:
     """`hyops stack status --format markdown`: one row per member of the status document
-    (stack.report.status_document), with the member's record status now when it differs."""
+    (stack.report.status_document), with the member's record status now when it differs;
+    `diagram` (a ```mermaid block of the stack) goes above the table. `stack apply|destroy
+    --format markdown` print their run report the same way, under their own heading."""
     name = str(doc.get("stack"))
     if doc.get("run_id") is None:
         head = f"stack {name}: never run (records as they stand)"
@@ -146,7 +148,7 @@ def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_fi
     rows = [(text(str(m.get("name"))), text(str(m.get("status"))), _member_why(m, by_name, record_now),
              _member_next(m, doc.get("command"), f"{hyops} stack", f"{hyops} reconcile --stack {quoted}", quoted))
             for m in members]
-    return [f"### hyops stack status {text(name)}", "", text(head), "",
+    return [f"### {heading} {text(name)}", "", text(head), "", *([*diagram, ""] if diagram else []),
             *table(("Member", "Status", "Why", "Next action"), rows)]
 
 
@@ -186,9 +188,10 @@ def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str,
 
 # --- hyops reconcile --------------------------------------------------------------------------
 
-def reconcile(report: Any) -> list[str]:
+def reconcile(report: Any, diagram: Sequence[str] = ()) -> list[str]:
     """`hyops reconcile --format markdown`: a row per finding (a consistent module gets one
-    row saying so); next actions are the exact commands, steps numbered, choices as "one of"."""
+    row saying so); next actions are the exact commands, steps numbered, choices as "one of".
+    `diagram` (with `--stack`: a ```mermaid block of the stack) goes above the table."""
     rows: list[tuple[str, ...]] = []
     for mod in report.modules:
         name, status = text(mod.module_ref), text(str(mod.status))
@@ -200,7 +203,7 @@ def reconcile(report: Any) -> list[str]:
             rows.append((name, status, text(f"could_not_check: {why}"), ""))
         if not mod.findings and not mod.unchecked:
             rows.append((name, status, text("consistent: the record agrees with the state and the live objects"), ""))
-    lines = ["### hyops reconcile", ""]
+    lines = ["### hyops reconcile", "", *([*diagram, ""] if diagram else [])]
     if rows:
         lines += [*table(("Module", "Status", "Why", "Next action"), rows), ""]
     else:

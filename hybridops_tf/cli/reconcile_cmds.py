@@ -106,7 +106,16 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     elif fmt == "markdown":
         from hybridops_tf.cli import markdown
 
-        for line in markdown.reconcile(report):
+        diagram: list[str] = []
+        if stack_file is not None:  # the stack and its members' statuses, above the findings
+            from hybridops_tf.picture.collect import stack_picture
+            from hybridops_tf.picture.mermaid import markdown_block
+            from hybridops_tf.runtime import Runtime
+            from hybridops_tf.stack.model import load_stack
+
+            stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
+            diagram = markdown_block(stack_picture(stack, ctx.obj.runtime_root))
+        for line in markdown.reconcile(report, diagram):
             click.echo(line)
     else:
         _render(report)

@@ -37,6 +37,9 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "the run fails too).")(func)
     func = click.option("--json", "as_json", is_flag=True,
                         help="Print the run report (stacks/<stack>/latest.json) on stdout.")(func)
+    func = click.option("--format", "output_format", type=click.Choice(render.FORMATS), default=None,
+                        help="text (default), json (as --json), or markdown: the stack as a Mermaid "
+                             "flowchart with each member's status, then a table, for $GITHUB_STEP_SUMMARY.")(func)
     func = click.option("--continue-on-error", is_flag=True,
                         help="After a failure, let members that do not depend on it go on.")(func)
     func = click.option("--parallelism", type=click.IntRange(min=1), default=4, show_default=True,
@@ -101,15 +104,16 @@ class _Prefixed(io.TextIOBase):
 
 def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
          continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
-         include_retained: bool = False) -> None:
+         include_retained: bool = False, output_format: str | None = None) -> None:
     from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack.model import load_stack
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
+    fmt = render.output_format(as_json, output_format)
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 
-    confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=as_json)  # terminal: ask once
+    confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
     with _junit(ctx, stack, command) as keep:
         result = keep(run_stack(StackRequest(
             stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
@@ -118,8 +122,10 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
             listener=_Printer(),
         )))
     doc = result.report.to_dict()
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
+    elif fmt == "markdown":
+        _markdown_status(ctx, stack, stack_file, doc, heading=f"hyops stack {command}")
     else:
         counts = ", ".join(f"{n} {s}" for s, n in result.report.counts().items())
         click.echo(f"stack {stack.name} {command}: {counts} (run {result.report.run_id})")
@@ -173,7 +179,7 @@ def _junit(ctx: click.Context, stack: Any, command: str) -> Iterator[Callable[[A
               help="Skip members whose record is ok with the same resolved inputs.")
 @click.pass_context
 def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
-              lock_timeout: float, as_json: bool, resume: bool) -> None:
+              lock_timeout: float, as_json: bool, output_format: str | None, resume: bool) -> None:
     """Apply every member of STACK_FILE in dependency order.
 
     A member starts only when all its upstreams are ok in this run; otherwise it stays
@@ -193,9 +199,10 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       hyops stack apply modules/sim/stack.yml
       hyops stack apply modules/sim/stack.yml --resume --parallelism 8
       hyops stack apply modules/sim/stack.yml --junit hyops-junit.xml
+      hyops stack apply stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     _run(ctx, "apply", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
-         resume=resume)
+         resume=resume, output_format=output_format)
 
 
 @stack_group.command("destroy")
@@ -204,7 +211,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
               help="Also destroy members that are retained (record or retain_on_destroy).")
 @click.pass_context
 def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
-                lock_timeout: float, as_json: bool, include_retained: bool) -> None:
+                lock_timeout: float, as_json: bool, output_format: str | None, include_retained: bool) -> None:
     """Destroy STACK_FILE's members in reverse order, each one verified.
 
     Members already `destroyed`/`absent` are skipped; `retain_on_destroy` members are
@@ -226,7 +233,7 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
       hyops stack destroy modules/sim/stack.yml --junit hyops-junit.xml
     """
     _run(ctx, "destroy", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
-         include_retained=include_retained)
+         include_retained=include_retained, output_format=output_format)
 
 
 @stack_group.command("status")
@@ -280,39 +287,80 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
 
 @stack_group.command("graph")
 @_stack_file
-@click.option("--dot", is_flag=True, help="Print Graphviz dot instead of text.")
+@click.option("--format", "graph_format", type=click.Choice(("text", "dot", "mermaid")), default=None,
+              help="text (default), dot (Graphviz) or mermaid (a flowchart GitHub and GitLab draw).")
+@click.option("--dot", is_flag=True, help="The same as --format dot.")
+@click.option("--status", "with_status", is_flag=True,
+              help="Draw each member's status: the last stack run report's, else its record's.")
 @click.pass_context
-def graph_cmd(ctx: click.Context, stack_file: Path, dot: bool) -> None:
+def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, dot: bool, with_status: bool) -> None:
     """Show STACK_FILE's members, edges, wiring and destroy order.
+
+    With --status each member carries its status as `stack status --json` gives it (ok,
+    error, pending and what blocked it, destroyed, retained, running or stale, ...), drawn
+    with its own colour, line style and glyph, so it reads in grey too.
 
     \b
     Exit codes:
       0  shown
-      2  invalid stack file
+      2  invalid stack file, or --dot with another --format
 
     \b
     Example:
       hyops stack graph modules/sim/stack.yml
-      hyops stack graph modules/sim/stack.yml --dot | dot -Tsvg > stack.svg
+      hyops stack graph modules/sim/stack.yml --format dot | dot -Tsvg > stack.svg
+      hyops stack graph modules/sim/stack.yml --format mermaid --status
     """
+    from hybridops_tf.errors import UsageError
     from hybridops_tf.runtime import Runtime
     from hybridops_tf.stack import graph
     from hybridops_tf.stack.model import load_stack
 
+    if dot and graph_format not in (None, "dot"):
+        raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")
+    fmt = "dot" if dot else graph_format or "text"
     stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
-    click.echo(graph.to_dot(stack) if dot else graph.to_text(stack))
+    if not with_status and fmt != "mermaid":
+        click.echo(graph.to_dot(stack) if fmt == "dot" else graph.to_text(stack))
+        return
+    from hybridops_tf.picture import dot as dot_render
+    from hybridops_tf.picture import graph_text, mermaid
+
+    if with_status:
+        from hybridops_tf.cli.root_note import note_root
+
+        note_root(ctx)
+    pic = _picture(ctx, stack, with_status)
+    if fmt == "mermaid":
+        click.echo("\n".join(mermaid.to_mermaid(pic)))
+    else:
+        click.echo(dot_render.to_dot(pic) if fmt == "dot" else graph_text.to_text(stack, pic))
 
 
-def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any]) -> None:
-    """`stack status --format markdown`: the members' table with each one's next command."""
+def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
+    """The stack as a picture, with each member's status (status document and record) or bare."""
+    from hybridops_tf.picture.collect import stack_picture
+    from hybridops_tf.picture.model import picture
+
+    if not with_status:
+        return picture(stack)
+    return stack_picture(stack, ctx.obj.runtime_root)
+
+
+def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
+                     heading: str = "hyops stack status") -> None:
+    """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
+    flowchart with each member's status, then the members' table with each one's next command."""
     from hybridops_tf.cli import markdown
     from hybridops_tf.cli.reconcile_cmds import hyops_prefix
+    from hybridops_tf.picture.mermaid import markdown_block
     from hybridops_tf.stack.report import record_status
     from hybridops_tf.store import open_store
 
     store = open_store(ctx.obj.runtime_root)
     now = {m.name: record_status(store, m.key) for m in stack.members}
-    for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx)):
+    diagram = markdown_block(_picture(ctx, stack))
+    for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):
         click.echo(line)
 
 

@@ -14,6 +14,7 @@ import pytest
 from tests.integration import test_stack_support as support
 from tests.integration.test_stack_support import StackEnv, members
 from tests.unit.test_markdown_output import code_spans, parse_table, plain
+from tests.unit.test_picture import parse_mermaid
 
 stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
@@ -67,7 +68,8 @@ def test_after_a_red_stack_the_markdown_summaries_say_why_and_what_to_run(
     stack_env: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
     faults_file(VM_FAILS)
-    assert stack_env.stack("apply", "stack/stack.yml").returncode == 1
+    applied = stack_env.stack("apply", "stack/stack.yml", "--format", "markdown")
+    assert applied.returncode == 1
 
     status = stack_env.stack("status", "stack/stack.yml", "--format", "markdown")
     reconcile = stack_env.hyops("reconcile", "--stack", "stack/stack.yml", "--format", "markdown")
@@ -86,6 +88,16 @@ def test_after_a_red_stack_the_markdown_summaries_say_why_and_what_to_run(
     assert vm_rows and all(plain(r["Status"]) == "error" for r in vm_rows)
     assert any(plain(r["Why"]).startswith("partial_apply: ") for r in vm_rows)
     assert all(s.startswith("hyops ") for r in vm_rows for s in code_spans(r["Next action"]))
+
+    # each stack summary draws the stack above its table: a node per member, its status its class
+    red = {"network": "ok", "vm": "error", "config": "pending", "health": "pending"}
+    for summary in (applied.stdout, status.stdout, reconcile.stdout):
+        lines = summary.splitlines()
+        flow = parse_mermaid(lines[lines.index("```mermaid") + 1: lines.index("```")])
+        assert {flow["nodes"][n][0].split(" (")[0]: c for n, c in flow["classes"].items()} == red, summary
+        assert lines.index("```") < min(i for i, line in enumerate(lines) if line.startswith("|"))
+    assert {plain(r["Member"]): plain(r["Status"]) for r in parse_table(applied.stdout.splitlines())} == red
+    assert applied.stdout.startswith("### hyops stack apply demo\n")
 
     assert records.returncode == 0, records.stderr
     by_ref = {plain(r["Module"]): r for r in parse_table(records.stdout.splitlines())}
