@@ -4,7 +4,7 @@ each with its glyph, status and why, its edges and wiring, then the destroy orde
 from __future__ import annotations
 
 from hybridops_tf.picture.model import StackPicture
-from hybridops_tf.stack.graph import destroy_order, topological_order
+from hybridops_tf.stack.graph import destroy_order, member_facts, topological_order, wiring_lines
 from hybridops_tf.stack.model import Stack
 
 
@@ -17,17 +17,7 @@ def to_text(stack: Stack, picture: StackPicture) -> str:
         m, n = stack.member(name), picture.node(name)
         look = n.look
         status = f"{look.glyph} {n.status}" if look is not None else "?"
-        facts = [f"ref {m.module_ref}"]
-        if m.depends_on:
-            facts.append(f"after {', '.join(m.depends_on)}")
-        if m.owned_by:
-            facts.append(f"owned by {m.owned_by}")
-        if m.workspace:
-            facts.append(f"workspace {m.workspace}")
-        if m.retain_on_destroy:
-            facts.append("retained on destroy")
-        lines.append(f"  {name}: {', '.join([status, *n.detail])}; {'; '.join(facts)}")
-        for key, wire in m.inputs_from.items():
-            lines.append(f"    {key} <- {wire}{' (sensitive)' if wire.sensitive else ''}")
+        lines.append(f"  {name}: {', '.join([status, *n.detail])}; {'; '.join(member_facts(m))}")
+        lines += wiring_lines(m)
     lines.append(f"destroy order: {' -> '.join(destroy_order(stack))}")
     return "\n".join(lines)

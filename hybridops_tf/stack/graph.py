@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hybridops_tf.lifecycle import MemberStatus
-from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.model import Member, Stack
 
 # What counts as "this upstream succeeded" for its dependants to start.
 APPLY_SUCCESS = frozenset({MemberStatus.OK, MemberStatus.SKIPPED})
@@ -204,23 +204,31 @@ def _stable_order(deps: Mapping[str, Iterable[str]], names: Sequence[str]) -> li
     return order
 
 
+def member_facts(m: Member) -> list[str]:
+    """One member's place in the graph, as `stack graph` words it: ref, edges, workspace."""
+    facts = [f"ref {m.module_ref}"]
+    if m.depends_on:
+        facts.append(f"after {', '.join(m.depends_on)}")
+    if m.owned_by:
+        facts.append(f"owned by {m.owned_by}")
+    if m.workspace:
+        facts.append(f"workspace {m.workspace}")
+    if m.retain_on_destroy:
+        facts.append("retained on destroy")
+    return facts
+
+
+def wiring_lines(m: Member) -> list[str]:
+    return [f"    {key} <- {wire}{' (sensitive)' if wire.sensitive else ''}" for key, wire in m.inputs_from.items()]
+
+
 def to_text(stack: Stack) -> str:
     """`hyops stack graph`: members in apply order with their edges and wiring."""
     lines = [f"stack {stack.name} ({stack.file})"]
     for name in topological_order(stack):
         m = stack.member(name)
-        facts = [f"ref {m.module_ref}"]
-        if m.depends_on:
-            facts.append(f"after {', '.join(m.depends_on)}")
-        if m.owned_by:
-            facts.append(f"owned by {m.owned_by}")
-        if m.workspace:
-            facts.append(f"workspace {m.workspace}")
-        if m.retain_on_destroy:
-            facts.append("retained on destroy")
-        lines.append(f"  {name}: {'; '.join(facts)}")
-        for key, wire in m.inputs_from.items():
-            lines.append(f"    {key} <- {wire}{' (sensitive)' if wire.sensitive else ''}")
+        lines.append(f"  {name}: {'; '.join(member_facts(m))}")
+        lines += wiring_lines(m)
     lines.append(f"destroy order: {' -> '.join(destroy_order(stack))}")
     return "\n".join(lines)
 
