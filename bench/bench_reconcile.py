@@ -19,10 +19,10 @@ from typing import Any
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.state import parse_state
-from hybridops_tf.lifecycle import Status
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import Commands, ModuleEvidence, PlanEvidence, Where
-from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
 
 TITLE = "reconcile compare on a synthetic state + event log (parsers + compare, no engine)"
 SIZES = (1_000, 5_000, 10_000)

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from hybridops_tf import operation
-from hybridops_tf.lifecycle import MemberStatus, Status
-from hybridops_tf.record import OperationRecord
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.operation import steps
+from hybridops_tf.operation.request import ModuleRequest, Outcome
+from hybridops_tf.record.lifecycle import MemberStatus, Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack import graph
-from hybridops_tf.stack.model import load_stack
+from hybridops_tf.stack.loader import load_stack
 from hybridops_tf.stack.runner import StackRequest, run_stack
 
 SIZE = int(os.environ.get("HYOPS_BENCH_SCALE_MEMBERS", "500"))
@@ -90,10 +91,10 @@ def _workspace(base: Path, deps: dict[str, tuple[str, ...]]) -> Path:
     return base / "stack.yml"
 
 
-def _stand_in(req: operation.ModuleRequest) -> operation.Outcome:
+def _stand_in(req: ModuleRequest) -> Outcome:
     rec = OperationRecord(module_ref=req.target.ref, status=Status.OK, run_id="bench-stand-in",
                           outputs={"id": f"{req.target.ref}-id"})
-    return operation.Outcome(record=rec, exit_code=0, run_id="bench-stand-in", run_dir=None, message="")
+    return Outcome(record=rec, exit_code=0, run_id="bench-stand-in", run_dir=None, message="")
 
 
 def _pure_scheduler(deps: dict[str, tuple[str, ...]]) -> float:
@@ -118,7 +119,7 @@ def _stack_run(deps: dict[str, tuple[str, ...]]) -> tuple[float, float, float, d
         t1 = time.perf_counter()
         stack = load_stack(stack_file, cache)
         t2 = time.perf_counter()
-        with mock.patch.object(operation, "run", _stand_in):
+        with mock.patch.object(steps, "run", _stand_in):
             result = run_stack(StackRequest(stack=stack, command="apply", runtime_root=root,
                                             engine=str(base / "engine.sh"), parallelism=PARALLELISM))
         t3 = time.perf_counter()

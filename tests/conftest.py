@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from hybridops_tf import engine_hooks
+from hybridops_tf.runtime import hooks
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
 
 
 @pytest.fixture(autouse=True, scope="session")
 def sim_environment_hook() -> None:
     """Sim modules get the provider mirror, as under `hyops` (hybridops_tf.cli.main)."""
-    engine_hooks.register(SIM_ENVIRONMENT)
+    hooks.register(SIM_ENVIRONMENT)

@@ -6,7 +6,7 @@ stdout are both terminals, and never with `--auto-approve` (the engine's `-auto-
 after `--` too) or `HYOPS_AUTO_APPROVE=1`. What was shown is what is applied: the plan is
 saved to a private temporary file (memory-backed /dev/shm when there is one, deleted after),
 shown, and after `yes` applied through the saved-plan path of `hyops apply FILE`
-(saved_plan.py), so approval and plan files share one code path. Any other answer changes
+(plan/saved.py), so approval and plan files share one code path. Any other answer changes
 nothing and exits 4 (refused before any mutation).
 """
 
@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hybridops_tf.errors import ExitCode
+from hybridops_tf.base.errors import ExitCode
 
 if TYPE_CHECKING:
-    from hybridops_tf.modules import ModuleTarget
-    from hybridops_tf.operation import Outcome
-    from hybridops_tf.planning import MemberPlan
+    from hybridops_tf.operation.request import Outcome
+    from hybridops_tf.plan.planner import MemberPlan
+    from hybridops_tf.record.address import ModuleTarget
     from hybridops_tf.stack.model import Stack
 
 AUTO_APPROVE_ENV = "HYOPS_AUTO_APPROVE"
@@ -81,20 +81,23 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
                  allow_uncertain: bool, on_event: Any) -> Outcome | int:
     """Plan into a private file, show it, ask; after `yes` apply exactly that plan.
     The Outcome of the apply, or the exit code of a cancel."""
-    from hybridops_tf import operation, planning, saved_plan
     from hybridops_tf.cli.plan_render import render_plan
-    from hybridops_tf.record import record_key
-    from hybridops_tf.runs import Command
+    from hybridops_tf.operation import steps
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.plan import planner, saved
+    from hybridops_tf.plan.request import PlanRequest
+    from hybridops_tf.record.address import record_key
+    from hybridops_tf.runtime.run_folder import Command
     from hybridops_tf.store import open_store
 
     if command == "apply":  # an uncertain record is refused before the question, not after it
-        operation.guard(operation.ModuleRequest(command=Command.APPLY, target=tgt, runtime_root=ctx.obj.runtime_root,
+        steps.guard(ModuleRequest(command=Command.APPLY, target=tgt, runtime_root=ctx.obj.runtime_root,
                                                 allow_uncertain=allow_uncertain),
                         open_store(ctx.obj.runtime_root).read(record_key(tgt.ref, space)))
-    tmp = planning.private_tmp()
+    tmp = planner.private_tmp()
     try:
         plan_file = Path(tmp) / "reviewed.tfplan"
-        plan = planning.run_plan(planning.PlanRequest(
+        plan = planner.run_plan(PlanRequest(
             target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, workspace=space,
             var_options=given, passthrough=passthrough, argv=sys.argv[1:], out=plan_file,
             destroy=command == "destroy",
@@ -104,7 +107,7 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
         click.echo(plan.message)
         if plan.has_changes and not approved():
             return cancelled(command)
-        return operation.run(saved_plan.saved_plan_request(saved_plan.SavedPlanApply(
+        return steps.run(saved.saved_plan_request(saved.SavedPlanApply(
             plan_file=plan_file, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
             modules_root=ctx.obj.modules_root, ref=tgt.ref, workspace_of=lambda _dir: space,
             passthrough=passthrough, lock_timeout=lock_timeout, allow_uncertain=allow_uncertain,
@@ -125,7 +128,7 @@ def confirm_stack(ctx: click.Context, stack: Stack, command: str, auto_approve: 
     err: say it all on stderr (stdout carries a --json document)."""
     if not must_ask(auto_approve):
         return
-    from hybridops_tf.planning import plan_stack
+    from hybridops_tf.plan.planner import plan_stack
 
     plans = plan_stack(stack, ctx.obj.runtime_root, ctx.obj.engine, command,
                        on_member=lambda name: click.echo(f"[{name}] planning...", err=True))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import click
 
-from hybridops_tf.errors import UsageError
+from hybridops_tf.base.errors import UsageError
 
 
 @dataclass(frozen=True)

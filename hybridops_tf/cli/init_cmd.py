@@ -49,7 +49,7 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
       hyops init modules/sim/network
       hyops init modules/sim/network -- -upgrade
     """
-    from hybridops_tf.init_run import run_init
+    from hybridops_tf.operation.init import run_init
 
     tgt = target(ctx, module_dir, ref)
     outcome = run_init(tgt, ctx.obj.runtime_root, ctx.obj.engine, ctx.meta["passthrough"], lock_timeout,

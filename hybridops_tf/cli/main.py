@@ -16,14 +16,14 @@ from typing import NoReturn
 
 import click
 
-from hybridops_tf import engine_hooks, rootfind
-from hybridops_tf.errors import ExitCode, HyopsError, UsageError
-from hybridops_tf.rootfind import RootChoice
+from hybridops_tf.base.errors import ExitCode, HyopsError, UsageError
+from hybridops_tf.runtime import discover, hooks
+from hybridops_tf.runtime.discover import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
 
 # The composition root: the core asks engine_hooks for extra engine environment and never
 # imports the sim; registered here, at import, so every command (and CliRunner) has it.
-engine_hooks.register(SIM_ENVIRONMENT)
+hooks.register(SIM_ENVIRONMENT)
 
 # command name -> "module:attribute" of a click command, loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -53,7 +53,7 @@ class Settings:
     runtime_root: Path
     engine: str | None
     modules_root: Path | None
-    root_choice: RootChoice | None = None  # how runtime_root was chosen (rootfind.py)
+    root_choice: RootChoice | None = None  # how runtime_root was chosen (runtime/discover.py)
     engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
     store: str | None = None  # --store/HYOPS_STORE: a PostgreSQL URL; never print it unredacted
 
@@ -139,14 +139,14 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     """
     from click.core import ParameterSource
 
-    from hybridops_tf import store as record_store
+    from hybridops_tf.store import url as store_url
 
-    record_store.configure(store)
-    root_how = (rootfind.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
-                else rootfind.HOW_OPTION)
+    store_url.configure(store)
+    root_how = (discover.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
+                else discover.HOW_OPTION)
     try:
         cwd = Path("/") if runtime_root is not None and runtime_root.is_absolute() else Path.cwd()
-        choice = rootfind.choose(runtime_root, root_how, cwd, os.environ)
+        choice = discover.choose(runtime_root, root_how, cwd, os.environ)
     except OSError as err:  # the current directory was removed under us
         raise UsageError(f"cannot read the current directory ({err.strerror or err}): cd to the project "
                          "folder or pass --runtime-root DIR") from None
@@ -156,7 +156,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
                    else "--engine")
     ctx.obj = Settings(runtime_root=choice.path, engine=engine, modules_root=modules_root,
                        root_choice=choice, engine_rule=engine_rule, store=store or None)
-    if choice.how == rootfind.HOW_NEW and not os.path.lexists(choice.path):
+    if choice.how == discover.HOW_NEW and not os.path.lexists(choice.path):
         ctx.call_on_close(lambda: _announce_created(choice))
     if show_version:
         from hybridops_tf.cli.version_cmd import print_version

@@ -39,11 +39,12 @@ class ApplyCommand(ModuleCommand):
 
 def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs: Inputs,
          lock_timeout: float, allow_uncertain: bool = False) -> None:
-    from hybridops_tf import operation
     from hybridops_tf.cli import approval
-    from hybridops_tf.inputs import CliInput
-    from hybridops_tf.record import record_key
-    from hybridops_tf.runs import Command
+    from hybridops_tf.inputs.values import CliInput
+    from hybridops_tf.operation import steps as operation
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.record.address import record_key
+    from hybridops_tf.runtime.run_folder import Command
 
     if module_dir.is_file():
         _apply_saved_plan(ctx, command, module_dir, ref, inputs, lock_timeout, allow_uncertain)
@@ -60,7 +61,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
             ctx.exit(result)
         outcome = result
     else:
-        outcome = operation.run(operation.ModuleRequest(
+        outcome = operation.run(ModuleRequest(
             command=Command(command), target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
@@ -73,9 +74,10 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
 def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: str | None, inputs: Inputs,
                           lock_timeout: float, allow_uncertain: bool) -> None:
     """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed)."""
-    from hybridops_tf import operation, saved_plan
+    from hybridops_tf.base.errors import UsageError
     from hybridops_tf.cli import approval
-    from hybridops_tf.errors import UsageError
+    from hybridops_tf.operation import steps as operation
+    from hybridops_tf.plan import saved
 
     if command != "apply":
         raise UsageError(f"{plan_file} is a file: {command} takes a module directory; a saved destroy "
@@ -84,7 +86,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
     if given:
         raise UsageError(f"{plan_file} is a saved plan and carries its inputs: drop --var/--inputs/"
                          "--var-file (the engine takes no variables with a saved plan)")
-    req = saved_plan.saved_plan_request(saved_plan.SavedPlanApply(
+    req = saved.saved_plan_request(saved.SavedPlanApply(
         plan_file=plan_file, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
         modules_root=ctx.obj.modules_root, ref=ref, workspace_of=lambda directory: workspace(ctx, directory),
         passthrough=approval.split_auto_approve(passthrough)[1], lock_timeout=lock_timeout,
@@ -203,16 +205,17 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
       hyops plan modules/sim/network --detailed-exitcode
       hyops plan modules/sim/network --out network.tfplan --format markdown
     """
-    from hybridops_tf import planning
+    from hybridops_tf.base.errors import HyopsError, OperationFailed
     from hybridops_tf.cli.plan_render import render_markdown, render_markdown_failure, render_plan
-    from hybridops_tf.errors import HyopsError, OperationFailed
+    from hybridops_tf.plan import planner
+    from hybridops_tf.plan.request import PlanRequest
 
-    detailed = detailed_exitcode or bool(planning.DETAILED_FLAGS & set(ctx.meta.get("passthrough") or []))
+    detailed = detailed_exitcode or bool(planner.DETAILED_FLAGS & set(ctx.meta.get("passthrough") or []))
     try:
         tgt = target(ctx, module_dir, ref)
         given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
         space = workspace(ctx, tgt.directory)
-        outcome = planning.run_plan(planning.PlanRequest(
+        outcome = planner.run_plan(PlanRequest(
             target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
             workspace=space, var_options=given, passthrough=passthrough,
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
@@ -221,7 +224,7 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too
             for line in render_markdown_failure(f"Plan: {ref or module_dir}", err.message):
                 click.echo(line)
-        if detailed and err.exit_code == planning.CHANGES_PENDING:  # 2 must only mean "changes"
+        if detailed and err.exit_code == planner.CHANGES_PENDING:  # 2 must only mean "changes"
             raise OperationFailed(err.message) from None
         raise
     if output_format == "markdown":

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.modules import ModuleTarget, choose_ref
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.record.address import ModuleTarget, choose_ref
 
 INPUT_OPTIONS = ("--var", "--inputs", "--var-file")
 
@@ -54,7 +54,7 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
     `--` is the module directory's, as for `tofu -chdir=DIR` (hyops's own --inputs and
     --var-file are relative to the current directory). UsageError (exit 2) for a
     passthrough flag without its value."""
-    from hybridops_tf.inputs import CliInput, split_engine_flags
+    from hybridops_tf.inputs.values import CliInput, split_engine_flags
 
     queues: dict[str, list[str]] = {"--var": list(var_options), "--inputs": [str(p) for p in inputs_files],
                                     "--var-file": [str(p) for p in var_files]}
@@ -77,7 +77,7 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
 def _recorded_inputs(ctx: click.Context, path: Path) -> bool:
     """A module's rerun.inputs.yml in this runtime root: the core brings a shared store's copy
     when the file is not here (a summary's command run on another runner)."""
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.runtime.root import Runtime
 
     root = getattr(ctx.obj, "runtime_root", None)
     return root is not None and Runtime(root).rerun_inputs_key(path) is not None
@@ -128,7 +128,7 @@ def workspace(ctx: click.Context, module_dir: Path | None = None) -> str | None:
     None for the default workspace. Validated (exit 2)."""
     import os
 
-    from hybridops_tf.record import DEFAULT_WORKSPACE, validate_workspace
+    from hybridops_tf.record.address import DEFAULT_WORKSPACE, validate_workspace
 
     given = ctx.meta.get("workspace")
     name, source = (given, "--workspace") if given else (os.environ.get("TF_WORKSPACE") or None, "TF_WORKSPACE")

@@ -34,7 +34,7 @@ def hyops_prefix(ctx: click.Context) -> str:
         parts += ["--engine", shlex.quote(ctx.obj.engine)]
     store = getattr(ctx.obj, "store", None)
     if parent.get_parameter_source("store") is ParameterSource.COMMANDLINE and store:
-        from hybridops_tf.store import redact_url  # a password belongs in PGPASSWORD, never here
+        from hybridops_tf.store.url import redact_url  # a password belongs in PGPASSWORD, never here
 
         parts += ["--store", shlex.quote(redact_url(store))]
     return " ".join(parts)
@@ -110,8 +110,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
         if stack_file is not None:  # the stack and its members' statuses, above the findings
             from hybridops_tf.picture.collect import stack_picture
             from hybridops_tf.picture.mermaid import markdown_block
-            from hybridops_tf.runtime import Runtime
-            from hybridops_tf.stack.model import load_stack
+            from hybridops_tf.runtime.root import Runtime
+            from hybridops_tf.stack.loader import load_stack
 
             stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
             diagram = markdown_block(stack_picture(stack, ctx.obj.runtime_root))

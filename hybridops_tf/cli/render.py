@@ -22,11 +22,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from hybridops_tf.errors import ExitCode
+from hybridops_tf.base.errors import ExitCode
 
 if TYPE_CHECKING:
     from hybridops_tf.engine import events as ev
-    from hybridops_tf.operation import Outcome
+    from hybridops_tf.operation.request import Outcome
 
 _VERBS = {"create": "creating", "delete": "destroying", "update": "updating", "replace": "replacing",
           "read": "reading", "noop": "checking"}
@@ -212,7 +212,7 @@ def format_option(func: Any) -> Any:
 
 def output_format(as_json: bool, chosen: str | None) -> str:
     """The format asked for; UsageError (exit 2) for `--json` with another `--format`."""
-    from hybridops_tf.errors import UsageError
+    from hybridops_tf.base.errors import UsageError
 
     if as_json and chosen not in (None, "json"):
         raise UsageError(f"--json and --format {chosen} cannot be combined: --json is --format json")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.options import workspace, workspace_option
-from hybridops_tf.errors import UsageError
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 
@@ -47,9 +47,9 @@ def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: P
       hyops report modules/sim/vm --html vm.html --no-reconcile
       hyops report --all --html hyops-report.html
     """
+    from hybridops_tf.base.files import atomic_write_text
     from hybridops_tf.cli.reconcile_cmds import _note, hyops_prefix
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.fsutil import atomic_write_text
     from hybridops_tf.picture import collect, html
 
     stack_file, module_dir = _what(target, all_, ref)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import click
 
-from hybridops_tf import rootfind
+from hybridops_tf.runtime import discover
 
 
 def note_root(ctx: click.Context, name_it: bool = True) -> None:
     """`hyops: runtime root PATH (how)` when name_it; the loud warning when missing/empty."""
-    choice: rootfind.RootChoice | None = getattr(ctx.obj, "root_choice", None)
+    choice: discover.RootChoice | None = getattr(ctx.obj, "root_choice", None)
     if choice is None:
         return
-    from hybridops_tf.store import redact_url, selected_url
+    from hybridops_tf.store.url import redact_url, selected_url
 
     url = selected_url()
     if url is not None:  # records are in the shared store: the local root holds only run folders
@@ -28,6 +28,6 @@ def note_root(ctx: click.Context, name_it: bool = True) -> None:
         return
     if name_it:
         click.echo(f"hyops: runtime root {choice.describe()}", err=True)
-    warning = rootfind.emptiness_warning(choice)
+    warning = discover.emptiness_warning(choice)
     if warning is not None:
         click.echo(f"hyops: {warning}", err=True)

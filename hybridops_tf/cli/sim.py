@@ -10,16 +10,11 @@ from pathlib import Path
 
 import click
 
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.render import table
-from hybridops_tf.errors import UsageError
+from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV, CliConfigError
 from hybridops_tf.sim.faults import FaultsError, FaultsFile, faults_path_from_env, load_faults
-from hybridops_tf.sim.install import (
-    CLI_CONFIG_ENV,
-    SIM_PYTHON_ENV,
-    CliConfigError,
-    default_sim_root,
-    engine_cli_config,
-)
+from hybridops_tf.sim.install import SIM_PYTHON_ENV, default_sim_root, engine_cli_config
 from hybridops_tf.sim.store import SIM_ROOT_ENV, SimObject, SimStore, StoreError
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
+from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import lock_option
 from hybridops_tf.cli.render import ProgressPrinter, format_option, table
-from hybridops_tf.errors import ExitCode
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
@@ -105,8 +105,8 @@ class _Prefixed(io.TextIOBase):
 def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
          continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
          include_retained: bool = False, output_format: str | None = None) -> None:
-    from hybridops_tf.runtime import Runtime
-    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.runtime.root import Runtime
+    from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
     fmt = render.output_format(as_json, output_format)
@@ -146,7 +146,7 @@ def _junit(ctx: click.Context, stack: Any, command: str) -> Iterator[Callable[[A
     """`--junit FILE`: yields `keep(result)`, which writes the run's JUnit file; a run refused
     before any member ran (HyopsError) gets its one failing case written, then goes on up.
     A file that cannot be written is an error on stderr and makes an ok run exit 1."""
-    from hybridops_tf.errors import HyopsError
+    from hybridops_tf.base.errors import HyopsError
     from hybridops_tf.stack import junit
 
     path: Path | None = ctx.meta.get("junit")
@@ -260,8 +260,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.runtime import Runtime
-    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.runtime.root import Runtime
+    from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.report import record_status, status_document
     from hybridops_tf.store import open_store
 
@@ -311,10 +311,10 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
       hyops stack graph modules/sim/stack.yml --format dot | dot -Tsvg > stack.svg
       hyops stack graph modules/sim/stack.yml --format mermaid --status
     """
-    from hybridops_tf.errors import UsageError
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.base.errors import UsageError
+    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack import graph
-    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.stack.loader import load_stack
 
     if dot and graph_format not in (None, "dot"):
         raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")

@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
+from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import format_option, table
-from hybridops_tf.errors import ExitCode, UsageError
 
 
 @click.command("status")
@@ -44,9 +44,9 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
       hyops status modules/sim/vm --json
       hyops status --all --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    from hybridops_tf import status
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.record import record_key
+    from hybridops_tf.record.address import record_key
+    from hybridops_tf.runtime import status
     from hybridops_tf.store import open_store
 
     fmt = render.output_format(as_json, output_format)
@@ -136,7 +136,7 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
       hyops outputs modules/sim/network --json
       hyops outputs modules/sim/network network_id --raw
     """
-    from hybridops_tf.record import record_key
+    from hybridops_tf.record.address import record_key
     from hybridops_tf.store import open_store
 
     if name is None and _is_name_not_dir(ctx, module_dir):

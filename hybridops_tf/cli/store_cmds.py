@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf.errors import UsageError
+from hybridops_tf.base.errors import UsageError
 
 
 def _url() -> str:
-    from hybridops_tf.store import selected_url
+    from hybridops_tf.store.url import selected_url
 
     url = selected_url()
     if url is None:
@@ -53,14 +53,14 @@ def init_cmd() -> None:
     Example:
       HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
     """
-    from hybridops_tf.store import redact_url
     from hybridops_tf.store.postgres import StoreUnavailable, migrate
+    from hybridops_tf.store.url import redact_url
 
     url = _url()
     try:
         before, after = migrate(url)
     except StoreUnavailable as err:
-        from hybridops_tf.errors import RefusedError
+        from hybridops_tf.base.errors import RefusedError
 
         raise RefusedError(f"{err.strerror}; nothing was changed") from None
     if before == after:
@@ -121,8 +121,8 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     Example:
       hyops store import-local .hyops
     """
+    from hybridops_tf.runtime.transfer import import_local
     from hybridops_tf.store import shared_store
-    from hybridops_tf.store.transfer import import_local
 
     _url()
     source = root if root is not None else ctx.obj.runtime_root

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from hybridops_tf import __version__
-from hybridops_tf.errors import EngineError, ExitCode
+from hybridops_tf.base.errors import EngineError, ExitCode
 
 
 def version_document(settings: Any) -> tuple[dict[str, Any], int]:

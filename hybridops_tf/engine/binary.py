@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base.errors import EngineError, EngineNotFound
 from hybridops_tf.engine import commands, process
-from hybridops_tf.engine.errors import EngineError, EngineNotFound
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -110,7 +110,7 @@ def _load_cache(cache_file: Path) -> dict[str, dict[str, str]]:
 
 
 def _store_cache(cache_file: Path, entries: dict[str, dict[str, str]]) -> None:
-    from hybridops_tf.engine.files import atomic_write_text
+    from hybridops_tf.base.files import atomic_write_text
 
     try:
         atomic_write_text(cache_file, json.dumps({"schema_version": CACHE_SCHEMA_VERSION, "engines": entries}))

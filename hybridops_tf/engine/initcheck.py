@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.engine.files import atomic_write_text
+from hybridops_tf.base.files import atomic_write_text
 
 STAMP_VERSION = 1
 _LOCAL_SOURCE = re.compile(r'\bsource\s*=\s*"(\.\.?/[^"]*)"')

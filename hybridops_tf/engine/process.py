@@ -35,9 +35,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from hybridops_tf.base.errors import EngineNotStarted
+from hybridops_tf.base.files import open_append
 from hybridops_tf.engine import relay as relay_protocol
-from hybridops_tf.engine.errors import EngineNotStarted
-from hybridops_tf.engine.files import open_append
 
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

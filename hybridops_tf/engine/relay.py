@@ -26,7 +26,7 @@ Protocol with hyops (in band): a line that starts with NOTICE_PREFIX is the rela
 the engine's (engines never write a NUL byte): `<prefix>log_error <errno> <message>` says
 events.jsonl could not be written; the relay goes on forwarding without a log. Its exit
 code is 0, or EXIT_LOG_ERROR when the log failed. Nothing raw is written anywhere: the log
-gets exactly what hybridops_tf.engine.redaction.redact_event_line returns.
+gets exactly what hybridops_tf.base.redact.redact_event_line returns.
 
 Start-up is kept minimal (no site, only built-in modules and `signal`); the redactor is
 imported only for the first line that mentions a sensitive value.
@@ -76,13 +76,13 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _redact(text: str) -> str:
-    """The line as events.jsonl may hold it (see hybridops_tf.engine.redaction)."""
+    """The line as events.jsonl may hold it (see hybridops_tf.base.redact)."""
     if '"sensitive":true' not in text.replace(" ", ""):  # the redactor's own cheap test
         return text
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if package_root not in sys.path:
         sys.path.append(package_root)  # after the standard library: never shadows it
-    from hybridops_tf.engine.redaction import redact_event_line
+    from hybridops_tf.base.redact import redact_event_line
 
     return redact_event_line(text)
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base.errors import EngineError
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.engine.errors import EngineError
 
 # Engine commands that evaluate the configuration's variables, so take the var file.
 TAKES_VARIABLES = frozenset({"apply", "destroy", "plan", "import", "refresh", "console"})
@@ -70,7 +70,7 @@ class Engine:
 
     def init(self, log_path: Path | None, *, extra: Sequence[str] = ()) -> None:
         """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1)."""
-        from hybridops_tf.engine.files import atomic_write_text
+        from hybridops_tf.base.files import atomic_write_text
 
         captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
         if log_path is not None:

@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine.jsonshape import as_dict, as_list
-from hybridops_tf.engine.redaction import REDACTED
 from hybridops_tf.engine.state import unwrap_output_change, walk_modules
 
 

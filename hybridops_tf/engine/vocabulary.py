@@ -2,7 +2,7 @@
 
 Facts of the stream, not of a record: where one resource stands (Progress) and which
 planned actions make a new remote object (CREATE_ACTIONS). progress.py folds events into
-them; hybridops_tf.lifecycle names them beside the record's statuses. No imports: the
+them; hybridops_tf.record.lifecycle names them beside the record's statuses. No imports: the
 lifecycle stays cheap to load.
 """
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hybridops_tf import __version__
 from hybridops_tf.picture import timeline as tl
 from hybridops_tf.picture.model import RecordNow, StackPicture, picture
-from hybridops_tf.status import StatusEntry, entry
+from hybridops_tf.runtime.status import StatusEntry, entry
 from hybridops_tf.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -123,8 +123,8 @@ def gather(req: ReportRequest) -> ReportData:
 
 
 def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportData:
-    from hybridops_tf.runtime import Runtime
-    from hybridops_tf.stack.model import load_stack
+    from hybridops_tf.runtime.root import Runtime
+    from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.report import status_document
 
     assert req.stack_file is not None
@@ -215,23 +215,22 @@ def _reconcile(req: ReportRequest) -> Report | None:
 
 
 def _single_key(req: ReportRequest) -> str:
-    from hybridops_tf.modules import resolve_module
-    from hybridops_tf.record import record_key
+    from hybridops_tf.record.address import record_key, resolve_module
 
     target = resolve_module(req.module_dir or Path("."), req.ref, req.modules_root, req.runtime_root.parent)
     return record_key(target.ref, req.workspace)
 
 
 def _events(runtime_root: Path, key: str, run_id: str) -> Sequence[Event]:
-    from hybridops_tf.runs import read_run_events
+    from hybridops_tf.runtime.run_folder import read_run_events
 
     return read_run_events(runtime_root, key, run_id)
 
 
 def _engine_line(req: ReportRequest) -> str:
+    from hybridops_tf.base.errors import EngineError
     from hybridops_tf.engine import binary
-    from hybridops_tf.errors import EngineError
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.runtime.root import Runtime
 
     try:
         info = binary.resolve(req.engine, Runtime(req.runtime_root).engine_cache(), remember=False)

@@ -5,7 +5,7 @@
 - rules.py      what `--write` may conclude (pure): never ok/destroyed/absent without evidence
 - evidence.py   gathers one module's evidence (record, lock, events, state, both plans)
 - targets.py    MODULE_DIR, `--all` (every record), `--stack FILE` (every member)
-- settle_write.py  `--write` under the module lock, with an audit run folder
+- write.py      `--write` under the module lock, with an audit run folder
 - orphans.py    `--forget-orphan ADDRESS`, `--import ADDRESS=ID`
 - service.py    reconcile(ReconcileRequest) -> Report, the one call the CLI makes
 """

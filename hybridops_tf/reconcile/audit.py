@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.errors import RefusedError
-from hybridops_tf.runs import ReconcileMeta, RunFolder
+from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder
 from hybridops_tf.store import open_store
 
 

@@ -18,8 +18,6 @@ from typing import Any
 
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
-from hybridops_tf.liveness import host_name
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.model import (
     PRIORITY,
@@ -30,8 +28,10 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
-from hybridops_tf.record import OperationRecord
-from hybridops_tf.settle import UNNAMED_ORPHAN
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.transitions import UNNAMED_ORPHAN
+from hybridops_tf.runtime.liveness import host_name
 
 _LISTED = 5  # addresses named in a detail before "and N more"
 _PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned and never started"}

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf import inputs as inputs_mod
-from hybridops_tf import settle
+from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -50,13 +50,15 @@ from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
-from hybridops_tf.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, CREATE_ACTIONS, Progress, ResourceStatus, Status
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
+from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
-from hybridops_tf.record import CorruptRecordError, OperationRecord, record_key
-from hybridops_tf.redact import REDACTED
-from hybridops_tf.runs import events_complete, may_hold_unseen_creates, read_run_events
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.record import transitions
+from hybridops_tf.record.address import record_key
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
+from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
 from hybridops_tf.store import Store, open_store
 
 Note = Callable[[str], None]
@@ -264,7 +266,7 @@ def _lost_ids(record: OperationRecord | None, state: StateSnapshot | None) -> bo
     """The record knows ids the state holds under no address."""
     if record is None or state is None or record.status in CLAIMS_EMPTY:
         return False
-    return bool(settle.missing_from_state(record.resources, settle.state_view(state.resources)))
+    return bool(transitions.missing_from_state(record.resources, transitions.state_view(state.resources)))
 
 
 def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:
@@ -287,7 +289,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                  ) -> tuple[ModuleEvidence, EngineEvidence | None]:
     """gather, plus the engine's half; with `reuse` (read under the lock this caller still
     holds), the engine is asked only for what `reuse` lacks."""
-    from hybridops_tf import engine_hooks  # the sim registers the one hook hyops has
+    from hybridops_tf.runtime import hooks  # the sim registers the one hook hyops has
 
     store = open_store(opts.runtime_root)
     record, problem = _read_record(store, target.key)
@@ -298,7 +300,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     workspace = target.workspace or (record.workspace if record else None)
     shown = None if directory is None else display_dir(directory, opts.runtime_root.parent)
     where = Where(target.module_ref, shown, workspace,
-                  exists and directory is not None and bool(engine_hooks.applying(directory)),
+                  exists and directory is not None and bool(hooks.applying(directory)),
                   inputs_args=rerun_args(target, opts.runtime_root, directory if exists else None,
                                          opts.var_options),
                   stack_file=_display(target.stack_file) if target.stack_file else None)
@@ -341,7 +343,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
     # failing on the engine's state lock and recording `error` because of a read.
-    from hybridops_tf.record import LockBusyError
+    from hybridops_tf.record.model import LockBusyError
 
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
@@ -359,7 +361,7 @@ def _stale_imports(ev: ModuleEvidence, directory: Path) -> ModuleEvidence:
                if e.id is not None and e.status is ResourceStatus.DESTROYED}
     if not ev.unchecked or not retired:
         return ev
-    from hybridops_tf.declarations import read_import_blocks
+    from hybridops_tf.inputs.declarations import read_import_blocks
 
     stale = tuple(b for b in read_import_blocks(directory) if b.id in retired)
     return _with(ev, stale_imports=stale) if stale else ev
@@ -413,7 +415,7 @@ def _create_started(events: list[Any]) -> set[str]:
 def _listed_evidence(runtime_root: Path, module_ref: str, record: OperationRecord,
                      cache: dict[str, list[Any]]) -> dict[str, OrphanEvidence]:
     """Per listed suspect orphan: its run's events saw the create start, or only planned it."""
-    from hybridops_tf.runs import run_path
+    from hybridops_tf.runtime.run_folder import run_path
 
     out: dict[str, OrphanEvidence] = {}
     for orphan in record.suspect_orphans:
@@ -439,7 +441,7 @@ def _listed_evidence(runtime_root: Path, module_ref: str, record: OperationRecor
 def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
     """liveness.live_engine when that module is installed; None when it is not or fails."""
     try:
-        from hybridops_tf import liveness
+        from hybridops_tf.runtime import liveness
     except ImportError:
         return None
     try:

@@ -23,8 +23,8 @@ from hybridops_tf.engine.events import (
 )
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
-from hybridops_tf.lifecycle import Status, is_stale
-from hybridops_tf.record import OperationRecord
+from hybridops_tf.record.lifecycle import Status, is_stale
+from hybridops_tf.record.model import OperationRecord
 
 SCHEMA_VERSION = 1
 _NO_CHANGE = frozenset({"no-op", "noop", "read", ""})

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import copy
 
-from hybridops_tf import operation
-from hybridops_tf.errors import ExitCode, OperationFailed, UsageError
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
+from hybridops_tf.operation import steps
 from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action
-from hybridops_tf.reconcile.settle_write import WriteContext, contract_request
-from hybridops_tf.runs import new_run_id
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.reconcile.write import WriteContext, contract_request
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.store import open_store
 
 
@@ -86,7 +86,7 @@ def import_(target: Target, address: str, object_id: str, ctx: WriteContext) -> 
     """The engine's `import`, under the per-module contract (running first, then settled)."""
     if target.directory is None:
         raise UsageError(f"{target.module_ref}: the module directory is unknown; pass MODULE_DIR")
-    outcome = operation.run(contract_request(target, ctx, "import", import_address=address, import_id=object_id))
+    outcome = steps.run(contract_request(target, ctx, "import", import_address=address, import_id=object_id))
     ok = outcome.exit_code == ExitCode.OK  # the engine imported it and the state now holds it
     text = (f"imported {address} = {object_id} (run {outcome.run_id})" if ok
             else f"import of {address} = {object_id} failed (run {outcome.run_id}): {outcome.message}")

@@ -3,7 +3,7 @@
 Why pure: the one promise that matters here is negative — reconcile never writes `ok`,
 `destroyed` or `absent` without the evidence for it, and never drops a suspect orphan —
 and a negative promise is only believable when it can be hammered by a generator in a unit
-test. settle_write.py does the locking and writing; this module decides.
+test. write.py does the locking and writing; this module decides.
 
 The rules:
 - nothing is written while any evidence could not be read (the state, a plan, the module
@@ -34,12 +34,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hybridops_tf import settle
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, outputs_plain
-from hybridops_tf.lifecycle import CLAIMS_EMPTY, Progress, ResourceStatus, Status
+from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile.model import ModuleEvidence
-from hybridops_tf.record import (
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
+from hybridops_tf.record.model import (
     OperationRecord,
     ReleasedObject,
     ResourceEntry,
@@ -77,8 +78,8 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     order kept; settle.interrupted_run_orphans' rules): [] unless the record is a stale running."""
     if not ev.stale or ev.record is None:
         return []
-    view = settle.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
-    found = settle.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
+    view = transitions.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
+    found = transitions.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
                                            known=ev.record.resources, stream_complete=ev.stream_complete)
     return [o.address for o in found]
 
@@ -102,7 +103,7 @@ def claimed_missing(
     gone = deleted or {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
-            if (addr in in_state or settle.is_data_source(addr, entry)
+            if (addr in in_state or transitions.is_data_source(addr, entry)
                     or entry.status is ResourceStatus.DESTROYED
                     or (entry.action == "delete" and entry.status is ResourceStatus.COMPLETE)):
                 continue  # nothing live, or a delete that completed
@@ -126,7 +127,9 @@ def _in_state(ev: ModuleEvidence) -> set[str]:
 
 
 def _held_ids(ev: ModuleEvidence) -> set[str]:
-    return {o.id for o in settle.state_view(ev.state.resources).values() if o.id} if ev.state is not None else set()
+    if ev.state is None:
+        return set()
+    return {o.id for o in transitions.state_view(ev.state.resources).values() if o.id}
 
 
 def _lost(ev: ModuleEvidence) -> dict[str, str | None]:
@@ -165,7 +168,7 @@ def moved_in_state(ev: ModuleEvidence) -> list[str]:
     """Record keys whose object the state holds under another key (a `state mv`)."""
     if ev.state is None or ev.record is None:
         return []
-    view = settle.state_view(ev.state.resources)
+    view = transitions.state_view(ev.state.resources)
     where = {o.id: key for key, o in view.items() if o.id}
     return [key for key, entry in (ev.record.resources or {}).items()
             if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED]
@@ -329,39 +332,40 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         progress = ev.last_run or {}
         orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in interrupted_orphans(ev)]
         command = rec.active_command or "apply"
-        out = settle.failed(
+        out = transitions.failed(
             rec, command=command,
             error=(f"interrupted: hyops stopped while `{command}` run {rec.run_id} was running "
                    "(stale running record); settled by reconcile from state and the run's events"),
             recovered_outputs=outputs_plain(state.outputs) if state is not None else None,
             # what the record knew, the run's events merged in, and the state when read: an
             # object an earlier run made stays known when the state lost it (state_missing)
-            resources=settle.resources_after_run(
-                rec.resources, progress, settle.state_view(state.resources) if state is not None else None),
+            resources=transitions.resources_after_run(
+                rec.resources, progress, transitions.state_view(state.resources) if state is not None else None),
             orphans=orphans)
         _forget_deleted_ids(out, ev)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
-        out = settle.apply_succeeded(rec, outputs_plain(state.outputs), _resources_from_state(state, rec.resources))
-        out.released = settle.released_after(out.released, _released(ev, run_id, now),
-                                             settle.state_view(state.resources))
+        resources = _resources_from_state(state, rec.resources)
+        out = transitions.apply_succeeded(rec, outputs_plain(state.outputs), resources)
+        out.released = transitions.released_after(out.released, _released(ev, run_id, now),
+                                                  transitions.state_view(state.resources))
     elif verdict is Verdict.FOLLOW_OBJECTS:
         assert rec is not None and state is not None
         out = copy.deepcopy(rec)
         unmanaged = no_longer_managed(ev)
         kept = {a: e for a, e in (rec.resources or {}).items() if a not in unmanaged}
-        view = settle.state_view(state.resources)
-        out.resources = settle.objects_after_run(kept, {}, view).resources
-        out.released = settle.released_after(out.released, _released(ev, run_id, now), view)
+        view = transitions.state_view(state.resources)
+        out.resources = transitions.objects_after_run(kept, {}, view).resources
+        out.released = transitions.released_after(out.released, _released(ev, run_id, now), view)
     elif verdict in (Verdict.TO_DESTROYED, Verdict.TO_ABSENT):
         status = Status.DESTROYED if verdict is Verdict.TO_DESTROYED else Status.ABSENT
         base = rec if rec is not None else OperationRecord(
             module_ref=ev.where.module_ref, status=Status.ABSENT, run_id=run_id, started_at=now)
-        out = settle.confirmed_empty(base, dict(base.resources or {}), status)
+        out = transitions.confirmed_empty(base, dict(base.resources or {}), status)
     elif verdict is Verdict.DEMOTE_TO_ERROR:
         assert rec is not None and state is not None
         live = sorted(state.addresses())
-        out = settle.failed(
+        out = transitions.failed(
             rec, command="destroy" if rec.status is Status.DESTROYED else "reconcile",
             error=(f"reconcile found {len(live)} resource(s) in state although the record said "
                    f"{rec.status.value}: {', '.join(live[:5])}"),
@@ -370,7 +374,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         assert rec is not None
         missing = missing_from_state(ev)
         shown = ", ".join(f"{a} ({i})" if i else a for a, i in sorted(missing.items())[:5])
-        out = settle.failed(
+        out = transitions.failed(
             rec, command="reconcile",
             error=(f"state_missing: the state lacks {len(missing)} object(s) the record knows: {shown}; "
                    "import each back (hyops reconcile --import ADDRESS=ID) or apply if really gone"),

@@ -20,16 +20,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
 from hybridops_tf.engine import binary, process
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
-from hybridops_tf.reconcile import orphans, rules, settle_write, targets
+from hybridops_tf.reconcile import orphans, rules, targets
+from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
 from hybridops_tf.reconcile.model import Action, Commands, ModuleEvidence, ModuleReport, Report
-from hybridops_tf.reconcile.settle_write import Settled
-from hybridops_tf.record import entry_address
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.reconcile.write import Settled
+from hybridops_tf.record.model import entry_address
+from hybridops_tf.runtime.root import Runtime
 
 DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
 

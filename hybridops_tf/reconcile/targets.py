@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.modules import resolve_module
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.reconcile.evidence import Target
-from hybridops_tf.record import CorruptRecordError, split_key
+from hybridops_tf.record.address import resolve_module, split_key
+from hybridops_tf.record.model import CorruptRecordError
 from hybridops_tf.store import open_store
 
 
@@ -46,10 +46,10 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
     stack file, with `inputs_from` filled from upstream records' (non-sensitive) outputs.
     """
     try:
-        from hybridops_tf.stack.model import load_stack
+        from hybridops_tf.stack.loader import load_stack
     except ImportError:  # pragma: no cover - the stack package ships with hyops
         raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.runtime.root import Runtime
 
     stack = load_stack(stack_file, Runtime(runtime_root).hcl_cache())
     store = open_store(runtime_root)

@@ -23,11 +23,11 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV, SIM_SOURCE, CliConfigError
+
 SIM_ROOT_ENV = "HYOPS_SIM_ROOT"  # same name as sim.store.SIM_ROOT_ENV; store is imported lazily
 
 SIM_VERSION = "0.1.0"
-SIM_SOURCE = "hybridops.dev/hybridops/sim"
-CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
 SIM_PYTHON_ENV = "HYOPS_SIM_PYTHON"
 
 LAUNCHER_TEXT = f"""#!/bin/sh
@@ -73,11 +73,6 @@ def check_sim_python(python: str) -> None:
         found = False
     if not found:
         raise SimExtraMissing(python)
-
-
-class CliConfigError(ValueError):
-    """The user's TF_CLI_CONFIG_FILE cannot be combined with the sim mirror: the message is
-    one line saying why and what to do (the CLI exits 2, nothing run)."""
 
 
 _SIM_RESOURCE = re.compile(r"""(?m)^\s*(resource|data)\s+"?sim_[A-Za-z0-9_]*"?\s""")
@@ -348,7 +343,7 @@ def _installed_module_dirs(root: Path) -> list[Path]:
 
 class SimEnvironment:
     """The sim provider's engine environment as the core asks for it: the shape of
-    hybridops_tf.engine_hooks.EnvironmentHook (structural: the sim imports nothing of the core).
+    hybridops_tf.runtime.hooks.EnvironmentHook (structural: the sim imports nothing of the core).
     The CLI registers SIM_ENVIRONMENT; the core then gives every sim module its mirror."""
 
     # what engine_env raises when the user's own setup rules it out: a usage error (exit 2)

@@ -15,9 +15,9 @@ from tf.iface import DataSource, Provider, Resource
 from tf.schema import Schema
 from tf.utils import Diagnostics
 
+from hybridops_tf.sim.cliconfig import SIM_SOURCE
 from hybridops_tf.sim.cloud import SimCloud
 from hybridops_tf.sim.faults import FaultsError
-from hybridops_tf.sim.install import SIM_SOURCE
 from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.resources import RESOURCES
 from hybridops_tf.sim.store import SimRootError, StoreError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from tf.iface import (
     CreateContext,
@@ -27,8 +27,11 @@ from tf.utils import Diagnostics
 from hybridops_tf.sim.cloud import Outcome, SimCloud
 from hybridops_tf.sim.kinds import CONFIG, HEALTH_CHECK, NETWORK, VM, Kind
 
-if TYPE_CHECKING:
-    from hybridops_tf.sim.provider import SimProvider
+
+class CloudSource(Protocol):
+    """What a resource needs of its provider (provider.py's SimProvider): the configured cloud."""
+
+    def cloud(self, diags: Diagnostics) -> SimCloud | None: ...
 
 
 def _id_and_name() -> list[Attribute]:
@@ -87,7 +90,7 @@ class SimResource(Resource):
 
     kind: ClassVar[Kind]
 
-    def __init__(self, provider: SimProvider) -> None:
+    def __init__(self, provider: CloudSource) -> None:
         self._provider = provider
 
     @classmethod

@@ -13,7 +13,7 @@ import graphlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hybridops_tf.lifecycle import MemberStatus
+from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.stack.model import Member, Stack
 
 # What counts as "this upstream succeeded" for its dependants to start.

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from pathlib import Path
 
-from hybridops_tf.fsutil import atomic_write_text
+from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.stack.report import MemberEntry, StackReport
 
 PREFLIGHT = "(preflight)"  # the case of a run refused before any member ran (not a member name)

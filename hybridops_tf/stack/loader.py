@@ -22,9 +22,9 @@ from typing import Any, TypeGuard
 
 import yaml
 
-from hybridops_tf import inputs as inputs_mod
-from hybridops_tf.errors import UsageError
-from hybridops_tf.modules import validate_ref
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.record.address import validate_ref
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE, Member, Stack, Wire
 
 TOP_FIELDS = ("stack", "modules")
@@ -412,3 +412,12 @@ def _unquoted(problem: str) -> str:
     """PyYAML's problem text without the tokens it quotes (an alias or a tag name may be a
     secret); one-character quotes such as expected ':' carry the hint and stay."""
     return re.sub(r"'[^']{2,}'|\"[^\"]{2,}\"", "'…'", problem)
+
+
+def load_stack(path: Path | str, hcl_cache: Path | None = None) -> Stack:
+    """Read and validate `path`; UsageError (exit 2) listing every problem found.
+
+    hcl_cache: where parsed module variables/outputs may be kept between runs (the
+    runtime root's cache), as `inputs.read_variables` does for a module run.
+    """
+    return StackLoader(Path(path), hcl_cache).load()

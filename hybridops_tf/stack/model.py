@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.record.address import ModuleTarget
 
 DEFAULT_STACK_FILE = "stack.yml"
 
@@ -51,7 +51,7 @@ class Member:
     @property
     def key(self) -> str:
         """Its record key: the ref, plus `@workspace` outside the default workspace."""
-        from hybridops_tf.record import record_key
+        from hybridops_tf.record.address import record_key
 
         return record_key(self.module_ref, self.workspace)
 
@@ -77,14 +77,3 @@ class Stack:
     def dependencies(self) -> dict[str, tuple[str, ...]]:
         """name -> the members it depends on (apply order)."""
         return {m.name: m.depends_on for m in self.members}
-
-
-def load_stack(path: Path | str, hcl_cache: Path | None = None) -> Stack:
-    """Read and validate `path`; UsageError (exit 2) listing every problem found.
-
-    hcl_cache: where parsed module variables/outputs may be kept between runs (the
-    runtime root's cache), as `inputs.read_variables` does for a module run.
-    """
-    from hybridops_tf.stack.loader import StackLoader
-
-    return StackLoader(Path(path), hcl_cache).load()

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.fsutil import atomic_write_text
-from hybridops_tf.lifecycle import MemberStatus
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.runtime.root import STACK_REPORT, report_path
 from hybridops_tf.stack.model import Stack
 from hybridops_tf.store import Store, open_store
 
@@ -73,13 +74,6 @@ class StackReport:
         for m in sorted(self.members, key=lambda m: order.index(m.status) if m.status in order else 99):
             out[m.status] = out.get(m.status, 0) + 1
         return out
-
-
-def report_path(runtime_root: Path, stack_name: str) -> Path:
-    return runtime_root / "stacks" / stack_name / "latest.json"
-
-
-STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json
 
 
 def write_report(runtime_root: Path, report: StackReport) -> Path:

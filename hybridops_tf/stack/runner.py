@@ -19,20 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from hybridops_tf import operation, run_inputs, settle
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.engine import binary, process
-from hybridops_tf.errors import ExitCode, HyopsError, Interrupted, RefusedError
-from hybridops_tf.lifecycle import (
-    CLAIMS_EMPTY,
-    DestroyStep,
-    MemberStatus,
-    Status,
-    apply_refusal,
-    destroy_step,
-)
-from hybridops_tf.record import OperationRecord, utc_now
-from hybridops_tf.runs import Command, new_run_id
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.operation import inputs, steps
+from hybridops_tf.operation.request import EventSink, ModuleRequest
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, DestroyStep, MemberStatus, Status, apply_refusal, destroy_step
+from hybridops_tf.record.model import OperationRecord, utc_now
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import Command, new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
@@ -60,7 +55,7 @@ class StackListener(Protocol):
 
     def member_started(self, name: str, action: str) -> None: ...
     def member_finished(self, name: str, result: MemberResult) -> None: ...
-    def event_sink(self, name: str) -> operation.EventSink | None: ...
+    def event_sink(self, name: str) -> EventSink | None: ...
     def stderr_sink(self, name: str) -> Callable[[str], None] | None: ...
 
 
@@ -233,13 +228,13 @@ class _Execution:
             self.req.listener.member_started(name, action)
 
     def _request(self, member: Member, command: str, values: dict[str, Any],
-                 sensitive: frozenset[str]) -> operation.ModuleRequest:
+                 sensitive: frozenset[str]) -> ModuleRequest:
         listener = self.req.listener
         if command == "apply":  # resolved.inputs.yml names each wired input's upstream output
-            from hybridops_tf.inputs import StackInputs
+            from hybridops_tf.inputs.values import StackInputs
 
             values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
-        return operation.ModuleRequest(
+        return ModuleRequest(
             command=Command(command), target=member.target, runtime_root=self.req.runtime_root,
             engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
@@ -257,7 +252,7 @@ class _Execution:
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
                                     changed=False)
         self._notify(member.name, "apply")
-        outcome = operation.run(self._request(member, "apply", wired.values, wired.sensitive))
+        outcome = steps.run(self._request(member, "apply", wired.values, wired.sensitive))
         rec = outcome.record
         if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
             return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
@@ -269,10 +264,10 @@ class _Execution:
         computes it), in the same workspace."""
         if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
             return False
-        key = run_inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
+        key = inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
         if key is None:
             return False
-        resolved = run_inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
+        resolved = inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
         return resolved.digest(key) == rec.inputs_digest
 
     def _destroy(self, member: Member) -> MemberResult:
@@ -298,7 +293,7 @@ class _Execution:
         wired = self.wiring.for_destroy(member)
         command = "refresh" if member.owned_by else "destroy"  # an owned member goes with its owner
         self._notify(member.name, command)
-        outcome = operation.run(self._request(member, command, wired.values, wired.sensitive))
+        outcome = steps.run(self._request(member, command, wired.values, wired.sensitive))
         after = outcome.record
         if outcome.exit_code == ExitCode.OK and after is not None and after.status is Status.DESTROYED:
             return MemberResult(MemberStatus.DESTROYED, run_id=outcome.run_id)
@@ -320,7 +315,7 @@ class _Execution:
                     f"{member.module_ref} has a stale 'running' record; not marking it retained: "
                     f"run `hyops reconcile {member.directory} --ref {member.module_ref}` first"))
             try:
-                self.store.write(settle.retained(rec, self.run_id))
+                self.store.write(transitions.retained(rec, self.run_id))
             except OSError as err:
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"could not mark {member.module_ref} retained: {err.strerror or err}; "

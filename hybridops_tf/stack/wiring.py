@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf import inputs as inputs_mod
+from hybridops_tf.base.errors import HyopsError, OperationFailed
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
-from hybridops_tf.errors import HyopsError, OperationFailed
-from hybridops_tf.redact import REDACTED
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
 from hybridops_tf.store import open_store
 

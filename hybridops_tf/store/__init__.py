@@ -1,20 +1,21 @@
 """Where records, locks and run journals live: the local runtime root, or a shared
 PostgreSQL store (`--store URL` / HYOPS_STORE).
 
-The CLI calls `configure()` once with the global option; everything else asks `selected_url()`.
+Which one is in use is store/url.py's: the CLI calls `configure()` once, everything else asks `selected_url()`.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hybridops_tf.store.url import redact_url, selected_url
+
 if TYPE_CHECKING:
-    from hybridops_tf.record import JournalRead, OperationRecord
+    from hybridops_tf.record.model import OperationRecord
+    from hybridops_tf.store.local import JournalRead
     from hybridops_tf.store.postgres import PgStore
 
 
@@ -50,30 +51,6 @@ class Store(Protocol):
     def put_document(self, kind: str, name: str, text: str) -> None: ...
     def fetch_document(self, kind: str, name: str, path: Path) -> None: ...
 
-_configured: str | None = None
-
-
-def configure(url: str | None) -> None:
-    """The store the CLI was told to use (`--store`, or HYOPS_STORE through Click)."""
-    global _configured
-    _configured = url or None
-
-
-def selected_url() -> str | None:
-    """The PostgreSQL URL in use, or None for the local runtime root."""
-    return _configured if _configured is not None else (os.environ.get("HYOPS_STORE") or None)
-
-
-_PASSWORD_IN_URL = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^@/?#]*)@", re.I)
-_PASSWORD_PARAM = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.I)
-
-
-def redact_url(url: str) -> str:
-    """The URL as it may be printed: any password replaced by `***`."""
-    url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***@", url)
-    return _PASSWORD_PARAM.sub(lambda m: f"{m['head']}***", url)
-
-
 _open: dict[tuple[str, Path], PgStore] = {}
 _open_lock = threading.Lock()
 
@@ -83,7 +60,7 @@ def open_store(runtime_root: Path) -> Store:
     (one per URL and root in a process, so its connection is reused)."""
     url = selected_url()
     if url is None:
-        from hybridops_tf.record import RecordStore
+        from hybridops_tf.store.local import RecordStore
 
         return RecordStore(runtime_root)
     return shared_store(runtime_root)
@@ -92,7 +69,7 @@ def open_store(runtime_root: Path) -> Store:
 def shared_store(runtime_root: Path) -> PgStore:
     """The shared PostgreSQL store selected by `--store`/HYOPS_STORE, for what only it has
     (the shared inputs digest key, `hyops store status`); UsageError when none is selected."""
-    from hybridops_tf.errors import UsageError
+    from hybridops_tf.base.errors import UsageError
 
     url = selected_url()
     if url is None:

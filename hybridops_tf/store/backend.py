@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.store import redact_url, selected_url
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.store.url import redact_url, selected_url
 
 
 def schema_name(module_ref: str) -> str:

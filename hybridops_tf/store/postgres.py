@@ -26,18 +26,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hybridops_tf.errors import RefusedError, UsageError
-from hybridops_tf.fsutil import atomic_write_text, register_private_root
-from hybridops_tf.record import (
-    CorruptRecordError,
-    JournalRead,
-    LockBusyError,
-    OperationRecord,
-    Owner,
-    utc_now,
-)
-from hybridops_tf.store import redact_url
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.files import atomic_write_text, register_private_root
+from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
+from hybridops_tf.store.local import JournalRead
 from hybridops_tf.store.schema import LATEST, MIGRATIONS, SCHEMA
+from hybridops_tf.store.url import redact_url
 
 # TCP keepalives on both ends of every connection: the client notices a dead server, and
 # the server ends the session of a runner it cannot reach after about idle + interval *
@@ -113,7 +107,7 @@ def _first_line(err: BaseException) -> str:
     the connection string it could not parse)."""
     text = str(err).strip().splitlines()
     line = text[0] if text else type(err).__name__
-    from hybridops_tf.store import selected_url
+    from hybridops_tf.store.url import selected_url
 
     url = selected_url()
     password = urlsplit(url).password if url else None
@@ -123,7 +117,7 @@ def _first_line(err: BaseException) -> str:
 
 
 class PgStore:
-    """The RecordStore interface (record.py) on PostgreSQL; run folders stay under `root`."""
+    """The RecordStore interface (store/local.py) on PostgreSQL; run folders stay under `root`."""
 
     shared = True
 
@@ -214,7 +208,7 @@ class PgStore:
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
         """Upsert the record (`updated_at` set to now unless `stamp` is False: an import)."""
-        from hybridops_tf.record import record_key
+        from hybridops_tf.record.address import record_key
 
         if stamp:
             record.updated_at = utc_now()

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.sim.install import SIM_SOURCE, engine_platform, mirror_dir, write_cli_config
+from hybridops_tf.sim.cliconfig import SIM_SOURCE
+from hybridops_tf.sim.install import engine_platform, mirror_dir, write_cli_config
 from tests.integration.hyops_cli import Hyops
 
 MODERN_MINIMUM = (1, 7)

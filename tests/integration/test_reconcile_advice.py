@@ -352,7 +352,7 @@ def test_a_dead_hyops_whose_engine_still_runs_is_engine_running_and_never_settle
     called that a plain stale_running and --write settled it; now: engine_running naming
     the pid and run, nothing written, and stale_running once the engine is gone. The live
     engine is a real engine process, named in the run's engine.json as hyops names its own."""
-    from hybridops_tf import liveness
+    from hybridops_tf.runtime import liveness
 
     hang_forever(faults_file, tmp_path, type="sim_vm", op="create")
     proc = hyops.start("apply", "modules/pair")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
 from tests.integration.shared_store import SharedStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]

@@ -24,9 +24,9 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
+from hybridops_tf.sim.cliconfig import SIM_SOURCE
 from hybridops_tf.sim.install import (
     LAUNCHER_TEXT,
-    SIM_SOURCE,
     SIM_VERSION,
     cli_config_path,
     launcher_path,

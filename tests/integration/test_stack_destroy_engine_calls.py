@@ -113,17 +113,18 @@ def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | No
     import time
     from types import SimpleNamespace
 
-    from hybridops_tf import operation, run_settle
-    from hybridops_tf.lifecycle import Status
-    from hybridops_tf.modules import ModuleTarget
-    from hybridops_tf.record import OperationRecord
+    from hybridops_tf.operation import settle
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.record.address import ModuleTarget
+    from hybridops_tf.record.lifecycle import Status
+    from hybridops_tf.record.model import OperationRecord
 
     at = time.gmtime(time.time() - 5 if started is None else started)
     running = OperationRecord("m", Status.RUNNING, "r1", started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", at))
-    req = operation.ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime_root=module,
+    req = ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime_root=module,
                                   passthrough=passthrough)
     engine = SimpleNamespace(module_dir=module, env={"TF_WORKSPACE": "default", **(env or {})})
-    return run_settle.written_empty_state(req, engine, running)  # type: ignore[arg-type]
+    return settle.written_empty_state(req, engine, running)  # type: ignore[arg-type]
 
 
 def _state_file(module: Path, doc: dict[str, object], name: str = "terraform.tfstate") -> Path:

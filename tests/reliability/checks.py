@@ -14,7 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.store.local import RecordStore
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 from tests.reliability.figures import RECORD, note

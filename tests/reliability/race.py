@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.record import OperationRecord
+from hybridops_tf.record.model import OperationRecord
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hybridops_tf.fsutil import ensure_dir
+from hybridops_tf.base.files import ensure_dir
 from tests.integration.gates import Gate
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs

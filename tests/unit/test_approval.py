@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import saved_plan
+from hybridops_tf.base.errors import ExitCode, RefusedError, UsageError
 from hybridops_tf.cli import approval
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine import commands
-from hybridops_tf.errors import ExitCode, RefusedError, UsageError
-from hybridops_tf.planning import MemberPlan
+from hybridops_tf.plan import saved
+from hybridops_tf.plan.planner import MemberPlan
 
 
 class Stream(io.StringIO):
@@ -91,57 +91,57 @@ def test_without_a_terminal_apply_takes_auto_approve_and_proceeds_as_before(tmp_
 
 # --- the saved plan approval applies --------------------------------------------------------
 
-def _sidecar(**over: object) -> saved_plan.Sidecar:
+def _sidecar(**over: object) -> saved.Sidecar:
     fields: dict = {"module_ref": "network", "module_dir": "/m/network", "workspace": None, "mode": "apply",
                     "engine": {"binary": "/bin/tofu", "version": "1.6.0"}, "inputs_digest": "hmac-sha256:v1:00",
                     "inputs": {"name": "--var"}, "plan_sha256": "ab"}
     fields.update(over)
-    return saved_plan.Sidecar(**fields)
+    return saved.Sidecar(**fields)
 
 
 def test_the_sidecar_round_trips_and_holds_names_not_values() -> None:
     side = _sidecar(sensitive_inputs=("token",), partial_flags=("-target",))
     text = side.to_json()
-    assert saved_plan.Sidecar.parse(text, Path("x")) == side
+    assert saved.Sidecar.parse(text, Path("x")) == side
     assert json.loads(text)["inputs"] == {"name": "--var"}
 
 
 def test_a_sidecar_of_another_kind_or_version_is_a_usage_error() -> None:
     doc = json.loads(_sidecar().to_json())
-    for broken in ({**doc, "schema_version": 99}, {**doc, "kind": "other"}, {"kind": saved_plan.KIND}):
+    for broken in ({**doc, "schema_version": 99}, {**doc, "kind": "other"}, {"kind": saved.KIND}):
         with pytest.raises(UsageError):
-            saved_plan.Sidecar.parse(json.dumps(broken), Path("x"))
+            saved.Sidecar.parse(json.dumps(broken), Path("x"))
 
 
 def test_a_plan_file_whose_bytes_changed_is_refused(tmp_path: Path) -> None:
     plan = tmp_path / "p.tfplan"
     plan.write_bytes(b"plan")
-    saved_plan.sidecar_path(plan).write_text(_sidecar(plan_sha256="0" * 64).to_json())
+    saved.sidecar_path(plan).write_text(_sidecar(plan_sha256="0" * 64).to_json())
     with pytest.raises(RefusedError):
-        saved_plan.read(plan)
+        saved.read(plan)
 
 
 def test_another_ref_or_workspace_than_the_plans_is_refused() -> None:
     side = _sidecar(workspace="staging")
     with pytest.raises(RefusedError, match="made for module network"):
-        saved_plan._refuse_other_target(side, Path("p"), "vm", "staging")
+        saved._refuse_other_target(side, Path("p"), "vm", "staging")
     with pytest.raises(RefusedError, match="made for workspace staging"):
-        saved_plan._refuse_other_target(side, Path("p"), None, None)
-    saved_plan._refuse_other_target(side, Path("p"), "network", "staging")
+        saved._refuse_other_target(side, Path("p"), None, None)
+    saved._refuse_other_target(side, Path("p"), "network", "staging")
 
 
 def test_the_plan_mode_follows_destroy_and_refuses_refresh_only() -> None:
-    assert saved_plan.plan_mode(False, []) == "apply"
-    assert saved_plan.plan_mode(True, []) == "destroy"
-    assert saved_plan.plan_mode(False, ["-destroy"]) == "destroy"
+    assert saved.plan_mode(False, []) == "apply"
+    assert saved.plan_mode(True, []) == "destroy"
+    assert saved.plan_mode(False, ["-destroy"]) == "destroy"
     with pytest.raises(UsageError):
-        saved_plan.plan_mode(False, ["-refresh-only"])
+        saved.plan_mode(False, ["-refresh-only"])
 
 
 def test_a_file_that_is_no_plan_archive_leaves_the_staleness_check_to_the_engine(tmp_path: Path) -> None:
     plan = tmp_path / "p.tfplan"
     plan.write_bytes(b"not a zip")
-    assert saved_plan.prior_state(plan) is None
+    assert saved.prior_state(plan) is None
 
 
 def test_apply_of_a_saved_plan_keeps_only_the_flags_the_engine_takes_with_one() -> None:

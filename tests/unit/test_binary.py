@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.binary import EngineInfo, engine_info, find_engine, parse_version_json
-from hybridops_tf.errors import EngineError, ExitCode
 
 TF_VERSION_JSON = {
     "terraform_version": "1.0.3",

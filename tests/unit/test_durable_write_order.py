@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.engine.files import atomic_write_bytes
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.base.files import atomic_write_bytes
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.store.local import RecordStore
 
 Call = tuple[str, ...]
 

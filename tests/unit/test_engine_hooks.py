@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf import engine_hooks
-from hybridops_tf.runtime import Runtime
-from hybridops_tf.sim.install import CLI_CONFIG_ENV
+from hybridops_tf.runtime import hooks
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV
 
 
 class Marker:
@@ -29,15 +29,15 @@ class Marker:
 
 @pytest.fixture
 def no_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_hooks, "_HOOKS", [])
+    monkeypatch.setattr(hooks, "_HOOKS", [])
 
 
 def test_the_cli_registers_the_sim_hook() -> None:
     """In a fresh interpreter: here tests/conftest.py has registered the hook already, so only
     a process that imports nothing but the CLI entry shows that the CLI itself does it."""
-    probe = ("from hybridops_tf import engine_hooks; from hybridops_tf.sim.install import SIM_ENVIRONMENT; "
-             "before = SIM_ENVIRONMENT in engine_hooks._HOOKS; import hybridops_tf.cli.main; "
-             "print(before, SIM_ENVIRONMENT in engine_hooks._HOOKS)")
+    probe = ("from hybridops_tf.runtime import hooks; from hybridops_tf.sim.install import SIM_ENVIRONMENT; "
+             "before = SIM_ENVIRONMENT in hooks._HOOKS; import hybridops_tf.cli.main; "
+             "print(before, SIM_ENVIRONMENT in hooks._HOOKS)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 
     assert done.stdout.split() == ["False", "True"]
@@ -45,7 +45,7 @@ def test_the_cli_registers_the_sim_hook() -> None:
 
 @pytest.mark.usefixtures("no_hooks")
 def test_a_hook_adds_its_environment_only_to_the_modules_it_applies_to(tmp_path: Path) -> None:
-    engine_hooks.register(Marker())
+    hooks.register(Marker())
     marked, plain = tmp_path / "marked-mod", tmp_path / "plain-mod"
     for module in (marked, plain):
         module.mkdir()
@@ -59,11 +59,11 @@ def test_a_hook_adds_its_environment_only_to_the_modules_it_applies_to(tmp_path:
 @pytest.mark.usefixtures("no_hooks")
 def test_registering_a_hook_twice_applies_it_once(tmp_path: Path) -> None:
     hook = Marker()
-    engine_hooks.register(hook)
-    engine_hooks.register(hook)
+    hooks.register(hook)
+    hooks.register(hook)
     (tmp_path / "marked").touch()
 
-    assert engine_hooks.applying(tmp_path) == (hook,)
+    assert hooks.applying(tmp_path) == (hook,)
 
 
 @pytest.mark.usefixtures("no_hooks")
@@ -84,9 +84,9 @@ class Uninstalled(Marker):
 
 @pytest.mark.usefixtures("no_hooks")
 def test_a_hook_missing_its_package_is_a_usage_error_with_its_one_line(tmp_path: Path) -> None:
-    from hybridops_tf.errors import ExitCode, UsageError
+    from hybridops_tf.base.errors import ExitCode, UsageError
 
-    engine_hooks.register(Uninstalled())
+    hooks.register(Uninstalled())
     (tmp_path / "marked").touch()
 
     with pytest.raises(UsageError) as caught:
@@ -99,11 +99,11 @@ def test_a_hook_missing_its_package_is_a_usage_error_with_its_one_line(tmp_path:
 @pytest.mark.usefixtures("no_hooks")
 def test_the_sim_hook_without_tf_names_the_extra_and_writes_no_mirror(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hybridops_tf.errors import UsageError
+    from hybridops_tf.base.errors import UsageError
     from hybridops_tf.sim.install import SIM_ENVIRONMENT, cli_config_path
 
     monkeypatch.setitem(sys.modules, "tf", None)  # as Python sees a package not installed
-    engine_hooks.register(SIM_ENVIRONMENT)
+    hooks.register(SIM_ENVIRONMENT)
     module = tmp_path / "mod"
     module.mkdir()
     (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.declarations import parse_hcl_text
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.engine.runner import error_blocks
-from hybridops_tf.errors import UsageError
+from hybridops_tf.inputs.declarations import parse_hcl_text
 
 INIT_FAILED = """
 Initializing provider plugins...

@@ -27,7 +27,7 @@ from hybridops_tf.engine.events import (
     summarize_diagnostics,
 )
 from hybridops_tf.engine.progress import ResourceProgress, ResourceTracker
-from hybridops_tf.lifecycle import Progress
+from hybridops_tf.engine.vocabulary import Progress
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOFU = FIXTURES / "opentofu"

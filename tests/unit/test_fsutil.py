@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.engine import files
-from hybridops_tf.engine.files import atomic_write_bytes, atomic_write_text, ensure_dir, open_append
+from hybridops_tf.base import files
+from hybridops_tf.base.files import atomic_write_bytes, atomic_write_text, ensure_dir, open_append
 
 
 def mode(path: Path) -> int:

@@ -11,6 +11,7 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine.events import (
     Event,
     GarbageLine,
@@ -20,7 +21,6 @@ from hybridops_tf.engine.events import (
     summarize_diagnostics,
 )
 from hybridops_tf.engine.progress import ResourceTracker
-from hybridops_tf.redact import redact_event_line
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import PURE, deep, dumps, engine_messages, json_values
 

@@ -12,17 +12,12 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hybridops_tf import run_inputs
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.main import cli
-from hybridops_tf.errors import UsageError
-from hybridops_tf.inputs import (
-    VariableSpec,
-    load_inputs_file,
-    parse_var_option,
-    resolve_inputs,
-)
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.inputs.values import VariableSpec, load_inputs_file, parse_var_option, resolve_inputs
+from hybridops_tf.operation import inputs as run_inputs
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.runtime.root import Runtime
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import CLI, PURE, deep, json_values
 

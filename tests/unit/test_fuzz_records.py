@@ -12,11 +12,12 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hybridops_tf import run_inputs
 from hybridops_tf.cli.main import cli
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import CorruptRecordError, OperationRecord, RecordStore
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.operation import inputs
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.store.local import RecordStore
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import CLI, PURE, deep, json_values
 
@@ -102,7 +103,7 @@ def cli_module(tmp_path: Path) -> tuple[Path, Path]:
     module.mkdir()
     (module / "main.tf").write_text(MODULE_TF)
     root = tmp_path / "runtime"
-    run_inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
+    inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
     lock = RecordStore(root).lock_path("fuzz")
     lock.parent.mkdir(parents=True, mode=0o700)
     lock.touch(mode=0o600)

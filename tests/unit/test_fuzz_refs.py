@@ -9,10 +9,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.modules import resolve_module, validate_ref
-from hybridops_tf.record import RecordStore, module_id
-from hybridops_tf.runs import RunFolder
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.record.address import module_id, resolve_module, validate_ref
+from hybridops_tf.runtime.run_folder import RunFolder
+from hybridops_tf.store.local import RecordStore
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import PURE
 

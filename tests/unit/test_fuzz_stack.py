@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.main import cli
-from hybridops_tf.errors import UsageError
-from hybridops_tf.modules import validate_ref
-from hybridops_tf.stack.model import load_stack
+from hybridops_tf.record.address import validate_ref
+from hybridops_tf.stack.loader import load_stack
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import CLI, PURE, deep, json_values
 

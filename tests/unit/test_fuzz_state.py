@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hybridops_tf.base.errors import EngineError
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.sensitive import redact_sensitive
@@ -22,7 +23,6 @@ from hybridops_tf.engine.state import (
     parse_outputs,
     parse_state,
 )
-from hybridops_tf.errors import EngineError
 from tests.reliability.figures import FUZZ, note
 from tests.reliability.strategies import PURE, deep, json_values, keys, shaped_values
 

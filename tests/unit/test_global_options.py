@@ -12,9 +12,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import store
 from hybridops_tf.cli.habits import rewrite_argv
 from hybridops_tf.cli.main import cli
+from hybridops_tf.store import url as store_url
 
 URL = "postgresql://hyops:s3cret-pw@db.example:5432/records"
 
@@ -22,7 +22,7 @@ URL = "postgresql://hyops:s3cret-pw@db.example:5432/records"
 @pytest.fixture(autouse=True)
 def no_store_left_configured() -> Iterator[None]:
     yield
-    store.configure(None)  # the CLI sets it per run; later tests must not inherit ours
+    store_url.configure(None)  # the CLI sets it per run; later tests must not inherit ours
 
 
 @click.command("probe")
@@ -87,22 +87,22 @@ def test_runtime_root_and_engine_after_the_command_reach_it(tmp_path: Path) -> N
 def test_store_after_the_command_selects_the_shared_store_and_its_password_is_not_printed(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["version", "--runtime-root", str(tmp_path), "--store", URL,
                                       "--engine", str(tmp_path / "no-such-tofu")])
-    assert store.selected_url() == URL
+    assert store_url.selected_url() == URL
     assert "s3cret-pw" not in result.output
 
 
 @pytest.mark.usefixtures("probe")
 def test_hyops_store_env_is_the_store_option(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--runtime-root", str(tmp_path), "probe"], env={"HYOPS_STORE": URL})
-    assert store.selected_url() == URL
+    assert store_url.selected_url() == URL
     assert json.loads(result.stdout)["store"] == URL
 
 
 @pytest.mark.usefixtures("probe")
 def test_without_store_the_local_runtime_root_is_used(tmp_path: Path) -> None:
-    store.configure(URL)  # as a previous command in the same process left it
+    store_url.configure(URL)  # as a previous command in the same process left it
     CliRunner().invoke(cli, ["--runtime-root", str(tmp_path), "probe"], env={"HYOPS_STORE": None})
-    assert store.selected_url() is None
+    assert store_url.selected_url() is None
 
 
 @pytest.mark.usefixtures("probe")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from hybridops_tf import declarations
-from hybridops_tf.errors import UsageError
-from hybridops_tf.inputs import (
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.inputs import declarations
+from hybridops_tf.inputs.values import (
     REDACTED,
     CliInput,
     InputLayer,
@@ -409,7 +409,7 @@ def test_a_bad_tfvars_file_is_a_usage_error_naming_it(tmp_path: Path, name: str,
 @pytest.mark.parametrize("text", ["a = = 1\n", 'a = "%{if true}x"\n', "a = " + "[" * 5000 + "]" * 5000 + "\n"],
                          ids=["syntax", "unterminated-directive", "too-deep"])
 def test_text_python_hcl2_rejects_is_a_syntax_error_to_fix(text: str) -> None:
-    from hybridops_tf.declarations import parse_hcl_text
+    from hybridops_tf.inputs.declarations import parse_hcl_text
 
     with pytest.raises(UsageError) as caught:
         parse_hcl_text(text, "x.tfvars")
@@ -421,7 +421,7 @@ def test_a_python_hcl2_failure_is_not_blamed_on_the_hcl(monkeypatch: pytest.Monk
     import hcl2
     from lark.exceptions import VisitError
 
-    from hybridops_tf.declarations import parse_hcl_text
+    from hybridops_tf.inputs.declarations import parse_hcl_text
 
     def broken(*args: object, **kwargs: object) -> None:
         raise failure if isinstance(failure, Exception) else VisitError("body", None, AttributeError("x"))
@@ -498,7 +498,7 @@ def test_redact_argv_hides_sensitive_var_values(argv: list[str], expected: list[
 
 
 def test_redact_every_var_hides_each_var_value_and_nothing_else() -> None:
-    from hybridops_tf.redact import redact_every_var
+    from hybridops_tf.base.redact import redact_every_var
 
     argv = ["reconcile", "--var", "a=1", "--var=b=2", "--inputs", "c=3", "--", "-var", "d = 4", "-var"]
     assert redact_every_var(argv) == ["reconcile", "--var", f"a={REDACTED}", f"--var=b={REDACTED}",

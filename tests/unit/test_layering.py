@@ -1,13 +1,15 @@
-"""The package's layers, read from its imports (issue #14): cli -> core -> engine.
+"""The package's layers, read from its imports: each folder of hybridops_tf is one layer, and
+a layer imports only itself and the layers below it (LAYERS names the ones right below;
+what those may import, it may too):
 
-- engine (hybridops_tf/engine/**) imports only the engine: it runs the engine and reads its
-  output, and knows nothing of records, stacks or the CLI;
-- the core (everything else but cli/ and sim/) imports the core and the engine, never the
-  CLI and never the sim (the sim's engine environment reaches it through engine_hooks);
-- sim (hybridops_tf/sim/**, the simulated cloud's provider) imports only the sim;
-- cli (hybridops_tf/cli/**) may import anything: it composes the rest.
+    cli -> picture -> reconcile | plan -> stack -> operation -> runtime -> store -> record -> engine -> base
+                                                               runtime -> inputs -> base
+    sim: alone (the simulated cloud's provider; its engine environment reaches the core
+    through runtime.hooks, registered by the CLI)
 
-Every import counts, at module level or inside a function, relative ones resolved.
+The package's top holds only __init__.py (the version, which any layer may read). No two
+modules import each other, directly or through others. Every import counts, at module
+level or inside a function, relative ones resolved.
 """
 
 from __future__ import annotations
@@ -20,13 +22,33 @@ from pathlib import Path
 PACKAGE = "hybridops_tf"
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / PACKAGE
 
-# layer -> the layers it may import
-ALLOWED = {
-    "cli": frozenset({"cli", "core", "engine", "sim"}),
-    "core": frozenset({"core", "engine"}),
-    "engine": frozenset({"engine"}),
-    "sim": frozenset({"sim"}),
+# layer -> the layers right below it
+LAYERS: dict[str, tuple[str, ...]] = {
+    "base": (),
+    "engine": ("base",),
+    "inputs": ("base",),
+    "record": ("engine",),
+    "store": ("record",),
+    "runtime": ("store", "inputs"),
+    "operation": ("runtime",),
+    "stack": ("operation",),
+    "plan": ("stack",),
+    "reconcile": ("stack",),
+    "picture": ("reconcile",),
+    "cli": ("picture", "plan", "sim"),
+    "sim": (),
 }
+TOP = "top"  # hybridops_tf/__init__.py
+
+
+def _allowed(layer: str) -> frozenset[str]:
+    below = {layer, TOP}
+    for lower in LAYERS[layer]:
+        below |= _allowed(lower)
+    return frozenset(below)
+
+
+ALLOWED = {layer: _allowed(layer) for layer in LAYERS} | {TOP: frozenset({TOP})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +65,7 @@ class Edge:
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    return {"cli": "cli", "engine": "engine", "sim": "sim"}.get(parts[1] if len(parts) > 1 else "", "core")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else TOP
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -94,20 +116,69 @@ def package_edges(root: Path, package: str = PACKAGE) -> Iterator[Edge]:
 
 def violations(root: Path, package: str = PACKAGE) -> list[str]:
     return [edge.describe(root) for edge in package_edges(root, package)
-            if layer_of(edge.target) not in ALLOWED[layer_of(edge.source)]]
+            if layer_of(edge.target) not in ALLOWED.get(layer_of(edge.source), frozenset())]
+
+
+def circles(root: Path, package: str = PACKAGE) -> list[list[str]]:
+    """Every set of modules that import each other (strongly connected, more than one), sorted."""
+    graph: dict[str, set[str]] = {}
+    for edge in package_edges(root, package):
+        graph.setdefault(edge.source, set()).add(edge.target)
+        graph.setdefault(edge.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
 
 
 def test_every_import_in_the_package_follows_the_layers() -> None:
     found = violations(PACKAGE_DIR.parent)
 
-    assert not found, "imports against the layering (cli -> core -> engine; sim alone):\n" + "\n".join(found)
+    assert not found, "imports against the layering:\n" + "\n".join(found)
+
+
+def test_no_modules_import_each_other() -> None:
+    assert circles(PACKAGE_DIR.parent) == []
+
+
+def test_the_package_top_holds_only_its_face_and_every_folder_is_a_layer() -> None:
+    top = sorted(p.name for p in PACKAGE_DIR.glob("*.py"))
+    folders = sorted(p.name for p in PACKAGE_DIR.iterdir() if (p / "__init__.py").is_file())
+
+    assert top == ["__init__.py"]
+    assert folders == sorted(LAYERS)
 
 
 def test_the_checker_reads_the_real_package() -> None:
     edges = list(package_edges(PACKAGE_DIR.parent))
 
-    assert any(layer_of(e.source) == "core" and layer_of(e.target) == "engine" for e in edges)
+    assert any(layer_of(e.source) == "operation" and layer_of(e.target) == "engine" for e in edges)
     assert any(layer_of(e.source) == "cli" and layer_of(e.target) == "sim" for e in edges)
+    assert layer_of("hybridops_tf") == TOP and layer_of("hybridops_tf.record.model") == "record"
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -121,14 +192,18 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 def test_each_import_against_the_layers_is_named_with_its_file_line_and_edge(tmp_path: Path) -> None:
     root = _tree(tmp_path, {
         "__init__.py": "",
-        "errors.py": "class E(Exception): ...\n",
-        "store.py": "from hybridops_tf.engine import run\n",  # core -> engine: allowed
+        "base/__init__.py": "",
+        "base/errors.py": "class E(Exception): ...\n",
+        "store/__init__.py": "from hybridops_tf.engine import run\n",  # store -> engine: allowed
         "cli/__init__.py": "",
         "cli/main.py": "import hybridops_tf.sim.cloud\nfrom hybridops_tf import store\n",  # allowed
         "engine/__init__.py": "",
         "engine/run.py": ("from hybridops_tf.engine import parse\n\n\n"
-                          "def go():\n    from hybridops_tf.errors import E\n    return E\n"),
-        "engine/parse.py": "from ..errors import E\n",
+                          "def go():\n    from hybridops_tf.store import E\n    return E\n"),
+        "engine/parse.py": "from ..base.errors import E\n",  # allowed
+        "engine/bad.py": "from ..record import model\n",
+        "record/__init__.py": "",
+        "record/model.py": "",
         "sim/__init__.py": "",
         "sim/cloud.py": "from hybridops_tf import store\n",
         "reconcile/__init__.py": "from . import sim_bits\n",
@@ -138,41 +213,42 @@ def test_each_import_against_the_layers_is_named_with_its_file_line_and_edge(tmp
     found = violations(root)
 
     assert found == [
-        "hybridops_tf/engine/parse.py:1: engine -> core (hybridops_tf.engine.parse imports hybridops_tf.errors)",
-        "hybridops_tf/engine/run.py:5: engine -> core (hybridops_tf.engine.run imports hybridops_tf.errors)",
-        "hybridops_tf/reconcile/sim_bits.py:1: core -> sim "
+        "hybridops_tf/engine/bad.py:1: engine -> record (hybridops_tf.engine.bad imports hybridops_tf.record.model)",
+        "hybridops_tf/engine/run.py:5: engine -> store (hybridops_tf.engine.run imports hybridops_tf.store)",
+        "hybridops_tf/reconcile/sim_bits.py:1: reconcile -> sim "
         "(hybridops_tf.reconcile.sim_bits imports hybridops_tf.sim.cloud)",
-        "hybridops_tf/reconcile/sim_bits.py:2: core -> cli "
+        "hybridops_tf/reconcile/sim_bits.py:2: reconcile -> cli "
         "(hybridops_tf.reconcile.sim_bits imports hybridops_tf.cli.main)",
-        "hybridops_tf/sim/cloud.py:1: sim -> core (hybridops_tf.sim.cloud imports hybridops_tf.store)",
+        "hybridops_tf/sim/cloud.py:1: sim -> store (hybridops_tf.sim.cloud imports hybridops_tf.store)",
     ]
 
 
+def test_modules_that_import_each_other_are_found_as_one_circle(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "__init__.py": "",
+        "stack/__init__.py": "",
+        "stack/model.py": "def load():\n    from hybridops_tf.stack.loader import L\n",
+        "stack/loader.py": "from hybridops_tf.stack import model\n",
+        "stack/graph.py": "from hybridops_tf.stack import model\n",
+    })
+
+    assert circles(root) == [["hybridops_tf.stack.loader", "hybridops_tf.stack.model"]]
+
+
 def test_a_package_imported_by_its_relative_name_resolves_to_itself(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"__init__.py": "", "engine/__init__.py": "from . import files\n",
-                            "engine/files.py": ""})
+    root = _tree(tmp_path, {"__init__.py": "", "base/__init__.py": "from . import files\n",
+                            "base/files.py": ""})
 
     edges = [(e.source, e.target) for e in package_edges(root)]
 
-    assert edges == [("hybridops_tf.engine", "hybridops_tf.engine.files")]
-
-
-def test_the_engine_errors_below_the_core_keep_their_exit_codes() -> None:
-    from hybridops_tf import errors
-    from hybridops_tf.engine import errors as engine_errors
-
-    assert errors.EngineError is engine_errors.EngineError
-    assert errors.HyopsError is engine_errors.HyopsError
-    assert engine_errors.HyopsError.exit_code == errors.ExitCode.FAILED
-    assert engine_errors.EngineError.exit_code == errors.ExitCode.FAILED
-    assert engine_errors.EngineNotFound.exit_code == errors.ExitCode.USAGE  # a set-up error
-    assert engine_errors.EngineNotStarted.exit_code == errors.ExitCode.FAILED
-    assert issubclass(errors.UsageError, engine_errors.HyopsError)
+    assert edges == [("hybridops_tf.base", "hybridops_tf.base.files")]
 
 
 def test_exit_codes_are_an_int_enum_with_the_documented_values() -> None:
-    from hybridops_tf.errors import ExitCode
+    from hybridops_tf.base.errors import EngineError, EngineNotFound, ExitCode, HyopsError
 
     assert {code.name: int(code) for code in ExitCode} == {
         "OK": 0, "FAILED": 1, "USAGE": 2, "INCONSISTENT": 3, "REFUSED": 4, "INTERRUPTED": 130}
     assert isinstance(ExitCode.USAGE, int)
+    assert HyopsError.exit_code == EngineError.exit_code == ExitCode.FAILED
+    assert EngineNotFound.exit_code == ExitCode.USAGE  # a set-up error

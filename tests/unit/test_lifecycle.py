@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hybridops_tf.lifecycle import (
+from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     DestroyStep,
     MemberStatus,

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import liveness
 from hybridops_tf.cli.main import cli
-from hybridops_tf.liveness import LiveEngine, live_engine
-from hybridops_tf.runs import run_path
+from hybridops_tf.runtime import liveness
+from hybridops_tf.runtime.liveness import LiveEngine, live_engine
+from hybridops_tf.runtime.run_folder import run_path
 
 REF = "m"
 RUN = "apply-20260101T000000Z-0badf00d"

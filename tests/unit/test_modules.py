@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.errors import ExitCode, UsageError
-from hybridops_tf.modules import ModuleTarget, RefChoice, choose_ref, resolve_module, validate_ref
-from hybridops_tf.record import key_of_module_id, module_id
+from hybridops_tf.base.errors import ExitCode, UsageError
+from hybridops_tf.record.address import (
+    ModuleTarget,
+    RefChoice,
+    choose_ref,
+    key_of_module_id,
+    module_id,
+    resolve_module,
+    validate_ref,
+)
 
 
 def make_module(path: Path, filename: str = "main.tf") -> Path:

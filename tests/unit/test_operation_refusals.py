@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hybridops_tf import operation
+from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine import initcheck, process
-from hybridops_tf.errors import ExitCode, RefusedError
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.operation import steps
+from hybridops_tf.operation.request import ModuleRequest
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.store.local import RecordStore
 
 VERSION_JSON = json.dumps({"terraform_version": "1.0.3", "platform": "linux_amd64"})
 
@@ -44,8 +46,8 @@ def module(tmp_path: Path) -> ModuleTarget:
     return ModuleTarget(directory, "unit/mod")
 
 
-def _request(module: ModuleTarget, root: Path, engine: Path, **kw: object) -> operation.ModuleRequest:
-    return operation.ModuleRequest(command="apply", target=module, runtime_root=root, engine=str(engine),
+def _request(module: ModuleTarget, root: Path, engine: Path, **kw: object) -> ModuleRequest:
+    return ModuleRequest(command="apply", target=module, runtime_root=root, engine=str(engine),
                                    on_stderr=None, **kw)
 
 
@@ -61,7 +63,7 @@ def test_a_running_record_that_cannot_be_written_refuses_and_starts_no_engine(
     monkeypatch.setattr(RecordStore, "write", refuse)
 
     with pytest.raises(RefusedError) as info:
-        operation.run(_request(module, root, engine))
+        steps.run(_request(module, root, engine))
 
     assert info.value.exit_code == ExitCode.REFUSED
     assert "engine was not started" in info.value.message
@@ -79,7 +81,7 @@ def test_a_stale_running_record_refuses_apply_before_any_engine_mutation(
     before = store.record_path("unit/mod").read_bytes()
 
     with pytest.raises(RefusedError) as info:
-        operation.run(_request(module, root, engine))
+        steps.run(_request(module, root, engine))
 
     assert "stale" in info.value.message and "hyops reconcile" in info.value.message
     assert store.record_path("unit/mod").read_bytes() == before
@@ -113,7 +115,7 @@ def test_engine_crash_mid_stream_settles_error_and_keeps_the_raw_lines(
                 stdout=json.dumps({"format_version": "0.2"}))
     root = tmp_path / "root"
 
-    outcome = operation.run(_request(module, root, engine))
+    outcome = steps.run(_request(module, root, engine))
 
     assert outcome.exit_code == ExitCode.FAILED
     rec = RecordStore(root).read("unit/mod")
@@ -142,7 +144,7 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
 
     monkeypatch.setattr(process.subprocess, "Popen", popen)
 
-    outcome = operation.run(_request(module, root, engine))
+    outcome = steps.run(_request(module, root, engine))
 
     assert outcome.exit_code == ExitCode.FAILED
     rec = store.read("unit/mod")
@@ -153,10 +155,10 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
 
 
 def test_a_request_built_with_a_plain_command_string_carries_its_command(module: ModuleTarget, tmp_path: Path) -> None:
-    from hybridops_tf.runs import Command
+    from hybridops_tf.runtime.run_folder import Command
 
-    req = operation.ModuleRequest(command="destroy", target=module, runtime_root=tmp_path / "root")
+    req = ModuleRequest(command="destroy", target=module, runtime_root=tmp_path / "root")
 
     assert req.command is Command.DESTROY
     with pytest.raises(ValueError):
-        operation.ModuleRequest(command="launch", target=module, runtime_root=tmp_path / "root")
+        ModuleRequest(command="launch", target=module, runtime_root=tmp_path / "root")

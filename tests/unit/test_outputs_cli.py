@@ -11,7 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
-from hybridops_tf.record import OperationRecord, RecordStore, Status, record_key
+from hybridops_tf.record.address import record_key
+from hybridops_tf.record.model import OperationRecord, Status
+from hybridops_tf.store.local import RecordStore
 
 OUTPUTS = {"network_id": "net-1", "count": 3, "enabled": True, "cidrs": ["10.0.0.0/24"],
            "tags": {"env": "dev"}, "nothing": None, "token": {"sensitive": True}}

@@ -15,10 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
-from hybridops_tf.lifecycle import Status
 from hybridops_tf.picture.model import LOOKS
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
+from hybridops_tf.store.local import RecordStore
 from tests.unit.test_markdown_output import parse_table, plain
 from tests.unit.test_picture import parse_mermaid
 

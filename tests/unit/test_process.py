@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError
 from hybridops_tf.engine import process
 from hybridops_tf.engine.process import ProcessResult
-from hybridops_tf.errors import EngineError, ExitCode, HyopsError
 
 # A child that prints a line and then waits (bounded, as a safety net only) for a file the
 # parent's callback creates. Exit 0 means it saw the file while still running.

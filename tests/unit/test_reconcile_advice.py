@@ -11,9 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
-from hybridops_tf.declarations import ImportBlock, read_import_blocks
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.lifecycle import Status
+from hybridops_tf.inputs.declarations import ImportBlock, read_import_blocks
 from hybridops_tf.reconcile import rules, service
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import Target, planned_attributes, rerun_args
@@ -27,7 +26,8 @@ from hybridops_tf.reconcile.model import (
     Report,
 )
 from hybridops_tf.reconcile.rules import Verdict
-from hybridops_tf.record import SuspectOrphan
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import SuspectOrphan
 from tests.unit.test_reconcile_builders import REF, evidence, progress, quiet, record, state
 
 CMD = Commands("hyops", "tofu")
@@ -181,7 +181,7 @@ def test_a_running_record_whose_engine_still_runs_is_engine_running_and_never_se
 def test_the_cli_reports_a_live_engine_and_write_leaves_the_record_untouched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hybridops_tf import liveness
+    from hybridops_tf.runtime import liveness
 
     monkeypatch.setattr(service.binary, "resolve", lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
     monkeypatch.setattr(liveness, "live_engine", lambda root, ref, run_id: liveness.LiveEngine(

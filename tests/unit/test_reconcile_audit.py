@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.errors import ExitCode, RefusedError
+from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.reconcile import audit
 
 

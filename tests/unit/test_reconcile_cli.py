@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.errors import UsageError
 from hybridops_tf.reconcile import service
 from hybridops_tf.reconcile.orphans import parse_import
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.engine import files
-from hybridops_tf.errors import ExitCode, RefusedError
-from hybridops_tf.lifecycle import ResourceStatus, Status
-from hybridops_tf.record import (
+from hybridops_tf.base import files
+from hybridops_tf.base.errors import ExitCode, RefusedError
+from hybridops_tf.record.address import module_id, record_key
+from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.model import (
     REQUIRED,
     SCHEMA_VERSION,
     CorruptRecordError,
@@ -27,12 +28,10 @@ from hybridops_tf.record import (
     OperationRecord,
     Owner,
     RecordEngine,
-    RecordStore,
     ResourceEntry,
     SuspectOrphan,
-    module_id,
-    record_key,
 )
+from hybridops_tf.store.local import RecordStore
 
 REF = "platform/network"
 
@@ -511,7 +510,7 @@ def test_an_unwritable_runtime_root_is_refused_not_crashed(tmp_path: Path) -> No
 HOLD_LOCK = """
 import sys
 from pathlib import Path
-from hybridops_tf.record import RecordStore
+from hybridops_tf.store.local import RecordStore
 store = RecordStore(Path(sys.argv[1]))
 with store.lock(sys.argv[2], "apply-child-run"):
     print("locked", flush=True)

@@ -14,9 +14,10 @@ from hybridops_tf.cli.plan_render import render_markdown, render_plan
 from hybridops_tf.engine.events import parse_event
 from hybridops_tf.engine.progress import ResourceProgress, ResourceTracker
 from hybridops_tf.engine.state import parse_local_state
-from hybridops_tf.lifecycle import Progress, ResourceStatus
-from hybridops_tf.record import ReleasedObject, ResourceEntry, deposed_entry_key
-from hybridops_tf.settle import StateObject, missing_from_state, objects_after_run, released_after
+from hybridops_tf.engine.vocabulary import Progress
+from hybridops_tf.record.lifecycle import ResourceStatus
+from hybridops_tf.record.model import ReleasedObject, ResourceEntry, deposed_entry_key
+from hybridops_tf.record.transitions import StateObject, missing_from_state, objects_after_run, released_after
 
 RUN = "apply-2"
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine import process, relay
-from hybridops_tf.redact import REDACTED
 from tests.reliability.procs import alive
 
 SECRET = "hunter2-very-secret"

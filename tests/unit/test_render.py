@@ -13,7 +13,8 @@ import pytest
 
 from hybridops_tf.cli.render import ProgressPrinter, format_table, to_ascii, wants_ascii
 from hybridops_tf.engine.events import parse_event
-from hybridops_tf.record import OperationRecord, RecordStore, Status
+from hybridops_tf.record.model import OperationRecord, Status
+from hybridops_tf.store.local import RecordStore
 
 REPO = Path(__file__).resolve().parents[2]
 HYOPS = Path(sys.executable).with_name("hyops")

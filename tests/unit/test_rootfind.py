@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf import rootfind
-from hybridops_tf.rootfind import HOW_ENV, HOW_FOUND, HOW_NEW, HOW_OPTION, discover
+from hybridops_tf.runtime import discover as rootfind
+from hybridops_tf.runtime.discover import HOW_ENV, HOW_FOUND, HOW_NEW, HOW_OPTION, discover
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import plan_was_read
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.runs import (
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.runtime.run_folder import (
     Command,
     EngineRefusedResult,
     PlannedResult,
@@ -82,8 +82,8 @@ def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: 
 def test_a_run_known_only_from_a_store_journal_is_cleared_only_by_a_complete_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete: bool, expected: bool
 ) -> None:
-    import hybridops_tf.runs as runs_mod
-    from hybridops_tf.record import JournalRead
+    import hybridops_tf.runtime.run_folder as runs_mod
+    from hybridops_tf.store.local import JournalRead
 
     journal = JournalRead((VERSION,), engine_started=True, complete=complete)
     monkeypatch.setattr(runs_mod, "_journal", lambda root, ref, run_id: journal)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.errors import RefusedError
 from hybridops_tf.reconcile import evidence
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.runtime.root import Runtime
 
 SIM_TF = 'resource "sim_network" "n" {\n  name = "n"\n}\n'
 
@@ -57,7 +57,7 @@ def test_a_read_only_reconcile_refuses_the_same_symlink_and_says_what_it_could_n
 
 
 def test_a_rerun_inputs_path_in_the_root_names_its_record_key(tmp_path: Path) -> None:
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.runtime.root import Runtime
 
     rt = Runtime(tmp_path / ".hyops")
 

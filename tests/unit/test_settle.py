@@ -11,9 +11,10 @@ import random
 import pytest
 
 from hybridops_tf.engine.progress import ResourceProgress
-from hybridops_tf.lifecycle import Progress, ResourceStatus, Status
-from hybridops_tf.record import OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
-from hybridops_tf.settle import (
+from hybridops_tf.engine.vocabulary import Progress
+from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.transitions import (
     UNNAMED_ORPHAN,
     RunStart,
     apply_succeeded,
@@ -508,8 +509,8 @@ def test_retained_keeps_what_is_known_and_the_failure_and_names_the_stack_run() 
 def test_a_data_source_the_record_read_is_never_state_missing() -> None:
     """A data source has an id in the events but never an object in state: after a verified
     destroy it must not make the module `state_missing`."""
-    from hybridops_tf.record import ResourceEntry
-    from hybridops_tf.settle import missing_from_state
+    from hybridops_tf.record.model import ResourceEntry
+    from hybridops_tf.record.transitions import missing_from_state
 
     known = {
         "data.sim_lookup.zone": ResourceEntry(status="complete", action="read", id="zone-1"),

@@ -16,22 +16,17 @@ from typing import Any
 
 import pytest
 
-from hybridops_tf import operation, settle
+from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.engine.process import ProcessResult
-from hybridops_tf.errors import ExitCode, RefusedError
-from hybridops_tf.lifecycle import ResourceStatus, Status
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import (
-    LastAttempt,
-    OperationRecord,
-    Owner,
-    RecordEngine,
-    RecordStore,
-    ResourceEntry,
-    SuspectOrphan,
-)
-from hybridops_tf.runs import EventLog, RunFolder, RunMeta
-from hybridops_tf.stream_reader import StreamReader
+from hybridops_tf.operation import steps
+from hybridops_tf.operation.request import ModuleRequest, Outcome
+from hybridops_tf.operation.stream import StreamReader
+from hybridops_tf.record import transitions
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.model import LastAttempt, OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
+from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta
+from hybridops_tf.store.local import RecordStore
 
 REF = "unit/mod"
 NET, VM = "sim_network.n", "sim_vm.v"
@@ -66,8 +61,8 @@ def error_diagnostic(summary: str) -> str:
 # --- records -------------------------------------------------------------------------------------
 
 
-def run_start(command: str, run_id: str) -> settle.RunStart:
-    return settle.RunStart(
+def run_start(command: str, run_id: str) -> transitions.RunStart:
+    return transitions.RunStart(
         command=command, module_ref=REF, module_dir="/work/mod", run_id=run_id,
         owner=Owner(pid=99, host="ci-1", user="runner", run_id=run_id),
         resolved_inputs_file=f"/rt/runs/{run_id}/resolved.inputs.yml",
@@ -145,21 +140,21 @@ class Rig:
         return RecordStore(self.root)
 
     def run(self, command: str, lines: list[str], returncode: int, *, store: RecordStore | None = None,
-            state: dict[str, Any] | None = None) -> tuple[operation.Outcome, OperationRecord]:
+            state: dict[str, Any] | None = None) -> tuple[Outcome, OperationRecord]:
         """Steps 4-6 of one run over whatever record the store holds: `running` written as
         step 4 writes it, then the stream replayed and the run settled by operation._execute.
         Returns the outcome and the running record."""
-        req = operation.ModuleRequest(command=command, target=self.target, runtime_root=self.root,
+        req = ModuleRequest(command=command, target=self.target, runtime_root=self.root,
                                       on_stderr=None)
         previous = self.store.read(req.key)
         run_id = f"{command}-2"
         folder = RunFolder.create(self.root, req.key, run_id)
         meta = RunMeta.start(command, [], self.target, None, run_id, frozenset())
-        running = settle.begin(previous, run_start(command, run_id))
+        running = transitions.begin(previous, run_start(command, run_id))
         self.store.write(running)
-        one = operation._Run(req, store or self.store, previous, folder, meta)
+        one = steps._Run(req, store or self.store, previous, folder, meta)
         engine = ReplayEngine(self.target.directory, lines, returncode, state or dict(EMPTY_STATE))
-        outcome = operation._execute(one, engine, running, EventLog(folder))  # type: ignore[arg-type]
+        outcome = steps._execute(one, engine, running, EventLog(folder))  # type: ignore[arg-type]
         return outcome, running
 
     def stored(self) -> dict[str, Any] | None:
@@ -177,10 +172,10 @@ def rig(tmp_path: Path) -> Rig:
 
 
 def test_an_empty_state_while_the_record_knows_live_ids_no_delete_removed_is_state_missing() -> None:
-    running = settle.begin(applied_record(), run_start("destroy", "destroy-2"))
-    known = settle.resources_after_run(running.resources, {}, {})  # the run deleted nothing
+    running = transitions.begin(applied_record(), run_start("destroy", "destroy-2"))
+    known = transitions.resources_after_run(running.resources, {}, {})  # the run deleted nothing
 
-    rec = settle.destroy_verified(running, known)
+    rec = transitions.destroy_verified(running, known)
 
     assert rec.status is Status.ERROR
     assert rec.failed_command == "destroy"
@@ -223,9 +218,9 @@ def test_a_destroy_whose_stream_shows_every_delete_complete_settles_destroyed(ri
 
 def test_an_engine_refusal_gives_back_the_previous_record_with_the_attempt_noted() -> None:
     previous = failed_record()
-    running = settle.begin(previous, run_start("apply", "apply-2"))
+    running = transitions.begin(previous, run_start("apply", "apply-2"))
 
-    rec = settle.engine_refused(previous, running, command="apply", error="invalid value", exit_code=2)
+    rec = transitions.engine_refused(previous, running, command="apply", error="invalid value", exit_code=2)
 
     assert rec is not None
     assert rec.status is Status.ERROR and rec.run_id == "apply-1"
@@ -239,9 +234,9 @@ def test_an_engine_refusal_gives_back_the_previous_record_with_the_attempt_noted
 
 
 def test_an_engine_refusal_of_a_first_run_leaves_no_record() -> None:
-    running = settle.begin(None, run_start("apply", "apply-1"))
+    running = transitions.begin(None, run_start("apply", "apply-1"))
 
-    assert settle.engine_refused(None, running, command="apply", error="invalid value", exit_code=2) is None
+    assert transitions.engine_refused(None, running, command="apply", error="invalid value", exit_code=2) is None
 
 
 def test_a_run_the_engine_refused_before_any_change_puts_the_previous_record_back(rig: Rig) -> None:
@@ -286,18 +281,18 @@ def _reader(tmp_path: Path, lines: list[str]) -> StreamReader:
 def test_an_engine_failure_after_a_change_started_is_never_taken_for_a_refusal(
     tmp_path: Path, change: list[str]
 ) -> None:
-    req = operation.ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
+    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
     lines = [planned(NET, "create"), planned(VM, "create"), *change, error_diagnostic("boom")]
 
-    assert operation._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is False
+    assert steps._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is False
 
 
 def test_an_engine_failure_with_every_change_still_pending_is_a_refusal(tmp_path: Path) -> None:
     """The control for the test above."""
-    req = operation.ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
+    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
     lines = [planned(NET, "create"), planned(VM, "create"), error_diagnostic("Invalid provider config")]
 
-    assert operation._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is True
+    assert steps._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is True
 
 
 def test_a_failed_run_that_started_a_create_settles_error_with_its_suspect_not_the_old_record(
@@ -330,8 +325,8 @@ def with_orphans() -> OperationRecord:
 UNCERTAIN = {"stale-running": stale_running, "suspect-orphans": with_orphans}
 
 
-def _req(tmp_path: Path, command: str, **kw: Any) -> operation.ModuleRequest:
-    return operation.ModuleRequest(command=command, target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path, **kw)
+def _req(tmp_path: Path, command: str, **kw: Any) -> ModuleRequest:
+    return ModuleRequest(command=command, target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path, **kw)
 
 
 @pytest.mark.parametrize("previous", list(UNCERTAIN))
@@ -339,17 +334,17 @@ def _req(tmp_path: Path, command: str, **kw: Any) -> operation.ModuleRequest:
 def test_destroy_refresh_and_import_are_never_held_by_the_uncertain_outcome_guard(
     tmp_path: Path, command: str, previous: str
 ) -> None:
-    operation.guard(_req(tmp_path, command), UNCERTAIN[previous]())
+    steps.guard(_req(tmp_path, command), UNCERTAIN[previous]())
 
 
 @pytest.mark.parametrize("previous", list(UNCERTAIN))
 def test_apply_over_an_uncertain_outcome_is_refused_unless_allowed(tmp_path: Path, previous: str) -> None:
     """The control for the test above: the same records do hold an apply."""
     with pytest.raises(RefusedError) as refused:
-        operation.guard(_req(tmp_path, "apply"), UNCERTAIN[previous]())
+        steps.guard(_req(tmp_path, "apply"), UNCERTAIN[previous]())
     assert refused.value.exit_code == ExitCode.REFUSED
 
-    operation.guard(_req(tmp_path, "apply", allow_uncertain=True), UNCERTAIN[previous]())
+    steps.guard(_req(tmp_path, "apply", allow_uncertain=True), UNCERTAIN[previous]())
 
 
 # --- (e) a settle write that fails exits 1 and leaves `running` ----------------------------------
@@ -367,7 +362,7 @@ def test_a_settled_record_that_cannot_be_written_exits_1_and_leaves_running(rig:
     assert outcome.record is running
     stored = rig.stored()
     assert stored is not None and stored["status"] == "running" and stored["run_id"] == running.run_id
-    result = operation._result(outcome, running)
+    result = steps._result(outcome, running)
     assert result.to_json()["outcome"] == "running"
 
 

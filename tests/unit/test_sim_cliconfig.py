@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf import engine_hooks
-from hybridops_tf.errors import UsageError
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.runtime import hooks
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.sim import cliconfig
+from hybridops_tf.sim.cliconfig import SIM_SOURCE, CliConfigError
 from hybridops_tf.sim.install import (
     SIM_ENVIRONMENT,
-    SIM_SOURCE,
-    CliConfigError,
     cli_config_path,
     derived_cli_config_path,
     engine_cli_config,
@@ -225,7 +224,7 @@ def test_the_core_reports_a_file_it_cannot_combine_as_a_usage_error(
     own = tmp_path / "my.tfrc"
     own.write_text("provider_installation {\n")
     monkeypatch.setenv("TF_CLI_CONFIG_FILE", str(own))
-    engine_hooks.register(SIM_ENVIRONMENT)  # as the CLI does
+    hooks.register(SIM_ENVIRONMENT)  # as the CLI does
 
     with pytest.raises(UsageError) as caught:
         Runtime(tmp_path / "rt").engine_env(module, None, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.lifecycle import MemberStatus
+from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.graph import DESTROY_SUCCESS, Resolution, Scheduler
 from hybridops_tf.stack.model import Member, Stack

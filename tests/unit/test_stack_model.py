@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.errors import ExitCode, UsageError
-from hybridops_tf.stack.model import Stack, Wire, load_stack
+from hybridops_tf.base.errors import ExitCode, UsageError
+from hybridops_tf.stack.loader import load_stack
+from hybridops_tf.stack.model import Stack, Wire
 from tests.stackfiles import DEMO as VALID
 from tests.stackfiles import write_stack
 

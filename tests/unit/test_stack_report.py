@@ -8,19 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.lifecycle import MemberStatus, Status
-from hybridops_tf.record import OperationRecord, RecordStore
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.record.lifecycle import MemberStatus, Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import report_path
 from hybridops_tf.stack.model import Member, Stack
-from hybridops_tf.stack.report import (
-    MemberEntry,
-    StackReport,
-    read_report,
-    report_path,
-    status_document,
-    write_report,
-)
+from hybridops_tf.stack.report import MemberEntry, StackReport, read_report, status_document, write_report
 from hybridops_tf.stack.runner import MemberResult, exit_code_of
+from hybridops_tf.store.local import RecordStore
 
 STACK = Stack("demo", Path("/s/stack.yml"), tuple(
     Member(name=n, directory=Path("/s") / n, module_ref=f"demo/{n}") for n in ("network", "vm", "config")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.errors import ExitCode, OperationFailed, UsageError
-from hybridops_tf.stack.model import load_stack
+from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
+from hybridops_tf.stack.loader import load_stack
 from hybridops_tf.stack.wiring import Wiring
 from tests.stackfiles import DEMO, write_stack
 

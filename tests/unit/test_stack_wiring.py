@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from hybridops_tf.errors import OperationFailed
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord, RecordStore
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.base.errors import OperationFailed
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
 from hybridops_tf.stack.wiring import Wiring
+from hybridops_tf.store.local import RecordStore
 
 SIM = Path(__file__).resolve().parents[2] / "modules" / "sim"
 

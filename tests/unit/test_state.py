@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.engine.state import (
     OutputValue,
@@ -18,7 +19,6 @@ from hybridops_tf.engine.state import (
     parse_outputs,
     parse_state,
 )
-from hybridops_tf.redact import REDACTED
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TOFU = FIXTURES / "opentofu"

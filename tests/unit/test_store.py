@@ -10,18 +10,20 @@ from pathlib import Path
 import pytest
 
 from hybridops_tf import store
-from hybridops_tf.errors import UsageError
-from hybridops_tf.record import RecordStore
-from hybridops_tf.store import backend, redact_url
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.store import backend
+from hybridops_tf.store import url as store_url
+from hybridops_tf.store.local import RecordStore
 from hybridops_tf.store.postgres import PgJournal, _lock_parts, lock_id
+from hybridops_tf.store.url import redact_url
 
 
 @pytest.fixture(autouse=True)
 def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HYOPS_STORE", raising=False)
-    store.configure(None)
+    store_url.configure(None)
     yield
-    store.configure(None)
+    store_url.configure(None)
 
 
 @pytest.mark.parametrize(("url", "shown"), [
@@ -39,13 +41,13 @@ def test_no_setting_is_the_local_root_and_the_option_wins_over_the_environment(
 ) -> None:
     assert isinstance(store.open_store(tmp_path), RecordStore)
     monkeypatch.setenv("HYOPS_STORE", "postgresql://env@db/x")
-    assert store.selected_url() == "postgresql://env@db/x"
-    store.configure("postgresql://opt@db/x")
-    assert store.selected_url() == "postgresql://opt@db/x"
+    assert store_url.selected_url() == "postgresql://env@db/x"
+    store_url.configure("postgresql://opt@db/x")
+    assert store_url.selected_url() == "postgresql://opt@db/x"
 
 
 def test_a_store_url_that_is_not_postgresql_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
-    store.configure("mysql://u:pw@db/x")
+    store_url.configure("mysql://u:pw@db/x")
     with pytest.raises(UsageError) as err:
         store.open_store(tmp_path)
     assert "postgresql://USER@HOST:PORT/DATABASE" in err.value.message
@@ -73,7 +75,7 @@ def test_the_pg_backend_gets_the_store_url_and_a_schema_only_for_a_pg_backend(tm
     plain.mkdir()
     (plain / "main.tf").write_text('terraform {\n  backend "local" {}\n}\n')
     assert backend.init_args(tmp_path, "demo/vm") == []  # no store: nothing to configure
-    store.configure("postgresql://ci@db:5432/platform?sslmode=require")
+    store_url.configure("postgresql://ci@db:5432/platform?sslmode=require")
     assert backend.init_args(tmp_path, "demo/vm") == [
         "-backend-config=conn_str=postgresql://ci@db:5432/platform?sslmode=require",
         "-backend-config=schema_name=hyops_demo_vm"]
@@ -83,7 +85,7 @@ def test_the_pg_backend_gets_the_store_url_and_a_schema_only_for_a_pg_backend(tm
 @pytest.mark.parametrize("url", ["postgresql://ci:s3cret@db/x", "postgresql://ci@db/x?password=s3cret"])
 def test_a_password_in_the_url_is_never_handed_to_the_engine(tmp_path: Path, url: str) -> None:
     (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
-    store.configure(url)
+    store_url.configure(url)
     with pytest.raises(UsageError) as err:
         backend.init_args(tmp_path, "demo/vm")
     assert "s3cret" not in err.value.message and "PGPASSWORD" in err.value.message
@@ -144,7 +146,7 @@ def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_o
     (tmp_path / "backend.tf.json").write_text('{"terraform": {"backend": {"pg": {}}}}')
     env = {"TF_CLI_ARGS_apply": "-parallelism=2"}
     assert backend.state_lock_wait_env(tmp_path, env) == {}  # the local store: the engine's own rules
-    store.configure("postgresql://ci@db/x")
+    store_url.configure("postgresql://ci@db/x")
 
     args = backend.state_lock_wait_env(tmp_path, env)
 
@@ -159,7 +161,7 @@ def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_o
 def test_a_driver_error_that_quotes_the_url_never_shows_its_password() -> None:
     from hybridops_tf.store.postgres import _first_line
 
-    store.configure("postgresql://ci:hunter2@db/x")
+    store_url.configure("postgresql://ci:hunter2@db/x")
     shown = _first_line(ValueError('invalid dsn: "postgresql://ci:hunter2@db/x" near hunter2\nmore'))
 
     assert "hunter2" not in shown and shown.startswith("invalid dsn")

@@ -11,6 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.cli import habits
 from hybridops_tf.cli.habits import (
     CommandShape,
@@ -20,8 +21,8 @@ from hybridops_tf.cli.habits import (
     translate,
 )
 from hybridops_tf.cli.main import cli
-from hybridops_tf.errors import ExitCode, UsageError
-from hybridops_tf.record import LockBusyError, RecordStore
+from hybridops_tf.record.model import LockBusyError
+from hybridops_tf.store.local import RecordStore
 
 _MODULE = {"--ref", "--workspace", "-h", "--help"}
 _INPUTS = {"--var", "--inputs", "--var-file"}

@@ -88,7 +88,7 @@ def test_command_line_inputs_keep_the_order_typed_and_engine_flags_come_last(tmp
     from click.testing import CliRunner
 
     from hybridops_tf.cli.options import PassthroughCommand, cli_inputs, module_input_options
-    from hybridops_tf.inputs import CliInput
+    from hybridops_tf.inputs.values import CliInput
 
     seen: dict[str, object] = {}
 

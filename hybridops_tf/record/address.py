@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridops_tf.errors import UsageError
+from hybridops_tf.base.errors import UsageError
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
 
@@ -103,3 +103,54 @@ def choose_ref(module_dir: Path | str, ref: str | None, modules_root: Path | Non
         f"module directory {module_dir} is outside the modules root, the current directory and the "
         "project (the folder holding the runtime root): pass --ref NAME (e.g. --ref platform/network)"
     )
+
+
+def module_id(module_ref: str) -> str:
+    """The folder name of a record key: `platform/network` -> `platform__network`,
+    `platform/network@stg` -> `platform__network@stg`. A capital of the ref is written `^`
+    and its small letter (`envs/Prod` -> `envs__^prod`): folder names stay distinct where the
+    filesystem ignores case, and no lowercase ref can spell `^`."""
+    ref, at, workspace = module_ref.partition("@")
+    ref = "".join(f"^{c.lower()}" if "A" <= c <= "Z" else c for c in ref)
+    return ref.replace("/", "__") + at + workspace
+
+
+def key_of_module_id(name: str) -> str:
+    """The record key a folder name encodes (module_id's inverse)."""
+    ref, at, workspace = name.partition("@")
+    out, caps = [], False
+    for c in ref.replace("__", "/"):
+        if c == "^":
+            caps = True
+            continue
+        out.append(c.upper() if caps else c)
+        caps = False
+    return "".join(out) + at + workspace
+
+
+DEFAULT_WORKSPACE = "default"
+_WORKSPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,89}\Z")
+
+
+def validate_workspace(name: str, source: str = "--workspace") -> str:
+    """A workspace name hyops can put in a path; the engine's own rules are looser only in
+    characters no one uses (UsageError, exit 2, otherwise)."""
+    if not _WORKSPACE.match(name):
+        raise UsageError(f"{source} {name!r} is not a workspace name hyops accepts: use letters, digits, "
+                         "'_', '.' and '-' (at most 90, starting with a letter or digit)")
+    return name
+
+
+def record_key(module_ref: str, workspace: str | None = None) -> str:
+    """What identifies a record, its lock and its run folders: the module ref, and the
+    workspace unless it is the default one (whose paths are the ref's alone). `@` cannot
+    appear in a module ref, so the key is unambiguous."""
+    if not workspace or workspace == DEFAULT_WORKSPACE:
+        return module_ref
+    return f"{module_ref}@{workspace}"
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """(module_ref, workspace or None) of a record key."""
+    ref, at, workspace = key.partition("@")
+    return ref, (workspace if at else None)

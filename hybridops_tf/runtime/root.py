@@ -1,7 +1,7 @@
 """What a runtime root holds and hands out: its paths and caches, the engine of a module
 (found, environment set, `init`ed) and its environment.
 
-A run's inputs are run_inputs.py's; its folder's meta/result are runs.py's; operation.py
+A run's inputs are operation/inputs.py's; its folder's meta/result are run_folder.py's; operation/steps.py
 reads as the contract and calls each of them in turn.
 """
 
@@ -11,16 +11,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.errors import RefusedError, UsageError
-from hybridops_tf.fsutil import ensure_dir, refuse_symlinks, register_private_root
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import key_of_module_id, module_id
-from hybridops_tf.runs import RunFolder
+from hybridops_tf.record.address import ModuleTarget, key_of_module_id, module_id
+from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
-    from hybridops_tf.inputs import ResolvedInputs
+    from hybridops_tf.inputs.values import ResolvedInputs
 
 
 RERUN_INPUTS = "rerun_inputs"  # the store document kind of rerun.inputs.yml
@@ -45,7 +44,8 @@ class Runtime:
         here first (the local file is what readers and suggested commands use)."""
         path = self.root / "config" / "modules" / module_id(module_ref) / "rerun.inputs.yml"
         if fetch:
-            from hybridops_tf.store import open_store, selected_url
+            from hybridops_tf.store import open_store
+            from hybridops_tf.store.url import selected_url
 
             if selected_url() is not None:
                 open_store(self.root).fetch_document(RERUN_INPUTS, module_ref, path)
@@ -68,7 +68,7 @@ class Runtime:
         return self.root / "cache" / "engines.json"
 
     def hcl_cache(self) -> Path:
-        """Parsed module variables/outputs (declarations.py); reading it writes nothing."""
+        """Parsed module variables/outputs (inputs/declarations.py); reading it writes nothing."""
         return self.root / "cache" / "hcl"
 
     def engine_for(
@@ -98,9 +98,9 @@ class Runtime:
         -var-file, above the module's tfvars; the caller's own TF_VAR_ pass through as they
         are. `resolved` is kept for callers; it adds nothing to the environment."""
         env: dict[str, str] = {}
-        from hybridops_tf import engine_hooks
+        from hybridops_tf.runtime import hooks
 
-        for hook in engine_hooks.applying(directory):
+        for hook in hooks.applying(directory):
             try:
                 refuse_symlinks(hook.guarded_path(self.root))
             except OSError as err:
@@ -124,3 +124,10 @@ def _note(message: str) -> None:
     import sys
 
     print(f"hyops: {message}", file=sys.stderr, flush=True)
+
+
+def report_path(runtime_root: Path, stack_name: str) -> Path:
+    return runtime_root / "stacks" / stack_name / "latest.json"
+
+
+STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json

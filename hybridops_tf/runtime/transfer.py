@@ -6,10 +6,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridops_tf.errors import RefusedError
-from hybridops_tf.record import CorruptRecordError, RecordStore
-from hybridops_tf.runtime import RERUN_INPUTS, Runtime
-from hybridops_tf.stack.report import STACK_REPORT, report_path
+from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.record.model import CorruptRecordError
+from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT, Runtime, report_path
+from hybridops_tf.store.local import RecordStore
 from hybridops_tf.store.postgres import PgStore
 
 

@@ -4,7 +4,7 @@ Every file hyops writes under the runtime root goes through here, so a crash at 
 instant leaves either the old file or the new one, never a torn one. Modes are 0600 for
 files and 0700 for directories (docs/contract.md: Commands and options). In the engine layer because the engine writes
 files too (its version cache, init logs, the stderr log); the core reads these helpers
-through hybridops_tf.fsutil.
+through hybridops_tf.base.files.
 """
 
 from __future__ import annotations

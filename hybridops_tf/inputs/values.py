@@ -28,16 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.declarations import (
-    OutputSpec,
-    VariableSpec,
-    read_outputs,
-    read_variables,
-    reason,
-    remember,
-)
-from hybridops_tf.errors import UsageError
-from hybridops_tf.redact import REDACTED, redact_argv, redact_mapping
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.redact import REDACTED, redact_argv, redact_mapping
+from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outputs, read_variables, reason, remember
 
 __all__ = [
     "DIGEST_PREFIX", "MIN_DIGEST_KEY_BYTES", "REDACTED", "CliInput", "InputLayer", "OutputSpec", "ResolvedInputs",
@@ -145,7 +138,7 @@ def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     """A `.tfvars` file (HCL attributes), via python-hcl2. A value python-hcl2 hands back
     as `${...}` is an expression (`1 + 2`) or an interpolation hyops does not evaluate:
     refused when hyops must pass the value on (strict), kept as written otherwise."""
-    from hybridops_tf.declarations import parse_hcl_text
+    from hybridops_tf.inputs.declarations import parse_hcl_text
 
     data = parse_hcl_text(text, path)
     values: dict[str, Any] = {}
@@ -316,7 +309,7 @@ def _env_value(spec: VariableSpec, text: str) -> Any:
     so a rerun that passes it in a var file gives the engine the same value."""
     if spec.takes_literal:
         return text
-    from hybridops_tf.declarations import parse_hcl_text
+    from hybridops_tf.inputs.declarations import parse_hcl_text
 
     try:
         value = parse_hcl_text(f"v = {text}\n", f"TF_VAR_{spec.name}").get("v", text)

@@ -1,6 +1,6 @@
 """What a module declares: its `variable` and `output` blocks, read with python-hcl2.
 
-Why separate from inputs.py: reading HCL (and caching the parse so most hyops processes never
+Why separate from values.py: reading HCL (and caching the parse so most hyops processes never
 import python-hcl2 and lark, ~0.2 s) is one job; merging and validating the values a run is
 given is another. The cache is keyed by the module's `*.tf` names, mtimes and sizes, in
 memory per process and on disk under the runtime root once a run's inputs proved valid.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.errors import UsageError
-from hybridops_tf.redact import REDACTED
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.redact import REDACTED
 
 # Terraform/OpenTofu read TF_VAR_x as raw text for these types and for untyped variables,
 # and as an HCL expression for every other type constraint (configs/named_values.go).
@@ -131,7 +131,7 @@ def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, 
     shown redacted (defaults are not passed to the engine), and secrets never touch disk."""
     from dataclasses import asdict
 
-    from hybridops_tf.fsutil import atomic_write_text
+    from hybridops_tf.base.files import atomic_write_text
 
     variables = {}
     for name, spec in module[0].items():

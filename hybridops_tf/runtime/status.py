@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.lifecycle import Status, is_stale
-from hybridops_tf.liveness import LiveEngine, live_engine
-from hybridops_tf.record import CorruptRecordError, OperationRecord
+from hybridops_tf.record.lifecycle import Status, is_stale
+from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.runtime.liveness import LiveEngine, live_engine
 from hybridops_tf.store import Store, open_store
 
 

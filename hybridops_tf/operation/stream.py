@@ -1,6 +1,6 @@
 """The engine's stdout as hyops reads it during a run: parsed, tracked, shown.
 
-Kept apart from operation.py, which is the contract step by step; this is the per-line
+Kept apart from steps.py, which is the contract step by step; this is the per-line
 consumer the process runner calls while the engine runs.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hybridops_tf.engine import process
-from hybridops_tf.runs import EVENTS_COMPLETE, EventLog, RunFolder
+from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs
     from hybridops_tf.engine.events import Event, OutputsMessage
@@ -42,14 +42,14 @@ class StreamReader:
 
     def journal(self) -> process.Journal:
         """For the relay: events.jsonl (opened before `running` was written) and, once the
-        engine is spawned, a note of its pid in the run folder (see liveness.py)."""
+        engine is spawned, a note of its pid in the run folder (see runtime/liveness.py)."""
         return process.Journal(events_fd=self._log.fileno(), on_spawn=self._note_engine,
                                complete_marker=self._folder.path / EVENTS_COMPLETE)
 
     def _note_engine(self, pid: int) -> None:
         import os
 
-        from hybridops_tf import liveness
+        from hybridops_tf.runtime import liveness
 
         if self._journal is not None:
             self._journal.engine_started(pid, os.uname().nodename)

@@ -3,37 +3,29 @@
 1 validate -> 2 lock -> 3 preflight + uncertain-outcome guard -> 4 persist `running` ->
 5 run the engine, streaming events -> 6 settle from evidence -> 7 release. Never retry.
 `run` is these steps; the functions below it follow them in that order, except step 6's
-settling from evidence, one function per command, which is run_settle.py.
+settling from evidence, one function per command, which is settle.py.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hybridops_tf import run_inputs, run_reads, run_settle, settle
+from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.errors import (
-    EngineNotStarted,
-    ExitCode,
-    HyopsError,
-    Interrupted,
-    RefusedError,
-)
-from hybridops_tf.fsutil import PreparedWrite
-from hybridops_tf.lifecycle import Status, apply_refusal
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import (
-    OperationRecord,
-    Owner,
-    RecordEngine,
-    record_key,
-)
-from hybridops_tf.runs import (
+from hybridops_tf.operation import inputs, reads
+from hybridops_tf.operation import settle as run_settle
+from hybridops_tf.operation.request import ModuleRequest, Outcome
+from hybridops_tf.operation.stream import StreamReader
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import Status, apply_refusal
+from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import (
     EVENTS_COMPLETE,
     Command,
     EngineRefusedResult,
@@ -45,60 +37,10 @@ from hybridops_tf.runs import (
     StoppedResult,
     new_run_id,
 )
-from hybridops_tf.runtime import Runtime
 from hybridops_tf.store import Journal, Store, open_store
-from hybridops_tf.stream_reader import StreamReader
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
-    from hybridops_tf.engine.events import Event
-    from hybridops_tf.inputs import ResolvedInputs
-
-EventSink = Callable[["Event"], None]
-
-
-@dataclass
-class ModuleRequest:
-    """Everything one apply/destroy of one module needs; built by the CLI or the stack runner."""
-
-    command: Command  # apply | destroy | refresh | import; a plain string is taken as its Command
-    target: ModuleTarget
-    runtime_root: Path
-    engine: str | None = None
-    inputs_file: Path | None = None
-    var_options: Sequence[str] = ()
-    stack_inputs: Mapping[str, Any] | None = None
-    sensitive_inputs: frozenset[str] = frozenset()  # e.g. wired from a sensitive upstream output
-    passthrough: Sequence[str] = ()
-    lock_timeout: float = 0
-    allow_uncertain: bool = False
-    argv: Sequence[str] = ()
-    workspace: str | None = None
-    on_event: EventSink | None = None
-    on_stderr: Callable[[str], None] | None = process.echo_stderr
-    run_id: str | None = None
-    import_address: str | None = None  # command "import": adopt this object into state
-    import_id: str | None = None
-    empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
-    expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
-    plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
-
-    def __post_init__(self) -> None:
-        self.command = Command(self.command)
-
-    @property
-    def key(self) -> str:
-        """The record key: the ref, plus `@workspace` outside the default workspace."""
-        return record_key(self.target.ref, self.workspace)
-
-
-@dataclass
-class Outcome:
-    record: OperationRecord | None
-    exit_code: int
-    run_id: str
-    run_dir: Path | None
-    message: str
-
+    from hybridops_tf.inputs.values import ResolvedInputs
 
 @dataclass
 class _Run:
@@ -116,7 +58,7 @@ class _Run:
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = Runtime(req.runtime_root)
-    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+    resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                                   req.sensitive_inputs)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = open_store(req.runtime_root)
@@ -192,17 +134,17 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     """The `running` record step 4 persists (taking over what a stale one knew), with the
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
-    digest = run_inputs.inputs_digest(rt, resolved)
-    inherited, known = run_reads.takeover(req.runtime_root, req.key, one.previous, engine)
+    digest = inputs.inputs_digest(rt, resolved)
+    inherited, known = reads.takeover(req.runtime_root, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = run_settle.following_state(req, engine, one.previous.resources)
     try:
-        resolved_file = run_inputs.write_resolved(one.folder, resolved)
-        rerun = run_inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
+        resolved_file = inputs.write_resolved(one.folder, resolved)
+        rerun = inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
     except OSError as err:
         raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
                            "the engine was not started") from None
-    running = settle.begin(one.previous, settle.RunStart(
+    running = transitions.begin(one.previous, transitions.RunStart(
         command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
         run_id=one.folder.run_id, owner=Owner.current(one.folder.run_id), resolved_inputs_file=str(resolved_file),
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
@@ -238,8 +180,8 @@ def _commit_rerun_inputs(one: _Run, rerun: PreparedWrite, log: EventLog) -> None
     durable beside it, so only a rename can fail here). If it does, the engine is not started
     and the record goes back to what it was: we hold the lock and nothing ran."""
     try:
-        one.rerun_before = run_inputs.read_rerun(rerun.path)
-        run_inputs.commit_rerun(rerun, one.store, one.req.key)
+        one.rerun_before = inputs.read_rerun(rerun.path)
+        inputs.commit_rerun(rerun, one.store, one.req.key)
     except OSError as err:
         log.close()
         try:
@@ -264,7 +206,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running
         _close_journal(journal)
-        return _write_settled(one, running, settle.failed(
+        return _write_settled(one, running, transitions.failed(
             running, command=req.command, recovered_outputs=None, resources=None, orphans=[],
             error=f"{err.message}; the engine never started, so nothing changed"), ExitCode.FAILED)
     finally:
@@ -313,7 +255,7 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
         return False
     if result.returncode <= 0 or result.returncode >= 128 or reader.log_error:
         return False
-    from hybridops_tf.lifecycle import Progress
+    from hybridops_tf.engine.vocabulary import Progress
 
     return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
 
@@ -329,13 +271,13 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
     # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check
     code = ExitCode.REFUSED if req.plan_file is not None else ExitCode.USAGE
-    restored = settle.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
+    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
     try:
         if restored is None:
             store.delete(req.key)
         else:
             store.write(restored)
-        run_inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
+        inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
                    f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "

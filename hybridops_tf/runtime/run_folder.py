@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hybridops_tf import __version__
-from hybridops_tf.fsutil import atomic_write_text, ensure_dir, open_append
-from hybridops_tf.record import Owner, module_id, utc_now
-from hybridops_tf.redact import redact_argv, redact_every_var
+from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
+from hybridops_tf.base.redact import redact_argv, redact_every_var
+from hybridops_tf.record.address import module_id
+from hybridops_tf.record.model import Owner, utc_now
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
-    from hybridops_tf.modules import ModuleTarget
+    from hybridops_tf.record.address import ModuleTarget
 
 SCHEMA_VERSION = 1
 # Created by the event relay (engine/relay.py) once events.jsonl holds everything the

@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf import inputs as inputs_mod
-from hybridops_tf.errors import HyopsError, RefusedError
-from hybridops_tf.fsutil import (
+from hybridops_tf.base.errors import HyopsError, RefusedError
+from hybridops_tf.base.files import (
     FILE_MODE,
     PreparedWrite,
     atomic_write_bytes,
@@ -24,13 +23,14 @@ from hybridops_tf.fsutil import (
     fsync_dir,
     refuse_symlinks,
 )
-from hybridops_tf.inputs import CliInput, InputLayer
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.runs import RunFolder
+from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import CliInput, InputLayer
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
-    from hybridops_tf.inputs import ResolvedInputs
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.store import Store
 
 
@@ -113,7 +113,7 @@ def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, k
 
 def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:
     """Put rerun.inputs.yml in place; a shared store keeps its copy too. OSError if it cannot."""
-    from hybridops_tf.runtime import RERUN_INPUTS
+    from hybridops_tf.runtime.root import RERUN_INPUTS
 
     rerun.commit()
     if store.shared:
@@ -132,7 +132,7 @@ def restore_rerun(path: Path, before: bytes | None, store: Store, key: str) -> N
     """rerun.inputs.yml back to what it was before a run the engine refused (none: removed),
     so that reconcile and destroy use the inputs of the last run that did anything. A shared
     store's copy follows (kept, when there was none before: no run reads it without a record)."""
-    from hybridops_tf.runtime import RERUN_INPUTS
+    from hybridops_tf.runtime.root import RERUN_INPUTS
 
     if not path.name:
         return
@@ -154,7 +154,8 @@ def digest_key(rt: Runtime, create: bool = True) -> bytes | None:
     comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
     RefusedError when the key cannot be read or made.
     """
-    from hybridops_tf.store import selected_url, shared_store
+    from hybridops_tf.store import shared_store
+    from hybridops_tf.store.url import selected_url
 
     if selected_url() is not None:  # every runner of a shared store digests with one key
         path_text = f"the inputs digest key in {shared_store(rt.root).describe()}"

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hybridops_tf import settle
+from hybridops_tf.base.errors import EngineError, Interrupted
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.errors import EngineError, Interrupted
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord, ResourceEntry, SuspectOrphan
-from hybridops_tf.runs import events_complete, may_hold_unseen_creates, read_run_events
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
+from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
 
 
 def takeover(
@@ -37,19 +37,19 @@ def takeover(
 
     events = read_run_events(runtime_root, key, previous.run_id)
     progress = ResourceTracker().feed_all(events).resources
-    in_state: settle.StateView | None
+    in_state: transitions.StateView | None
     try:
-        in_state = settle.state_view(parse_state(engine.show_state_doc()).resources)
+        in_state = transitions.state_view(parse_state(engine.show_state_doc()).resources)
     except (EngineError, StateFormatError):
         in_state = None  # unreadable state: every started create stays a suspect
     replanned: tuple[str, ...] | None = ()
     if may_hold_unseen_creates(runtime_root, key, previous.run_id,
                                previous.active_command, events):
         replanned = planned_creates(engine)
-    orphans = settle.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
+    orphans = transitions.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
                                              known=previous.resources,
                                              stream_complete=events_complete(runtime_root, key, previous.run_id))
-    return orphans, settle.resources_after_run(previous.resources, progress, in_state)
+    return orphans, transitions.resources_after_run(previous.resources, progress, in_state)
 
 
 def planned_creates(engine: Engine) -> tuple[str, ...] | None:

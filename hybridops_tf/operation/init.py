@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.engine import binary, commands, initcheck, process
-from hybridops_tf.errors import ExitCode
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.record import record_key
-from hybridops_tf.runs import new_run_id
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.record.address import ModuleTarget, record_key
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.store import backend, open_store
 
 

@@ -1,4 +1,4 @@
-"""Step 6 of an operation (operation.py): settle one run from its evidence.
+"""Step 6 of an operation (steps.py): settle one run from its evidence.
 
 What the record may say after the engine exited, one function per command when it exited 0
 and one for every command when it did not. Success is claimed only on whole evidence: the
@@ -13,20 +13,21 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hybridops_tf import run_reads, settle
+from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import commands
-from hybridops_tf.errors import EngineError, ExitCode
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.record import OperationRecord, ReleasedObject, ResourceEntry
-from hybridops_tf.runs import Command, RunFolder
+from hybridops_tf.operation import reads
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry
+from hybridops_tf.runtime.run_folder import Command, RunFolder
 
 if TYPE_CHECKING:
     from hybridops_tf.engine import process
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.engine.state import StateSnapshot
-    from hybridops_tf.operation import ModuleRequest
-    from hybridops_tf.stream_reader import StreamReader
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.operation.stream import StreamReader
 
 
 def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
@@ -40,7 +41,7 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
     if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
         log_err = reader.log_error[0]
         succeeded = False
-        settled = settle.failed(
+        settled = transitions.failed(
             settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
             orphans=[], error=(f"{folder.events_path} could not be written ({log_err.strerror or log_err}); the "
                                f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
@@ -54,11 +55,11 @@ def _evidence_unreadable(req: ModuleRequest, running: OperationRecord, reader: S
                          result: process.ProcessResult, err: EngineError) -> OperationRecord:
     """The state could not be read after the run: what its events show, and no success."""
     progress = reader.tracker().resources
-    return settle.failed(
+    return transitions.failed(
         running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
-        recovered_outputs=None, resources=settle.resources_after_run(running.resources, progress, None),
+        recovered_outputs=None, resources=transitions.resources_after_run(running.resources, progress, None),
         # without the state, nothing proves an unfinished create left no object behind
-        orphans=settle.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
+        orphans=transitions.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
     )
 
 
@@ -67,7 +68,7 @@ class _StateEvidence:
     """The state as read after the run, and the record's objects it supports."""
 
     state: StateSnapshot
-    view: settle.StateView
+    view: transitions.StateView
     resources: dict[str, ResourceEntry]
     released: list[ReleasedObject]
 
@@ -79,17 +80,17 @@ class _StateEvidence:
         from hybridops_tf.engine.state import parse_state
 
         state = written if written is not None else parse_state(engine.show_state_doc())
-        view = settle.state_view(state.resources)
-        objects = settle.objects_after_run(running.resources, tracker.resources, view,
+        view = transitions.state_view(state.resources)
+        objects = transitions.objects_after_run(running.resources, tracker.resources, view,
                                            run_id=running.run_id, converged=converged)
         return cls(state, view, objects.resources, objects.released)
 
 
 def _with_released(rec: OperationRecord, released: list[ReleasedObject],
-                   view: settle.StateView | None) -> OperationRecord:
+                   view: transitions.StateView | None) -> OperationRecord:
     """The record, listing also what this run released (once per object), and no longer what
     the state manages again (an `import` block adopted it back)."""
-    rec.released = settle.released_after(rec.released, released, view, rec.resources)
+    rec.released = transitions.released_after(rec.released, released, view, rec.resources)
     return rec
 
 
@@ -141,7 +142,7 @@ def following_state(req: ModuleRequest, engine: Engine, known: dict[str, Resourc
     state = local_state(req, engine)
     if state is None:
         return known
-    return settle.objects_after_run(known, {}, settle.state_view(state.resources)).resources
+    return transitions.objects_after_run(known, {}, transitions.state_view(state.resources)).resources
 
 
 def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
@@ -205,27 +206,27 @@ def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
         outputs = outputs_plain(reader.outputs[-1].outputs)
     else:  # older engines may not send the outputs message
         outputs = outputs_plain(parse_outputs(engine.output_doc()))
-    partial = run_reads.partial_run_flags(req.passthrough)
+    partial = reads.partial_run_flags(req.passthrough)
     try:
         evidence = _StateEvidence.read(engine, running, reader.tracker(), written_state(req, engine, running),
                                        converged=not partial)
         resources, released, view = evidence.resources, evidence.released, evidence.view
     except (EngineError, StateFormatError) as err:  # the listing is lost, not the success
         print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
-        resources = settle.resources_after_run(running.resources, reader.tracker().resources, None)
+        resources = transitions.resources_after_run(running.resources, reader.tracker().resources, None)
         released, view = [], None
-    applied = _with_released(settle.apply_succeeded(running, outputs, resources), released, view)
-    why = run_reads.unconverged(engine, partial) if partial else None
+    applied = _with_released(transitions.apply_succeeded(running, outputs, resources), released, view)
+    why = reads.unconverged(engine, partial) if partial else None
     if why is None:
         return applied, True
     print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
-    return settle.not_converged(applied, command=Command.APPLY, why=why), True
+    return transitions.not_converged(applied, command=Command.APPLY, why=why), True
 
 
 def _settle_import(req: ModuleRequest, running: OperationRecord,
                    evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
     address = req.import_address or ""
-    return settle.imported(running, address, evidence.view, evidence.resources), address in evidence.view
+    return transitions.imported(running, address, evidence.view, evidence.resources), address in evidence.view
 
 
 def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: ResourceTracker,
@@ -235,18 +236,18 @@ def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: Resou
     from hybridops_tf.engine.state import outputs_plain
 
     state = evidence.state
-    resources = settle.gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
+    resources = transitions.gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
     if state.is_empty:
-        emptied = settle.confirmed_empty(running, resources, req.empty_status)
+        emptied = transitions.confirmed_empty(running, resources, req.empty_status)
         return emptied, emptied.status is req.empty_status
     if not req.expect_empty:
-        return settle.failed(
+        return transitions.failed(
             running, command=Command.APPLY, resources=None, orphans=[],  # begin() cleared failed_command
             error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
             recovered_outputs=outputs_plain(state.outputs),
         ), True
     remaining = sorted(state.addresses())
-    return settle.failed(
+    return transitions.failed(
         running, command=Command.REFRESH, resources=resources, orphans=[],
         error=f"refresh found {len(remaining)} resources still live: {', '.join(remaining[:5])}",
         recovered_outputs=outputs_plain(state.outputs),
@@ -258,10 +259,10 @@ def _settle_destroy(running: OperationRecord, evidence: _StateEvidence) -> tuple
     from hybridops_tf.engine.state import outputs_plain
 
     if evidence.state.is_empty:
-        emptied = settle.destroy_verified(running, evidence.resources)
+        emptied = transitions.destroy_verified(running, evidence.resources)
         return emptied, emptied.status is Status.DESTROYED
     remaining = sorted(evidence.state.addresses())
-    return settle.failed(
+    return transitions.failed(
         running, command=Command.DESTROY, resources=evidence.resources, orphans=[],
         error=f"destroy reported success but {len(remaining)} resources remain: {', '.join(remaining[:5])}",
         recovered_outputs=outputs_plain(evidence.state.outputs),
@@ -274,13 +275,13 @@ def _settle_failure(req: ModuleRequest, engine: Engine, running: OperationRecord
     it started that the state does not hold."""
     from hybridops_tf.engine.state import outputs_plain
 
-    return settle.failed(
+    return transitions.failed(
         running,
         command=req.command,
         error=_failure_error(engine, reader, result),
         recovered_outputs=outputs_plain(evidence.state.outputs),
         resources=evidence.resources,
-        orphans=settle.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
+        orphans=transitions.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
                                            known=running.resources),
     )
 

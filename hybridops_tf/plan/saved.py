@@ -23,17 +23,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.engine import commands
-from hybridops_tf.errors import EngineError, RefusedError, UsageError
-from hybridops_tf.modules import resolve_module
-from hybridops_tf.record import utc_now
-from hybridops_tf.runs import Command
+from hybridops_tf.record.address import resolve_module
+from hybridops_tf.record.model import utc_now
+from hybridops_tf.runtime.run_folder import Command
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine
-    from hybridops_tf.inputs import ResolvedInputs
-    from hybridops_tf.operation import ModuleRequest
-    from hybridops_tf.planning import PlanRequest
+    from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.plan.request import PlanRequest
 
 SIDECAR_SUFFIX = ".hyops.json"
 SCHEMA_VERSION = 1
@@ -78,7 +78,7 @@ class Sidecar:
     @classmethod
     def of_run(cls, req: PlanRequest, mode: str, run_id: str, engine: Mapping[str, str], digest: str,
                resolved: ResolvedInputs) -> Sidecar:
-        from hybridops_tf.run_reads import partial_run_flags
+        from hybridops_tf.operation.reads import partial_run_flags
 
         return cls(
             module_ref=req.target.ref, module_dir=str(req.target.directory), workspace=req.workspace,
@@ -120,7 +120,7 @@ def keep(engine_plan: Path, out: Path, sidecar: Sidecar) -> None:
     """Copy the engine's plan file to `out` (0600, atomically) and write its sidecar."""
     from dataclasses import replace
 
-    from hybridops_tf.fsutil import atomic_write_bytes, atomic_write_text
+    from hybridops_tf.base.files import atomic_write_bytes, atomic_write_text
 
     data = engine_plan.read_bytes()
     out = out.absolute()
@@ -226,9 +226,8 @@ class SavedPlanApply:
 
 def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     """Every check a saved plan must pass, then the ModuleRequest that applies exactly it."""
-    from hybridops_tf import operation
-    from hybridops_tf.inputs import StackInputs
-    from hybridops_tf.runtime import Runtime
+    from hybridops_tf.inputs.values import StackInputs
+    from hybridops_tf.runtime.root import Runtime
 
     plan_file = Path(req.plan_file).absolute()
     sidecar = read(plan_file)
@@ -243,7 +242,7 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
                            "apply it with that engine (--engine PATH) or plan again; nothing was run")
     refuse_stale(engine, plan_file, sidecar)
     values = planned_inputs(engine, plan_file, sidecar)
-    return operation.ModuleRequest(
+    return ModuleRequest(
         command=Command(sidecar.mode), target=target, runtime_root=req.runtime_root, engine=req.engine,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,

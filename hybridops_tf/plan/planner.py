@@ -4,7 +4,7 @@ Plan never changes a record's status. The binary plan file holds input values in
 (sensitive ones too), so it is written to a private temporary directory (memory-backed
 /dev/shm when there is one), read back with `show -json`, redacted, and deleted; unless
 `--out FILE` asks to keep it: then it is copied to FILE (mode 0600) with a sidecar
-FILE.hyops.json beside it (saved_plan.py: what it was made for, no secrets), and
+FILE.hyops.json beside it (saved.py: what it was made for, no secrets), and
 `hyops apply FILE` applies exactly that plan (saved_plan_request).
 
 The redacted document is also what `hyops plan` prints (cli/plan_render renders it).
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf import run_inputs, saved_plan
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError
+from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.events import (
     ChangeSummary,
@@ -33,12 +34,13 @@ from hybridops_tf.engine.events import (
     summarize_diagnostics,
 )
 from hybridops_tf.engine.sensitive import redact_sensitive
-from hybridops_tf.errors import EngineError, ExitCode, HyopsError
-from hybridops_tf.modules import ModuleTarget
-from hybridops_tf.operation import Outcome
-from hybridops_tf.record import record_key
-from hybridops_tf.redact import redact_event_line
-from hybridops_tf.runs import (
+from hybridops_tf.operation import inputs
+from hybridops_tf.operation.request import Outcome
+from hybridops_tf.plan import saved
+from hybridops_tf.plan.request import PlanRequest
+from hybridops_tf.record.address import record_key
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import (
     Command,
     EventLog,
     PlannedResult,
@@ -47,30 +49,10 @@ from hybridops_tf.runs import (
     StoppedResult,
     new_run_id,
 )
-from hybridops_tf.runtime import Runtime
 
 if TYPE_CHECKING:
     from hybridops_tf.stack.model import Member, Stack
     from hybridops_tf.stack.wiring import Wiring
-
-
-@dataclass
-class PlanRequest:
-    target: ModuleTarget
-    runtime_root: Path
-    engine: str | None = None
-    inputs_file: Path | None = None
-    var_options: Sequence[str] = ()
-    stack_inputs: dict | None = None
-    sensitive_inputs: frozenset[str] = frozenset()
-    passthrough: Sequence[str] = ()
-    argv: Sequence[str] = ()
-    command: Command = Command.PLAN
-    workspace: str | None = None
-    detailed_exitcode: bool = False
-    out: Path | None = None  # keep the engine's plan file here (0600), with its sidecar
-    destroy: bool = False  # a destroy plan (the engine's -destroy)
-    lock_timeout: float = 0  # the engine's -lock-timeout for its state lock (plan takes no hyops lock)
 
 
 CHANGES_PENDING = 2  # the engine's -detailed-exitcode for "succeeded, there are changes"
@@ -100,9 +82,9 @@ def private_tmp() -> str:
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
     rt = Runtime(req.runtime_root)
-    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+    resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                                   req.sensitive_inputs)
-    mode = saved_plan.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
+    mode = saved.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime_root, record_key(req.target.ref, req.workspace), run_id)
@@ -116,7 +98,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     try:
         engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, folder)
         meta.engine = engine.info
-        run_inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
+        inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
         tmp = private_tmp()
         try:
             plan_file = Path(tmp) / "plan.tfplan"
@@ -152,8 +134,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             # else the engine said "no changes" and streamed no planned change (a move, import
             # or forget is one): there is nothing for `show -json` to add, so no second engine run
             if req.out is not None:
-                saved_plan.keep(plan_file, req.out, saved_plan.Sidecar.of_run(
-                    req, mode, run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
+                saved.keep(plan_file, req.out, saved.Sidecar.of_run(
+                    req, mode, run_id, engine.info.to_json(), inputs.inputs_digest(rt, resolved), resolved))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
@@ -218,8 +200,8 @@ def plan_stack(stack: Stack, runtime_root: Path, engine: str | None, command: st
 
 def _plan_member(member: Member, command: str, wiring: Wiring, changing: set[str],
                  on_member: Callable[[str], None] | None) -> MemberPlan:
-    from hybridops_tf.inputs import StackInputs
-    from hybridops_tf.lifecycle import CLAIMS_EMPTY, Status
+    from hybridops_tf.inputs.values import StackInputs
+    from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 
     def planned(values: Any, sensitive: frozenset[str], destroy: bool) -> MemberPlan:
         if on_member is not None:

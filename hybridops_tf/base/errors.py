@@ -1,29 +1,13 @@
 """Errors that carry their exit code (docs/contract.md: Exit codes).
 
-The core raises these; only the CLI entry point turns them into a message and an exit
-code. Anything else that escapes is a bug and keeps its traceback. The root class and the
-engine's own kinds come from hybridops_tf.engine.errors (the engine layer raises them and
-imports nothing above it); they are named here too, so callers import every error from one
-place.
+Every layer raises these, the engine layer included (no engine, cannot start it, output it
+cannot read); only the CLI entry point turns them into a one-line message and an exit code.
+Anything else that escapes is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
-
-from hybridops_tf.engine.errors import EngineError, EngineNotFound, EngineNotStarted, HyopsError
-
-__all__ = [
-    "EngineError",
-    "EngineNotFound",
-    "EngineNotStarted",
-    "ExitCode",
-    "HyopsError",
-    "Interrupted",
-    "OperationFailed",
-    "RefusedError",
-    "UsageError",
-]
 
 
 class ExitCode(IntEnum):
@@ -33,6 +17,16 @@ class ExitCode(IntEnum):
     INCONSISTENT = 3  # reconcile/status found inconsistencies
     REFUSED = 4  # refused before mutation, nothing changed
     INTERRUPTED = 130
+
+
+class HyopsError(Exception):
+    """Base class: a user-facing failure with a one-line message."""
+
+    exit_code: int = ExitCode.FAILED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class UsageError(HyopsError):
@@ -57,3 +51,19 @@ class Interrupted(HyopsError):
     """SIGINT/SIGTERM reached hyops; the engine was stopped and the record settled."""
 
     exit_code = ExitCode.INTERRUPTED
+
+
+class EngineError(HyopsError):
+    """The engine could not be found, run, or understood (preflight failures)."""
+
+    exit_code = ExitCode.FAILED
+
+
+class EngineNotFound(EngineError):
+    """No engine by the order, or the one named cannot run: a set-up error, nothing ran."""
+
+    exit_code = ExitCode.USAGE
+
+
+class EngineNotStarted(EngineError):
+    """The engine process could not be spawned: it never ran, so nothing changed."""

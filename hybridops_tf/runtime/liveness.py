@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hybridops_tf.fsutil import atomic_write_text
-from hybridops_tf.runs import run_path
+from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.runtime.run_folder import run_path
 
 NOTE_NAME = "engine.json"
 SCHEMA_VERSION = 1

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.lifecycle import CREATE_ACTIONS, Progress, ResourceStatus, Status
-from hybridops_tf.record import (
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
+from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.model import (
     LastAttempt,
     OperationRecord,
     Owner,

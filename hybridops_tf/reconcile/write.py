@@ -22,18 +22,19 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from hybridops_tf import operation
+from hybridops_tf.base.errors import ExitCode, OperationFailed
 from hybridops_tf.engine import process
-from hybridops_tf.errors import ExitCode, OperationFailed
-from hybridops_tf.lifecycle import Status
-from hybridops_tf.modules import ModuleTarget
+from hybridops_tf.operation import steps as operation
+from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather_parts
 from hybridops_tf.reconcile.model import Action, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
-from hybridops_tf.record import OperationRecord
-from hybridops_tf.runs import Command, new_run_id
-from hybridops_tf.runtime import Runtime
+from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import Command, new_run_id
 from hybridops_tf.store import Store, open_store
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
@@ -109,7 +110,7 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
             settled = rules.settled_record(ev, decision.verdict, run_id)
             meant = _MEANT.get(decision.verdict, settled.status)
             if settled.status is not meant:
-                # settle.py refused what this evidence seemed to allow (e.g. an id it still
+                # record/transitions.py refused what this evidence seemed to allow (e.g. an id it still
                 # counts as live): write only the steps before, never loop on it
                 decision = Decision(Verdict.NONE, f"stays {(record or ev.record or settled).status.value}: "
                                     f"not {meant.value}: {settled.last_error or 'refused by the settle rules'}")
@@ -158,7 +159,7 @@ def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRec
     return Action("settle", f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
 
 
-def contract_request(target: Target, ctx: WriteContext, command: str, **extra: Any) -> operation.ModuleRequest:
+def contract_request(target: Target, ctx: WriteContext, command: str, **extra: Any) -> ModuleRequest:
     """A state-changing reconcile step as a module run under the full contract (running
     first, then settled), with the last run's inputs, the caller's overrides and workspace."""
     assert target.directory is not None
@@ -167,7 +168,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     base, _ = base_inputs(target, root)
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))
-    return operation.ModuleRequest(
+    return ModuleRequest(
         command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
         engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
         stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,

@@ -1,0 +1,1 @@
+"""`hyops plan`: plan runs of a module or a stack, and saved plans applied exactly as reviewed."""

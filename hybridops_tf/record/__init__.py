@@ -1,0 +1,1 @@
+"""The operation record: its types, record keys and module addresses, statuses, and the pure rules between them."""

@@ -1,0 +1,1 @@
+"""The runtime root: which one, its layout, run folders, engine liveness, hooks, and read-only status views."""

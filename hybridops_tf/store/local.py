@@ -1,0 +1,270 @@
+"""The local store: records as files under the runtime root, each under its lock."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
+
+if TYPE_CHECKING:
+    pass
+from hybridops_tf.record.address import key_of_module_id, module_id, record_key
+from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
+
+
+class ModuleLock:
+    """The per-module lock, held for a whole operation; names its holder when busy."""
+
+    def __init__(self, store: RecordStore, module_ref: str, run_id: str, timeout: float) -> None:
+        from filelock import FileLock
+
+        self.store = store
+        self.module_ref = module_ref
+        self.run_id = run_id
+        self.timeout = timeout
+        self.owner_path = store.module_dir(module_ref) / ".lock.owner.json"
+        self._lock = FileLock(str(store.lock_path(module_ref)), timeout=timeout, mode=0o600)
+
+    def __enter__(self) -> ModuleLock:
+        from filelock import Timeout
+
+        try:
+            ensure_dir(self.owner_path.parent)
+            self._lock.acquire()
+        except Timeout:
+            raise LockBusyError(self._busy_message()) from None
+        except OSError as err:
+            raise RefusedError(
+                f"cannot take the lock {self.store.lock_path(self.module_ref)}: {err.strerror or err}; "
+                "check that the runtime root is writable"
+            ) from None
+        _sweep_temp_files(self.owner_path.parent)
+        try:
+            owner = Owner.current(self.run_id)
+            atomic_write_text(self.owner_path, json.dumps(
+                {"pid": owner.pid, "host": owner.host, "user": owner.user,
+                 "run_id": owner.run_id, "since": utc_now()}), durable=False)  # dies with its holder
+        except OSError:
+            pass  # the holder note is a courtesy; the lock itself is what protects
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.owner_path.unlink()
+        except OSError:
+            pass
+        self._lock.release()
+
+    def _busy_message(self) -> str:
+        import time
+
+        # The holder writes its note right after the flock, so a missing note or one left by a
+        # killed holder (SIGKILL skips __exit__) is only trusted once it names a live process.
+        deadline = time.monotonic() + 2.0
+        while True:
+            who = _live_holder(self.owner_path)
+            if who is not None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        holder = f"module {self.module_ref} is locked by {who or 'another process'}"
+        if self.timeout > 0:  # --lock-timeout was given: advise raising it, not passing it again
+            return f"{holder} after waiting {self.timeout:g}s; wait for it to finish or raise --lock-timeout"
+        return f"{holder}; wait for it to finish or pass --lock-timeout SECONDS"
+
+
+def _sweep_temp_files(module_dir: Path) -> None:
+    """Remove temp files an atomic write left when its process was killed mid-write.
+
+    Only a lock holder writes in a module's record folder, and we hold the lock, so any
+    `.<name>.<random>.tmp` here is an orphan (never a record: those are renamed into place).
+    """
+    try:
+        for stale in module_dir.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
+    except OSError:
+        pass  # tidiness only: a leftover temp file is never read
+
+
+def _live_holder(owner_path: Path) -> str | None:
+    """The holder named by the note, or None when there is no note or it names a dead process."""
+    try:
+        h = json.loads(owner_path.read_text())
+        pid, host = int(h["pid"]), str(h.get("host"))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if host == os.uname().nodename:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None  # left behind by a holder that was killed
+        except PermissionError:
+            pass  # alive, owned by another user
+        except (OSError, OverflowError):
+            return None
+    return (f"pid {pid} on {host} (user {h.get('user')}, run {h.get('run_id')}, "
+            f"since {h.get('since')})")
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRead:
+    """What a store's journal holds of one run: the engine lines it kept, in order, whether
+    the engine was spawned, and whether those lines are its whole stdout (events.complete)."""
+
+    lines: tuple[str, ...]
+    engine_started: bool
+    complete: bool
+
+
+class NullJournal:
+    """The journal of a store that needs none beyond the run folder (the local root)."""
+
+    def line(self, text: str, kind: str) -> None:
+        return None
+
+    def engine_started(self, pid: int, host: str) -> None:
+        return None
+
+    def complete(self) -> None:
+        return None
+
+    def close(self) -> str | None:
+        """Flush what is queued; a message when something could not be journaled."""
+        return None
+
+
+class RecordStore:
+    """Records under `<runtime_root>/state/modules/<module_id>/` (the local store)."""
+
+    shared = False
+
+    def __init__(self, runtime_root: Path) -> None:
+        self.root = runtime_root
+        register_private_root(runtime_root)
+
+    def module_dir(self, module_ref: str) -> Path:
+        return self.root / "state" / "modules" / module_id(module_ref)
+
+    def record_path(self, module_ref: str) -> Path:
+        return self.module_dir(module_ref) / "latest.json"
+
+    def lock_path(self, module_ref: str) -> Path:
+        return self.module_dir(module_ref) / ".lock"
+
+    def lock(self, module_ref: str, run_id: str, timeout: float = 0) -> ModuleLock:
+        return ModuleLock(self, module_ref, run_id, timeout)
+
+    def lock_is_free(self, module_ref: str) -> bool:
+        """True when no live process holds the module lock (a probe, released at once)."""
+        from filelock import FileLock, Timeout
+
+        path = self.lock_path(module_ref)
+        if not path.exists():
+            return True
+        probe = FileLock(str(path), timeout=0, mode=0o600)
+        try:
+            probe.acquire()
+        except Timeout:
+            return False
+        except OSError:
+            return False
+        probe.release()
+        return True
+
+    def read(self, module_ref: str) -> OperationRecord | None:
+        """The record, None when there is none; CorruptRecordError when unreadable."""
+        path = self.record_path(module_ref)
+        try:
+            refuse_symlinks(path)
+        except OSError as err:
+            raise CorruptRecordError(path, str(err)) from None
+        if path.is_symlink():
+            raise CorruptRecordError(path, "it is a symlink, which hyops refuses to follow")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as err:
+            raise CorruptRecordError(path, str(err)) from None
+        try:
+            return OperationRecord.from_dict(json.loads(text))
+        except (ValueError, RecursionError) as err:
+            raise CorruptRecordError(path, str(err)) from None
+
+    def write(self, record: OperationRecord) -> None:
+        record.updated_at = utc_now()
+        text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
+        atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
+
+    def delete(self, key: str) -> None:
+        """Remove the record (a run the engine refused before it had one); OSError on failure."""
+        self.record_path(key).unlink(missing_ok=True)
+
+    def read_raw(self, key: str) -> dict[str, Any] | None:
+        """The record exactly as stored (after read() accepted it)."""
+        try:
+            doc = json.loads(self.record_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    def where(self, key: str) -> str:
+        """Where the record of `key` lives, for messages."""
+        return str(self.record_path(key))
+
+    def keys(self) -> list[str]:
+        """The record key of every record folder (corrupt ones too, from the folder name)."""
+        return [self.ref_of(folder) for folder in self.module_dirs()]
+
+    def read_lock_needs_files(self, key: str) -> bool:
+        """Whether taking the lock for a read would create files (no record folder yet)."""
+        return not self.lock_path(key).exists()
+
+    # The local root keeps each run's journal in its run folder (events.jsonl, written by the
+    # event relay; meta.json; result.json), and documents (rerun inputs, stack reports) as
+    # files: nothing more to write or read here. A shared store (store/postgres.py) keeps them
+    # too, so that a runner that never saw the run folder can recover.
+    def journal(self, key: str, run_id: str) -> NullJournal:
+        return NullJournal()
+
+    def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None:
+        return None
+
+    def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
+        return None
+
+    def put_document(self, kind: str, name: str, text: str) -> None:
+        return None
+
+    def fetch_document(self, kind: str, name: str, path: Path) -> None:
+        return None
+
+    def describe(self) -> str:
+        return f"local runtime root {self.root}"
+
+    @staticmethod
+    def ref_of(folder: Path) -> str:
+        """The record key (ref, plus `@workspace` outside the default one) a record folder's
+        latest.json states about itself, when it matches the folder; else the key the folder
+        name encodes (a corrupt record is still reported)."""
+        try:
+            doc = json.loads((folder / "latest.json").read_text(encoding="utf-8"))
+            ref = doc.get("module_ref") if isinstance(doc, dict) else None
+            workspace = doc.get("workspace") if isinstance(doc, dict) else None
+            key = record_key(ref, workspace if isinstance(workspace, str) else None) if isinstance(ref, str) else None
+            if key is not None and module_id(key) == folder.name:
+                return key
+        except (OSError, ValueError, RecursionError):
+            pass
+        return key_of_module_id(folder.name)
+
+    def module_dirs(self) -> list[Path]:
+        """Folders under state/modules/ that hold a latest.json."""
+        base = self.root / "state" / "modules"
+        if not base.is_dir():
+            return []
+        return sorted(d for d in base.iterdir() if (d / "latest.json").exists() or (d / "latest.json").is_symlink())
