@@ -92,15 +92,15 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
 
     if command == "apply":  # an uncertain record is refused before the question, not after it
         steps.guard(ModuleRequest(command=Command.APPLY, target=tgt, runtime_root=ctx.obj.runtime_root,
-                                                allow_uncertain=allow_uncertain),
-                        open_store(ctx.obj.runtime_root).read(record_key(tgt.ref, space)))
+                                  allow_uncertain=allow_uncertain),
+                    open_store(ctx.obj.runtime_root).read(record_key(tgt.ref, space)))
     tmp = planner.private_tmp()
     try:
         plan_file = Path(tmp) / "reviewed.tfplan"
         plan = planner.run_plan(PlanRequest(
             target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, workspace=space,
             var_options=given, passthrough=passthrough, argv=sys.argv[1:], out=plan_file,
-            destroy=command == "destroy",
+            destroy=command == "destroy", recorded_inputs=command == "destroy",
         ))
         for line in render_plan(plan.plan_doc):
             click.echo(line)

@@ -16,14 +16,29 @@ from typing import NoReturn
 
 import click
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, UsageError
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
 
-# The composition root: the core asks engine_hooks for extra engine environment and never
-# imports the sim; registered here, at import, so every command (and CliRunner) has it.
+
+def say(level: notices.Level, text: str) -> None:
+    """Where the core's notices go: stderr, `hyops: warning: TEXT`; an engine line as it is."""
+    if level is notices.Level.ENGINE:
+        line = text
+    elif level is notices.Level.PLAIN:
+        line = f"hyops: {text}"
+    else:
+        line = f"hyops: {level.value}: {text}"
+    print(line, file=sys.stderr, flush=True)
+
+
+# The composition root: the core asks runtime.hooks for extra engine environment and never
+# imports the sim, and tells the user things through base.notices and never prints; both
+# are set here, at import, so every command (and CliRunner) has them.
 hooks.register(SIM_ENVIRONMENT)
+notices.listen(say)
 
 # command name -> "module:attribute" of a click command, loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {

@@ -40,10 +40,8 @@ class ApplyCommand(ModuleCommand):
 def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs: Inputs,
          lock_timeout: float, allow_uncertain: bool = False) -> None:
     from hybridops_tf.cli import approval
-    from hybridops_tf.inputs.values import CliInput
     from hybridops_tf.operation import steps as operation
     from hybridops_tf.operation.request import ModuleRequest
-    from hybridops_tf.record.address import record_key
     from hybridops_tf.runtime.run_folder import Command
 
     if module_dir.is_file():
@@ -52,8 +50,6 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
     space = workspace(ctx, tgt.directory)
     given, passthrough = cli_inputs(ctx, inputs[1], inputs[0], inputs[2], tgt.directory)
     auto, passthrough = approval.split_auto_approve(passthrough)
-    if command == "destroy":  # what exists was built with the last run's inputs; given ones win
-        given = [CliInput("recorded", record_key(tgt.ref, space)), *given]
     if approval.must_ask(auto or bool(ctx.meta.get("auto_approve"))):
         result = approval.reviewed_run(ctx, command, tgt, space, given, passthrough, lock_timeout,
                                        allow_uncertain, ProgressPrinter())
@@ -65,7 +61,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
             command=Command(command), target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
-            on_event=ProgressPrinter(),
+            on_event=ProgressPrinter(), recorded_inputs=command == "destroy",
         ))
     echo_outcome(outcome, command, tgt.ref, str(module_dir))
     ctx.exit(outcome.exit_code)

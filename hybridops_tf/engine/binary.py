@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, EngineNotFound
 from hybridops_tf.engine import commands, process
 
@@ -189,9 +190,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def warn_if_version_changed(recorded: Mapping[str, str] | None, info: EngineInfo) -> None:
-    """Print version_change_warning on stderr when there is one."""
+    """Tell version_change_warning when there is one."""
     message = version_change_warning(recorded, info)
     if message is not None:
-        import sys
-
-        print(f"hyops: warning: {message}", file=sys.stderr, flush=True)
+        notices.warning(message)

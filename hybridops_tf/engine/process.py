@@ -397,7 +397,3 @@ def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
             interrupted=FORWARDER.received,
         )
 
-
-def echo_stderr(line: str) -> None:
-    """Default stderr tee target: the user's terminal."""
-    print(line, file=sys.stderr, flush=True)

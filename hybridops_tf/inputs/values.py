@@ -199,8 +199,7 @@ class CliInput:
     """One explicit input on the command line, kept in the order given.
 
     option is "--var" (text NAME=VALUE), "--inputs" or "--var-file" (text a path; the
-    engine's `-var`/`-var-file` after `--` become these), or "recorded": the module's
-    rerun.inputs.yml, which `hyops destroy` puts first (text its path).
+    engine's `-var`/`-var-file` after `--` become these).
     """
 
     option: str
@@ -211,8 +210,6 @@ class CliInput:
         """The source as records name it: `--var`, `--inputs FILE`, `--var-file FILE`."""
         if self.option == "--var":
             return "--var"
-        if self.option == "recorded":
-            return f"recorded ({Path(self.text).name} of the last run)"
         return f"{self.option} {self.text}"
 
 

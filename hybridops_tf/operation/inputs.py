@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import HyopsError, RefusedError
 from hybridops_tf.base.files import (
     FILE_MODE,
@@ -42,16 +43,19 @@ def resolve(
     stack_inputs: Mapping[str, Any] | None,
     extra_sensitive: frozenset[str] = frozenset(),
     stack_sources: Mapping[str, str] | None = None,
+    recorded: str | None = None,
 ) -> ResolvedInputs:
     """Step 1: every input parses, names a declared variable, and covers the required ones,
     counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
 
     var_options: `--var` texts, or the command line's CliInputs in the order given
-    (--var, --inputs/--var-file files, the engine's -var/-var-file, `recorded`); an
-    inputs_file comes before them. stack_sources labels single stack inputs (e.g.
-    "inputs_from network.id"). extra_sensitive marks inputs secret although their
-    variable is not (a value wired from a sensitive upstream output): redacted alike.
-    Undeclared names in a file are warned about on stderr and ignored, as the engine does.
+    (--var, --inputs/--var-file files, the engine's -var/-var-file); an inputs_file comes
+    before them, and before it the record key `recorded`'s rerun.inputs.yml, when given
+    (`hyops destroy`: what exists was built with the last run's inputs; given ones win).
+    stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
+    marks inputs secret although their variable is not (a value wired from a sensitive
+    upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
+    and ignored, as the engine does.
     """
     specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
@@ -63,11 +67,12 @@ def resolve(
         stack_source="stack",
         stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
         base_layers=inputs_mod.module_layers(target.directory, specs),
-        layers=[layer for item in given for layer in _layer(rt, target, item, specs)],
+        layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
+                *(layer for item in given for layer in _layer(rt, target, item, specs))],
     )
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
-        _note(f"warning: {warning}")
+        notices.warning(warning)
     if extra_sensitive:
         from dataclasses import replace
 
@@ -75,20 +80,23 @@ def resolve(
     return resolved
 
 
+def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
+    """The last run's inputs of record `key`, its secrets left out (they were never written)."""
+    path = rt.rerun_inputs_path(key)
+    if not path.is_file():
+        return []
+    try:
+        recorded = inputs_mod.load_inputs_file(path)
+    except HyopsError as err:
+        notices.warning(f"{path} is not used: {err.message}")
+        return []
+    usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
+    return [InputLayer(f"recorded ({path.name} of the last run)", usable, strict=False)]
+
+
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
     if item.option == "--var":
         return [InputLayer(item.label, inputs_mod.parse_var_options([item.text], specs))]
-    if item.option == "recorded":  # `hyops destroy`: what the last run was given, under the CLI's
-        path = rt.rerun_inputs_path(item.text or target.ref)  # text: the record key
-        if not path.is_file():
-            return []
-        try:
-            recorded = inputs_mod.load_inputs_file(path)
-        except HyopsError as err:
-            _note(f"warning: {path} is not used: {err.message}")
-            return []
-        usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
-        return [InputLayer(CliInput("recorded", str(path)).label, usable, strict=False)]
     path = Path(item.text)
     if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
         rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner
@@ -248,8 +256,3 @@ def _create_key_in_place(path: Path, key: bytes) -> bytes:
         os.close(fd)
     return key
 
-
-def _note(message: str) -> None:
-    import sys
-
-    print(f"hyops: {message}", file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.engine import process
+from hybridops_tf.base import notices
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
@@ -40,12 +40,13 @@ class ModuleRequest:
     argv: Sequence[str] = ()
     workspace: str | None = None
     on_event: EventSink | None = None
-    on_stderr: Callable[[str], None] | None = process.echo_stderr
+    on_stderr: Callable[[str], None] | None = notices.engine_stderr
     run_id: str | None = None
     import_address: str | None = None  # command "import": adopt this object into state
     import_id: str | None = None
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
+    recorded_inputs: bool = False  # destroy: the last run's inputs (rerun.inputs.yml) first, given ones win
     plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
 
     def __post_init__(self) -> None:

@@ -9,10 +9,10 @@ and every event logged; evidence that cannot be read leaves an honest `error`.
 from __future__ import annotations
 
 import shlex
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import commands
 from hybridops_tf.operation import reads
@@ -212,14 +212,14 @@ def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
                                        converged=not partial)
         resources, released, view = evidence.resources, evidence.released, evidence.view
     except (EngineError, StateFormatError) as err:  # the listing is lost, not the success
-        print(f"hyops: warning: could not read the state to list its objects: {err}", file=sys.stderr, flush=True)
+        notices.warning(f"could not read the state to list its objects: {err}")
         resources = transitions.resources_after_run(running.resources, reader.tracker().resources, None)
         released, view = [], None
     applied = _with_released(transitions.apply_succeeded(running, outputs, resources), released, view)
     why = reads.unconverged(engine, partial) if partial else None
     if why is None:
         return applied, True
-    print(f"hyops: note: {req.target.ref} is recorded as error: {why}", file=sys.stderr, flush=True)
+    notices.note(f"{req.target.ref} is recorded as error: {why}")
     return transitions.not_converged(applied, command=Command.APPLY, why=why), True
 
 

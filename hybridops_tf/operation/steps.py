@@ -8,11 +8,11 @@ settling from evidence, one function per command, which is settle.py.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
@@ -59,7 +59,7 @@ def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = Runtime(req.runtime_root)
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                                  req.sensitive_inputs)  # step 1
+                              req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = open_store(req.runtime_root)
     rt.ensure_root()
@@ -243,7 +243,7 @@ def _close_journal(journal: Journal) -> None:
     run settles from its own events; the journal serves a runner that never saw them)."""
     problem = journal.close()
     if problem is not None:
-        print(f"hyops: warning: {problem}", file=sys.stderr, flush=True)
+        notices.warning(problem)
 
 
 def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult) -> bool:
@@ -282,7 +282,7 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
                    f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "
                    f"{req.target.directory} --ref {req.target.ref}`")
-        print(f"hyops: ERROR: {failure}", file=sys.stderr, flush=True)
+        notices.error(failure)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
     return Outcome(restored, code, running.run_id, folder.path, message)
 
@@ -298,7 +298,7 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
             f"the record still says 'running' (outcome uncertain): run `hyops reconcile "
             f"{req.target.directory} --ref {req.target.ref}`"
         )
-        print(f"hyops: ERROR: {message}", file=sys.stderr, flush=True)
+        notices.error(message)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
     if code == ExitCode.INTERRUPTED:
         message = settled.last_error or "interrupted"
@@ -316,8 +316,8 @@ def _finish(one: _Run, code: int, result: RunResult) -> None:
     try:
         one.store.journal_doc(one.req.key, one.folder.run_id, "result", {"exit_code": int(code), **result.to_json()})
     except OSError as err:
-        print(f"hyops: warning: could not journal the result of {one.folder.run_id} in {one.store.describe()}: "
-              f"{err.strerror or err}", file=sys.stderr, flush=True)
+        notices.warning(f"could not journal the result of {one.folder.run_id} in {one.store.describe()}: "
+                        f"{err.strerror or err}")
 
 
 def _result(outcome: Outcome, running: OperationRecord) -> RunResult:

@@ -6,10 +6,10 @@ consumer the process runner calls while the engine runs.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hybridops_tf.base import notices
 from hybridops_tf.engine import process
 from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder
 
@@ -56,8 +56,7 @@ class StreamReader:
         try:
             liveness.write_note(self._folder.path, pid, self._folder.run_id)
         except OSError as err:  # a courtesy for `status`; the run itself goes on
-            print(f"hyops: warning: cannot write {self._folder.path / liveness.NOTE_NAME}: "
-                  f"{err.strerror or err}", file=sys.stderr, flush=True)
+            notices.warning(f"cannot write {self._folder.path / liveness.NOTE_NAME}: {err.strerror or err}")
 
     def tracker(self) -> ResourceTracker:
         if self._tracker is None:
@@ -75,8 +74,8 @@ class StreamReader:
             kind, errno, message = notice
             if kind == LOG_ERROR and not self.log_error:  # never stop an engine over our own log
                 self.log_error.append(OSError(errno, message))
-                print(f"hyops: ERROR: cannot append to {self._folder.events_path}: {message}; "
-                      "the engine goes on, and the run will be recorded as error", file=sys.stderr, flush=True)
+                notices.error(f"cannot append to {self._folder.events_path}: {message}; "
+                              "the engine goes on, and the run will be recorded as error")
             return
         event = parse_event(line)
         if self._journal is not None and _journaled(event):

@@ -82,8 +82,9 @@ def private_tmp() -> str:
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
     rt = Runtime(req.runtime_root)
+    key = record_key(req.target.ref, req.workspace)
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                                  req.sensitive_inputs)
+                              req.sensitive_inputs, recorded=key if req.recorded_inputs else None)
     mode = saved.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
     rt.ensure_root()
     run_id = new_run_id("plan")

@@ -8,11 +8,11 @@ and the records before and after.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder
 from hybridops_tf.store import open_store
@@ -42,5 +42,4 @@ def close_run(runtime_root: Path, folder: RunFolder, meta: ReconcileMeta, exit_c
         open_store(runtime_root).journal_doc(meta.module_ref, folder.run_id, "result",
                                              {"exit_code": exit_code, **result})
     except OSError as err:
-        print(f"hyops: warning: could not journal the result of {folder.run_id}: {err.strerror or err}",
-              file=sys.stderr, flush=True)
+        notices.warning(f"could not journal the result of {folder.run_id}: {err.strerror or err}")

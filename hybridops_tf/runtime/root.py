@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.engine import binary
@@ -86,7 +87,7 @@ class Runtime:
         from hybridops_tf.store import backend
 
         engine.ensure_init(self.root / "cache" / "init", folder.path / "init.log" if folder is not None else None,
-                           announce=_note, extra=lambda: backend.init_args(target.directory, target.ref))
+                           announce=notices.plain, extra=lambda: backend.init_args(target.directory, target.ref))
         return engine
 
     def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:
@@ -119,11 +120,6 @@ class Runtime:
         env.update(backend.state_lock_wait_env(directory, os.environ))
         return env
 
-
-def _note(message: str) -> None:
-    import sys
-
-    print(f"hyops: {message}", file=sys.stderr, flush=True)
 
 
 def report_path(runtime_root: Path, stack_name: str) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hybridops_tf import __version__
+from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.base.redact import redact_argv, redact_every_var
 from hybridops_tf.record.address import module_id
@@ -236,7 +237,7 @@ class RunFolder:
             self.write_meta({**meta, "finished_at": utc_now(), "exit_code": exit_code})
             self.write_result({"run_id": self.run_id, "exit_code": exit_code, **result})
         except OSError as err:
-            print(f"hyops: warning: could not finish run folder {self.path}: {err}", file=sys.stderr)
+            notices.warning(f"could not finish run folder {self.path}: {err}")
 
 
 def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[Any]:

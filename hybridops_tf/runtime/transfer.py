@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.record.model import CorruptRecordError
 from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT, Runtime, report_path
@@ -32,7 +32,7 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
         try:
             record = local.read(key)
         except CorruptRecordError as err:
-            print(f"hyops: warning: skipped: {err.message}", file=sys.stderr)
+            notices.warning(f"skipped: {err.message}")
             counts.skipped += 1
             continue
         if record is None:

@@ -12,13 +12,13 @@ refused whole.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.engine import binary, process
 from hybridops_tf.operation import inputs, steps
@@ -105,8 +105,8 @@ def run_stack(req: StackRequest) -> StackResult:
     try:
         path = write_report(req.runtime_root, report)
     except OSError as err:
-        print(f"hyops: ERROR: could not write the stack report under {req.runtime_root}: "
-              f"{err.strerror or err}; the member records still say what happened", file=sys.stderr)
+        notices.error(f"could not write the stack report under {req.runtime_root}: "
+                      f"{err.strerror or err}; the member records still say what happened")
     if execution.crash is not None:
         raise execution.crash  # a bug: keep its traceback, after the report is safe
     code = exit_code_of(execution.interrupted, execution.results)
@@ -239,7 +239,7 @@ class _Execution:
             engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
             on_event=listener.event_sink(member.name) if listener else None,
-            on_stderr=listener.stderr_sink(member.name) if listener else process.echo_stderr,
+            on_stderr=listener.stderr_sink(member.name) if listener else notices.engine_stderr,
         )
 
     def _apply(self, member: Member) -> MemberResult:
