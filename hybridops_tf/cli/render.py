@@ -36,13 +36,8 @@ _DONE = {"create": "created", "delete": "destroyed", "update": "updated", "repla
 # The glyphs hyops prints, and the engine's typographic ones, as ASCII.
 ASCII_GLYPHS = {"✓": "ok", "✗": "x", "…": "...", "—": "-", "–": "-", "‘": "'", "’": "'",
                 "“": '"', "”": '"', "→": "->", "←": "<-", "│": "|", "╷": "|", "╵": "|"}
-_ERRORS = "hyops-ascii"
+ASCII_ERRORS = "hyops-ascii"  # the codec error handler that writes glyphs as ASCII_GLYPHS
 _LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")
-
-
-def to_ascii(text: str) -> str:
-    """Text as an ASCII terminal shows it: glyphs as ASCII_GLYPHS, anything else escaped."""
-    return text.encode("ascii", _ERRORS).decode("ascii")
 
 
 def _ascii_errors(err: UnicodeError) -> tuple[str, int]:
@@ -52,12 +47,12 @@ def _ascii_errors(err: UnicodeError) -> tuple[str, int]:
     return "".join(ASCII_GLYPHS.get(ch) or ch.encode("ascii", "backslashreplace").decode() for ch in part), err.end
 
 
-codecs.register_error(_ERRORS, _ascii_errors)
+codecs.register_error(ASCII_ERRORS, _ascii_errors)
 
 
 class _AsciiEncoder(codecs.IncrementalEncoder):
     def encode(self, input: str, final: bool = False) -> bytes:
-        return input.encode("ascii", _ERRORS)
+        return input.encode("ascii", ASCII_ERRORS)
 
 
 def _codec(name: str) -> codecs.CodecInfo | None:
@@ -71,7 +66,7 @@ def _codec(name: str) -> codecs.CodecInfo | None:
 
 
 def _encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
-    return text.encode("ascii", _ERRORS), len(text)
+    return text.encode("ascii", ASCII_ERRORS), len(text)
 
 
 codecs.register(_codec)

@@ -76,14 +76,10 @@ class StateSnapshot:
         return list(dict.fromkeys(r.address for r in self.resources))
 
     def get(self, address: str) -> StateResource | None:
-        """The current (non-deposed) object at `address`; a scan, use by_address() in loops."""
+        """The current (non-deposed) object at `address` (a scan)."""
         return next(
             (r for r in self.resources if r.address == address and r.deposed_key is None), None
         )
-
-    def by_address(self) -> dict[str, StateResource]:
-        """Current (non-deposed) objects keyed by address, for many lookups in linear time."""
-        return {r.address: r for r in self.resources if r.deposed_key is None}
 
     @property
     def tainted(self) -> list[StateResource]:

@@ -317,11 +317,6 @@ def load_faults(path: str | Path, base: Path | None = None) -> FaultsFile:
     return FaultsFile(where, f"{digest}@{written_ns}", rules)
 
 
-def load_rules(path: Path) -> list[FaultRule]:
-    """The validated rules of a faults file (see load_faults)."""
-    return load_faults(path).rules
-
-
 def faults_path_from_env(environ: Mapping[str, str] | None = None) -> Path | None:
     """The faults file named by HYOPS_SIM_FAULTS, as written (resolve_faults_path makes it
     absolute), or None when no faults are configured."""

@@ -276,14 +276,6 @@ class SimStore:
             with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(line)
 
-    def read_calls(self) -> list[dict[str, Any]]:
-        """Every recorded provider call, oldest first."""
-        try:
-            lines = self.calls_file.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        return [json.loads(line) for line in lines if line.strip()]
-
     def fired_counts(self) -> dict[str, int]:
         """How often each fault rule has fired in this root (keyed by sim.faults.run_key)."""
         try:

@@ -35,6 +35,7 @@ from hybridops_tf.sim.install import (
     write_cli_config,
 )
 from hybridops_tf.sim.store import SimStore
+from tests.sim_calls import read_calls
 
 if TYPE_CHECKING:
     from conftest import EngineResult
@@ -193,7 +194,7 @@ def test_apply_creates_objects_listed_by_hyops_sim_ls(
     assert vm_obj["attributes"]["ip"].startswith("10.0.")
     assert vm.of_type("outputs")[-1]["outputs"]["ip"]["value"] == vm_obj["attributes"]["ip"]
 
-    creates = [c for c in SimStore(sim_root).read_calls() if c["op"] == "create"]
+    creates = [c for c in read_calls(SimStore(sim_root)) if c["op"] == "create"]
     assert [c["type"] for c in creates] == ["sim_network", "sim_vm"]
     assert all(c["watched"] == '{"status": "running"}' for c in creates)
 

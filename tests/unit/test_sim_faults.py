@@ -25,12 +25,12 @@ from hybridops_tf.sim.faults import (
     HangAt,
     claim,
     load_faults,
-    load_rules,
     matching,
     parse_rules,
     resolve_faults_path,
 )
 from hybridops_tf.sim.store import SimStore
+from tests.sim_calls import read_calls
 
 
 # ----- parsing and validation -----
@@ -136,24 +136,24 @@ def test_bad_document_shapes() -> None:
         ("unknown.yml", "- {type: sim_vm, op: create, mode: explode}\n", "unknown mode 'explode'"),
     ],
 )
-def test_load_rules_errors_start_with_the_path(
+def test_load_faults_errors_start_with_the_path(
     tmp_path: Path, name: str, text: str, message: str
 ) -> None:
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(FaultsError) as info:
-        load_rules(path)
+        load_faults(path)
     assert str(info.value).startswith(f"{path}: ")
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
-def test_load_rules_unreadable_file(tmp_path: Path) -> None:
+def test_load_faults_unreadable_file(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yml"
     with pytest.raises(FaultsError, match=r"missing\.yml: cannot read faults file"):
-        load_rules(missing)
+        load_faults(missing)
 
 
-def test_load_rules_resolves_gate_paths_next_to_the_faults_file(
+def test_load_faults_resolves_gate_paths_next_to_the_faults_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "sub").mkdir()
@@ -161,20 +161,20 @@ def test_load_rules_resolves_gate_paths_next_to_the_faults_file(
         "- {type: sim_vm, op: create, mode: hang, hang_until: release, hang_started: ../started}\n"
     )
     monkeypatch.chdir(tmp_path)  # a relative faults path: resolved from the cwd, as it is read
-    (rule,) = load_rules(Path("sub/f.yml"))
+    (rule,) = load_faults(Path("sub/f.yml")).rules
     assert rule.hang_until == tmp_path / "sub" / "release"
     assert rule.hang_started == tmp_path / "sub" / ".." / "started"
 
 
-def test_load_rules_reads_yaml_and_json(tmp_path: Path) -> None:
+def test_load_faults_reads_yaml_and_json(tmp_path: Path) -> None:
     yml = tmp_path / "f.yml"
     yml.write_text("rules:\n  - {type: sim_vm, mode: lose_response, times: 2}\n")
     js = tmp_path / "f.json"
     js.write_text('[{"type": "sim_vm", "mode": "lose_response", "times": 2}]')
-    assert load_rules(yml) == load_rules(js)
+    assert load_faults(yml).rules == load_faults(js).rules
     empty = tmp_path / "empty.yml"
     empty.write_text("")
-    assert load_rules(empty) == []
+    assert load_faults(empty).rules == []
 
 
 # ----- matching and times -----
@@ -433,7 +433,7 @@ def test_fault_calls_are_logged_with_the_watched_file(cloud: SimCloud, tmp_path:
     watch.unlink()
     cloud.read("sim_vm", {"id": "vm-00000000", "name": "web"})
     cloud.delete("sim_vm", {"id": "vm-00000000", "name": "web"})
-    calls = cloud.store.read_calls()
+    calls = read_calls(cloud.store)
     assert [(c["op"], c["fault"]) for c in calls] == [
         ("create", "lose_response"),
         ("read", None),

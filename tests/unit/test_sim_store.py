@@ -20,6 +20,7 @@ from hybridops_tf.sim.store import (
     SimStore,
     StoreError,
 )
+from tests.sim_calls import read_calls
 
 
 @pytest.fixture
@@ -151,7 +152,7 @@ def test_concurrent_threads_create_and_delete_consistently(store: SimStore) -> N
     configs = store.list_objects("sim_config")
     assert len(vms) == 1 + 50 and len(configs) == 50
     assert {c.attributes["vm_id"] for c in configs} <= {v.id for v in vms}
-    assert len(store.read_calls()) == 100
+    assert len(read_calls(store)) == 100
     assert not [p for p in store.objects_dir.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -172,7 +173,7 @@ def test_concurrent_processes_share_counts_and_the_call_log(store: SimStore) -> 
         p.join(timeout=60)
         assert p.exitcode == 0
     assert store.fired_counts() == {"k": 100}
-    calls = store.read_calls()
+    calls = read_calls(store)
     assert len(calls) == 100 and len({c["pid"] for c in calls}) == 4
 
 

@@ -83,8 +83,6 @@ def test_state_tainted_and_deposed_objects_share_an_address() -> None:
     assert [r.deposed_key for r in state.deposed] == ["0a1b2c3d"]
     assert state.get("sim_vm.web").values["id"] == "vm-new"  # type: ignore[union-attr]
     assert state.get("nope") is None
-    assert state.by_address()["sim_vm.web"].values["id"] == "vm-new"
-    assert list(state.by_address()) == state.addresses()
 
 
 def test_state_resource_fields() -> None:
