@@ -87,7 +87,7 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
     from hybridops_tf.plan import planner, saved
     from hybridops_tf.plan.request import PlanRequest
     from hybridops_tf.record.address import record_key
-    from hybridops_tf.runtime.run_folder import Command
+    from hybridops_tf.record.lifecycle import Command
     from hybridops_tf.store import open_store
 
     if command == "apply":  # an uncertain record is refused before the question, not after it

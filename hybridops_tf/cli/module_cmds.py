@@ -42,7 +42,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
     from hybridops_tf.cli import approval
     from hybridops_tf.operation import steps as operation
     from hybridops_tf.operation.request import ModuleRequest
-    from hybridops_tf.runtime.run_folder import Command
+    from hybridops_tf.record.lifecycle import Command
 
     if module_dir.is_file():
         _apply_saved_plan(ctx, command, module_dir, ref, inputs, lock_timeout, allow_uncertain)

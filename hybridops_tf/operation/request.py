@@ -9,11 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.record.address import ModuleTarget, record_key
-from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
-from hybridops_tf.runtime.run_folder import (
-    Command,
-)
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.engine.events import Event

@@ -17,9 +17,9 @@ from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import commands
 from hybridops_tf.operation import reads
 from hybridops_tf.record import transitions
-from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry
-from hybridops_tf.runtime.run_folder import Command, RunFolder
+from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
     from hybridops_tf.engine import process

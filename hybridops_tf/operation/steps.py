@@ -22,14 +22,14 @@ from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.record import transitions
-from hybridops_tf.record.lifecycle import Status, apply_refusal
+from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import (
     EVENTS_COMPLETE,
-    Command,
     EngineRefusedResult,
     EventLog,
+    ResultOutcome,
     RunFolder,
     RunMeta,
     RunResult,
@@ -70,7 +70,7 @@ def run(req: ModuleRequest) -> Outcome:
             running, rerun = _running_record(one, rt, engine, resolved)
             log = _persist_running(one, running, rerun)  # step 4
         except HyopsError as err:
-            _finish(one, err.exit_code, StoppedResult("refused", err.message))
+            _finish(one, err.exit_code, StoppedResult(ResultOutcome.REFUSED, err.message))
             raise
         outcome = _execute(one, engine, running, log)  # steps 5-6
         _finish(one, outcome.exit_code, _result(outcome, running))
@@ -326,7 +326,7 @@ def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
         return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None)
     rec = outcome.record or running
     return SettledResult(
-        outcome=rec.status.value,  # "running" here means the settle write failed
+        outcome=rec.status,  # "running" here means the settle write failed
         error=rec.last_error or (outcome.message if outcome.exit_code else None),
         resources={a: r.to_dict() for a, r in (rec.resources or {}).items()},
         suspect_orphans=[o.to_dict() for o in rec.suspect_orphans],

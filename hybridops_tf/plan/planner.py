@@ -39,11 +39,12 @@ from hybridops_tf.operation.request import Outcome
 from hybridops_tf.plan import saved
 from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
+from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import (
-    Command,
     EventLog,
     PlannedResult,
+    ResultOutcome,
     RunFolder,
     RunMeta,
     StoppedResult,
@@ -140,7 +141,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
-        folder.finish(meta, err.exit_code, StoppedResult("failed", err.message))
+        folder.finish(meta, err.exit_code, StoppedResult(ResultOutcome.FAILED, err.message))
         raise
     text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK

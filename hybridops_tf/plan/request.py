@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf.record.address import ModuleTarget
-from hybridops_tf.runtime.run_folder import (
-    Command,
-)
+from hybridops_tf.record.lifecycle import Command
 
 if TYPE_CHECKING:
     pass

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf.base.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.engine import commands
 from hybridops_tf.record.address import resolve_module
+from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import utc_now
-from hybridops_tf.runtime.run_folder import Command
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine

@@ -39,7 +39,7 @@ from hybridops_tf.engine.state import StateSnapshot, outputs_plain
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile.model import ModuleEvidence
 from hybridops_tf.record import transitions
-from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     OperationRecord,
     ReleasedObject,
@@ -331,7 +331,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         assert rec is not None
         progress = ev.last_run or {}
         orphans = [SuspectOrphan(a, "create", rec.run_id, now) for a in interrupted_orphans(ev)]
-        command = rec.active_command or "apply"
+        command = rec.active_command or Command.APPLY
         out = transitions.failed(
             rec, command=command,
             error=(f"interrupted: hyops stopped while `{command}` run {rec.run_id} was running "
@@ -366,7 +366,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         assert rec is not None and state is not None
         live = sorted(state.addresses())
         out = transitions.failed(
-            rec, command="destroy" if rec.status is Status.DESTROYED else "reconcile",
+            rec, command=Command.DESTROY if rec.status is Status.DESTROYED else Command.RECONCILE,
             error=(f"reconcile found {len(live)} resource(s) in state although the record said "
                    f"{rec.status.value}: {', '.join(live[:5])}"),
             recovered_outputs=outputs_plain(state.outputs), resources=None, orphans=[])
@@ -375,7 +375,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         missing = missing_from_state(ev)
         shown = ", ".join(f"{a} ({i})" if i else a for a, i in sorted(missing.items())[:5])
         out = transitions.failed(
-            rec, command="reconcile",
+            rec, command=Command.RECONCILE,
             error=(f"state_missing: the state lacks {len(missing)} object(s) the record knows: {shown}; "
                    "import each back (hyops reconcile --import ADDRESS=ID) or apply if really gone"),
             recovered_outputs=None, resources=None, orphans=[])

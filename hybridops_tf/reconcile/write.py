@@ -31,10 +31,10 @@ from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, 
 from hybridops_tf.reconcile.model import Action, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record.address import ModuleTarget
-from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import Command, new_run_id
+from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.store import Store, open_store
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain

@@ -12,6 +12,7 @@ from enum import StrEnum
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 
 __all__ = [
+    "Command",
     "CLAIMS_EMPTY",
     "CREATE_ACTIONS",
     "DestroyStep",
@@ -23,6 +24,18 @@ __all__ = [
     "destroy_step",
     "is_stale",
 ]
+
+
+class Command(StrEnum):
+    """What ran: meta.json's `command`, the run id's prefix, the record's active/failed command.
+    A StrEnum, so it is written and compared as the plain string it names."""
+
+    APPLY = "apply"
+    DESTROY = "destroy"
+    REFRESH = "refresh"
+    IMPORT = "import"
+    PLAN = "plan"
+    RECONCILE = "reconcile"
 
 
 class Status(StrEnum):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
-from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
@@ -186,8 +186,8 @@ class OperationRecord:
     updated_at: str = field(default_factory=utc_now)
     schema_version: int = SCHEMA_VERSION
     module_dir: str | None = None
-    active_command: str | None = None
-    failed_command: str | None = None
+    active_command: Command | None = None
+    failed_command: Command | None = None
     last_error: str | None = None
     started_at: str | None = None
     owner: Owner | None = None
@@ -265,6 +265,12 @@ class OperationRecord:
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"field {name} is not a string")
             setattr(rec, name, value)
+        for name in ("active_command", "failed_command"):
+            value = getattr(rec, name)
+            try:
+                setattr(rec, name, None if value is None else Command(value))
+            except ValueError:
+                raise ValueError(f"unknown {name} {value!r}") from None
         for name in ("outputs", "previous_outputs", "engine"):
             value = doc.get(name)
             if value is not None and not isinstance(value, dict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
-from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     LastAttempt,
     OperationRecord,
@@ -44,7 +44,7 @@ _PROGRESS_TO_STATUS = {
 class RunStart:
     """What step 4 persists before the engine may mutate anything."""
 
-    command: str
+    command: Command
     module_ref: str
     module_dir: str
     run_id: str
@@ -428,7 +428,7 @@ def apply_succeeded(
 def failed(
     running: OperationRecord,
     *,
-    command: str,
+    command: Command,
     error: str,
     recovered_outputs: Mapping[str, Any] | None,
     resources: dict[str, ResourceEntry] | None,
@@ -450,11 +450,11 @@ def failed(
 
 def destroy_verified(running: OperationRecord, resources: dict[str, ResourceEntry]) -> OperationRecord:
     """`destroyed` only after the state was confirmed empty: outputs move to previous_outputs."""
-    return confirmed_empty(running, resources, Status.DESTROYED, command="destroy")
+    return confirmed_empty(running, resources, Status.DESTROYED, command=Command.DESTROY)
 
 
 def confirmed_empty(
-    running: OperationRecord, resources: dict[str, ResourceEntry], status: Status, *, command: str = "refresh"
+    running: OperationRecord, resources: dict[str, ResourceEntry], status: Status, *, command: Command = Command.REFRESH
 ) -> OperationRecord:
     """`destroyed` or `absent`, only from a state confirmed empty (by destroy or refresh), and
     only when every object the record knows got a completed delete: an id the record holds
@@ -510,7 +510,7 @@ def imported(
     view = _as_view(state) or {}
     rec = copy.deepcopy(running)
     if address not in view:
-        return failed(running, command="import", error=f"import reported success but {address} is not in state",
+        return failed(running, command=Command.IMPORT, error=f"import reported success but {address} is not in state",
                       recovered_outputs=None, resources=resources, orphans=[])
     rec.suspect_orphans = [o for o in rec.suspect_orphans if o.address != address]
     merged = dict(resources if resources is not None else (rec.resources or {}))
@@ -521,13 +521,13 @@ def imported(
     resources = merged
     rec.resources = resources
     rec = _finish(rec, Status.ERROR)
-    rec.failed_command = running.failed_command or "apply"
+    rec.failed_command = running.failed_command or Command.APPLY
     rec.last_error = f"{address} was imported into state; run `hyops reconcile` to settle the module"
     return rec
 
 
 def engine_refused(
-    previous: OperationRecord | None, running: OperationRecord, *, command: str, error: str, exit_code: int
+    previous: OperationRecord | None, running: OperationRecord, *, command: Command, error: str, exit_code: int
 ) -> OperationRecord | None:
     """The record after a run the engine refused before any resource change started.
 
@@ -544,7 +544,7 @@ def engine_refused(
     return rec
 
 
-def not_converged(rec: OperationRecord, *, command: str, why: str) -> OperationRecord:
+def not_converged(rec: OperationRecord, *, command: Command, why: str) -> OperationRecord:
     """A targeted (or -replace / -refresh-only) run that did what it was asked while the whole
     configuration did not converge: not `ok`, so nothing (resume, reconcile) takes it as done."""
     out = copy.deepcopy(rec)

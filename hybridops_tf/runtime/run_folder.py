@@ -21,6 +21,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.base.redact import redact_argv, redact_every_var
 from hybridops_tf.record.address import module_id
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import Owner, utc_now
 
 if TYPE_CHECKING:
@@ -31,18 +32,6 @@ SCHEMA_VERSION = 1
 # Created by the event relay (engine/relay.py) once events.jsonl holds everything the
 # engine wrote to its stdout, to EOF: even when hyops died first.
 EVENTS_COMPLETE = "events.complete"
-
-
-class Command(StrEnum):
-    """What ran: meta.json's `command`, the run id's prefix, the record's active/failed command.
-    A StrEnum, so it is written and compared as the plain string it names."""
-
-    APPLY = "apply"
-    DESTROY = "destroy"
-    REFRESH = "refresh"
-    IMPORT = "import"
-    PLAN = "plan"
-    RECONCILE = "reconcile"
 
 
 def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
@@ -130,16 +119,25 @@ class ReconcileMeta:
         return {**doc, **self.details}
 
 
+class ResultOutcome(StrEnum):
+    """result.json's `outcome` of a run that did not settle a record (a settled one says the
+    record's Status)."""
+
+    REFUSED = "refused"  # a preflight refusal, or the engine refused before changing anything
+    FAILED = "failed"  # a plan that failed
+    PLANNED = "planned"
+
+
 @dataclass(frozen=True)
 class StoppedResult:
     """result.json of a run stopped before its engine changed anything: `refused` (a
     preflight refusal), or a plan that `failed`."""
 
-    outcome: str
+    outcome: ResultOutcome
     error: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "error": self.error}
+        return {"outcome": self.outcome.value, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -150,7 +148,8 @@ class EngineRefusedResult:
     record_status: str | None  # the restored record's status; None when there is no record
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": "refused", "error": self.error, "record_status": self.record_status}
+        return {"outcome": ResultOutcome.REFUSED.value, "error": self.error,
+                "record_status": self.record_status}
 
 
 @dataclass(frozen=True)
@@ -158,13 +157,13 @@ class SettledResult:
     """A run settled from evidence: the record's status (`running` when the settle write
     failed), its error, and what it knows of the module's objects."""
 
-    outcome: str
+    outcome: Status
     error: str | None
     resources: dict[str, dict[str, Any]]
     suspect_orphans: list[dict[str, Any]]
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "error": self.error, "resources": self.resources,
+        return {"outcome": self.outcome.value, "error": self.error, "resources": self.resources,
                 "suspect_orphans": self.suspect_orphans}
 
 
@@ -174,7 +173,8 @@ class PlannedResult:
     changes_pending: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": "planned", "summary": self.summary, "changes_pending": self.changes_pending}
+        return {"outcome": ResultOutcome.PLANNED.value, "summary": self.summary,
+                "changes_pending": self.changes_pending}
 
 
 RunResult = StoppedResult | EngineRefusedResult | SettledResult | PlannedResult

@@ -24,10 +24,18 @@ from hybridops_tf.engine import binary, process
 from hybridops_tf.operation import inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.record import transitions
-from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, DestroyStep, MemberStatus, Status, apply_refusal, destroy_step
+from hybridops_tf.record.lifecycle import (
+    CLAIMS_EMPTY,
+    Command,
+    DestroyStep,
+    MemberStatus,
+    Status,
+    apply_refusal,
+    destroy_step,
+)
 from hybridops_tf.record.model import OperationRecord, utc_now
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import Command, new_run_id
+from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report

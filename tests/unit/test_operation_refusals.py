@@ -155,7 +155,7 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
 
 
 def test_a_request_built_with_a_plain_command_string_carries_its_command(module: ModuleTarget, tmp_path: Path) -> None:
-    from hybridops_tf.runtime.run_folder import Command
+    from hybridops_tf.record.lifecycle import Command
 
     req = ModuleRequest(command="destroy", target=module, runtime_root=tmp_path / "root")
 

@@ -19,7 +19,7 @@ import pytest
 from hybridops_tf.base import files
 from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.record.address import module_id, record_key
-from hybridops_tf.record.lifecycle import ResourceStatus, Status
+from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     REQUIRED,
     SCHEMA_VERSION,
@@ -252,6 +252,8 @@ def test_a_schema_version_that_is_not_the_integer_1_is_refused(version: object) 
         minimal_doc(resources={"sim_vm.a": {"status": "running", "action": "create"}}),
         minimal_doc(suspect_orphans="sim_vm.a"),
         minimal_doc(suspect_orphans=[{"action": "create"}]),
+        minimal_doc(failed_command="launch"),
+        minimal_doc(active_command="Apply"),
     ],
     ids=[
         "list",
@@ -269,6 +271,8 @@ def test_a_schema_version_that_is_not_the_integer_1_is_refused(version: object) 
         "resource-unknown-status",
         "orphans-string",
         "orphan-no-address",
+        "failed_command-unknown",
+        "active_command-case",
     ],
 )
 def test_malformed_records_are_refused_with_value_error(doc: object) -> None:
@@ -281,6 +285,15 @@ def test_a_resource_status_read_as_text_is_the_resource_status_enum() -> None:
     entry = OperationRecord.from_dict(doc).resources["sim_vm.a"]
     assert entry.status is ResourceStatus.PENDING
     assert entry.to_dict() == {"status": "pending", "action": "create"}
+
+
+def test_the_record_commands_read_as_text_are_the_command_enum_and_written_back_alike() -> None:
+    doc = minimal_doc(status="error", failed_command="destroy", active_command="apply")
+    rec = OperationRecord.from_dict(doc)
+
+    assert (rec.failed_command, rec.active_command) == (Command.DESTROY, Command.APPLY)
+    assert json.dumps(rec.to_dict(), sort_keys=True) == json.dumps(
+        {**doc, "schema_version": rec.schema_version}, sort_keys=True)
 
 
 def test_module_id_replaces_slashes() -> None:

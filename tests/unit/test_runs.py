@@ -12,10 +12,11 @@ from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import plan_was_read
 from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.runtime.run_folder import (
-    Command,
     EngineRefusedResult,
     PlannedResult,
+    ResultOutcome,
     RunFolder,
     RunMeta,
     RunResult,
@@ -136,7 +137,7 @@ def test_a_finished_run_folder_has_meta_with_its_end_and_result_with_run_id_and_
     folder.write_meta(meta.to_json())
     assert not folder.result_path.exists()  # result.json existing means finished
 
-    folder.finish(meta, 1, SettledResult("error", "boom", {"x.y": {"status": "created"}}, []))
+    folder.finish(meta, 1, SettledResult(Status.ERROR, "boom", {"x.y": {"status": "created"}}, []))
 
     written = json.loads((folder.path / "meta.json").read_text())
     assert list(written) == ["schema_version", *META_KEYS, "finished_at", "exit_code"]
@@ -149,15 +150,16 @@ def test_a_finished_run_folder_has_meta_with_its_end_and_result_with_run_id_and_
 
 
 @pytest.mark.parametrize(("result", "doc"), [
-    (StoppedResult("refused", "locked"), {"outcome": "refused", "error": "locked"}),
-    (StoppedResult("failed", "plan failed"), {"outcome": "failed", "error": "plan failed"}),
+    (StoppedResult(ResultOutcome.REFUSED, "locked"), {"outcome": "refused", "error": "locked"}),
+    (StoppedResult(ResultOutcome.FAILED, "plan failed"), {"outcome": "failed", "error": "plan failed"}),
     (EngineRefusedResult("bad flag", None), {"outcome": "refused", "error": "bad flag", "record_status": None}),
     (PlannedResult("1 to add, 0 to change, 0 to destroy", True),
      {"outcome": "planned", "summary": "1 to add, 0 to change, 0 to destroy", "changes_pending": True}),
-    (SettledResult("ok", None, {}, []), {"outcome": "ok", "error": None, "resources": {}, "suspect_orphans": []}),
+    (SettledResult(Status.OK, None, {}, []), {"outcome": "ok", "error": None, "resources": {}, "suspect_orphans": []}),
 ])
 def test_each_kind_of_run_result_writes_its_own_keys_in_order(result: RunResult, doc: dict) -> None:
     assert list(result.to_json().items()) == list(doc.items())
+    assert json.dumps(result.to_json()) == json.dumps(doc)  # the enums are written as their plain words
 
 
 def test_a_command_is_written_and_compared_as_its_plain_string() -> None:
