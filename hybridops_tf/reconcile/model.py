@@ -257,18 +257,28 @@ class ModuleEvidence:
         return self.record is not None and self.record.status is Status.RUNNING and not self.lock_free
 
 
+class ActionKind(StrEnum):
+    """What reconcile did because it was asked to (the JSON's `actions[].kind`)."""
+
+    SETTLE = "settle"
+    REFRESH = "refresh"
+    IMPORT = "import"
+    FORGET_ORPHAN = "forget-orphan"
+    ERROR = "error"  # a write that could not be made
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """Something reconcile changed (or tried to) because it was asked to."""
 
-    kind: str  # "settle", "refresh", "import", "forget-orphan"
+    kind: ActionKind
     detail: str
     ok: bool = True
     run_id: str | None = None
     exit_code: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"kind": self.kind, "detail": self.detail, "ok": self.ok}
+        doc: dict[str, Any] = {"kind": self.kind.value, "detail": self.detail, "ok": self.ok}
         if self.run_id:
             doc["run_id"] = self.run_id
         return doc

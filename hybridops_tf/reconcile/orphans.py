@@ -15,7 +15,7 @@ from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
 from hybridops_tf.operation import steps
 from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
-from hybridops_tf.reconcile.model import Action
+from hybridops_tf.reconcile.model import Action, ActionKind
 from hybridops_tf.reconcile.write import WriteContext, contract_request
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.runtime.root import Runtime
@@ -78,7 +78,7 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],
         })
-    return Action("forget-orphan", f"forgot suspect orphan {address} (by {meta.user}@{meta.host}, "
+    return Action(ActionKind.FORGET_ORPHAN, f"forgot suspect orphan {address} (by {meta.user}@{meta.host}, "
                   f"run {run_id})", run_id=run_id)
 
 
@@ -90,5 +90,5 @@ def import_(target: Target, address: str, object_id: str, ctx: WriteContext) -> 
     ok = outcome.exit_code == ExitCode.OK  # the engine imported it and the state now holds it
     text = (f"imported {address} = {object_id} (run {outcome.run_id})" if ok
             else f"import of {address} = {object_id} failed (run {outcome.run_id}): {outcome.message}")
-    return Action("import", text, ok=ok, run_id=outcome.run_id,
+    return Action(ActionKind.IMPORT, text, ok=ok, run_id=outcome.run_id,
                   exit_code=0 if ok else (outcome.exit_code or ExitCode.FAILED))

@@ -27,7 +27,7 @@ from hybridops_tf.reconcile import orphans, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
-from hybridops_tf.reconcile.model import Action, Commands, ModuleEvidence, ModuleReport, Report
+from hybridops_tf.reconcile.model import Action, ActionKind, Commands, ModuleEvidence, ModuleReport, Report
 from hybridops_tf.reconcile.write import Settled
 from hybridops_tf.record.model import entry_address
 from hybridops_tf.runtime.root import Runtime
@@ -191,7 +191,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
     except Interrupted:
         raise
     except HyopsError as err:
-        actions.append(Action("error", err.message, ok=False))
+        actions.append(Action(ActionKind.ERROR, err.message, ok=False))
         return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], (), None
     return actions, [], tuple(addressed), last
 

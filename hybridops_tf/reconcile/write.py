@@ -28,7 +28,7 @@ from hybridops_tf.operation import steps as operation
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather_parts
-from hybridops_tf.reconcile.model import Action, ModuleEvidence
+from hybridops_tf.reconcile.model import Action, ActionKind, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Command, Status
@@ -70,7 +70,7 @@ def settle(target: Target, ctx: WriteContext) -> Settled:
         if verdict is not Verdict.REFRESH_THEN_OK:
             return Settled(actions, ev)
         if refreshed:
-            actions.append(Action("settle", "unchanged: after a refresh the state still lacks the "
+            actions.append(Action(ActionKind.SETTLE, "unchanged: after a refresh the state still lacks the "
                                   "configuration's output values (see the plan)"))
             return Settled(actions, ev)
         actions.append(_refresh(target, ctx))
@@ -126,9 +126,9 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
             decision = rules.decide(ev)
         if record is None:
             if decision.verdict is Verdict.NONE and (ev.unchecked or ev.engine_alive):
-                return decision.verdict, [Action("settle", decision.reason, ok=False)], ev
+                return decision.verdict, [Action(ActionKind.SETTLE, decision.reason, ok=False)], ev
             if decision.verdict is Verdict.NONE:
-                return decision.verdict, [Action("settle", f"unchanged: {decision.reason}")], ev
+                return decision.verdict, [Action(ActionKind.SETTLE, f"unchanged: {decision.reason}")], ev
             return decision.verdict, [], ev
         action = _write(target, ctx, store, before, record, steps, ev, run_id)
         # the record changed: what it derives (orphans, progress, plan wanted) is read again
@@ -156,7 +156,7 @@ def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRec
                                                       "record_after": record.to_dict()})
     why = "; ".join(d.reason for d in steps)
     orphans = f", {len(record.suspect_orphans)} suspect orphan(s) kept" if record.suspect_orphans else ""
-    return Action("settle", f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
+    return Action(ActionKind.SETTLE, f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
 
 
 def contract_request(target: Target, ctx: WriteContext, command: str, **extra: Any) -> ModuleRequest:
@@ -179,5 +179,5 @@ def _refresh(target: Target, ctx: WriteContext) -> Action:
     """`apply -refresh-only` under the contract: state follows the live objects, nothing remote changes."""
     outcome = operation.run(contract_request(target, ctx, "refresh", expect_empty=False, on_stderr=None))
     ran = outcome.exit_code == ExitCode.OK
-    return Action("refresh", "ran apply -refresh-only (no remote change) so the state holds the "
+    return Action(ActionKind.REFRESH, "ran apply -refresh-only (no remote change) so the state holds the "
                   f"configuration's output values (run {outcome.run_id})", ok=ran, run_id=outcome.run_id)

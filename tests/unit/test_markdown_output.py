@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli import markdown
 from hybridops_tf.cli.main import cli
-from hybridops_tf.reconcile.model import Action, Alternative, Code, Finding, ModuleReport, Report
+from hybridops_tf.reconcile.model import Action, ActionKind, Alternative, Code, Finding, ModuleReport, Report
 
 _CELL = re.compile(r"((?:\\.|[^|\\])*)\|")  # as GitHub splits a row: `\x` is one character
 _PLAIN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -217,7 +217,7 @@ def test_reconcile_markdown_has_a_row_per_finding_with_its_steps_and_choices() -
     report = Report((
         ModuleReport("demo/net", "ok", "net"),
         ModuleReport("demo/vm", "error", "vm", findings=(drift, orphan),
-                     actions=(Action("settle", "error -> error"),)),
+                     actions=(Action(ActionKind.SETTLE, "error -> error"),)),
         ModuleReport("demo/db", "ok", "db", unchecked=("the engine failed: exit 1",)),
     ))
 
