@@ -121,12 +121,13 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     Example:
       hyops store import-local .hyops
     """
+    from hybridops_tf.record import layout
     from hybridops_tf.runtime.transfer import import_local
     from hybridops_tf.store import shared_store
 
     _url()
     source = root if root is not None else ctx.obj.runtime_root
-    if not (source / "state").is_dir() and not (source / "stacks").is_dir():
+    if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          "root to import, e.g. `hyops store import-local path/to/.hyops`")
     counts = import_local(source, shared_store(ctx.obj.runtime_root))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.engine import binary, commands, initcheck, process
+from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
@@ -40,7 +41,7 @@ def run_init(target: ModuleTarget, runtime_root: Path, engine_opt: str | None, p
                 *passthrough]
         captured = process.run_capture(argv, env=env)
         if captured.returncode == 0:
-            initcheck.remember_init(target.directory, runtime_root / "cache" / "init")
+            initcheck.remember_init(target.directory, layout.init_cache(runtime_root))
     output = captured.stdout + captured.stderr
     if captured.interrupted is not None:
         return InitOutcome(ExitCode.INTERRUPTED, output, f"init of {target.ref} interrupted")

@@ -53,7 +53,7 @@ from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_p
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
-from hybridops_tf.record import transitions
+from hybridops_tf.record import layout, transitions
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -525,7 +525,7 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
                     inputs=resolved.var_file() if resolved is not None else None)
     from hybridops_tf.store import backend
 
-    engine.ensure_init(opts.runtime_root / "cache" / "init", announce=opts.note, announce_first=True,
+    engine.ensure_init(layout.init_cache(opts.runtime_root), announce=opts.note, announce_first=True,
                        record=not opts.read_only, extra=lambda: backend.init_args(directory, module_ref))
     return engine
 

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.record import layout
+
 ROOT_NAME = ".hyops"
 CEILING_ENV = "HYOPS_CEILING_DIRECTORIES"
 
@@ -101,9 +103,8 @@ def choose(given: Path | None, how_given: str | None, cwd: Path, environ: Mappin
 
 def record_count(root: Path) -> int:
     """How many module records the root holds (0 when it does not exist)."""
-    base = root / "state" / "modules"
     try:
-        return sum(1 for d in base.iterdir() if (d / "latest.json").exists())
+        return sum(1 for d in layout.records_dir(root).iterdir() if (d / layout.RECORD_FILE).exists())
     except OSError:
         return 0
 

@@ -16,7 +16,8 @@ from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.record.address import ModuleTarget, key_of_module_id, module_id
+from hybridops_tf.record import layout
+from hybridops_tf.record.address import ModuleTarget, key_of_module_id
 from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 
 RERUN_INPUTS = "rerun_inputs"  # the store document kind of rerun.inputs.yml
+STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json
 
 
 class Runtime:
@@ -43,7 +45,7 @@ class Runtime:
     def rerun_inputs_path(self, module_ref: str, *, fetch: bool = True) -> Path:
         """rerun.inputs.yml of a record key. With a shared store, the store's copy is brought
         here first (the local file is what readers and suggested commands use)."""
-        path = self.root / "config" / "modules" / module_id(module_ref) / "rerun.inputs.yml"
+        path = layout.rerun_inputs(self.root, module_ref)
         if fetch:
             from hybridops_tf.store import open_store
             from hybridops_tf.store.url import selected_url
@@ -55,22 +57,22 @@ class Runtime:
     def rerun_inputs_key(self, path: Path) -> str | None:
         """The record key whose rerun.inputs.yml `path` names in this root (None: another file)."""
         try:
-            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root)) / "config" / "modules")
+            rel = Path(os.path.abspath(path)).relative_to(layout.rerun_inputs_dir(Path(os.path.abspath(self.root))))
         except ValueError:
             return None
-        if len(rel.parts) != 2 or rel.parts[1] != "rerun.inputs.yml":
+        if len(rel.parts) != 2 or rel.parts[1] != layout.RERUN_INPUTS_FILE:
             return None
         return key_of_module_id(rel.parts[0])
 
     def digest_key_path(self) -> Path:
-        return self.root / "config" / "digest.key"
+        return layout.digest_key(self.root)
 
     def engine_cache(self) -> Path:
-        return self.root / "cache" / "engines.json"
+        return layout.engine_cache(self.root)
 
     def hcl_cache(self) -> Path:
         """Parsed module variables/outputs (inputs/declarations.py); reading it writes nothing."""
-        return self.root / "cache" / "hcl"
+        return layout.hcl_cache(self.root)
 
     def engine_for(
         self,
@@ -86,7 +88,7 @@ class Runtime:
                         inputs=resolved.var_file() if resolved is not None else None)
         from hybridops_tf.store import backend
 
-        engine.ensure_init(self.root / "cache" / "init", folder.path / "init.log" if folder is not None else None,
+        engine.ensure_init(layout.init_cache(self.root), folder.path / "init.log" if folder is not None else None,
                            announce=notices.plain, extra=lambda: backend.init_args(target.directory, target.ref))
         return engine
 
@@ -119,11 +121,3 @@ class Runtime:
 
         env.update(backend.state_lock_wait_env(directory, os.environ))
         return env
-
-
-
-def report_path(runtime_root: Path, stack_name: str) -> Path:
-    return runtime_root / "stacks" / stack_name / "latest.json"
-
-
-STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json

@@ -20,7 +20,7 @@ from hybridops_tf import __version__
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.base.redact import redact_argv, redact_every_var
-from hybridops_tf.record.address import module_id
+from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import Owner, utc_now
 
@@ -36,7 +36,7 @@ EVENTS_COMPLETE = "events.complete"
 
 def run_path(runtime_root: Path, module_ref: str, run_id: str) -> Path:
     """`<runtime_root>/runs/<module_id>/<run_id>` (docs/contract.md: Files under the runtime root)."""
-    return runtime_root / "runs" / module_id(module_ref) / run_id
+    return layout.run_dir(runtime_root, module_ref, run_id)
 
 
 def new_run_id(command: str) -> str:

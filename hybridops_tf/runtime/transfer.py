@@ -7,8 +7,9 @@ from pathlib import Path
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.record import layout
 from hybridops_tf.record.model import CorruptRecordError
-from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT, Runtime, report_path
+from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT, Runtime
 from hybridops_tf.store.local import RecordStore
 from hybridops_tf.store.postgres import PgStore
 
@@ -51,9 +52,9 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
         if rerun.is_file():
             store.put_document(RERUN_INPUTS, key, rerun.read_text(encoding="utf-8"))
             counts.documents += 1
-    stacks = source / "stacks"
+    stacks = layout.stacks_dir(source)
     for folder in sorted(stacks.iterdir()) if stacks.is_dir() else []:
-        report = report_path(source, folder.name)
+        report = layout.stack_report(source, folder.name)
         if report.is_file():
             store.put_document(STACK_REPORT, folder.name, report.read_text(encoding="utf-8"))
             counts.documents += 1

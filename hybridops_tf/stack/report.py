@@ -15,8 +15,9 @@ from typing import Any
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus
-from hybridops_tf.runtime.root import STACK_REPORT, report_path
+from hybridops_tf.runtime.root import STACK_REPORT
 from hybridops_tf.stack.model import Stack
 from hybridops_tf.store import Store, open_store
 
@@ -78,7 +79,7 @@ class StackReport:
 
 def write_report(runtime_root: Path, report: StackReport) -> Path:
     """The report beside the records: the local file, and the shared store's copy when one is used."""
-    path = report_path(runtime_root, report.stack)
+    path = layout.stack_report(runtime_root, report.stack)
     text = json.dumps(report.to_dict(), indent=2) + "\n"
     atomic_write_text(path, text)
     store = open_store(runtime_root)
@@ -89,7 +90,7 @@ def write_report(runtime_root: Path, report: StackReport) -> Path:
 
 def read_report(runtime_root: Path, stack_name: str) -> dict[str, Any] | None:
     """The stored report, None when the stack never ran; refused loudly when unreadable."""
-    path = report_path(runtime_root, stack_name)
+    path = layout.stack_report(runtime_root, stack_name)
     store = open_store(runtime_root)
     if store.shared:
         store.fetch_document(STACK_REPORT, stack_name, path)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
+from hybridops_tf.record import layout
 
 if TYPE_CHECKING:
     pass
@@ -147,7 +148,7 @@ class RecordStore:
         register_private_root(runtime_root)
 
     def module_dir(self, module_ref: str) -> Path:
-        return self.root / "state" / "modules" / module_id(module_ref)
+        return layout.record_dir(self.root, module_ref)
 
     def record_path(self, module_ref: str) -> Path:
         return self.module_dir(module_ref) / "latest.json"
@@ -264,7 +265,7 @@ class RecordStore:
 
     def module_dirs(self) -> list[Path]:
         """Folders under state/modules/ that hold a latest.json."""
-        base = self.root / "state" / "modules"
+        base = layout.records_dir(self.root)
         if not base.is_dir():
             return []
         return sorted(d for d in base.iterdir() if (d / "latest.json").exists() or (d / "latest.json").is_symlink())

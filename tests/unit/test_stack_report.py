@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus, Status
 from hybridops_tf.record.model import OperationRecord
-from hybridops_tf.runtime.root import report_path
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, read_report, status_document, write_report
 from hybridops_tf.stack.runner import MemberResult, exit_code_of
@@ -71,7 +71,7 @@ def test_status_prints_the_report_as_stored_and_adds_members_it_lacks(tmp_path: 
 
 
 def test_an_unreadable_report_is_refused_and_kept(tmp_path: Path) -> None:
-    path = report_path(tmp_path, "demo")
+    path = layout.stack_report(tmp_path, "demo")
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
 

@@ -1,0 +1,68 @@
+"""Where everything lives under a runtime root (docs/contract.md: Files under the runtime root),
+spelt in this one place. Record keys become folder names through address.module_id.
+
+    state/modules/<module_id>/latest.json, .lock   the record and its lock (the local store)
+    runs/<module_id>/<run_id>/                     one command's run folder
+    config/modules/<module_id>/rerun.inputs.yml    the inputs a rerun needs (no secrets)
+    config/digest.key                              the key of the inputs digests
+    cache/engines.json, cache/hcl/, cache/init/    what hyops remembers to be fast
+    stacks/<stack>/latest.json                     a stack's last run report
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybridops_tf.record.address import module_id
+
+RECORD_FILE = "latest.json"
+RERUN_INPUTS_FILE = "rerun.inputs.yml"
+
+
+def records_dir(root: Path) -> Path:
+    return root / "state" / "modules"
+
+
+def record_dir(root: Path, key: str) -> Path:
+    return records_dir(root) / module_id(key)
+
+
+def run_dir(root: Path, key: str, run_id: str) -> Path:
+    return root / "runs" / module_id(key) / run_id
+
+
+def rerun_inputs_dir(root: Path) -> Path:
+    return root / "config" / "modules"
+
+
+def rerun_inputs(root: Path, key: str) -> Path:
+    return rerun_inputs_dir(root) / module_id(key) / RERUN_INPUTS_FILE
+
+
+def digest_key(root: Path) -> Path:
+    return root / "config" / "digest.key"
+
+
+def engine_cache(root: Path) -> Path:
+    return root / "cache" / "engines.json"
+
+
+def hcl_cache(root: Path) -> Path:
+    return root / "cache" / "hcl"
+
+
+def init_cache(root: Path) -> Path:
+    return root / "cache" / "init"
+
+
+def stacks_dir(root: Path) -> Path:
+    return root / "stacks"
+
+
+def stack_report(root: Path, stack_name: str) -> Path:
+    return stacks_dir(root) / stack_name / RECORD_FILE
+
+
+def holds_records(root: Path) -> bool:
+    """Whether `root` looks like a runtime root with records or stack reports in it."""
+    return records_dir(root).parent.is_dir() or stacks_dir(root).is_dir()
