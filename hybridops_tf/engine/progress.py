@@ -234,6 +234,12 @@ def plan_was_read(events: Iterable[Event]) -> bool:
                for e in events)
 
 
+def run_succeeded(events: Iterable[Event]) -> bool:
+    """True when the stream says the apply/destroy finished: the engine's closing change
+    summary (`Apply complete!`, `Destroy complete!`), which it prints only on success."""
+    return any(isinstance(e, ChangeSummary) and e.operation in ("apply", "destroy") for e in events)
+
+
 def planned_creates(events: Iterable[Event]) -> tuple[str, ...] | None:
     """The addresses a plan's stream will create (create or replace), in plan order; None when
     its change summary counts more additions than it named (the creates cannot be named)."""

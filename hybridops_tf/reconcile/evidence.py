@@ -47,7 +47,7 @@ from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
 from hybridops_tf.engine.jsonshape import as_dict
-from hybridops_tf.engine.progress import ResourceTracker
+from hybridops_tf.engine.progress import ResourceTracker, run_succeeded
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
@@ -317,8 +317,10 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     if record is not None and record.status is Status.RUNNING:
         events = read_run_events(opts.runtime_root, target.key, record.run_id)
         run_events[record.run_id] = events
-        base = _with(base, last_run=dict(ResourceTracker().feed_all(events).resources),
-                     deleted=completed_deletes(events),
+        tracker = ResourceTracker().feed_all(events)
+        if run_succeeded(events):  # killed after its engine exited 0: every delete it began is done
+            tracker.engine_succeeded()
+        base = _with(base, last_run=dict(tracker.resources), deleted=completed_deletes(tracker, events),
                      stream_complete=events_complete(opts.runtime_root, target.key, record.run_id))
         unseen = may_hold_unseen_creates(opts.runtime_root, target.key, record.run_id,
                                          record.active_command, events)
@@ -391,18 +393,20 @@ def _progress_evidence(ev: ModuleEvidence) -> ModuleEvidence:
     return _with(ev, orphan_evidence=known)
 
 
-def completed_deletes(events: list[Any]) -> dict[str, str | None]:
-    """address -> the id of each object whose delete completed in this stream (None: unnamed)."""
+def completed_deletes(tracker: ResourceTracker, events: list[Any]) -> dict[str, tuple[str | None, ...]]:
+    """address -> the ids of the objects whose delete completed in this stream, as the tracker
+    fed with it retired them (several at one address: a replaced object and a deposed one);
+    (None,) where a delete completed without any event naming its object."""
     from hybridops_tf.engine.events import ApplyComplete, ApplyStart
 
-    started: dict[str, str | None] = {}
-    done: dict[str, str | None] = {}
+    out: dict[str, tuple[str | None, ...]] = {
+        addr: p.deleted_ids for addr, p in tracker.resources.items() if p.deleted_ids}
+    named = {e.addr for e in events if isinstance(e, ApplyStart) and e.action == "delete" and e.id_value}
     for event in events:
-        if isinstance(event, ApplyStart) and event.action == "delete" and event.addr:
-            started[event.addr] = event.id_value
-        elif isinstance(event, ApplyComplete) and event.action == "delete" and event.addr:
-            done[event.addr] = started.get(event.addr) or event.id_value
-    return done
+        if (isinstance(event, ApplyComplete) and event.action == "delete" and event.addr
+                and event.addr not in named and not event.id_value):
+            out[event.addr] = (None,)
+    return out
 
 
 def _create_started(events: list[Any]) -> set[str]:

@@ -228,9 +228,10 @@ class ModuleEvidence:
     replanned_creates: tuple[str, ...] | None = ()
     errored_state: bool = False  # errored.tfstate in the module directory
     unchecked: tuple[str, ...] = ()
-    # The interrupted run's completed deletes: address -> the deleted object's id (None when
-    # the events did not say); that object is gone, so its id is never offered to --import.
-    deleted: Mapping[str, str | None] | None = None
+    # The interrupted run's completed deletes: address -> the ids of the objects deleted there
+    # (a deposed one among them; None for a delete whose id the events did not say); those
+    # objects are gone, so their ids are never offered to --import.
+    deleted: Mapping[str, tuple[str | None, ...]] | None = None
     # Per suspect-orphan address: whether its create was seen starting or only planned.
     orphan_evidence: Mapping[str, OrphanEvidence] | None = None
     # Per address: the attribute values a plan would create it with (sensitive redacted,

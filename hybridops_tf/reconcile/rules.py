@@ -84,9 +84,17 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     return [o.address for o in found]
 
 
+def delete_done(key: str, entry_id: str | None, deleted: Mapping[str, tuple[str | None, ...]] | None) -> bool:
+    """Whether the record entry `key` (an address, or `ADDR (deposed KEY)`) holding `entry_id`
+    names an object whose delete the interrupted run completed: its id among those deleted at
+    its address, or, for the address's current object, a delete the events did not name."""
+    ids = (deleted or {}).get(entry_address(key), ())
+    return (entry_id is not None and entry_id in ids) or (None in ids and key == entry_address(key))
+
+
 def claimed_missing(
     record: OperationRecord | None, progress: Mapping[str, ResourceProgress] | None, in_state: set[str],
-    deleted: Mapping[str, str | None] | None = None, held: frozenset[str] | set[str] = frozenset(),
+    deleted: Mapping[str, tuple[str | None, ...]] | None = None, held: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, str | None]:
     """Objects the record (or the interrupted run's events) say exist, absent from state.
 
@@ -96,18 +104,17 @@ def claimed_missing(
     address -> the object's id when known (for an exact `--import`). A recorded id counts
     whatever the entry's status (an update or a delete that errored leaves the object
     live) unless it is `destroyed`, its delete completed, or the interrupted run's events
-    show that very object's delete completing (`deleted`: address -> deleted id, None when
-    unnamed).
+    show that very object's delete completing (`deleted`: address -> deleted ids, see
+    delete_done).
     """
     missing: dict[str, str | None] = {}
-    gone = deleted or {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
             if (addr in in_state or transitions.is_data_source(addr, entry)
                     or entry.status is ResourceStatus.DESTROYED
                     or (entry.action == "delete" and entry.status is ResourceStatus.COMPLETE)):
                 continue  # nothing live, or a delete that completed
-            if addr in gone and (gone[addr] is None or gone[addr] == entry.id):
+            if delete_done(addr, entry.id, deleted):
                 continue  # that object's delete completed: it is not live
             if entry.id in held:
                 continue  # the state holds this object, at another address
@@ -311,15 +318,13 @@ def _forget_deleted_ids(out: OperationRecord, ev: ModuleEvidence) -> None:
     """An id whose delete completed in the interrupted run names no live object: drop it
     from the settled record, so no later reconcile offers it to --import."""
     progress = ev.last_run or {}
-    for addr, gone_id in (ev.deleted or {}).items():
-        entry = (out.resources or {}).get(addr)
-        if entry is None or entry.id is None:
+    for key, entry in (out.resources or {}).items():
+        if entry.id is None or not delete_done(key, entry.id, ev.deleted):
             continue
-        made = progress.get(addr)
+        made = progress.get(key)
         if made is not None and made.status is Progress.COMPLETE and made.id_value == entry.id:
             continue  # a create that completed: its new id is live
-        if gone_id is None or gone_id == entry.id:
-            entry.id = None
+        entry.id = None
 
 
 def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str | None = None) -> OperationRecord:

@@ -85,7 +85,7 @@ def test_an_id_whose_delete_completed_in_the_killed_run_is_never_offered_to_impo
     rec = record(Status.RUNNING, run_id="apply-9", resources={"sim_network.this": ("complete", "create", "net-old")})
     ev = evidence(record=rec, lock_free=True, state=state(), refresh=quiet(), plan=quiet(),
                   last_run=progress(sim_network__this=("started", "create")),
-                  deleted={"sim_network.this": "net-old"},
+                  deleted={"sim_network.this": ("net-old",)},
                   orphan_evidence={"sim_network.this": OrphanEvidence.STARTED})
 
     found = compare(ev, CMD)
