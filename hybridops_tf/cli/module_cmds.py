@@ -68,7 +68,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
 
 
 def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: str | None, inputs: Inputs,
-                          lock_timeout: float, allow_uncertain: bool) -> None:
+                      lock_timeout: float, allow_uncertain: bool) -> None:
     """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed)."""
     from hybridops_tf.base.errors import UsageError
     from hybridops_tf.cli import approval

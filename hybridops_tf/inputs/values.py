@@ -371,7 +371,7 @@ class ResolvedInputs:
         import yaml
 
         return "\n".join(lines) + "\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False,
-                                                          allow_unicode=True)
+                                                        allow_unicode=True)
 
     def rerun_yaml(self, header: str = "") -> str:
         """rerun.inputs.yml: a plain `--inputs` file (name: value, sensitive "<redacted>"),

@@ -36,7 +36,7 @@ def run_init(target: ModuleTarget, runtime_root: Path, engine_opt: str | None, p
     info = binary.resolve(engine_opt, ws.engine_cache())
     env = ws.engine_env(target.directory, None, workspace)
     with process.FORWARDER, open_store(runtime_root).lock(record_key(target.ref, workspace), new_run_id("init"),
-                                                            lock_timeout):
+                                                          lock_timeout):
         argv = [*commands.init(info.binary, target.directory), *backend.init_args(target.directory, target.ref),
                 *passthrough]
         captured = process.run_capture(argv, env=env)

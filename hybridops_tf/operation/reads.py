@@ -47,8 +47,8 @@ def takeover(
                                previous.active_command, events):
         replanned = planned_creates(engine)
     orphans = transitions.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
-                                             known=previous.resources,
-                                             stream_complete=events_complete(runtime_root, key, previous.run_id))
+                                                  known=previous.resources,
+                                                  stream_complete=events_complete(runtime_root, key, previous.run_id))
     return orphans, transitions.resources_after_run(previous.resources, progress, in_state)
 
 

@@ -82,7 +82,7 @@ class _StateEvidence:
         state = written if written is not None else parse_state(engine.show_state_doc())
         view = transitions.state_view(state.resources)
         objects = transitions.objects_after_run(running.resources, tracker.resources, view,
-                                           run_id=running.run_id, converged=converged)
+                                                run_id=running.run_id, converged=converged)
         return cls(state, view, objects.resources, objects.released)
 
 
@@ -282,7 +282,7 @@ def _settle_failure(req: ModuleRequest, engine: Engine, running: OperationRecord
         recovered_outputs=outputs_plain(evidence.state.outputs),
         resources=evidence.resources,
         orphans=transitions.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
-                                           known=running.resources),
+                                                known=running.resources),
     )
 
 

@@ -80,7 +80,7 @@ def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
         return []
     view = transitions.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
     found = transitions.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
-                                           known=ev.record.resources, stream_complete=ev.stream_complete)
+                                                known=ev.record.resources, stream_complete=ev.stream_complete)
     return [o.address for o in found]
 
 

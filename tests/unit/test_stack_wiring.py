@@ -79,7 +79,7 @@ def test_destroy_wires_from_the_upstream_record(wiring: Wiring, stack: Stack, tm
 
 
 def test_destroy_uses_previous_outputs_of_a_destroyed_upstream(wiring: Wiring, stack: Stack,
-                                                              tmp_path: Path) -> None:
+                                                               tmp_path: Path) -> None:
     record(tmp_path / "runtime", "demo/network", Status.DESTROYED, previous_outputs={"network_id": "net-old"})
 
     assert wiring.for_destroy(stack.member("vm")).values["network_id"] == "net-old"
