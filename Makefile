@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 	XDG_CACHE_HOME="$${XDG_CACHE_HOME:-$$HOME/.cache}" XDG_CONFIG_HOME="$${XDG_CONFIG_HOME:-$$HOME/.config}" \
 		HOME=$(BUILD_HOME) $(BIN)/pip install --quiet '$(NULL_PROVIDER_PIN)'
 	rm -rf $(BUILD_HOME)
-	$(BIN)/pip install --quiet -e '.[sim,test,postgres]'
+	$(BIN)/pip install --quiet -e '.[sim,test,postgres,bench]'
 	touch $(STAMP)
 
 # The crash matrix, the races and the stack kills (timing-driven SIGSTOP/SIGKILL of live

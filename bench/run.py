@@ -6,11 +6,17 @@ table per figure. `KIND` says what is measured: "micro" (default: a stand-in eng
 engine at all) or "real engine" (the real engine and the sim provider); every title is
 prefixed with it. A bench with both ("micro + real engine") says which row is which in a
 `kind` column. Targets live here, never in timed tests.
+
+Which benches run: those named on the command line (`python bench/run.py targets stack`), else
+those in HYOPS_BENCH_ONLY (comma- or space-separated, e.g. `HYOPS_BENCH_ONLY=targets make
+bench`), else every one. A name is the file's stem with or without `bench_`; a name that
+matches no bench is an error.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -38,11 +44,22 @@ def print_result(result: list[dict[str, object]] | dict[str, list[dict[str, obje
         print(table(result), flush=True)
 
 
+def selected(names: list[str]) -> list[Path]:
+    """The bench files to run: those `names` (else HYOPS_BENCH_ONLY) name, else all."""
+    if not names:
+        names = os.environ.get("HYOPS_BENCH_ONLY", "").replace(",", " ").split()
+    paths = sorted(HERE.glob("bench_*.py"))
+    wanted = {name.removeprefix("bench_").removesuffix(".py") for name in names}
+    unknown = wanted - {path.stem.removeprefix("bench_") for path in paths}
+    if unknown:
+        known = ", ".join(path.stem.removeprefix("bench_") for path in paths)
+        raise SystemExit(f"bench/run.py: no bench named {', '.join(sorted(unknown))} (benches: {known})")
+    return [path for path in paths if not wanted or path.stem.removeprefix("bench_") in wanted]
+
+
 def main(names: list[str]) -> int:
     sys.path.insert(0, str(HERE.parent))
-    for path in sorted(HERE.glob("bench_*.py")):
-        if names and path.stem not in names and path.stem.removeprefix("bench_") not in names:
-            continue
+    for path in selected(names):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
