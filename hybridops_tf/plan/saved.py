@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.engine import commands
+from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.record.address import resolve_module
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import utc_now
@@ -32,7 +33,6 @@ from hybridops_tf.record.model import utc_now
 if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs.values import ResolvedInputs
-    from hybridops_tf.operation.request import ModuleRequest
     from hybridops_tf.plan.request import PlanRequest
 
 SIDECAR_SUFFIX = ".hyops.json"
