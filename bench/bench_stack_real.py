@@ -43,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
 from bench_stack import ARGV_SCAN  # type: ignore[import-not-found]  # noqa: E402
+from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
 
 KIND = "real engine"
 MEMBERS = int(os.environ.get("HYOPS_BENCH_MEMBERS", "50"))
@@ -289,21 +290,15 @@ def _versus(stack: str, members: int, p: int, hyops_s: float, raw_s: float, raw:
             "met": _met(ratio)}
 
 
-def _machine(when: str) -> dict[str, object]:
-    one, five, fifteen = os.getloadavg()
-    return {"when": when, "cores": os.cpu_count(), "load 1/5/15 min": f"{one:.2f} / {five:.2f} / {fifteen:.2f}",
-            "at": time.strftime("%H:%M:%S")}
-
-
 def run() -> dict[str, list[dict[str, object]]]:
     engine = _engine()
-    machine = [_machine("start")]
+    machine = [machine_row("start")]
     tables: dict[str, list[dict[str, object]]] = {"apply": [], "reconcile": [], "destroy": []}
     shapes = [(wide(MEMBERS), PARALLELISM)] + ([(chain(CHAIN), CHAIN_PARALLELISM)] if CHAIN > 0 else [])
     for shape, parallelisms in shapes:
         for figure, rows in measure(shape, engine, parallelisms).items():
             tables[figure] += rows
-    machine.append(_machine("end"))
+    machine.append(machine_row("end"))
     name = Path(engine).name
     titles = {
         "apply": "stack apply vs max(critical path, work / P), member durations from the same run",

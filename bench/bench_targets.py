@@ -62,6 +62,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
+from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
@@ -312,15 +315,9 @@ def _reconcile(ws: Workspace, names: Sequence[str]) -> list[Row]:
             Row("3b. (no target) same, raw also runs show -json", both, hyops, None, "- (hyops's own share)")]
 
 
-def _machine(when: str) -> dict[str, object]:
-    one, five, fifteen = os.getloadavg()
-    return {"when": when, "cores": os.cpu_count(), "load 1/5/15 min": f"{one:.2f} / {five:.2f} / {fifteen:.2f}",
-            "at": time.strftime("%H:%M:%S")}
-
-
 def run() -> dict[str, list[dict[str, object]]]:
     engine = _engine()
-    machine = [_machine("start")]
+    machine = [machine_row("start")]
     names = [f"m{i:02d}" for i in range(max(MODULES, 1))]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp), engine, _hyops())
@@ -328,7 +325,7 @@ def run() -> dict[str, list[dict[str, object]]]:
         _set_up(ws, names)
         rows, notes = _apply_and_plan(ws)
         rows += _reconcile(ws, names)
-    machine.append(_machine("end"))
+    machine.append(machine_row("end"))
     for note in notes:
         print(f"note: {note}", flush=True)
     version = subprocess.run([engine, "version"], capture_output=True, text=True, check=False,
