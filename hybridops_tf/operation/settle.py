@@ -8,13 +8,11 @@ and every event logged; evidence that cannot be read leaves an honest `error`.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode
-from hybridops_tf.engine import commands
 from hybridops_tf.operation import reads
 from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import Command, Status
@@ -94,15 +92,6 @@ def _with_released(rec: OperationRecord, released: list[ReleasedObject],
     return rec
 
 
-# After a run that exited 0 the state used to be read back with `show -json`: a second engine
-# process per module (0.4-1.5 s on 2 cores), on a stack destroy's critical path once per
-# member. With the implicit local backend that state is the file the engine has just written,
-# so reading it is the same evidence without the process. It is trusted only when this run
-# wrote it and only where the engine keeps state there; anything else (a backend or `cloud` set
-# up by init, -state or TF_DATA_DIR, an unknown or encrypted format) still asks `show -json`.
-_STATE_FILE_FLAGS = frozenset({"-state", "-state-out"})  # a state file of the user's choosing
-
-
 def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
     """The state this run's engine wrote in the module's local state file, else None."""
     from datetime import UTC, datetime
@@ -115,21 +104,9 @@ def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) 
 
 
 def local_state(req: ModuleRequest, engine: Engine, since: float | None = None) -> StateSnapshot | None:
-    """The module's local state file as the engine keeps it (written at or after `since`, when
-    given), else None: kept elsewhere, missing, or a format we do not read."""
-    from hybridops_tf.engine.state import StateFormatError, parse_local_state
-
-    if _state_kept_elsewhere(req, engine):
-        return None
-    workspace = engine.env.get("TF_WORKSPACE") or "default"
-    path = engine.module_dir / "terraform.tfstate" if workspace == "default" else \
-        engine.module_dir / "terraform.tfstate.d" / workspace / "terraform.tfstate"
-    try:
-        if since is not None and path.stat().st_mtime < since:
-            return None  # not written by this run (started_at is whole seconds)
-        return parse_local_state(path.read_bytes())
-    except (OSError, ValueError, RecursionError, StateFormatError):
-        return None  # a format we do not read: `show -json` says
+    """The module's local state file as the engine keeps it (reads.local_state), with this
+    request's own engine arguments counted."""
+    return reads.local_state(engine, req.passthrough, since)
 
 
 def following_state(req: ModuleRequest, engine: Engine, known: dict[str, ResourceEntry] | None
@@ -152,25 +129,6 @@ def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRe
         return None
     state = written_state(req, engine, running)
     return state if state is not None and state.is_empty else None
-
-
-def _state_kept_elsewhere(req: ModuleRequest, engine: Engine) -> bool:
-    """The engine may keep this module's state somewhere other than its local state file."""
-    import os
-
-    if (engine.module_dir / ".terraform" / "terraform.tfstate").exists():
-        return True  # init configured a backend (or `cloud`): the state is not the local file
-    env = {**os.environ, **engine.env}
-    if "TF_DATA_DIR" in env:
-        return True
-    args = list(req.passthrough)
-    for name, value in env.items():
-        if name.startswith("TF_CLI_ARGS"):
-            try:
-                args += shlex.split(value)  # the engine splits these as shell words
-            except ValueError:
-                return True  # words we cannot split: they may name a state file
-    return any(commands.flag_name(arg) in _STATE_FILE_FLAGS for arg in args)
 
 
 def _settle(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,

@@ -52,6 +52,7 @@ from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.operation import reads
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
 from hybridops_tf.record import layout, transitions
 from hybridops_tf.record.address import record_key
@@ -494,11 +495,13 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
 
 def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inputs_problem: str | None
                             ) -> EngineEvidence:
-    """`show -json` and the refresh-only plan (final: no plan can run without the inputs)."""
+    """The state and the refresh-only plan (final: no plan can run without the inputs). The
+    state is the module's local state file where the engine keeps it there and no
+    errored.tfstate asks for a comparison of every attribute; else `show -json`."""
     unchecked: list[str] = []
-    state = None
+    state = None if errored else reads.local_state(engine)
     try:
-        state = parse_state(engine.show_state_doc())
+        state = state if state is not None else parse_state(engine.show_state_doc())
     except (EngineError, StateFormatError) as err:
         unchecked.append(f"state (show -json) could not be read: {getattr(err, 'message', err)}")
     if errored and state is not None and _errored_was_pushed(engine, directory / "errored.tfstate", state):

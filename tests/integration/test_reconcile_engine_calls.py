@@ -1,9 +1,11 @@
 """How many engine calls `hyops reconcile` makes per finding, so the count cannot creep back
 up: the engine is a wrapper that logs each call's arguments, then runs the real engine.
 
-Per module: `show -json` and one refresh-only plan; a normal plan only for an `error` or
-`running` record (or one with suspect orphans), with `-refresh=false` when the refresh-only
-plan showed no drift; `--write` reads all of it once, under the lock, and reports from it.
+Per module: one refresh-only plan, the state read from the module's local state file (a
+`show -json` only where the engine keeps its state elsewhere or an errored.tfstate must be
+compared); a normal plan only for an `error` or `running` record (or one with suspect
+orphans), with `-refresh=false` when the refresh-only plan showed no drift; `--write` reads
+all of it once, under the lock, and reports from it.
 """
 
 from __future__ import annotations
@@ -52,11 +54,38 @@ def engine_calls(log: Path) -> list[str]:
     return out
 
 
-def reconcile_calls(hyops: Hyops, log: Path, *args: str, code: int = 0) -> tuple[list[str], dict]:
+def reconcile_calls(hyops: Hyops, log: Path, *args: str, code: int = 0,
+                    env: dict[str, str] | None = None) -> tuple[list[str], dict]:
     log.unlink(missing_ok=True)
-    done = hyops("reconcile", "modules/network", "--json", *args)
+    done = hyops("reconcile", "modules/network", "--json", *args, env=env)
     assert done.returncode == code, done.stdout + done.stderr
     return engine_calls(log), json.loads(done.stdout)
+
+
+def test_a_state_the_engine_keeps_elsewhere_is_read_with_show(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+
+    # a state file of the user's choosing (here the usual one): hyops cannot know it is local
+    calls, doc = reconcile_calls(counted, calls_log, env={"TF_CLI_ARGS_plan": "-state=terraform.tfstate"})
+
+    assert calls == ["show", "plan -refresh-only"]
+    assert doc["consistent"] is True
+
+
+def test_an_errored_state_file_is_compared_through_the_engine(
+    counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
+) -> None:
+    module = module_copy("network")
+    assert counted("apply", "modules/network").returncode == 0
+    (module / "errored.tfstate").write_bytes((module / "terraform.tfstate").read_bytes())  # pushed back
+
+    calls, doc = reconcile_calls(counted, calls_log)
+
+    assert calls == ["show", "show", "plan -refresh-only"]
+    assert doc["consistent"] is True
 
 
 def set_error(hyops: Hyops) -> None:
@@ -66,7 +95,7 @@ def set_error(hyops: Hyops) -> None:
     hyops.write_record("network", rec)
 
 
-def test_a_healthy_module_costs_one_show_and_one_refresh_only_plan(
+def test_a_healthy_module_costs_one_refresh_only_plan(
     counted: Hyops, module_copy: Callable[[str], Path], calls_log: Path
 ) -> None:
     module_copy("network")
@@ -74,7 +103,7 @@ def test_a_healthy_module_costs_one_show_and_one_refresh_only_plan(
 
     calls, doc = reconcile_calls(counted, calls_log)
 
-    assert calls == ["show", "plan -refresh-only"]
+    assert calls == ["plan -refresh-only"]
     assert doc["consistent"] is True
 
 
@@ -87,7 +116,7 @@ def test_an_error_record_adds_one_plan_without_a_second_refresh(
 
     calls, doc = reconcile_calls(counted, calls_log, code=3)
 
-    assert calls == ["show", "plan -refresh-only", "plan -refresh=false"]
+    assert calls == ["plan -refresh-only", "plan -refresh=false"]
     [module] = doc["modules"]
     assert [f["code"] for f in module["findings"]] == ["partial_apply"]
     assert "--write` records ok" in module["findings"][0]["detail"]
@@ -102,7 +131,7 @@ def test_write_reads_the_evidence_once_and_reports_the_settled_record_from_it(
 
     calls, doc = reconcile_calls(counted, calls_log, "--write")
 
-    assert calls == ["show", "plan -refresh-only", "plan -refresh=false"]
+    assert calls == ["plan -refresh-only", "plan -refresh=false"]
     [module] = doc["modules"]
     assert module["status"] == "ok" and module["findings"] == [] and doc["consistent"] is True
     assert (counted.record("network") or {})["status"] == "ok"
@@ -119,6 +148,6 @@ def test_after_drift_the_plan_of_an_error_record_refreshes(
 
     calls, doc = reconcile_calls(counted, calls_log, code=3)
 
-    assert calls == ["show", "plan -refresh-only", "plan"]
+    assert calls == ["plan -refresh-only", "plan"]
     [module] = doc["modules"]
     assert any("create sim_network.this" in f["detail"] for f in module["findings"])
