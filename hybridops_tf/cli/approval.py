@@ -6,17 +6,16 @@ stdout are both terminals, and never with `--auto-approve` (the engine's `-auto-
 after `--` too) or `HYOPS_AUTO_APPROVE=1`. What was shown is what is applied: the plan is
 saved to a private temporary file (memory-backed /dev/shm when there is one, deleted after),
 shown, and after `yes` applied through the saved-plan path of `hyops apply FILE`
-(plan/saved.py), so approval and plan files share one code path. Any other answer changes
+(plan/reviewed.py runs that; this module shows and asks), so approval and plan files share
+one code path. Any other answer changes
 nothing and exits 4 (refused before any mutation).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,7 +24,7 @@ from hybridops_tf.base.errors import ExitCode
 
 if TYPE_CHECKING:
     from hybridops_tf.operation.request import Outcome
-    from hybridops_tf.plan.planner import MemberPlan
+    from hybridops_tf.plan.planner import MemberPlan, PlanOutcome
     from hybridops_tf.record.address import ModuleTarget
     from hybridops_tf.stack.model import Stack
 
@@ -79,42 +78,23 @@ def cancelled(command: str, err: bool = False) -> int:
 def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str | None,
                  given: Sequence[Any], passthrough: Sequence[str], lock_timeout: float,
                  allow_uncertain: bool, on_event: Any) -> Outcome | int:
-    """Plan into a private file, show it, ask; after `yes` apply exactly that plan.
-    The Outcome of the apply, or the exit code of a cancel."""
+    """The plan shown here and asked about, then applied exactly (plan/reviewed.py): the
+    Outcome of the apply, or the exit code of a cancel."""
     from hybridops_tf.cli.plan_render import render_plan
-    from hybridops_tf.operation import steps
-    from hybridops_tf.operation.request import ModuleRequest
-    from hybridops_tf.plan import planner, saved
-    from hybridops_tf.plan.request import PlanRequest
-    from hybridops_tf.record.address import record_key
+    from hybridops_tf.plan import reviewed
     from hybridops_tf.record.lifecycle import Command
-    from hybridops_tf.store import open_store
 
-    if command == "apply":  # an uncertain record is refused before the question, not after it
-        steps.guard(ModuleRequest(command=Command.APPLY, target=tgt, runtime_root=ctx.obj.runtime_root,
-                                  allow_uncertain=allow_uncertain),
-                    open_store(ctx.obj.runtime_root).read(record_key(tgt.ref, space)))
-    tmp = planner.private_tmp()
-    try:
-        plan_file = Path(tmp) / "reviewed.tfplan"
-        plan = planner.run_plan(PlanRequest(
-            target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, workspace=space,
-            var_options=given, passthrough=passthrough, argv=sys.argv[1:], out=plan_file,
-            destroy=command == "destroy", recorded_inputs=command == "destroy",
-        ))
+    def show(plan: PlanOutcome) -> None:
         for line in render_plan(plan.plan_doc):
             click.echo(line)
         click.echo(plan.message)
-        if plan.has_changes and not approved():
-            return cancelled(command)
-        return steps.run(saved.saved_plan_request(saved.SavedPlanApply(
-            plan_file=plan_file, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
-            modules_root=ctx.obj.modules_root, ref=tgt.ref, workspace_of=lambda _dir: space,
-            passthrough=passthrough, lock_timeout=lock_timeout, allow_uncertain=allow_uncertain,
-            argv=sys.argv[1:], on_event=on_event,
-        )))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    outcome = reviewed.run(reviewed.ReviewedRun(
+        command=Command(command), target=tgt, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+        modules_root=ctx.obj.modules_root, workspace=space, var_options=given, passthrough=passthrough,
+        lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=on_event,
+    ), show, approved)
+    return cancelled(command) if outcome is None else outcome
 
 
 def stack_summary_lines(stack_name: str, command: str, plans: Sequence[MemberPlan]) -> list[str]:

@@ -14,6 +14,7 @@ from hybridops_tf.record.model import OperationRecord
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.engine.events import Event
+    from hybridops_tf.inputs.values import CliInput
 
 
 EventSink = Callable[["Event"], None]
@@ -28,7 +29,7 @@ class ModuleRequest:
     runtime_root: Path
     engine: str | None = None
     inputs_file: Path | None = None
-    var_options: Sequence[str] = ()
+    var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order
     stack_inputs: Mapping[str, Any] | None = None
     sensitive_inputs: frozenset[str] = frozenset()  # e.g. wired from a sensitive upstream output
     passthrough: Sequence[str] = ()

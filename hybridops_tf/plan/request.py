@@ -11,7 +11,7 @@ from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Command
 
 if TYPE_CHECKING:
-    pass
+    from hybridops_tf.inputs.values import CliInput
 
 
 @dataclass
@@ -20,7 +20,7 @@ class PlanRequest:
     runtime_root: Path
     engine: str | None = None
     inputs_file: Path | None = None
-    var_options: Sequence[str] = ()
+    var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order
     stack_inputs: dict | None = None
     sensitive_inputs: frozenset[str] = frozenset()
     passthrough: Sequence[str] = ()
