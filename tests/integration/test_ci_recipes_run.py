@@ -50,11 +50,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.conftest import SIM_MODULES
-from tests.integration.hyops_cli import HYOPS
-from tests.integration.shared_store import SharedStore
-from tests.pgcluster import PgCluster
-from tests.unit.test_ci_examples import (
+from tests.ci_recipes import (
     GITHUB,
     GITLAB,
     PLACEHOLDER,
@@ -62,13 +58,16 @@ from tests.unit.test_ci_examples import (
     gitlab_scripts,
     hyops_commands,
 )
-from tests.unit.test_markdown_output import code_spans, parse_table, plain
+from tests.integration.helpers import MODULE_COPY_IGNORE, SIM_MODULES
+from tests.integration.hyops_cli import HYOPS
+from tests.integration.shared_store import SharedStore
+from tests.pgcluster import PgCluster
+from tests.readers import code_spans, parse_table, plain
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 STEP_TIMEOUT_SECONDS = 240
 PG_BACKEND = 'terraform {\n  backend "pg" {}\n}\n'
-COPY_IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate")
 MODULE = "modules/network"  # what both recipes ship with (checked below)
 STACK = "modules/stack.yml"  # the demo stack of the checkout, for the STACK variant
 MEMBERS = ("network", "vm", "config", "health")
@@ -133,7 +132,7 @@ class Project:
         modules/stack.yml, every module's state in the store (`backend "pg" {}`)."""
         self.jobs_run += 1
         repo = self.tmp / f"runner-{self.jobs_run}-{job}" / "builds" / "repo"
-        shutil.copytree(SIM_MODULES, repo / "modules", ignore=COPY_IGNORE)
+        shutil.copytree(SIM_MODULES, repo / "modules", ignore=MODULE_COPY_IGNORE)
         for member in MEMBERS:
             (repo / "modules" / member / "backend.tf").write_text(PG_BACKEND)
         return repo

@@ -11,12 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import StackEnv, members
-from tests.unit.test_markdown_output import code_spans, parse_table, plain
-from tests.unit.test_picture import parse_mermaid
+from tests.integration.stacks import StackEnv, members
+from tests.readers import code_spans, parse_mermaid, parse_table, plain
 
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 
 VM_FAILS = [{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}]

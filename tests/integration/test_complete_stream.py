@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.integration.conftest import SIM_HEADER
 from tests.integration.gates import Gate, kill_engines
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import HYOPS, Hyops, engine_processes, wait_for
 
 CHAIN_TF = SIM_HEADER + """

@@ -4,35 +4,17 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.integration.gates import Gate, kill_engines
+from tests.integration.helpers import unwritable
 from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
 BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
-
-@contextmanager
-def unwritable(directory: Path) -> Iterator[None]:
-    """Make a directory refuse new entries, even for root (immutable flag, else a ro bind)."""
-    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode == 0:
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-i", str(directory)], check=True)
-        return
-    subprocess.run(["mount", "--bind", str(directory), str(directory)], check=True)
-    try:
-        subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], check=True)
-        yield
-    finally:
-        subprocess.run(["umount", str(directory)], check=True)
-
 
 @pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration

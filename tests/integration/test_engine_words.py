@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.conftest import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 UNDECLARED = SIM_HEADER + """

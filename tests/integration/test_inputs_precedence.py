@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.conftest import SIM_HEADER
 from tests.integration.gates import Gate
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 REQUIRED_TF = SIM_HEADER + """variable "name" {

@@ -28,9 +28,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.helpers import REPO_ROOT, copy_module
+
 pytestmark = [pytest.mark.integration, pytest.mark.packaging]
 
-REPO = Path(__file__).resolve().parents[2]
 FIX = "pip install 'hybridops-tf[sim]'"
 TIMEOUT = 600
 # What pip and build say when the package index cannot be reached: the test then skips.
@@ -57,15 +58,15 @@ def _copy_sources(to: Path) -> Path:
     source = to / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, source / name)
+        shutil.copy2(REPO_ROOT / name, source / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest_cache")
     for name in ("hybridops_tf", "tests"):
-        shutil.copytree(REPO / name, source / name, ignore=ignore)
+        shutil.copytree(REPO_ROOT / name, source / name, ignore=ignore)
     return source
 
 
 def _package_files() -> set[str]:
-    return {p.relative_to(REPO).as_posix() for p in (REPO / "hybridops_tf").rglob("*.py")
+    return {p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "hybridops_tf").rglob("*.py")
             if "__pycache__" not in p.parts}
 
 
@@ -118,8 +119,7 @@ def test_the_wheel_installs_and_runs_like_any_python_cli(tmp_path: Path, engine_
     assert version.startswith("hyops "), version
 
     work = tmp_path / "work"
-    shutil.copytree(REPO / "modules" / "sim" / "network", work / "modules" / "network",
-                    ignore=shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*"))
+    copy_module("network", work / "modules" / "network")
     run_env = {**env, "HYOPS_ENGINE": engine_path, "HYOPS_RUNTIME_ROOT": str(work / ".hyops"),
                "HYOPS_SIM_ROOT": str(work / "cloud")}
     no_sim = subprocess.run([hyops, "apply", "modules/network"], cwd=work, env=run_env,

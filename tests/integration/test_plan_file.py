@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 SECRET = "s3cr3t-saved-plan-4711"

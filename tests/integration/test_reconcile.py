@@ -18,22 +18,11 @@ from typing import Any
 import pytest
 
 from tests.integration.gates import Gate, kill_engines
+from tests.integration.helpers import findings, reconcile
 from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
 BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
-
-def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
-    """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
-    result = hyops("reconcile", *args, "--json")
-    assert "Traceback" not in result.stderr, result.stderr
-    return result.returncode, json.loads(result.stdout)
-
-
-def findings(doc: dict[str, Any], ref: str) -> dict[str, dict[str, Any]]:
-    module = next(m for m in doc["modules"] if m["module_ref"] == ref)
-    return {f["code"]: f for f in module["findings"]}
-
 
 def engine_as_typed(engine_path: str) -> str:
     """What reconcile prints for the engine: its name when PATH finds this binary, else its path."""

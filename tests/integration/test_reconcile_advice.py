@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 
 from hybridops_tf.sim.install import sim_engine_env
-from tests.integration.conftest import SIM_HEADER, VM_PAIR_TF
+from tests.integration.helpers import SIM_HEADER, VM_PAIR_TF, findings, reconcile
 from tests.integration.hyops_cli import Hyops, engine_processes, wait_for
-from tests.integration.test_reconcile import findings, reconcile
 
 pytestmark = pytest.mark.integration
 

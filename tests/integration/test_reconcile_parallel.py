@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 BOTH_STORES = True  # the write test also runs on PostgreSQL: one PgStore shared by the workers

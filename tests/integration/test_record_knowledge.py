@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SIM_HEADER, EngineResult
+from tests.integration.helpers import SIM_HEADER, VM_PAIR_TF, EngineResult, unwritable
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
@@ -157,8 +157,6 @@ def test_when_the_state_cannot_be_read_after_a_failure_every_unfinished_create_i
     """Sequence: the vm's create response is lost, then the post-run `show -json` fails. The
     orphans computed from the events were dropped, the guard did not fire, and the next apply
     made a second vm."""
-    from tests.integration.conftest import VM_PAIR_TF
-
     _module(tmp_path, "vmpair", VM_PAIR_TF)
     faults_file([{"type": "sim_vm", "op": "create", "mode": "lose_response", "times": 1}])
     broken = {"HYOPS_ENGINE": _engine_that_cannot_show(tmp_path, hyops.engine)}
@@ -181,8 +179,6 @@ def test_an_apply_refused_for_an_unwritable_record_leaves_rerun_inputs_as_they_w
     """Sequence: apply with name=a, then an apply with name=b refused (exit 4) because the
     running record cannot be written. rerun.inputs.yml already said name=b, so the next
     destroy or reconcile suggestion would have used inputs that never ran."""
-    from tests.integration.test_contract import unwritable
-
     module_copy("network")
     assert hyops("apply", "modules/network", "--var", "name=net-a").returncode == 0
     rerun = Path(hyops.record("network")["rerun_inputs_file"])

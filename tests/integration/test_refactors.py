@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import NULL_HEADER
 

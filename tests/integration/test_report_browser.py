@@ -24,11 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import StackEnv, statuses
+from tests.integration.stacks import StackEnv, statuses
 from tests.stackfiles import DEMO
 
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 
 SECRET = "s3cr3t-report-token-9f2c"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import PAIR_TF
+from tests.integration.helpers import PAIR_TF
 from tests.integration.hyops_cli import HYOPS
 
 STACK = """\

@@ -13,18 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import SIM_MODULES
+from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
 from tests.integration.shared_store import SharedStore
-from tests.unit.test_markdown_output import code_spans, parse_table
+from tests.readers import code_spans, parse_table
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 
 def runner(base: Path, engine: str, sim_root: Path, store: SharedStore) -> Hyops:
     """A runner's checkout (modules/network) and its own .hyops; records in the store."""
-    shutil.copytree(SIM_MODULES / "network", base / "modules" / "network",
-                    ignore=shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*"))
+    copy_module("network", base / "modules" / "network")
     (base / ".hyops").mkdir(mode=0o700)
     return Hyops(base, base / ".hyops", engine, sim_root, store.env(), store=store)
 

@@ -19,21 +19,20 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import SIM_MODULES
 from tests.integration.gates import Gate, kill_engines
+from tests.integration.helpers import MODULE_COPY_IGNORE, SIM_MODULES
 from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
 from tests.integration.shared_store import SharedStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
 PG_BACKEND = 'terraform {\n  backend "pg" {}\n}\n'
-COPY_IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate")
 
 
 def checkout(base: Path, *, pg_backend: bool) -> Path:
     """A runner's clone of the demo stack (modules/stack.yml), state in the store when asked."""
     modules = base / "modules"
-    shutil.copytree(SIM_MODULES, modules, ignore=COPY_IGNORE)
+    shutil.copytree(SIM_MODULES, modules, ignore=MODULE_COPY_IGNORE)
     if pg_backend:
         for member in ("network", "vm", "config", "health"):
             (modules / member / "backend.tf").write_text(PG_BACKEND)

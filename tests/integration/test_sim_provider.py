@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 from click.testing import CliRunner
@@ -35,15 +35,11 @@ from hybridops_tf.sim.install import (
     write_cli_config,
 )
 from hybridops_tf.sim.store import SimStore
-from tests.sim_calls import read_calls
-
-if TYPE_CHECKING:
-    from conftest import EngineResult
+from tests.integration.helpers import SIM_MODULES, EngineResult
 
 pytestmark = pytest.mark.integration
 
-SIM_MODULES = Path(__file__).resolve().parents[2] / "modules" / "sim"
-Engine = Callable[..., "EngineResult"]
+Engine = Callable[..., EngineResult]
 
 
 # ----- helpers -----

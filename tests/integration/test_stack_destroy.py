@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import StackEnv, members, statuses
+from tests.integration.stacks import StackEnv, members, statuses
 
-applied = support.applied  # fixture
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 

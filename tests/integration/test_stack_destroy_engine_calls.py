@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_stack_support as support
 from tests.integration.hyops_cli import Hyops
-from tests.integration.test_stack_support import StackEnv, statuses
+from tests.integration.stacks import StackEnv, statuses
 
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 SEP = "\x1f"
 

@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import StackEnv
+from tests.integration.stacks import StackEnv
 from tests.stackfiles import DEMO, NETWORK_VM_CONFIG
 
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 
 INVALID = {

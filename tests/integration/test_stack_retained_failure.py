@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_stack_support as support
-from tests.integration.test_stack_support import StackEnv, members
+from tests.integration.stacks import StackEnv, members
 
-stack_env = support.stack_env  # fixture
 pytestmark = pytest.mark.integration
 
 

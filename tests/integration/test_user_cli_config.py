@@ -9,7 +9,6 @@ It now gives the engine a derived file: the user's, plus the sim mirror.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -17,15 +16,14 @@ from pathlib import Path
 import pytest
 
 from hybridops_tf.sim.install import engine_cli_config
-from tests.integration.conftest import SIM_MODULES
+from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
 
 
 def test_apply_keeps_the_users_cli_config_and_adds_the_sim_mirror(hyops: Hyops, tmp_path: Path) -> None:
-    shutil.copytree(SIM_MODULES / "network", tmp_path / "modules" / "sim" / "network",
-                    ignore=shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*"))
+    copy_module("network", tmp_path / "modules" / "sim" / "network")
     cache = tmp_path / "plugin-cache"
     cache.mkdir()
     own = tmp_path / "my.tfrc"
@@ -49,8 +47,7 @@ def test_apply_keeps_the_users_cli_config_and_adds_the_sim_mirror(hyops: Hyops, 
 
 
 def test_a_cli_config_hyops_cannot_combine_is_a_usage_error(hyops: Hyops, tmp_path: Path) -> None:
-    shutil.copytree(SIM_MODULES / "network", tmp_path / "modules" / "sim" / "network",
-                    ignore=shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*"))
+    copy_module("network", tmp_path / "modules" / "sim" / "network")
     own = tmp_path / "my.tfrc"
     own.write_text('provider_installation {\n  dev_overrides {\n    "hybridops.dev/hybridops/sim" = "/b"\n'
                    "  }\n  direct {}\n}\n")

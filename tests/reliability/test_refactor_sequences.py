@@ -40,10 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.modern import (
-    _version,
-    modern_engine,  # noqa: F401 - fixture, registered by import
-)
+from tests.integration.modern import engine_version
 from tests.reliability.figures import REFACTOR_RUN, REFACTOR_SEQUENCE, note
 from tests.reliability.refactor_config import Block, Config
 from tests.reliability.refactor_walk import MAX_ROUNDS, Outcome, Walk
@@ -91,7 +88,7 @@ def _one(base: Path, engine: str, label: str, seed: int, variant: str, test: str
 
 def _run_sequences(tmp_path: Path, engine: str, seeds: list[int], variant: str, test: str) -> None:
     started = time.monotonic()
-    label = f"{Path(engine).name} {_version(engine)}"
+    label = f"{Path(engine).name} {engine_version(engine)}"
     with ThreadPoolExecutor(max_workers=min(WORKERS, len(seeds))) as pool:
         outcomes = list(pool.map(lambda s: _one(tmp_path, engine, label, s, variant, test), seeds))
     note(REFACTOR_RUN, variant=variant, sequences=len(outcomes), workers=min(WORKERS, len(seeds)),
@@ -106,14 +103,14 @@ def _run_sequences(tmp_path: Path, engine: str, seeds: list[int], variant: str, 
 
 
 @pytest.mark.reliability
-def test_random_refactor_sequences_never_dead_end(modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+def test_random_refactor_sequences_never_dead_end(modern_engine: str, tmp_path: Path) -> None:
     """HYOPS_REFACTOR_SEQUENCES sequences (default 200): none stuck, duplicated or under-claiming."""
     _run_sequences(tmp_path, modern_engine, _seeds(BASE_SEED, SEQUENCES), "full",
                    "test_random_refactor_sequences_never_dead_end")
 
 
 @pytest.mark.reliability
-def test_refactor_sequences_smoke(modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+def test_refactor_sequences_smoke(modern_engine: str, tmp_path: Path) -> None:
     """HYOPS_REFACTOR_SMOKE sequences (default 3), the same checks: a quick look."""
     _run_sequences(tmp_path, modern_engine, _seeds(SMOKE_SEED, SMOKE), "smoke",
                    "test_refactor_sequences_smoke")
@@ -133,7 +130,7 @@ def _scripted(tmp_path: Path, engine: str, cfg: Config) -> Walk:
 
 
 def test_a_lost_create_of_a_create_before_destroy_replace_is_never_left_unclaimed(
-        modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+        modern_engine: str, tmp_path: Path) -> None:
     """Sequence: net + sim_vm.a (create_before_destroy); apply; then `apply -- -replace=sim_vm.a`
     with {sim_vm create lose_response times 1}; follow reconcile's advice; destroy.
 
@@ -151,7 +148,7 @@ def test_a_lost_create_of_a_create_before_destroy_replace_is_never_left_unclaime
 
 
 def test_a_failed_create_of_a_create_before_destroy_replace_leaves_no_deposed_entry_behind(
-        modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+        modern_engine: str, tmp_path: Path) -> None:
     """Sequence: net + sim_vm.a (create_before_destroy); apply; then `apply -- -replace=sim_vm.a`
     with {sim_vm create fail_after_create times 1}; follow reconcile's advice; destroy.
 
@@ -168,7 +165,7 @@ def test_a_failed_create_of_a_create_before_destroy_replace_leaves_no_deposed_en
 
 
 def test_an_import_whose_object_the_same_failed_apply_destroyed_has_a_way_back(
-        modern_engine: str, tmp_path: Path) -> None:  # noqa: F811
+        modern_engine: str, tmp_path: Path) -> None:
     """Sequence: net + sim_vm.a; apply; release sim_vm.a (removed, destroy = false); apply; adopt
     it back as sim_vm.b with an import block and `apply -- -replace=sim_network.net` with
     {sim_network create fail_before_create times 1}; follow reconcile's advice.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.conftest import SIM_MODULES
 from tests.integration.gates import Gate
+from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
 from tests.reliability import procs
 from tests.reliability.checks import assert_lock_free, check_record, load_record, orphan_addresses
@@ -35,7 +34,6 @@ MEMBERS = {"network": "demo/network", "vm": "demo/vm", "config": "demo/config"}
 OWNER_OF_TYPE = {"sim_network": ("demo/network", "sim_network.this"),
                  "sim_vm": ("demo/vm", "sim_vm.this"),
                  "sim_config": ("demo/config", "sim_config.this")}
-IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "errored.tfstate")
 
 
 class StackRig:
@@ -61,7 +59,7 @@ def rig(hyops: Hyops, tmp_path: Path) -> StackRig:
     directory = tmp_path / "stack"
     directory.mkdir()
     for name in ("network", "vm", "config"):
-        shutil.copytree(SIM_MODULES / name, directory / name, ignore=IGNORE)
+        copy_module(name, directory / name)
     write_stack(directory, NETWORK_VM_CONFIG)
     return StackRig(hyops, directory)
 
@@ -276,9 +274,9 @@ def test_two_stacks_sharing_a_member_never_mutate_it_at_once_nor_lose_an_update(
 ) -> None:
     directory = tmp_path / "stacks"
     directory.mkdir()
-    shutil.copytree(SIM_MODULES / "network", directory / "network", ignore=IGNORE)
+    copy_module("network", directory / "network")
     for vm in ("vm_a", "vm_b"):
-        shutil.copytree(SIM_MODULES / "vm", directory / vm, ignore=IGNORE)
+        copy_module("vm", directory / vm)
     for name, vm in (("a", "vm_a"), ("b", "vm_b")):
         (directory / f"{name}.yml").write_text(textwrap.dedent(SHARED.format(name=name, vm=vm)))
     assert hyops("stack", "apply", "stacks/a.yml").returncode == 0  # init once, outside the race

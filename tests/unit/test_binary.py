@@ -12,43 +12,8 @@ import pytest
 from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.binary import EngineInfo, engine_info, find_engine, parse_version_json
-
-TF_VERSION_JSON = {
-    "terraform_version": "1.0.3",
-    "platform": "linux_amd64",
-    "provider_selections": {},
-    "terraform_outdated": True,
-}
-TOFU_VERSION_JSON = {
-    "terraform_version": "1.8.2",
-    "platform": "linux_amd64",
-    "provider_selections": {"registry.opentofu.org/hashicorp/null": "3.2.2"},
-}
-
-
-def fake_engine(
-    directory: Path,
-    name: str,
-    doc: object = TF_VERSION_JSON,
-    *,
-    counter: Path | None = None,
-    rc: int = 0,
-    stderr: str = "",
-) -> Path:
-    """A tiny executable that answers `version -json` and counts its own runs."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    body = ["#!/bin/sh"]
-    if counter is not None:
-        body.append(f"echo run >> '{counter}'")
-    if stderr:
-        body.append(f"echo '{stderr}' >&2")
-    text = doc if isinstance(doc, str) else json.dumps(doc)
-    body.append(f"echo '{text}'")  # shell builtins only: tests run with a bare PATH
-    body.append(f"exit {rc}")
-    path.write_text("\n".join(body) + "\n")
-    path.chmod(0o755)
-    return path
+from hybridops_tf.errors import EngineError, ExitCode
+from tests.unit.fake_engine import TF_VERSION_JSON, TOFU_VERSION_JSON, fake_engine
 
 
 def runs(counter: Path) -> int:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import _COMMANDS, LazyGroup, cli
+from tests.unit.clitree import walk
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 HEAVY = ("hcl2", "grpc", "tf")
@@ -168,8 +169,6 @@ def test_the_console_entry_never_cuts_short_a_live_worker_thread(tmp_path: Path)
 
 
 def leaf_commands() -> dict[tuple[str, ...], click.Command]:
-    from tests.unit.test_docs_contract import walk
-
     return {path: command for path, command in walk(cli) if path and not isinstance(command, click.Group)}
 
 

@@ -8,29 +8,17 @@ every group), so a command or option added without its line in the contract fail
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 
 from hybridops_tf.cli.main import cli
+from tests.unit.clitree import walk
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = REPO / "docs" / "contract.md"
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-
-
-def walk(command: click.Command, path: tuple[str, ...] = (),
-         parent: click.Context | None = None) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    """(path, command) for the root and every command and subcommand, e.g. ("stack", "apply")."""
-    yield path, command
-    if isinstance(command, click.Group):
-        ctx = click.Context(command, parent=parent, info_name=path[-1] if path else "hyops")
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
-            assert sub is not None, f"hyops {' '.join((*path, name))} is listed but cannot be loaded"
-            yield from walk(sub, (*path, name), ctx)
 
 
 def long_options(command: click.Command) -> list[str]:

@@ -4,7 +4,6 @@ a PR comment or $GITHUB_STEP_SUMMARY, checked by parsing them back into cells.""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -12,51 +11,8 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli import markdown
 from hybridops_tf.cli.main import cli
-from hybridops_tf.reconcile.model import Action, ActionKind, Alternative, Code, Finding, ModuleReport, Report
-
-_CELL = re.compile(r"((?:\\.|[^|\\])*)\|")  # as GitHub splits a row: `\x` is one character
-_PLAIN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
-def cells(line: str) -> list[str]:
-    assert line.startswith("|") and line.endswith("|"), line
-    return [c.strip() for c in _CELL.findall(line[1:])]
-
-
-def parse_table(lines: list[str]) -> list[dict[str, str]]:
-    """The first table in `lines` as dicts keyed by the header's cells."""
-    rows = [ln for ln in lines if ln.startswith("|")]
-    header = cells(rows[0])
-    assert all(re.fullmatch(r":?-{3,}:?", c) for c in cells(rows[1])), rows[1]
-    return [dict(zip(header, cells(r), strict=True)) for r in rows[2:]]
-
-
-def plain(cell: str) -> str:
-    """What a reader sees in a cell: code spans as their content, escapes undone, <br> as a newline."""
-    out, i = [], 0
-    while i < len(cell):
-        if cell.startswith("<br>", i):
-            out.append("\n")
-            i += 4
-        elif escaped := _PLAIN_ESCAPE.match(cell, i):
-            out.append(escaped.group(1))
-            i = escaped.end()
-        elif fence := re.compile(r"`+").match(cell, i):
-            end = cell.index(fence.group(), fence.end())
-            content = cell[fence.end():end].replace("\\|", "|")
-            if content.startswith(" ") and content.endswith(" ") and content.strip():
-                content = content[1:-1]
-            out.append(content)
-            i = end + len(fence.group())
-        else:
-            out.append(cell[i])
-            i += 1
-    return "".join(out)
-
-
-def code_spans(cell: str) -> list[str]:
-    return [m.group(2).replace("\\|", "|").strip() for m in re.finditer(r"(`+)(.+?)\1", cell)]
-
+from hybridops_tf.reconcile.model import Action, Alternative, Code, Finding, ModuleReport, Report
+from tests.readers import code_spans, parse_table, plain
 
 NASTY = "a | b\nsecond line with `ticks`, *stars*, _under_, [link](x), <id> and a \\ backslash"
 

@@ -14,6 +14,7 @@ from hybridops_tf.picture import html, mermaid, timeline
 from hybridops_tf.picture.collect import ModuleView, ReportData, RunView
 from hybridops_tf.picture.model import LOOKS, RecordNow, picture
 from hybridops_tf.stack.model import Member, Stack, Wire
+from tests.readers import parse_mermaid
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -35,46 +36,7 @@ RED = {"stack": "demo", "run_id": "stack-apply-1", "command": "apply", "finished
            {"name": "config", "module_ref": "demo/config", "status": "pending", "blocked_by": "vm"},
            {"name": "health", "module_ref": "demo/health", "status": "pending", "blocked_by": "vm"}]}
 
-# --- Mermaid, read back -----------------------------------------------------------------------
-
-_NODE = re.compile(r'^  (\w+)(\[|\(|\{\{)"(.*)"(\]|\)|\}\})$')
-_EDGE = re.compile(r'^  (\w+) (-->|==>)(?:\|"(.*)"\|)? (\w+)$')
-_CLASS = re.compile(r"^  class (\w+) (\w+)$")
-_CLASSDEF = re.compile(r"^  classDef (\w+) ((?:[a-z-]+:[^,]+,?)+)$")  # `stroke-dasharray:6 4` has a space
-
-
-_NAMED = {"quot": '"', "lt": "<", "gt": ">", "amp": "&"}
-
-
-def decode(text: str) -> str:
-    """Mermaid's entity codes (`#35;`, `#quot;`) back to characters, `<br/>` to a newline."""
-    assert not re.search(r'"|<(?!br/>)', text.replace("<br/>", "")), text  # nothing raw that ends a label
-    text = text.replace("<br/>", "\n")
-    return re.sub(r"#(\d+|[a-z]+);", lambda m: chr(int(m.group(1))) if m.group(1).isdigit() else _NAMED[m.group(1)],
-                  text)
-
-
-def parse_mermaid(lines: list[str]) -> dict[str, object]:
-    """node id -> label lines, edges (from, arrow, label, to), id -> class, class -> style."""
-    assert lines[0] == "flowchart LR"
-    nodes: dict[str, list[str]] = {}
-    edges: list[tuple[str, str, str, str]] = []
-    classes: dict[str, str] = {}
-    styles: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.startswith("  %%"):
-            continue
-        if m := _NODE.match(line):
-            nodes[m.group(1)] = decode(m.group(3)).split("\n")
-        elif m := _EDGE.match(line):
-            edges.append((m.group(1), m.group(2), decode(m.group(3) or ""), m.group(4)))
-        elif m := _CLASS.match(line):
-            classes[m.group(1)] = m.group(2)
-        elif m := _CLASSDEF.match(line):
-            styles[m.group(1)] = m.group(2)
-        else:
-            raise AssertionError(f"a line Mermaid would not read as ours: {line!r}")
-    return {"nodes": nodes, "edges": edges, "classes": classes, "styles": styles}
+# --- Mermaid, read back (tests/readers.py) ------------------------------------------------------
 
 
 def test_the_mermaid_flowchart_reads_back_as_the_stack_with_each_status_as_a_class() -> None:

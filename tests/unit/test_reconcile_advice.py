@@ -26,9 +26,8 @@ from hybridops_tf.reconcile.model import (
     Report,
 )
 from hybridops_tf.reconcile.rules import Verdict
-from hybridops_tf.record.lifecycle import Status
-from hybridops_tf.record.model import SuspectOrphan
-from tests.unit.test_reconcile_builders import REF, evidence, progress, quiet, record, state
+from hybridops_tf.record import SuspectOrphan
+from tests.unit.reconcile_builders import REF, evidence, progress, quiet, record, state
 
 CMD = Commands("hyops", "tofu")
 R = f"modules/sim/network --ref {REF}"

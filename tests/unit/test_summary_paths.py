@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.reconcile import service
-from tests.unit.test_markdown_output import code_spans, parse_table, plain
+from tests.readers import code_spans, parse_table, plain
 
 DEAD = "/builds/runner-a/0/group/infra"  # where the apply runner had checked the repository out
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine import binary
-from tests.unit.test_binary import TF_VERSION_JSON, TOFU_VERSION_JSON, fake_engine
+from tests.unit.fake_engine import TF_VERSION_JSON, TOFU_VERSION_JSON, fake_engine
 
 
 @pytest.fixture

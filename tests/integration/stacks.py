@@ -1,24 +1,19 @@
-"""Shared fixtures for the stack tests (no tests here): a scratch stack directory holding
-copies of the example modules, a stack.yml written per test, and readers for the run
-report, records and run folders, all through the real `hyops` and the sim cloud."""
+"""What the stack tests share: a scratch stack directory holding copies of the example
+modules and a stack.yml written per test, with readers for the run report, records and run
+folders, all through the real `hyops` and the sim cloud. The fixtures that make one
+(`stack_env`, `applied`) are in conftest.py."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.integration.conftest import SIM_MODULES
+from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
 from tests.stackfiles import DEMO, write_stack
-
-IGNORE = shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "terraform.tfstate.d",
-                                "errored.tfstate")
 
 
 @dataclass
@@ -38,7 +33,7 @@ class StackEnv:
             target.mkdir(parents=True)
             (target / "main.tf").write_text(textwrap.dedent(text))
         else:
-            shutil.copytree(SIM_MODULES / (source or name), target, ignore=IGNORE)
+            copy_module(source or name, target)
         return target
 
     def stack(self, *args: str) -> Any:
@@ -68,22 +63,3 @@ def members(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def statuses(report: dict[str, Any]) -> dict[str, str]:
     return {m["name"]: m["status"] for m in report["members"]}
-
-
-@pytest.fixture
-def stack_env(tmp_path: Path, hyops: Hyops) -> StackEnv:
-    directory = tmp_path / "stack"
-    directory.mkdir()
-    env = StackEnv(hyops, directory)
-    for name in ("network", "vm", "config", "health"):
-        env.module(name)
-    env.write()
-    return env
-
-
-@pytest.fixture
-def applied(stack_env: StackEnv) -> StackEnv:
-    """The demo stack applied ok."""
-    result = stack_env.stack("apply", "stack/stack.yml")
-    assert result.returncode == 0, result.stderr
-    return stack_env

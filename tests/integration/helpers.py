@@ -1,0 +1,146 @@
+"""What the engine suites (integration, reliability) share besides fixtures: the example
+modules' folder, the small sim modules the tests write, the parsed result of a direct engine
+run, and readers that several test files use. Plain code: the fixtures are in the conftests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.integration.hyops_cli import Hyops
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SIM_MODULES = REPO_ROOT / "modules" / "sim"
+
+# What a copy of an example module leaves out: the engine's leftovers of a run in the repository.
+MODULE_COPY_IGNORE = shutil.ignore_patterns(
+    ".terraform", ".terraform.lock.hcl", "terraform.tfstate*", "terraform.tfstate.d", "errored.tfstate"
+)
+
+# What every sim test module starts with: the provider requirement and an empty provider block.
+SIM_HEADER = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+provider "sim" {}
+"""
+
+# The `pair` module: a network, and a vm on it only when with_vm=true.
+PAIR_TF = SIM_HEADER + """variable "with_vm" {
+  type    = bool
+  default = false
+}
+resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  count      = var.with_vm ? 1 : 0
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+output "vm_ids" {
+  value = sim_vm.vm[*].id
+}
+"""
+
+# A network and, always, a vm on it: a sim_vm fault then fails a run after the network was
+# made, and a kill can land between a finished create and a hanging one.
+VM_PAIR_TF = SIM_HEADER + """resource "sim_network" "net" {
+  name = "pair-net"
+}
+resource "sim_vm" "vm" {
+  name       = "pair-vm"
+  network_id = sim_network.net.id
+}
+output "network_id" {
+  value = sim_network.net.id
+}
+output "vm_id" {
+  value = sim_vm.vm.id
+}
+"""
+
+
+def copy_module(name: str, target: Path) -> Path:
+    """modules/sim/<name> copied to `target` without engine leftovers; returns `target`."""
+    source = SIM_MODULES / name
+    assert source.is_dir(), f"no example module {source}"
+    shutil.copytree(source, target, ignore=MODULE_COPY_IGNORE)
+    return target
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """One engine run: exit code, raw output and the parsed `-json` UI messages."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """stdout lines that are JSON objects (the -json UI stream)."""
+        found = []
+        for line in self.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    found.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        return found
+
+    def of_type(self, message_type: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") == message_type]
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        return [e["diagnostic"] for e in self.of_type("diagnostic")]
+
+    def explain(self) -> str:
+        """For assertion messages: what the engine said."""
+        return (
+            f"engine {self.args} rc={self.returncode}\n{self.stdout[-4000:]}\n{self.stderr[-4000:]}"
+        )
+
+
+def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
+    """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
+    result = hyops("reconcile", *args, "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def findings(doc: dict[str, Any], ref: str) -> dict[str, dict[str, Any]]:
+    """The findings reconcile's document gives module `ref`, by code."""
+    module = next(m for m in doc["modules"] if m["module_ref"] == ref)
+    return {f["code"]: f for f in module["findings"]}
+
+
+@contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """Make a directory refuse new entries, even for root (immutable flag, else a ro bind)."""
+    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode == 0:
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        return
+    subprocess.run(["mount", "--bind", str(directory), str(directory)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], check=True)
+        yield
+    finally:
+        subprocess.run(["umount", str(directory)], check=True)
