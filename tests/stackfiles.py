@@ -6,6 +6,17 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+# network, then a vm on it (a stack that tests add members or settings to).
+NETWORK_VM = """\
+stack: demo
+modules:
+  - {name: network, path: network}
+  - name: vm
+    path: vm
+    depends_on: [network]
+    inputs_from: {network_id: network.network_id}
+"""
+
 # network, then a vm on it, then a config owned by the vm.
 NETWORK_VM_CONFIG = """\
 stack: demo

@@ -14,6 +14,7 @@ import pytest
 from tests.integration.gates import Gate
 from tests.integration.helpers import VM_PAIR_TF
 from tests.integration.stacks import StackEnv, members, statuses
+from tests.stackfiles import NETWORK_VM
 
 pytestmark = pytest.mark.integration
 BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
@@ -141,19 +142,12 @@ def test_outputs_from_an_error_upstream_never_reach_a_downstream(
 def test_continue_on_error_lets_an_independent_branch_complete(
     stack_env: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
-    stack_env.write("""\
-        stack: demo
-        modules:
-          - {name: network, path: network}
-          - name: vm
-            path: vm
-            depends_on: [network]
-            inputs_from: {network_id: network.network_id}
-          - name: watch
-            path: health
-            depends_on: [network]
-            inputs_from: {target_id: network.network_id}
-    """)
+    stack_env.write(NETWORK_VM + """\
+  - name: watch
+    path: health
+    depends_on: [network]
+    inputs_from: {target_id: network.network_id}
+""")
     faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create"}])  # every time
 
     stopped = stack_env.stack("apply", "stack/stack.yml", "--parallelism", "1")

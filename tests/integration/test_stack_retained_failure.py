@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.stacks import StackEnv, members
+from tests.stackfiles import NETWORK_VM
 
 pytestmark = pytest.mark.integration
 
@@ -18,16 +19,7 @@ def test_a_retained_member_whose_apply_failed_keeps_its_error_and_needs_attentio
     """Sequence: a retain_on_destroy vm whose apply failed, then `stack destroy`. The member
     was settled a clean `retained` (failed_command and last_error dropped) and `status`
     exited 0, as if the half-made vm were fine."""
-    stack_env.write("""\
-        stack: demo
-        modules:
-          - {name: network, path: network}
-          - name: vm
-            path: vm
-            depends_on: [network]
-            inputs_from: {network_id: network.network_id}
-            retain_on_destroy: true
-    """)
+    stack_env.write(NETWORK_VM + "    retain_on_destroy: true\n")
     faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}])
     assert stack_env.stack("apply", "stack/stack.yml").returncode == 1
     failure = stack_env.hyops.record("demo/vm")["last_error"]

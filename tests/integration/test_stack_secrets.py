@@ -18,30 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.stacks import StackEnv, members, statuses
+from tests.stackfiles import NETWORK_VM_CONFIG
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "hunter2-resume-token"
 CHANGED_TOKEN = "hunter3-resume-token"
 
-STACK_WITH_TOKEN = """\
-stack: demo
-modules:
-  - name: network
-    path: network
-  - name: vm
-    path: vm
-    depends_on: [network]
-    inputs: {size: small}
-    inputs_from: {network_id: network.network_id}
-  - name: config
-    path: config
-    depends_on: [vm]
-    owned_by: vm
-    inputs: {api_token: TOKEN}
-    inputs_from: {vm_id: vm.vm_id}
-"""
+# The demo's network, vm and config, the config given a secret stack input (TOKEN, replaced).
+STACK_WITH_TOKEN = NETWORK_VM_CONFIG.replace("    owned_by: vm\n", "    owned_by: vm\n    inputs: {api_token: TOKEN}\n")
+assert "api_token" in STACK_WITH_TOKEN
 
 
 def _files_under(root: Path) -> list[tuple[Path, bytes]]:
@@ -97,13 +85,7 @@ def test_resume_compares_a_keyed_digest_that_no_guess_list_can_invert(stack_env:
 
 
 # An upstream with a sensitive output, and a downstream that takes it in `token`.
-SECRET_SOURCE_TF = """\
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
+SECRET_SOURCE_TF = SIM_HEADER + """
 variable "password" {
   type      = string
   sensitive = true
@@ -120,13 +102,7 @@ output "network_id" {
 }
 """
 
-SECRET_SINK_TF = """\
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
+SECRET_SINK_TF = SIM_HEADER + """
 variable "token" {
   type = string
   SENSITIVE

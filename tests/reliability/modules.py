@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
+from tests.integration.helpers import SIM_HEADER
+
 PAIR_ADDRESSES = {"sim_network": "sim_network.net", "sim_vm": "sim_vm.vm"}
 NETWORK_ADDRESSES = {"sim_network": "sim_network.this"}
 
 # A sensitive input and a sensitive output, for the secrets checks.
-SECRET_TF = """
-terraform {
-  required_providers {
-    sim = { source = "hybridops.dev/hybridops/sim" }
-  }
-}
-provider "sim" {}
-variable "token" {
+SECRET_TF = SIM_HEADER + """variable "token" {
   type      = string
   sensitive = true
 }
