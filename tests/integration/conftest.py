@@ -53,19 +53,29 @@ def hyops_pg(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Pat
     return Hyops(tmp_path, runtime_root, engine_path, sim_root, pg_store.env(), store=pg_store)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "both_stores: the test runs on the local root and on the shared PostgreSQL store (its `hyops` "
+        "is parametrized): what it checks goes through what the store does (see pytest_generate_tests)")
+
+
 @pytest.fixture
 def record_store() -> str:
-    """Which store `hyops` runs on: "local", or "postgres" where a module parametrizes it
-    (a module sets BOTH_STORES = True; see pytest_generate_tests)."""
+    """Which store `hyops` runs on: "local", or "postgres" in the second leg of a test marked
+    both_stores (see pytest_generate_tests)."""
     return "local"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A module with BOTH_STORES = True runs each `hyops` test on the local root and on the
-    shared PostgreSQL store, unless the test is marked local_store_only (it looks at record
-    files, which only the local store has)."""
-    if ("hyops" in metafunc.fixturenames and getattr(metafunc.module, "BOTH_STORES", False)
-            and metafunc.definition.get_closest_marker("local_store_only") is None):
+    """A test marked both_stores (or in a module so marked) runs its `hyops` on the local root
+    and on the shared PostgreSQL store. Only tests whose subject passes through what the store
+    does get the second leg: the module lock and its holder, staleness (a killed runner's lock
+    freed), the record written at the contract's points (running, then the settle, also after a
+    signal), documents (rerun inputs, stack reports), reconcile's audit entries, and secrets
+    kept out of it. Every other test runs on the local root only: the same code decides what a
+    record says whichever store keeps it, and tests/integration/test_shared_store.py and its
+    neighbours cover the store itself (two runners, a dead server, the schema)."""
+    if "hyops" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_stores") is not None:
         metafunc.parametrize("record_store", ["local", pytest.param("postgres", marks=pytest.mark.postgres)])
 
 

@@ -51,7 +51,7 @@ class Hyops:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def record_path(self, ref: str) -> Path:
-        assert self.store is None, "a record file exists only on the local store: mark the test local_store_only"
+        assert self.store is None, "a record file exists only on the local store: this cannot be a both_stores test"
         return self.runtime_root / "state" / "modules" / ref.replace("/", "__") / "latest.json"
 
     def record(self, ref: str) -> dict[str, Any] | None:

@@ -14,9 +14,8 @@ from tests.integration.helpers import unwritable
 from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
-@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
+
 def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
     module_copy("network")
     assert hyops("apply", "modules/network").returncode == 0
@@ -36,7 +35,6 @@ def test_running_is_recorded_before_the_provider_creates(hyops: Hyops, module_co
     assert seen["previous_outputs"]["network_id"]  # the destroyed marker's knowledge is carried
 
 
-@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_unwritable_record_refuses_with_exit_4_and_never_calls_the_provider(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:
@@ -56,6 +54,7 @@ def test_unwritable_record_refuses_with_exit_4_and_never_calls_the_provider(
     assert hyops.sim_objects() == []
 
 
+@pytest.mark.both_stores  # the record written before the engine and replaced by the settle
 def test_success_replaces_running_with_ok(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
     module_copy("network")
     result = hyops("apply", "modules/network")
@@ -161,6 +160,7 @@ def _stored_record_bytes(hyops: Hyops, ref: str) -> bytes:
 
 # The holder's `running` record is also an uncertain outcome to the second apply; with
 # --allow-uncertain that guard steps aside and the lock alone must refuse.
+@pytest.mark.both_stores  # the module lock and the holder it names
 @pytest.mark.parametrize("second_args", [(), ("--allow-uncertain",)], ids=["plain", "allow_uncertain"])
 def test_busy_lock_refuses_with_exit_4_naming_the_holder_and_changes_nothing(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path,
@@ -192,6 +192,7 @@ def test_busy_lock_refuses_with_exit_4_naming_the_holder_and_changes_nothing(
     assert len(hyops.sim_objects()) == 1  # the holder's network, and only it
 
 
+@pytest.mark.both_stores  # the settle written after a signal
 def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -217,6 +218,7 @@ def test_sigint_during_apply_stops_the_engine_and_settles_error_with_exit_130(
         gate.release()  # a provider that outlived its engine would otherwise park for 600 s
 
 
+@pytest.mark.both_stores  # stale: the killed runner's lock is free
 def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -249,7 +251,6 @@ def test_sigkill_leaves_a_stale_running_record_that_blocks_apply_but_not_destroy
     assert len(live) == 1 and live[0] not in state_ids  # the orphan, which no state knows
 
 
-@pytest.mark.local_store_only  # reads the record file; test_shared_store.py has the store's case
 def test_corrupt_record_is_exit_2_and_left_byte_identical(hyops: Hyops, module_copy: Callable[[str], Path]) -> None:
     module_copy("network")
     path = hyops.record_path("network")
@@ -293,6 +294,7 @@ def test_bad_input_is_exit_2_before_anything_runs(
     assert hyops.sim_calls() == []
 
 
+@pytest.mark.both_stores  # nor the store
 def test_sensitive_value_never_reaches_the_runtime_root_or_output(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:

@@ -11,8 +11,9 @@ import pytest
 from tests.integration.helpers import SIM_HEADER
 from tests.integration.stacks import StackEnv, members, statuses
 
-pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
+# both stores: the stack reads the error record back from the store (and scripts/mutants.py's guard
+# of this rule selects the local leg, `-k local`)
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 # Two networks, neither depending on the other: `-target=sim_network.x` destroys x alone.
 TWO_NETWORKS_TF = SIM_HEADER + """

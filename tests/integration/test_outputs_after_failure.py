@@ -15,7 +15,6 @@ from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 # Before: a network, its id and its name as outputs.
 BEFORE_TF = SIM_HEADER + """

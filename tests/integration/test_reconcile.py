@@ -22,7 +22,7 @@ from tests.integration.helpers import findings, reconcile
 from tests.integration.hyops_cli import Hyops, engine_processes
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
+
 
 def engine_as_typed(engine_path: str) -> str:
     """What reconcile prints for the engine: its name when PATH finds this binary, else its path."""
@@ -87,6 +87,7 @@ def _kill_inside_the_vm_create(hyops: Hyops, pair: Path, faults_file: Callable[.
     return network_id
 
 
+@pytest.mark.both_stores  # stale: the killed runner's lock is free; --write settles through the store
 def test_sigkill_during_a_hang_is_stale_running_that_write_settles_as_error_keeping_the_orphan(
     hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -253,6 +254,7 @@ def test_errored_statefile_from_the_engine_is_reported_first_and_once_pushed_wri
     assert hyops.record("network")["status"] == "destroyed"
 
 
+@pytest.mark.both_stores  # --write and --forget-orphan, audited in the store
 def test_write_records_absent_when_nothing_was_made_and_forget_orphan_is_audited(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
 ) -> None:
@@ -292,6 +294,7 @@ def _snapshot(*roots: Path) -> dict[str, bytes]:
     return seen
 
 
+@pytest.mark.both_stores  # reading records and documents from the store writes nothing either
 def test_a_read_only_reconcile_leaves_every_file_byte_identical(
     hyops: Hyops, pair: Path, faults_file: Callable[..., Path]
 ) -> None:
@@ -353,6 +356,7 @@ def test_an_engine_that_cannot_plan_is_exit_1_could_not_check(
     assert any("plan failed" in why for why in module_doc["could_not_check"])
 
 
+@pytest.mark.both_stores  # the module lock another runner holds
 def test_a_module_whose_apply_is_running_is_not_judged_and_exits_1(
     hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:

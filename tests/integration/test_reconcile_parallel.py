@@ -15,7 +15,6 @@ import pytest
 from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
-BOTH_STORES = True  # the write test also runs on PostgreSQL: one PgStore shared by the workers
 CHILDREN = 4
 
 ROOT_TF = SIM_HEADER + """resource "sim_network" "this" {
@@ -69,7 +68,6 @@ def applied_wide_stack(hyops: Hyops, tmp_path: Path) -> tuple[Path, list[str]]:
     return stack, [ref_of[name] for name in STACK_ORDER]
 
 
-@pytest.mark.local_store_only
 def test_parallel_reconcile_prints_the_same_report_in_stack_order_as_one_at_a_time(
     hyops: Hyops, tmp_path: Path
 ) -> None:
@@ -89,6 +87,7 @@ def test_parallel_reconcile_prints_the_same_report_in_stack_order_as_one_at_a_ti
     assert doc["consistent"] is True
 
 
+@pytest.mark.both_stores  # one PgStore shared by the workers, a lock each
 def test_parallel_write_settles_each_error_member_under_its_own_lock_and_reports_it_ok(
     hyops: Hyops, tmp_path: Path
 ) -> None:
@@ -116,7 +115,6 @@ def test_parallel_write_settles_each_error_member_under_its_own_lock_and_reports
         assert json.loads((folder / "result.json").read_text())["outcome"] == "ok"
 
 
-@pytest.mark.local_store_only
 def test_init_notes_of_members_checked_side_by_side_are_whole_lines(
     hyops: Hyops, tmp_path: Path
 ) -> None:

@@ -18,7 +18,6 @@ from tests.integration.helpers import SIM_HEADER, VM_PAIR_TF, EngineResult, unwr
 from tests.integration.hyops_cli import Hyops
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 # A network replaced whenever its name changes, its replacement made before the old one goes.
 CBD_NETWORK_TF = SIM_HEADER + """variable "name" {
@@ -172,7 +171,6 @@ def test_when_the_state_cannot_be_read_after_a_failure_every_unfinished_create_i
     assert [o["type"] for o in hyops.sim_objects()].count("sim_vm") == 1
 
 
-@pytest.mark.local_store_only  # makes the record folder unwritable
 def test_an_apply_refused_for_an_unwritable_record_leaves_rerun_inputs_as_they_were(
     hyops: Hyops, module_copy: Callable[[str], Path]
 ) -> None:

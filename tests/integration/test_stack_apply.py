@@ -17,7 +17,6 @@ from tests.integration.stacks import StackEnv, members, statuses
 from tests.stackfiles import NETWORK_VM
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 VM_FAILS = [{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}]
 
@@ -43,6 +42,7 @@ def test_a_failure_leaves_every_descendant_pending_without_a_record(
     assert "blocked by vm (error)" in result.stdout
 
 
+@pytest.mark.both_stores  # the run report is a document in the store
 def test_the_run_report_and_stack_status_are_the_same_document(
     stack_env: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
@@ -78,6 +78,7 @@ def test_status_before_any_run_shows_records_or_none(stack_env: StackEnv) -> Non
     assert statuses(doc) == {"network": "ok", "vm": "none", "config": "none", "health": "none"}
 
 
+@pytest.mark.both_stores  # --resume reads the records back from the store
 def test_resume_skips_ok_members_and_keeps_their_run_id(
     stack_env: StackEnv, faults_file: Callable[..., Path]
 ) -> None:
@@ -169,6 +170,7 @@ def _create_window(env: StackEnv, ref: str, run_id: str) -> tuple[str, str]:
     return start, end
 
 
+@pytest.mark.both_stores  # two members' locks held at once
 def test_independent_members_run_at_the_same_time(
     stack_env: StackEnv, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:

@@ -13,7 +13,6 @@ import pytest
 from tests.integration.stacks import StackEnv, members, statuses
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 # Two branches, a network then a vm on it; branch a is first in every order, so with
 # --parallelism 1 its failure comes before branch b has started.

@@ -12,7 +12,6 @@ import pytest
 from tests.integration.stacks import StackEnv, members, statuses
 
 pytestmark = pytest.mark.integration
-BOTH_STORES = True  # each test runs on the local root and on the shared PostgreSQL store
 
 
 def test_a_failed_owner_destroy_leaves_the_owned_member_unresolved(
@@ -35,6 +34,7 @@ def test_a_failed_owner_destroy_leaves_the_owned_member_unresolved(
     assert live == {"sim_network", "sim_vm", "sim_config"}
 
 
+@pytest.mark.both_stores  # the owner's record and the run report read back from the store
 def test_the_owned_member_is_destroyed_only_after_its_owner_is_verified(applied: StackEnv) -> None:
     result = applied.stack("destroy", "stack/stack.yml")
 
