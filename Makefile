@@ -40,14 +40,17 @@ RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
 # Tests run in parallel workers (pytest-xdist): most of an integration test's time is spent
 # waiting on engine and provider processes, so TEST_WORKERS above the core count still pays
 # (TEST_WORKERS=0 runs them in-process, one at a time). Every test has its own runtime root,
-# sim root and module copies; each worker starts its own PostgreSQL cluster. Byte-compiling
-# first spares every hyops and provider process the source compile (PYTHONDONTWRITEBYTECODE
-# is often set in CI, and an editable install is not compiled by pip).
+# sim root and module copies; a worker starts its own PostgreSQL cluster when it first runs a
+# test that needs one. Byte-compiling first spares every hyops and provider process the
+# source compile (PYTHONDONTWRITEBYTECODE is often set in CI, and an editable install is not
+# compiled by pip). The run ends with its TEST_DURATIONS slowest tests (CONTRIBUTING.md: Tests).
 TEST_WORKERS ?= 4
+TEST_DURATIONS ?= 15
 
 test: install
 	$(BIN)/python -m compileall -q hybridops_tf
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not reliability" $(RELIABILITY_ONLY) tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not reliability" $(RELIABILITY_ONLY) \
+		--durations=$(TEST_DURATIONS) tests
 
 unit: install
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/unit
