@@ -42,7 +42,13 @@ _SCRUBBED_ENV = (
 @pytest.fixture(autouse=True, scope="session")
 def sim_environment_hook() -> None:
     """Sim modules get the provider mirror, as under `hyops` (hybridops_tf.cli.main)."""
-    engine_hooks.register(SIM_ENVIRONMENT)
+    hooks.register(SIM_ENVIRONMENT)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def notices_on_stderr() -> None:
+    """The core's notices on stderr, as the CLI writes them (hybridops_tf.cli.main.say)."""
+    notices.listen(say)
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from hybridops_tf.sim.install import SIM_SOURCE, mirror_dir, sim_engine_env, write_cli_config
+from hybridops_tf.sim.cliconfig import SIM_SOURCE
+from hybridops_tf.sim.install import mirror_dir, sim_engine_env, write_cli_config
 from tests.integration.helpers import EngineResult
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import NULL_HEADER, NULL_SOURCE, NULL_SOURCE_TOFU, cli_config_text, lay_null_provider

@@ -36,6 +36,7 @@ from hybridops_tf.sim.install import (
 )
 from hybridops_tf.sim.store import SimStore
 from tests.integration.helpers import SIM_MODULES, EngineResult
+from tests.sim_calls import read_calls
 
 pytestmark = pytest.mark.integration
 

@@ -107,7 +107,7 @@ EMPTY_STATE = {"version": 4, "terraform_version": "1.0.3", "serial": 3, "lineage
 
 def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | None = None,
              passthrough: tuple[str, ...] = (), started: float | None = None) -> object:
-    """What run_settle.written_empty_state makes of `module` after a run started at `started`."""
+    """What operation.settle.written_empty_state makes of `module` after a run started at `started`."""
     import time
     from types import SimpleNamespace
 

@@ -12,7 +12,6 @@ import pytest
 from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.engine import binary
 from hybridops_tf.engine.binary import EngineInfo, engine_info, find_engine, parse_version_json
-from hybridops_tf.errors import EngineError, ExitCode
 from tests.unit.fake_engine import TF_VERSION_JSON, TOFU_VERSION_JSON, fake_engine
 
 

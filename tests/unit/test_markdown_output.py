@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli import markdown
 from hybridops_tf.cli.main import cli
-from hybridops_tf.reconcile.model import Action, Alternative, Code, Finding, ModuleReport, Report
+from hybridops_tf.reconcile.model import Action, ActionKind, Alternative, Code, Finding, ModuleReport, Report
 from tests.readers import code_spans, parse_table, plain
 
 NASTY = "a | b\nsecond line with `ticks`, *stars*, _under_, [link](x), <id> and a \\ backslash"

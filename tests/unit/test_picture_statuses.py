@@ -19,6 +19,7 @@ from hybridops_tf.picture.model import LOOKS
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
+from hybridops_tf.store.local import RecordStore
 from tests.readers import parse_mermaid, parse_table, plain
 
 # member -> (status in the last run report, or None: not in it; its record's status, or None)

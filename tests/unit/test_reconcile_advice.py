@@ -26,7 +26,8 @@ from hybridops_tf.reconcile.model import (
     Report,
 )
 from hybridops_tf.reconcile.rules import Verdict
-from hybridops_tf.record import SuspectOrphan
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import SuspectOrphan
 from tests.unit.reconcile_builders import REF, evidence, progress, quiet, record, state
 
 CMD = Commands("hyops", "tofu")

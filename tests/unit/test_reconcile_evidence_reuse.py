@@ -5,6 +5,7 @@ not want is dropped, and only a plan it wants and the old one did not is asked f
 from __future__ import annotations
 
 from hybridops_tf.reconcile.evidence import EngineEvidence, _plan_wanted, _reusable
+from hybridops_tf.record.lifecycle import Status
 from tests.unit.reconcile_builders import quiet, record, state
 
 READ = EngineEvidence(state("sim_network.this"), quiet(), quiet(), plan_unchecked=("plan failed",),

@@ -10,7 +10,8 @@ import pytest
 
 from hybridops_tf.reconcile.model import ModuleEvidence, PlanEvidence
 from hybridops_tf.reconcile.rules import Verdict, decide, settled_record
-from hybridops_tf.record import OperationRecord
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
 from tests.unit.reconcile_builders import (
     REF,
     drift,
