@@ -25,6 +25,7 @@ from hybridops_tf.sim.faults import OnStop, parse_rules
 from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.serve import STOPPING_SUMMARY
 from hybridops_tf.sim.store import SimStore
+from tests.sim_calls import read_calls
 
 VM_PLAN = {"name": "web", "network_id": "net-00000001", "size": "small"}
 SIGINT_BIT = 1 << (signal.SIGINT - 1)
@@ -178,5 +179,5 @@ def test_a_hang_never_goes_on_once_the_process_is_leaving(cloud: SimCloud, tmp_p
 
 def test_the_stop_is_logged_as_a_call(cloud: SimCloud) -> None:
     cloud.note_stop()
-    (call,) = cloud.store.read_calls()
+    (call,) = read_calls(cloud.store)
     assert call["op"] == "stop" and call["pid"] == os.getpid()
