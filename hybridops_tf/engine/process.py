@@ -13,7 +13,9 @@ runner does on cancel). So that its engine does not run on, mutating, unobserved
   events.jsonl and forwards it to us. When we die it sends the engine ONE SIGTERM (its
   graceful stop), drains it to EOF into events.jsonl (no SIGPIPE for a stopping engine, no
   line lost in a pipe buffer) and SIGKILLs the engine's process group if it is still there
-  GRACE_SECONDS later.
+  GRACE_SECONDS later. It learns of our death from a pipe whose other end only we hold (its
+  end of file), not from a parent-death signal: so it needs no code run between fork and
+  exec, and starts by vfork like the engine, without copying our address space.
 - every other engine (read-only: show, output, init, a plan) gets SIGTERM as its
   parent-death signal, armed in the child before exec. Not the mutating one: Linux sends
   that signal when the THREAD that spawned the child ends and again at each re-parenting
@@ -154,6 +156,10 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _PRCTL: list[Callable[..., int] | None] = []  # resolved once, in the parent, never after a fork
 RELAY_PATH = Path(__file__).with_name("relay.py")
+# The relay's interpreter: isolated (-I: no PYTHON* variables, no user site), no site (-S);
+# it imports relay.py from the package root put after the standard library (never shadowing
+# it), so its compiled form is used as for any module rather than the source compiled anew.
+RELAY_BOOT = "import sys; sys.path.append(sys.argv[1]); from hybridops_tf.engine.relay import run; run()"
 
 
 def _prctl() -> Callable[..., int] | None:
@@ -223,8 +229,9 @@ def _spawn_relay(control_fd: int, events_fd: int, stdin_fd: int, err_fd: int,
             dir_fd = os.open(marker.parent, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             dir_fd = -1  # no marker then: the run's events are only not proven complete
-    argv = [sys.executable, "-I", "-S", str(RELAY_PATH), str(os.getpid()), str(control_fd), str(events_fd),
-            str(relay_protocol.GRACE_SECONDS), str(err_fd), str(err_log_fd), str(dir_fd),
+    flags = ["-I", "-S", *(["-B"] if sys.dont_write_bytecode else [])]  # -I would drop PYTHONDONTWRITEBYTECODE
+    argv = [sys.executable, *flags, "-c", RELAY_BOOT, str(RELAY_PATH.parents[2]), str(os.getpid()), str(control_fd),
+            str(events_fd), str(relay_protocol.GRACE_SECONDS), str(err_fd), str(err_log_fd), str(dir_fd),
             marker.name if marker is not None else ""]
     kept = tuple(fd for fd in (control_fd, events_fd, err_fd, err_log_fd, dir_fd) if fd >= 0)
     try:
@@ -236,10 +243,7 @@ def _spawn_relay(control_fd: int, events_fd: int, stdin_fd: int, err_fd: int,
 
 def _popen_relay(argv: list[str], stdin_fd: int, kept: tuple[int, ...]) -> subprocess.Popen[bytes]:
     try:
-        return subprocess.Popen(
-            argv, stdin=stdin_fd, stdout=subprocess.PIPE, pass_fds=kept,
-            start_new_session=True, preexec_fn=_dies_with_us(relay_protocol.HYOPS_GONE_SIGNAL),
-        )
+        return subprocess.Popen(argv, stdin=stdin_fd, stdout=subprocess.PIPE, pass_fds=kept, start_new_session=True)
     except (OSError, ValueError, subprocess.SubprocessError) as err:
         raise EngineNotStarted(f"cannot start the event relay {RELAY_PATH}: "
                                f"{getattr(err, 'strerror', None) or err}") from err
@@ -269,12 +273,13 @@ def run_streaming(
         except OSError as err:
             raise EngineNotStarted(f"cannot open {stderr_log}: {err.strerror or err}") from err
         try:
+            control = -1  # our end of the relay's control pipe: open while the relay may need us
             if journal is None:
                 proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 relay, stderr = None, proc.stderr
             else:
-                proc, relay, stderr = _spawn_with_relay(argv, env, journal, log.fileno() if log else -1,
-                                                        stdin_data)
+                proc, relay, stderr, control = _spawn_with_relay(argv, env, journal, log.fileno() if log else -1,
+                                                                 stdin_data)
         except BaseException:
             if log is not None:
                 log.close()
@@ -312,17 +317,19 @@ def run_streaming(
                 relay.wait()
                 if relay.stdout is not None:
                     relay.stdout.close()
+                os.close(control)  # only now: its end of file tells a relay that we are gone
         return ProcessResult(returncode=returncode, interrupted=FORWARDER.received)
 
 
 def _spawn_with_relay(
     argv: Sequence[str], env: Mapping[str, str] | None, journal: Journal, stderr_log_fd: int,
     stdin_data: bytes | None = None,
-) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], IO[bytes]]:
+) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], IO[bytes], int]:
     """Relay first, then the engine writing into it; then tell the relay the engine's pid.
 
-    Returns the engine, the relay, and the engine's stderr for us to tee (the relay holds a
-    copy of its read end, to drain it should we die).
+    Returns the engine, the relay, the engine's stderr for us to tee (the relay holds a copy
+    of its read end, to drain it should we die) and our end of the control pipe, for the
+    caller to close once the relay has exited: until then its end of file means we died.
     """
     data_r, data_w = os.pipe()
     control_r, control_w = os.pipe()
@@ -340,9 +347,10 @@ def _spawn_with_relay(
         # should we die before telling the relay this pid, it finds the engine through /proc
         proc = _spawn(argv, env, stdin_data=stdin_data, death_signal=None, stdout=data_w, stderr=err_w)
     except BaseException:
-        for fd in (data_w, control_w, err_r, err_w):  # the relay sees EOF at once and exits
+        for fd in (data_w, err_r, err_w):  # the relay sees EOF at once and exits
             os.close(fd)
         relay.wait()
+        os.close(control_w)  # after it: the relay must not take this end of file for our death
         if relay.stdout is not None:
             relay.stdout.close()
         raise
@@ -351,10 +359,8 @@ def _spawn_with_relay(
     try:
         os.write(control_w, f"{proc.pid}\n".encode("ascii"))
     except OSError:
-        pass  # the relay is gone already; the engine's own parent-death signal still holds
-    finally:
-        os.close(control_w)
-    return proc, relay, os.fdopen(err_r, "rb")
+        pass  # the relay is gone already: its exit code says so, and the engine's next line meets a broken pipe
+    return proc, relay, os.fdopen(err_r, "rb"), control_w
 
 
 def _tee_stderr(stream: IO[bytes], log: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:

@@ -1,26 +1,28 @@
 """The event relay: the engine's stdout to events.jsonl and to hyops, outliving hyops.
 
-process.py runs this file in its own session, BEFORE the engine:
+process.py starts it in its own session, BEFORE the engine, with a bare interpreter that
+imports this module (compiled once, like any other) rather than compiling a script:
 
-    python -I -S relay.py PARENT_PID CONTROL_FD LOG_FD GRACE ERR_FD ERR_LOG_FD DIR_FD MARKER
+    python -I -S -c BOOT PACKAGE_ROOT PARENT_PID CONTROL_FD LOG_FD GRACE ERR_FD ERR_LOG_FD DIR_FD MARKER
 
 stdin is the engine's stdout, stdout a pipe to hyops, LOG_FD events.jsonl open for append
-(-1: no log). Once the engine is spawned, hyops writes its pid to CONTROL_FD and closes it
-(the relay comes first: if it cannot start, the engine is never started). For each line the
+(-1: no log). Once the engine is spawned, hyops writes its pid to CONTROL_FD, and keeps its
+end of that pipe open until the relay has exited: an end of file on CONTROL_FD means hyops
+is gone, however it died (the kernel closes a killed process's files), and it comes once.
+(The relay comes first: if it cannot start, the engine is never started.) For each line the
 relay appends the redacted line to events.jsonl (the raw line reaches the disk before
 hyops parses it), then forwards the line as read to hyops.
 
-When hyops dies (a broken pipe on forward, or the parent-death signal hyops armed for the
-relay) the relay sends the engine ONE SIGTERM, its graceful stop (a second interrupt makes
-Terraform exit at once), stops forwarding and keeps draining the engine into events.jsonl
-until EOF: the stopping engine is not killed by SIGPIPE and every line it wrote lands on
-disk. ERR_FD is a copy of the read end of the engine's stderr, which hyops tees; only once
-hyops is gone does the relay drain it, into ERR_LOG_FD (engine.stderr.log). Watchdog: if the
-engine's process group is still there GRACE seconds after hyops went, the relay SIGKILLs it
-(the engine leads its group; provider plugins sit in it). At EOF, when every line reached
-events.jsonl, the relay creates MARKER (events.complete) in the run folder open on DIR_FD:
-events.jsonl then holds the engine's whole stdout (runs.may_hold_unseen_creates relies on
-it). Then it exits.
+When hyops dies (a broken pipe on forward, or the end of CONTROL_FD) the relay sends the
+engine ONE SIGTERM, its graceful stop (a second interrupt makes Terraform exit at once),
+stops forwarding and keeps draining the engine into events.jsonl until EOF: the stopping
+engine is not killed by SIGPIPE and every line it wrote lands on disk. ERR_FD is a copy of
+the read end of the engine's stderr, which hyops tees; only once hyops is gone does the
+relay drain it, into ERR_LOG_FD (engine.stderr.log). Watchdog: if the engine's process
+group is still there GRACE seconds after hyops went, the relay SIGKILLs it (the engine leads
+its group; provider plugins sit in it). At EOF, when every line reached events.jsonl, the
+relay creates MARKER (events.complete) in the run folder open on DIR_FD: events.jsonl then
+holds the engine's whole stdout (runs.may_hold_unseen_creates relies on it). Then it exits.
 
 Protocol with hyops (in band): a line that starts with NOTICE_PREFIX is the relay's, not
 the engine's (engines never write a NUL byte): `<prefix>log_error <errno> <message>` says
@@ -28,16 +30,19 @@ events.jsonl could not be written; the relay goes on forwarding without a log. I
 code is 0, or EXIT_LOG_ERROR when the log failed. Nothing raw is written anywhere: the log
 gets exactly what hybridops_tf.base.redact.redact_event_line returns.
 
-Start-up is kept minimal (no site, only built-in modules and `signal`); the redactor is
-imported only for the first line that mentions a sensitive value.
+Start-up is kept minimal (no site, only built-in modules: not even `os`, whose import costs
+a bare interpreter about a millisecond); the redactor is imported only for the first line
+that mentions a sensitive value.
 """
 
 # Start-up cost matters here (it competes with the engine's own): no `from __future__`
-# (3.11 reads `X | None` as it is), and the C `_signal` module rather than `signal`, whose
-# enum wrappers cost a third of the relay's start. Signal numbers are plain ints.
+# (3.11 reads `X | None` as it is), the C `_signal` module rather than `signal`, whose
+# enum wrappers cost a third of the relay's start (signal numbers are plain ints), and the C
+# `posix` module rather than `os`, which a bare interpreter has not loaded: the same calls,
+# without os.py and the modules it imports.
 import _signal as signal
 import _thread
-import os
+import posix as os
 import sys
 import time
 
@@ -45,9 +50,6 @@ NOTICE_PREFIX = "\x00hyops-relay "
 LOG_ERROR = "log_error"
 EXIT_LOG_ERROR = 3
 GRACE_SECONDS = 2.0
-# The parent-death signal hyops arms for the relay: ignored by default, so an early death of
-# hyops (before the handler below is installed) cannot kill the relay; getppid() covers it.
-HYOPS_GONE_SIGNAL = signal.SIGWINCH
 _GROUP_POLL_SECONDS = 0.02
 
 
@@ -79,10 +81,7 @@ def _redact(text: str) -> str:
     """The line as events.jsonl may hold it (see hybridops_tf.base.redact)."""
     if '"sensitive":true' not in text.replace(" ", ""):  # the redactor's own cheap test
         return text
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if package_root not in sys.path:
-        sys.path.append(package_root)  # after the standard library: never shadows it
-    from hybridops_tf.base.redact import redact_event_line
+    from hybridops_tf.base.redact import redact_event_line  # the package root is on sys.path (run())
 
     return redact_event_line(text)
 
@@ -109,11 +108,11 @@ class Relay:
 
     # --- hyops gone: drain on, arm the watchdog ---
     def hyops_gone(self) -> None:
-        """Runs once, however often it is called: a dying multi-threaded hyops sends the
-        parent-death signal once per re-parenting, and a Python signal handler can run nested
-        inside another at any call (so `if self.gone_at is None: self.gone_at = ...` let two
-        handlers through, and the engine got two SIGTERMs). The lock's acquire is one C call,
-        which no handler can interrupt: the first caller wins."""
+        """Runs once, however often it is called: from the thread watching CONTROL_FD and from
+        a forward that met a broken pipe, at once, or nested in a signal handler that runs
+        inside another call (`if self.gone_at is None: self.gone_at = ...` let two callers
+        through, and the engine got two SIGTERMs). The lock's acquire is one C call, which no
+        handler and no other thread can interrupt: the first caller wins."""
         if not self._gone_once.acquire(False):
             return
         self.gone_at = time.monotonic()
@@ -151,23 +150,29 @@ class Relay:
 
     def engine(self) -> int | None:
         """The engine's pid as hyops sent it (None: hyops died before it could)."""
-        if self._engine is None and self.control_fd is not None:
-            data = b""
-            try:
-                os.set_blocking(self.control_fd, False)  # written at once, or never
-                while chunk := os.read(self.control_fd, 64):
-                    data += chunk
-            except OSError:
-                pass
-            try:
-                self._engine = int(data.decode("ascii").strip()) if data.strip() else None
-            except ValueError:
-                self._engine = None
-            if self._engine is not None and self._engine <= 1:
-                self._engine = None
         if self._engine is None and self.gone_at is not None:
             self._engine = _writer_of_stdin()  # hyops died before it could tell us
         return self._engine
+
+    def watch_hyops(self) -> None:
+        """In a thread of its own: the engine's pid from CONTROL_FD, then its end of file,
+        which says hyops is gone (hyops holds the pipe's only other end until we exit)."""
+        fd = self.control_fd
+        assert fd is not None
+        data = b""
+        while True:
+            try:
+                chunk = os.read(fd, 64)
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+            if self._engine is None and data.endswith(b"\n"):
+                self._engine = _pid(data)
+        self.hyops_gone()
 
     def stop_engine(self) -> None:
         """One SIGTERM to the engine itself (not its group: Terraform's wrapper process
@@ -191,8 +196,9 @@ class Relay:
 
     def install(self) -> None:
         signal.signal(signal.SIGALRM, self.on_alarm)
-        signal.signal(HYOPS_GONE_SIGNAL, lambda signum, frame: self.hyops_gone())
-        if os.getppid() != self.parent:  # hyops died before the handler was in place
+        if self.control_fd is not None:
+            _thread.start_new_thread(self.watch_hyops, ())
+        elif os.getppid() != self.parent:  # no pipe to tell us: hyops died before we started
             self.hyops_gone()
 
     # --- per line ---
@@ -292,6 +298,15 @@ def _writer_of_stdin() -> int | None:
     return None
 
 
+def _pid(data: bytes) -> int | None:
+    """The engine's pid as hyops wrote it ("PID\\n"), or None."""
+    try:
+        pid = int(data.decode("ascii").strip())
+    except ValueError:
+        return None
+    return pid if pid > 1 else None
+
+
 def _fd(number: int) -> int | None:
     return number if number >= 0 else None
 
@@ -309,5 +324,7 @@ def main(argv: list[str]) -> int:
     return relay.finish()
 
 
-if __name__ == "__main__":
-    os._exit(main(sys.argv))  # every write went through os.write: no interpreter teardown to wait for
+def run() -> None:
+    """The relay process's entry (process.py's boot code imports this module and calls it):
+    sys.argv is `-c PACKAGE_ROOT PARENT_PID ...`, the package root already on sys.path."""
+    os._exit(main(sys.argv[1:]))  # every write went through os.write: no interpreter teardown to wait for
