@@ -186,8 +186,10 @@ def _dies_with_us(signum: int | None) -> Callable[[], None] | None:
     A child whose parent died between fork and prctl would never get the signal: it sees
     another parent and kills itself before exec.
     """
-    prctl = _prctl()
-    if prctl is None or signum is None:
+    if signum is None:
+        return None
+    prctl = _prctl()  # ctypes: imported only for a spawn that needs it
+    if prctl is None:
         return None
     parent = os.getpid()
     sig = int(signum)

@@ -1,7 +1,7 @@
 """What `hyops apply` loads before it starts the engine (issue #3's overhead budget).
 
-The event parser and the state parser (some 40 dataclasses) are needed only once engine
-output arrives; loaded after the spawn, their import overlaps the engine's own start-up.
+The event parser and the state parser (some 20 classes) are needed only once engine output
+arrives; loaded after the spawn, their import overlaps the engine's own start-up.
 A probe runs the real CLI on a no-op module with the real engine and notes the loaded
 modules at the moment the mutating command is spawned.
 """
@@ -18,7 +18,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-DEFERRED = ("hybridops_tf.engine.events", "hybridops_tf.engine.state", "hcl2", "yaml")
+# ctypes: only for a read-only engine's parent-death signal; the relay and the relayed
+# engine are spawned without code between fork and exec (engine/process.py)
+DEFERRED = ("hybridops_tf.engine.events", "hybridops_tf.engine.state", "hcl2", "yaml", "ctypes")
 
 PROBE = """
 import json, sys

@@ -253,6 +253,27 @@ def test_read_only_engines_get_sigterm_as_parent_death_signal_the_relayed_one_no
     assert captured.stdout.split() == [str(int(signal.SIGTERM)), "True"]
 
 
+def test_the_relay_and_the_relayed_engine_are_spawned_with_no_code_between_fork_and_exec(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No preexec_fn: subprocess then starts them by vfork, without copying hyops's address
+    space; the relay learns of hyops's death from its control pipe instead (tests below)."""
+    spawned: list[tuple[str, object]] = []
+    real_popen = subprocess.Popen
+
+    def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
+        spawned.append((argv[argv.index("-c") + 1] if "-c" in argv else argv[0], kwargs.get("preexec_fn")))
+        return real_popen(argv, **kwargs)
+
+    monkeypatch.setattr(process.subprocess, "Popen", popen)
+    journal, fd = _journal(tmp_path / "events.jsonl")
+    try:
+        process.run_streaming(py("print('a')"), on_stdout_line=lambda line: None, journal=journal)
+    finally:
+        os.close(fd)
+    assert [code for code, _ in spawned] == [process.RELAY_BOOT, "print('a')"]
+    assert [preexec for _, preexec in spawned] == [None, None]
+
+
 # --- hyops killed -----------------------------------------------------------------------------
 
 
