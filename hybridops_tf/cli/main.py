@@ -95,8 +95,9 @@ class LazyGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Before Click reads them: global options after the command moved in front, tofu's
-        single-dash habits made hyops's spelling (habits.py). Not while completing a word."""
-        if ctx.parent is None and not ctx.resilient_parsing:
+        single-dash habits made hyops's spelling (habits.py). Not while completing a word, nor
+        when no word starts with `-` (habits.py would return them as they are)."""
+        if ctx.parent is None and not ctx.resilient_parsing and any(arg.startswith("-") for arg in args):
             from hybridops_tf.cli.habits import rewrite_argv
 
             try:

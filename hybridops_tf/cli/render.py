@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import sys
-import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -153,6 +152,8 @@ def format_table(rows: Sequence[Sequence[str]], indent: str = "", width: int | N
     """Rows (the header first) as columns two spaces apart: each column but the last is
     padded to its widest cell. The last (free text) wraps on whole words to `width` (None:
     never), its continuation lines indented under it; a word longer than the room is kept whole."""
+    import textwrap  # only here: its wrapper compiles regular expressions at import
+
     rows = [[cell(str(c)) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines: list[str] = []

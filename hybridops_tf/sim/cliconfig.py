@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIM_SOURCE = "hybridops.dev/hybridops/sim"
-CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
+from hybridops_tf.sim.names import CLI_CONFIG_ENV, SIM_SOURCE, CliConfigError  # re-exported: the CLI's and tests' names
+
 VERSION = 1  # of the composition below: a new one rewrites every derived file
 ADDED = "added by hybridops-tf"
 _KEY = r'"(?:[^"\\\n]|\\.)*"|[A-Za-z_][A-Za-z0-9_-]*'
@@ -43,11 +43,6 @@ _VALUE_AT = re.compile(rf"[ \t]*(?:{_KEY})[ \t]*=")
 _QUOTED_KEY = re.compile(r'(?m)^([ \t]*)("(?:[^"\\\n]|\\.)*")(?=[ \t]*=(?!=))')
 _GAP = re.compile(r"(?:\s|#[^\n]*|//[^\n]*|/\*.*?\*/)*", re.S)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-
-
-class CliConfigError(ValueError):
-    """The user's TF_CLI_CONFIG_FILE cannot be combined with the sim mirror: the message is
-    one line saying why and what to do (the CLI exits 2, nothing run)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ comes from HYOPS_SIM_PYTHON at run time instead of being baked into the script.
 A user's own TF_CLI_CONFIG_FILE is not replaced but combined: the engine gets a derived
 file, theirs plus the sim mirror (hybridops_tf.sim.cliconfig).
 The CLI imports this module at start (it registers SIM_ENVIRONMENT, see the end): keep it
-free of heavy imports.
+free of heavy imports (cliconfig.py, the user's file's parser, is imported where it is used).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV, SIM_SOURCE, CliConfigError
+from hybridops_tf.sim.names import CLI_CONFIG_ENV, SIM_SOURCE, CliConfigError
 
 SIM_ROOT_ENV = "HYOPS_SIM_ROOT"  # same name as sim.store.SIM_ROOT_ENV; store is imported lazily
 

@@ -130,6 +130,65 @@ def test_the_import_probe_does_see_a_heavy_module() -> None:
     assert "hcl2" in report["heavy"]
 
 
+# Commands that run no engine load no engine code beyond its vocabulary, no event, state or
+# process module, no lock library, no sim CLI config parser and no ctypes (issue 25 item 3).
+ENGINE_FREE = """
+import json, sys
+{preload}
+sys.argv = ["hyops", "--runtime-root", ".hyops", *sys.argv[1:]]
+from hybridops_tf.cli.main import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": sorted(sys.modules)}}) + "\\n")
+"""
+VOCABULARY = {"hybridops_tf.engine", "hybridops_tf.engine.vocabulary"}
+NOT_WITHOUT_AN_ENGINE = ("filelock", "ctypes", "hybridops_tf.sim.cliconfig", "hybridops_tf.operation")
+
+
+def probe_engine_free(project: Path, argv: list[str], preload: str = "") -> dict:
+    result = subprocess.run([sys.executable, "-c", ENGINE_FREE.format(preload=preload), *argv],
+                            capture_output=True, text=True, cwd=project, check=False)
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
+    assert lines, result.stderr
+    return json.loads(lines[-1][len("PROBE "):])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """modules/net with an `ok` record holding an output, under ./.hyops."""
+    from hybridops_tf.record.model import OperationRecord, Status
+    from hybridops_tf.store.local import RecordStore
+
+    (tmp_path / "modules" / "net").mkdir(parents=True)
+    (tmp_path / "modules" / "net" / "main.tf").write_text("")
+    RecordStore(tmp_path / ".hyops").write(OperationRecord(module_ref="net", status=Status("ok"), run_id="apply-1",
+                                                           outputs={"network_id": "net-1"}))
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["status", "modules/net"], ["status", "--all"], ["status", "modules/net", "--json"],
+    ["outputs", "modules/net"], ["outputs", "modules/net", "network_id", "--raw"],
+], ids=" ".join)
+def test_commands_that_run_no_engine_load_no_engine_code(project: Path, argv: list[str]) -> None:
+    report = probe_engine_free(project, argv)
+
+    assert report["code"] in (0, None)
+    loaded = report["loaded"]
+    assert [m for m in loaded if m.startswith("hybridops_tf.engine") and m not in VOCABULARY] == []
+    assert [m for m in loaded if m.startswith(NOT_WITHOUT_AN_ENGINE)] == []
+
+
+def test_the_engine_free_probe_does_see_engine_code(project: Path) -> None:
+    """Control for the test above: the probe is able to fail."""
+    report = probe_engine_free(project, ["status", "--all"], preload="import hybridops_tf.engine.events, filelock")
+
+    assert {"hybridops_tf.engine.events", "filelock"} <= set(report["loaded"])
+
+
 ENTRY = """
 import sys, threading, time
 from pathlib import Path

@@ -17,6 +17,7 @@ from hybridops_tf.cli.habits import (
     CommandShape,
     duration_seconds,
     hoist_globals,
+    rewrite_argv,
     shape_of,
     translate,
 )
@@ -164,6 +165,17 @@ def test_the_shape_of_a_real_command_knows_which_options_take_a_value() -> None:
 def test_status_does_not_pass_anything_to_the_engine() -> None:
     status = cli.get_command(click.Context(cli), "status")
     assert status is not None and not shape_of(status, "status").passthrough
+
+
+@pytest.mark.parametrize("typed", [
+    [], ["apply"], ["apply", "modules/x"], ["status"], ["outputs", "mod", "name"], ["stack", "apply", "s.yml"],
+    ["stack", "graph", "s.yml"], ["store", "status"], ["sim", "rm", "id1", "id2"], ["nosuch", "word"],
+    ["stack", "nosuch"], ["completion", "bash"],
+])
+def test_words_without_a_dash_are_left_as_typed(typed: list[str]) -> None:
+    """What lets the CLI skip the rewriting (and this module's import) for them: main.py."""
+    root = click.Context(cli)
+    assert rewrite_argv(cli, root, typed) == typed
 
 
 def test_hoisting_skips_values_of_the_command_s_own_options() -> None:
