@@ -71,7 +71,7 @@ MUTANTS = (
            "        elif run is not None and run.planned_action in _FORGET_ACTIONS and _live(entry):\n",
            "        elif False:\n",
            ("tests/unit/test_record_objects.py",)),
-    Mutant("the relay stops the engine once per parent-death signal", "hybridops_tf/engine/relay.py",
+    Mutant("the relay stops the engine each time it sees hyops gone", "hybridops_tf/engine/relay.py",
            "        if not self._gone_once.acquire(False):\n            return\n",
            "        if self.gone_at is not None:\n            return\n",
            ("tests/unit/test_relay.py", "-k", "gets_sigterm or ignores_sigterm or nested")),

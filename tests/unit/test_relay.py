@@ -295,7 +295,7 @@ def test_when_hyops_is_killed_the_engine_gets_sigterm_and_every_line_it_writes_i
         os.killpg(hyops.pid, signal.SIGKILL)  # hyops and its group; engine and relay have their own
         hyops.wait()
 
-        _wait(marker.exists, 10, "the engine to get its parent-death signal")
+        _wait(marker.exists, 10, "the engine to get the relay's SIGTERM")
         assert marker.read_text() == str(int(signal.SIGTERM))
         _wait(lambda: not alive(engine_pid), 10, "the engine to stop")
         _wait(lambda: len(_lines(events)) == 201, 10, "the relay to drain the engine's stop")
@@ -331,11 +331,13 @@ def test_an_engine_that_ignores_sigterm_is_killed_with_its_group_after_the_grace
 
 def test_an_engine_whose_multithreaded_hyops_is_killed_gets_exactly_one_sigterm(tmp_path: Path) -> None:
     """Two interrupts make Terraform exit at once ("data loss may have occurred") instead of
-    stopping gracefully. A dying multi-threaded hyops sends the relay its parent-death signal
-    once per re-parenting (to another of its threads, then to init), and the relay's Python
-    handler for the second ran nested inside the first, before the first had noted hyops
-    gone: both sent SIGTERM (in about 1 run in 10 with six runs at once on 2 cores). The
-    test kills several times and reads what arrived only once the engine has exited."""
+    stopping gracefully. When the relay learnt of hyops's death from a parent-death signal, a
+    dying multi-threaded hyops sent it once per re-parenting (to another of its threads, then
+    to init), and the relay's handler for the second ran nested inside the first: both sent
+    SIGTERM (in about 1 run in 10 with six runs at once on 2 cores). It now learns it from its
+    control pipe's end of file, which comes once, and a forward's broken pipe can still say it
+    at the same time. The test kills several times and reads what arrived only once the
+    engine has exited."""
     for attempt in range(KILLS):
         marker = tmp_path / f"signals-{attempt}"
         run = tmp_path / f"run-{attempt}"
@@ -384,10 +386,11 @@ def test_the_relay_finds_the_engine_through_proc_when_hyops_died_before_naming_i
 SLEEP_FOREVER = "import time\ntime.sleep(120)\n"
 
 
-def test_a_parent_death_signal_handled_nested_in_another_sends_no_second_sigterm(
+def test_hyops_seen_gone_again_nested_in_the_first_sighting_sends_no_second_sigterm(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The race of the test above, made certain: a second handler runs nested inside the
-    first, at its first call (where CPython may run a pending signal handler)."""
+    """The race of the test above, made certain: a second sighting of hyops gone (the
+    control pipe's watcher and a broken pipe at once, or a signal handler) runs inside the
+    first, at its first call (where CPython may run a pending signal handler or switch threads)."""
     r = relay.Relay(parent=os.getpid(), control_fd=None, log_fd=None, grace=1.0)
     r._engine = 999_999  # the engine's pid as hyops sent it
     sent: list[tuple[int, int]] = []
@@ -399,7 +402,7 @@ def test_a_parent_death_signal_handled_nested_in_another_sends_no_second_sigterm
     def monotonic_with_a_signal_arriving() -> float:
         if not nested:
             nested.append(True)
-            r.hyops_gone()  # the second parent-death signal's handler
+            r.hyops_gone()  # the second sighting
         return clock()
 
     monkeypatch.setattr(relay.time, "monotonic", monotonic_with_a_signal_arriving)
