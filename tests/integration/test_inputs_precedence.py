@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -254,15 +255,25 @@ resource "sim_network" "this" {
 """
 
 
-def _files_holding(needle: bytes, roots: list[Path]) -> list[str]:
+# Slack for file timestamps, which the kernel takes from a clock that may lag time.time_ns().
+TIMESTAMP_SLACK_NS = 2_000_000_000
+
+
+def _files_holding(needle: bytes, roots: list[Path], since_ns: int) -> list[str]:
+    """Regular files under roots that hold `needle`, of those changed since `since_ns`: a file
+    written with a value made after that time has a later ctime (which no process can set
+    back), so the older ones, most of a shared /tmp, need not be read."""
     found = []
     for root in roots:
         for dirpath, _dirs, files in os.walk(root, onerror=lambda _err: None):
             for name in files:
                 path = os.path.join(dirpath, name)
                 try:
-                    if not stat.S_ISREG(os.lstat(path).st_mode):
+                    info = os.lstat(path)
+                    if not stat.S_ISREG(info.st_mode):
                         continue  # never open a FIFO or a device
+                    if info.st_ctime_ns < since_ns - TIMESTAMP_SLACK_NS:
+                        continue  # unchanged since before the secret existed
                     with open(path, "rb") as handle:
                         if needle in handle.read():
                             found.append(path)
@@ -290,6 +301,7 @@ def test_a_sensitive_var_is_in_no_file_and_no_process_argv(
     """A sensitive `--var` reaches the engine (its validation checks the value's sha256) yet
     is in no process's argv or environment while the create hangs, and afterwards in no file
     under the runtime root, the module dir, /tmp or /dev/shm."""
+    made_ns = time.time_ns()
     secret = "pw-" + secrets.token_hex(16)
     module = tmp_path / "modules" / "secret"
     module.mkdir(parents=True)
@@ -306,7 +318,8 @@ def test_a_sensitive_var_is_in_no_file_and_no_process_argv(
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, out + err
     assert secret not in out + err
-    assert _files_holding(secret.encode(), [hyops.runtime_root, module, Path("/tmp"), Path("/dev/shm")]) == []
+    roots = [hyops.runtime_root, module, Path("/tmp"), Path("/dev/shm")]
+    assert _files_holding(secret.encode(), roots, since_ns=made_ns) == []
     assert resolved(hyops, "secret")["password"] == {"value": "<redacted>", "source": "--var"}
     wrong = hyops("apply", "modules/secret", "--var", "password=not-it")
     assert wrong.returncode != 0  # the validation really sees what was passed
