@@ -120,7 +120,7 @@ def _stack_run(deps: dict[str, tuple[str, ...]]) -> tuple[float, float, float, d
         stack = load_stack(stack_file, cache)
         t2 = time.perf_counter()
         with mock.patch.object(steps, "run", _stand_in):
-            result = run_stack(StackRequest(stack=stack, command="apply", runtime_root=root,
+            result = run_stack(StackRequest(stack=stack, command="apply", runtime=Runtime(root),
                                             engine=str(base / "engine.sh"), parallelism=PARALLELISM))
         t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2, result.report.counts()

@@ -11,8 +11,9 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -21,6 +22,9 @@ from hybridops_tf.base.errors import ExitCode, HyopsError, UsageError
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
+
+if TYPE_CHECKING:
+    from hybridops_tf.runtime.root import Runtime
 
 
 def say(level: notices.Level, text: str) -> None:
@@ -71,6 +75,13 @@ class Settings:
     root_choice: RootChoice | None = None  # how runtime_root was chosen (runtime/discover.py)
     engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
     store: str | None = None  # --store/HYOPS_STORE: a PostgreSQL URL; never print it unredacted
+
+    @cached_property
+    def runtime(self) -> Runtime:
+        """The runtime root and its store, built once for the command and passed down."""
+        from hybridops_tf.runtime.root import Runtime
+
+        return Runtime(self.runtime_root)
 
 
 class LazyGroup(click.Group):

@@ -29,7 +29,7 @@ def hyops_prefix(ctx: click.Context) -> str:
     parent = ctx.find_root()
     parts = ["hyops"]
     if parent.get_parameter_source("runtime_root") is ParameterSource.COMMANDLINE:
-        parts += ["--runtime-root", shlex.quote(str(ctx.obj.runtime_root))]
+        parts += ["--runtime-root", shlex.quote(str(ctx.obj.runtime.root))]
     if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and ctx.obj.engine:
         parts += ["--engine", shlex.quote(ctx.obj.engine)]
     store = getattr(ctx.obj, "store", None)
@@ -91,7 +91,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_ or stack_file is not None)
     req = ReconcileRequest(
-        runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
+        runtime=ctx.obj.runtime, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
@@ -110,11 +110,10 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
         if stack_file is not None:  # the stack and its members' statuses, above the findings
             from hybridops_tf.picture.collect import stack_picture
             from hybridops_tf.picture.mermaid import markdown_block
-            from hybridops_tf.runtime.root import Runtime
             from hybridops_tf.stack.loader import load_stack
 
-            stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
-            diagram = markdown_block(stack_picture(stack, ctx.obj.runtime_root))
+            stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
+            diagram = markdown_block(stack_picture(stack, ctx.obj.runtime))
         for line in markdown.reconcile(report, diagram):
             click.echo(line)
     else:

@@ -19,7 +19,7 @@ from hybridops_tf.sim.store import SIM_ROOT_ENV, SimObject, SimStore, StoreError
 
 
 def _sim_root(ctx: click.Context, sim_root: Path | None) -> Path:
-    return sim_root if sim_root is not None else default_sim_root(ctx.obj.runtime_root)
+    return sim_root if sim_root is not None else default_sim_root(ctx.obj.runtime.root)
 
 
 def _load_faults(path: Path) -> FaultsFile:
@@ -207,7 +207,7 @@ def install_cmd(ctx: click.Context) -> None:
     Example:
       eval "$(hyops sim install)" && terraform -chdir=modules/sim/network init
     """
-    runtime_root: Path = ctx.obj.runtime_root
+    runtime_root: Path = ctx.obj.runtime.root
     try:
         config = engine_cli_config(runtime_root, os.environ)
     except CliConfigError as err:

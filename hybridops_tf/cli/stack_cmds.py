@@ -105,18 +105,17 @@ class _Prefixed(io.TextIOBase):
 def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
          continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
          include_retained: bool = False, output_format: str | None = None) -> None:
-    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
     fmt = render.output_format(as_json, output_format)
-    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
+    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
     with _junit(ctx, stack, command) as keep:
         result = keep(run_stack(StackRequest(
-            stack=stack, command=command, runtime_root=ctx.obj.runtime_root, engine=ctx.obj.engine,
+            stack=stack, command=command, runtime=ctx.obj.runtime, engine=ctx.obj.engine,
             parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
             include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
             listener=_Printer(),
@@ -260,14 +259,12 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf.cli.root_note import note_root
-    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.report import record_status, status_document
-    from hybridops_tf.store import open_store
 
-    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
+    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
     note_root(ctx)
-    doc = status_document(stack, ctx.obj.runtime_root)
+    doc = status_document(stack, ctx.obj.runtime)
     fmt = render.output_format(as_json, output_format)
     if fmt == "markdown":
         _markdown_status(ctx, stack, stack_file, doc)
@@ -280,7 +277,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     else:
         click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
                    f"finished {doc['finished_at']}")
-    store = open_store(ctx.obj.runtime_root)
+    store = ctx.obj.runtime.store
     now = {m.name: record_status(store, m.key) for m in stack.members}
     _table(doc["members"], now)
 
@@ -312,14 +309,13 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
       hyops stack graph modules/sim/stack.yml --format mermaid --status
     """
     from hybridops_tf.base.errors import UsageError
-    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack import graph
     from hybridops_tf.stack.loader import load_stack
 
     if dot and graph_format not in (None, "dot"):
         raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")
     fmt = "dot" if dot else graph_format or "text"
-    stack = load_stack(stack_file, Runtime(ctx.obj.runtime_root).hcl_cache())
+    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
     if not with_status and fmt != "mermaid":
         click.echo(graph.to_dot(stack) if fmt == "dot" else graph.to_text(stack))
         return
@@ -344,7 +340,7 @@ def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
 
     if not with_status:
         return picture(stack)
-    return stack_picture(stack, ctx.obj.runtime_root)
+    return stack_picture(stack, ctx.obj.runtime)
 
 
 def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
@@ -355,9 +351,8 @@ def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict
     from hybridops_tf.cli.reconcile_cmds import hyops_prefix
     from hybridops_tf.picture.mermaid import markdown_block
     from hybridops_tf.stack.report import record_status
-    from hybridops_tf.store import open_store
 
-    store = open_store(ctx.obj.runtime_root)
+    store = ctx.obj.runtime.store
     now = {m.name: record_status(store, m.key) for m in stack.members}
     diagram = markdown_block(_picture(ctx, stack))
     for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):

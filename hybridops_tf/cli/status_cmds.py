@@ -47,16 +47,15 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
     from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.record.address import record_key
     from hybridops_tf.runtime import status
-    from hybridops_tf.store import open_store
 
     fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_)
     if all_:
-        entries = status.all_entries(ctx.obj.runtime_root)
+        entries = status.all_entries(ctx.obj.runtime.store)
     else:
         tgt = target(ctx, module_dir, ref)
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-        entries = [status.entry(open_store(ctx.obj.runtime_root), key)]
+        entries = [status.entry(ctx.obj.runtime.store, key)]
     for e in entries:
         if e.problem:
             click.echo(f"hyops: {e.problem}", err=True)
@@ -64,7 +63,7 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         from hybridops_tf.cli import markdown
         from hybridops_tf.cli.reconcile_cmds import hyops_prefix
 
-        for line in markdown.status(entries, hyops_prefix(ctx), ctx.obj.runtime_root.parent):
+        for line in markdown.status(entries, hyops_prefix(ctx), ctx.obj.runtime.root.parent):
             click.echo(line)
     elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]
@@ -137,7 +136,6 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
       hyops outputs modules/sim/network network_id --raw
     """
     from hybridops_tf.record.address import record_key
-    from hybridops_tf.store import open_store
 
     if name is None and _is_name_not_dir(ctx, module_dir):
         name, module_dir = str(module_dir), Path(".")
@@ -147,7 +145,7 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
         raise UsageError("--raw needs an output NAME (e.g. hyops outputs DIR NAME --raw)")
     tgt = target(ctx, module_dir, ref)
     key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-    record = open_store(ctx.obj.runtime_root).read(key)
+    record = ctx.obj.runtime.store.read(key)
     if record is None:
         from hybridops_tf.cli.root_note import note_root
 

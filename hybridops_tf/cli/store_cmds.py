@@ -86,10 +86,9 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       hyops store status --json   # with HYOPS_STORE set
     """
-    from hybridops_tf.store import shared_store
 
     _url()
-    summary = shared_store(ctx.obj.runtime_root).summary()
+    summary = ctx.obj.runtime.shared().summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
@@ -123,13 +122,12 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     """
     from hybridops_tf.record import layout
     from hybridops_tf.runtime.transfer import import_local
-    from hybridops_tf.store import shared_store
 
     _url()
-    source = root if root is not None else ctx.obj.runtime_root
+    source = root if root is not None else ctx.obj.runtime.root
     if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          "root to import, e.g. `hyops store import-local path/to/.hyops`")
-    counts = import_local(source, shared_store(ctx.obj.runtime_root))
+    counts = import_local(source, ctx.obj.runtime.shared())
     click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
                f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

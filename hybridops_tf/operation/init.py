@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.engine import binary, commands, initcheck, process
@@ -18,7 +17,7 @@ from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
-from hybridops_tf.store import backend, open_store
+from hybridops_tf.store import backend
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,20 +27,18 @@ class InitOutcome:
     message: str
 
 
-def run_init(target: ModuleTarget, runtime_root: Path, engine_opt: str | None, passthrough: Sequence[str],
+def run_init(target: ModuleTarget, ws: Runtime, engine_opt: str | None, passthrough: Sequence[str],
              lock_timeout: float = 0, workspace: str | None = None) -> InitOutcome:
     """Run `init -input=false -no-color [passthrough]` in the module directory."""
-    ws = Runtime(runtime_root)
     ws.ensure_root()
     info = binary.resolve(engine_opt, ws.engine_cache())
     env = ws.engine_env(target.directory, None, workspace)
-    with process.FORWARDER, open_store(runtime_root).lock(record_key(target.ref, workspace), new_run_id("init"),
-                                                          lock_timeout):
+    with process.FORWARDER, ws.store.lock(record_key(target.ref, workspace), new_run_id("init"), lock_timeout):
         argv = [*commands.init(info.binary, target.directory), *backend.init_args(target.directory, target.ref),
                 *passthrough]
         captured = process.run_capture(argv, env=env)
         if captured.returncode == 0:
-            initcheck.remember_init(target.directory, layout.init_cache(runtime_root))
+            initcheck.remember_init(target.directory, layout.init_cache(ws.root))
     output = captured.stdout + captured.stderr
     if captured.interrupted is not None:
         return InitOutcome(ExitCode.INTERRUPTED, output, f"init of {target.ref} interrupted")

@@ -162,13 +162,11 @@ def digest_key(rt: Runtime, create: bool = True) -> bytes | None:
     comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
     RefusedError when the key cannot be read or made.
     """
-    from hybridops_tf.store import shared_store
-    from hybridops_tf.store.url import selected_url
-
-    if selected_url() is not None:  # every runner of a shared store digests with one key
-        path_text = f"the inputs digest key in {shared_store(rt.root).describe()}"
+    if rt.store.shared:  # every runner of a shared store digests with one key
+        shared = rt.shared()
+        path_text = f"the inputs digest key in {shared.describe()}"
         try:
-            key = shared_store(rt.root).digest_key(create)
+            key = shared.digest_key(create)
         except OSError as err:
             raise RefusedError(f"cannot use {path_text}: {err.strerror or err}; nothing was run") from None
         return key

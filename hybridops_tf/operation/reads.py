@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import EngineError, Interrupted
@@ -22,10 +21,11 @@ from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_cre
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.state import StateSnapshot
+    from hybridops_tf.store import Store
 
 
 def takeover(
-    runtime_root: Path, key: str, previous: OperationRecord | None, engine: Engine
+    store: Store, key: str, previous: OperationRecord | None, engine: Engine
 ) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:
     """A stale `running` record: creates its run started and the state does not hold, and
     what the record knows once that run's events are merged in (its completed creates and
@@ -40,7 +40,7 @@ def takeover(
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
-    events = read_run_events(runtime_root, key, previous.run_id)
+    events = read_run_events(store, key, previous.run_id)
     progress = ResourceTracker().feed_all(events).resources
     in_state: transitions.StateView | None
     try:
@@ -48,12 +48,12 @@ def takeover(
     except (EngineError, StateFormatError):
         in_state = None  # unreadable state: every started create stays a suspect
     replanned: tuple[str, ...] | None = ()
-    if may_hold_unseen_creates(runtime_root, key, previous.run_id,
+    if may_hold_unseen_creates(store, key, previous.run_id,
                                previous.active_command, events):
         replanned = planned_creates(engine)
     orphans = transitions.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
                                                   known=previous.resources,
-                                                  stream_complete=events_complete(runtime_root, key, previous.run_id))
+                                                  stream_complete=events_complete(store, key, previous.run_id))
     return orphans, transitions.resources_after_run(previous.resources, progress, in_state)
 
 

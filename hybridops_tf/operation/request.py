@@ -15,6 +15,7 @@ from hybridops_tf.record.model import OperationRecord
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.engine.events import Event
     from hybridops_tf.inputs.values import CliInput
+    from hybridops_tf.runtime.root import Runtime
 
 
 EventSink = Callable[["Event"], None]
@@ -26,7 +27,7 @@ class ModuleRequest:
 
     command: Command  # apply | destroy | refresh | import; a plain string is taken as its Command
     target: ModuleTarget
-    runtime_root: Path
+    runtime: Runtime  # the runtime root and its store, built once by the caller
     engine: str | None = None
     inputs_file: Path | None = None
     var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order

@@ -37,7 +37,7 @@ from hybridops_tf.runtime.run_folder import (
     StoppedResult,
     new_run_id,
 )
-from hybridops_tf.store import Journal, Store, open_store
+from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
@@ -57,11 +57,11 @@ class _Run:
 
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
-    rt = Runtime(req.runtime_root)
+    rt = req.runtime
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None)  # step 1
     run_id = req.run_id or new_run_id(req.command)
-    store = open_store(req.runtime_root)
+    store = rt.store
     rt.ensure_root()
     with process.FORWARDER, store.lock(req.key, run_id, req.lock_timeout):  # step 2
         one = _open_run(req, store, run_id, resolved)
@@ -83,11 +83,11 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
     previous = store.read(req.key)
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
     try:
-        folder = RunFolder.create(req.runtime_root, req.key, run_id)
+        folder = RunFolder.create(req.runtime.root, req.key, run_id)
         folder.write_meta(meta.to_json())
     except OSError as err:
         raise RefusedError(
-            f"could not create the run folder under {req.runtime_root}: {err.strerror or err}; "
+            f"could not create the run folder under {req.runtime.root}: {err.strerror or err}; "
             "nothing was changed"
         ) from None
     try:
@@ -135,7 +135,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
     digest = inputs.inputs_digest(rt, resolved)
-    inherited, known = reads.takeover(req.runtime_root, req.key, one.previous, engine)
+    inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = run_settle.following_state(req, engine, one.previous.resources)
     try:

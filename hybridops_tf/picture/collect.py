@@ -19,11 +19,12 @@ from hybridops_tf import __version__
 from hybridops_tf.picture import timeline as tl
 from hybridops_tf.picture.model import RecordNow, StackPicture, picture
 from hybridops_tf.runtime.status import StatusEntry, entry
-from hybridops_tf.store import Store, open_store
+from hybridops_tf.store import Store
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.events import Event
     from hybridops_tf.reconcile.model import ModuleReport, Report
+    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack.model import Stack
 
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 class ReportRequest:
     """One of stack_file, module (with its ref and workspace) or all_records."""
 
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None = None
     modules_root: Path | None = None
     stack_file: Path | None = None
@@ -106,7 +107,7 @@ class ReportData:
 
 def gather(req: ReportRequest) -> ReportData:
     """Everything the report shows, for a stack, one module or every record."""
-    store = open_store(req.runtime_root)
+    store = req.runtime.store
     advice = _reconcile(req)
     if req.stack_file is not None:
         return _stack(req, store, advice)
@@ -114,7 +115,7 @@ def gather(req: ReportRequest) -> ReportData:
     entries = [entry(store, key) for key in keys]
     advised = _by_key(advice, keys)
     views = tuple(_module(e, advised.get(e.module_ref), advice is not None) for e in entries)
-    runs = [tl.RunEvents(e.module_ref, e.record.run_id, _events(req.runtime_root, e.module_ref, e.record.run_id))
+    runs = [tl.RunEvents(e.module_ref, e.record.run_id, _events(store, e.module_ref, e.record.run_id))
             for e in entries if e.record is not None]
     title = "every record" if req.all_records else f"module {views[0].module_ref}"
     return ReportData(title=title, generated_at=_now(), source=store.describe(), hyops_version=__version__,
@@ -123,13 +124,12 @@ def gather(req: ReportRequest) -> ReportData:
 
 
 def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportData:
-    from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.report import status_document
 
     assert req.stack_file is not None
-    stack = load_stack(req.stack_file, Runtime(req.runtime_root).hcl_cache())
-    doc = status_document(stack, req.runtime_root)
+    stack = load_stack(req.stack_file, req.runtime.hcl_cache())
+    doc = status_document(stack, req.runtime)
     entries = {m.name: entry(store, m.key) for m in stack.members}
     advised = _by_key(advice, [m.key for m in stack.members])
     pic = picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
@@ -143,7 +143,7 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
         if node.status == "pending":
             never.append(tl.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
         elif run_id and node.status != "skipped" and (member.name in in_report or doc.get("run_id") is None):
-            runs.append(tl.RunEvents(member.name, run_id, _events(req.runtime_root, member.key, run_id)))
+            runs.append(tl.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
     run = RunView(doc.get("command"), doc.get("run_id"), doc.get("started_at"), doc.get("finished_at"))
     return ReportData(title=f"stack {stack.name}", generated_at=_now(), source=store.describe(),
                       hyops_version=__version__, engine=_engine_line(req), picture=pic, run=run,
@@ -151,12 +151,12 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
                       reconcile_summary=advice.summary() if advice is not None else None)
 
 
-def stack_picture(stack: Stack, runtime_root: Path) -> StackPicture:
+def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     """The stack with each member's status as `stack status --json` gives it, and its record now."""
     from hybridops_tf.stack.report import status_document
 
-    store = open_store(runtime_root)
-    doc = status_document(stack, runtime_root)
+    store = runtime.store
+    doc = status_document(stack, runtime)
     return picture(stack, doc, {m.name: record_now(entry(store, m.key)) for m in stack.members})
 
 
@@ -208,7 +208,7 @@ def _reconcile(req: ReportRequest) -> Report | None:
     from hybridops_tf.reconcile.service import ReconcileRequest, reconcile
 
     return reconcile(ReconcileRequest(
-        runtime_root=req.runtime_root, engine=req.engine, modules_root=req.modules_root,
+        runtime=req.runtime, engine=req.engine, modules_root=req.modules_root,
         module_dir=req.module_dir if req.stack_file is None and not req.all_records else None,
         ref=req.ref, stack_file=req.stack_file, all_records=req.all_records,
         hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace))
@@ -217,23 +217,22 @@ def _reconcile(req: ReportRequest) -> Report | None:
 def _single_key(req: ReportRequest) -> str:
     from hybridops_tf.record.address import record_key, resolve_module
 
-    target = resolve_module(req.module_dir or Path("."), req.ref, req.modules_root, req.runtime_root.parent)
+    target = resolve_module(req.module_dir or Path("."), req.ref, req.modules_root, req.runtime.root.parent)
     return record_key(target.ref, req.workspace)
 
 
-def _events(runtime_root: Path, key: str, run_id: str) -> Sequence[Event]:
+def _events(store: Store, key: str, run_id: str) -> Sequence[Event]:
     from hybridops_tf.runtime.run_folder import read_run_events
 
-    return read_run_events(runtime_root, key, run_id)
+    return read_run_events(store, key, run_id)
 
 
 def _engine_line(req: ReportRequest) -> str:
     from hybridops_tf.base.errors import EngineError
     from hybridops_tf.engine import binary
-    from hybridops_tf.runtime.root import Runtime
 
     try:
-        info = binary.resolve(req.engine, Runtime(req.runtime_root).engine_cache(), remember=False)
+        info = binary.resolve(req.engine, req.runtime.engine_cache(), remember=False)
     except EngineError as err:
         return f"unknown ({err.message})"
     return f"{info.kind} {info.version} ({info.binary})"

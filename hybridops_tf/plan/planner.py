@@ -82,14 +82,14 @@ def private_tmp() -> str:
 
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
-    rt = Runtime(req.runtime_root)
+    rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=key if req.recorded_inputs else None)
     mode = saved.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
     rt.ensure_root()
     run_id = new_run_id("plan")
-    folder = RunFolder.create(req.runtime_root, record_key(req.target.ref, req.workspace), run_id)
+    folder = RunFolder.create(req.runtime.root, record_key(req.target.ref, req.workspace), run_id)
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
     folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
@@ -176,7 +176,7 @@ class MemberPlan:
     has_changes: bool
 
 
-def plan_stack(stack: Stack, runtime_root: Path, engine: str | None, command: str,
+def plan_stack(stack: Stack, runtime: Runtime, engine: str | None, command: str,
                on_member: Callable[[str], None] | None = None) -> list[MemberPlan]:
     """Plan every member as `stack apply|destroy` would run it, in its order, from what the
     records hold now. A member wired to an upstream that has changes pending (or no recorded
@@ -184,7 +184,7 @@ def plan_stack(stack: Stack, runtime_root: Path, engine: str | None, command: st
     from hybridops_tf.stack import graph
     from hybridops_tf.stack.wiring import Wiring
 
-    wiring = Wiring(stack, runtime_root, engine)
+    wiring = Wiring(stack, runtime, engine)
     order = graph.topological_order(stack) if command == "apply" else graph.destroy_order(stack)
     changing: set[str] = set()
     plans: list[MemberPlan] = []
@@ -208,7 +208,7 @@ def _plan_member(member: Member, command: str, wiring: Wiring, changing: set[str
     def planned(values: Any, sensitive: frozenset[str], destroy: bool) -> MemberPlan:
         if on_member is not None:
             on_member(member.name)
-        out = run_plan(PlanRequest(target=member.target, runtime_root=wiring.runtime.root, engine=wiring.engine,
+        out = run_plan(PlanRequest(target=member.target, runtime=wiring.runtime, engine=wiring.engine,
                                    stack_inputs=values, sensitive_inputs=sensitive, workspace=member.workspace,
                                    command=Command.PLAN, destroy=destroy))
         return MemberPlan(member.name, member.module_ref, out.summary, out.has_changes)

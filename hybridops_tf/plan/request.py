@@ -12,12 +12,13 @@ from hybridops_tf.record.lifecycle import Command
 
 if TYPE_CHECKING:
     from hybridops_tf.inputs.values import CliInput
+    from hybridops_tf.runtime.root import Runtime
 
 
 @dataclass
 class PlanRequest:
     target: ModuleTarget
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None = None
     inputs_file: Path | None = None
     var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order

@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.inputs.values import CliInput
 from hybridops_tf.operation import steps
@@ -19,7 +19,9 @@ from hybridops_tf.plan import planner, saved
 from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.lifecycle import Command
-from hybridops_tf.store import open_store
+
+if TYPE_CHECKING:
+    from hybridops_tf.runtime.root import Runtime
 
 
 @dataclass
@@ -28,7 +30,7 @@ class ReviewedRun:
 
     command: Command  # APPLY or DESTROY
     target: ModuleTarget
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None = None
     modules_root: Path | None = None
     workspace: str | None = None
@@ -46,14 +48,14 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
     but the record). An uncertain record is refused before the question, not after it."""
     destroy = req.command is Command.DESTROY
     if not destroy:
-        steps.guard(ModuleRequest(command=Command.APPLY, target=req.target, runtime_root=req.runtime_root,
+        steps.guard(ModuleRequest(command=Command.APPLY, target=req.target, runtime=req.runtime,
                                   allow_uncertain=req.allow_uncertain),
-                    open_store(req.runtime_root).read(record_key(req.target.ref, req.workspace)))
+                    req.runtime.store.read(record_key(req.target.ref, req.workspace)))
     tmp = planner.private_tmp()
     try:
         plan_file = Path(tmp) / "reviewed.tfplan"
         plan = planner.run_plan(PlanRequest(
-            target=req.target, runtime_root=req.runtime_root, engine=req.engine, workspace=req.workspace,
+            target=req.target, runtime=req.runtime, engine=req.engine, workspace=req.workspace,
             var_options=req.var_options, passthrough=req.passthrough, argv=req.argv, out=plan_file,
             destroy=destroy, recorded_inputs=destroy,
         ))
@@ -61,7 +63,7 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
         if plan.has_changes and not ask():
             return None
         return steps.run(saved.saved_plan_request(saved.SavedPlanApply(
-            plan_file=plan_file, runtime_root=req.runtime_root, engine=req.engine,
+            plan_file=plan_file, runtime=req.runtime, engine=req.engine,
             modules_root=req.modules_root, ref=req.target.ref, workspace_of=lambda _dir: req.workspace,
             passthrough=req.passthrough, lock_timeout=req.lock_timeout, allow_uncertain=req.allow_uncertain,
             argv=req.argv, on_event=req.on_event,

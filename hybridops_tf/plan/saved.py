@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.plan.request import PlanRequest
+    from hybridops_tf.runtime.root import Runtime
 
 SIDECAR_SUFFIX = ".hyops.json"
 SCHEMA_VERSION = 1
@@ -212,7 +213,7 @@ class SavedPlanApply:
     """What the CLI knows when it applies a saved plan."""
 
     plan_file: Path
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None
     modules_root: Path | None
     ref: str | None  # --ref given: must be the plan's
@@ -227,14 +228,13 @@ class SavedPlanApply:
 def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     """Every check a saved plan must pass, then the ModuleRequest that applies exactly it."""
     from hybridops_tf.inputs.values import StackInputs
-    from hybridops_tf.runtime.root import Runtime
 
     plan_file = Path(req.plan_file).absolute()
     sidecar = read(plan_file)
     target = resolve_module(sidecar.module_dir, sidecar.module_ref, req.modules_root)
     workspace = req.workspace_of(target.directory)
     _refuse_other_target(sidecar, plan_file, req.ref, workspace)
-    engine = Runtime(req.runtime_root).engine_for(target, req.engine, None, sidecar.workspace, None)
+    engine = req.runtime.engine_for(target, req.engine, None, sidecar.workspace, None)
     made_with = sidecar.engine.get("version")
     if made_with != engine.info.version:
         raise RefusedError(f"{plan_file} was made by engine version {made_with} "
@@ -243,7 +243,7 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     refuse_stale(engine, plan_file, sidecar)
     values = planned_inputs(engine, plan_file, sidecar)
     return ModuleRequest(
-        command=Command(sidecar.mode), target=target, runtime_root=req.runtime_root, engine=req.engine,
+        command=Command(sidecar.mode), target=target, runtime=req.runtime, engine=req.engine,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,
         allow_uncertain=req.allow_uncertain, argv=req.argv, workspace=sidecar.workspace,

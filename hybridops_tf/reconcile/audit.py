@@ -9,37 +9,35 @@ and the records before and after.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder
-from hybridops_tf.store import open_store
 
 
-def open_run(runtime_root: Path, module_ref: str, module_dir: str | None, run_id: str, action: str,
+def open_run(runtime: Runtime, module_ref: str, module_dir: str | None, run_id: str, action: str,
              argv: Sequence[str], **details: Any) -> tuple[RunFolder, ReconcileMeta]:
     """Create the run folder and write meta.json (first); RefusedError if it cannot be written,
     before any record changed (the callers hold the lock and write the record after this)."""
     meta = ReconcileMeta.start(action, argv, module_ref, module_dir, run_id, details)
     try:
-        folder = RunFolder.create(runtime_root, module_ref, run_id)
+        folder = RunFolder.create(runtime.root, module_ref, run_id)
         folder.write_meta(meta.to_json())
-        open_store(runtime_root).journal_doc(module_ref, run_id, "meta", meta.to_json())  # the audit entry
+        runtime.store.journal_doc(module_ref, run_id, "meta", meta.to_json())  # the audit entry
     except OSError as err:
-        raise RefusedError(f"could not write the reconcile run folder under {runtime_root}/runs: "
+        raise RefusedError(f"could not write the reconcile run folder under {runtime.root}/runs: "
                            f"{err.strerror or err}; nothing was changed") from None
     return folder, meta
 
 
-def close_run(runtime_root: Path, folder: RunFolder, meta: ReconcileMeta, exit_code: int,
+def close_run(runtime: Runtime, folder: RunFolder, meta: ReconcileMeta, exit_code: int,
               result: dict[str, Any]) -> None:
     """meta gets its end time, then result.json (last: its presence means finished); a shared
     store's journal gets the result beside the audit entry (a warning if it cannot)."""
     folder.finish_docs(meta.to_json(), exit_code, result)
     try:
-        open_store(runtime_root).journal_doc(meta.module_ref, folder.run_id, "result",
-                                             {"exit_code": exit_code, **result})
+        runtime.store.journal_doc(meta.module_ref, folder.run_id, "result", {"exit_code": exit_code, **result})
     except OSError as err:
         notices.warning(f"could not journal the result of {folder.run_id}: {err.strerror or err}")

@@ -60,7 +60,7 @@ from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
-from hybridops_tf.store import Store, open_store
+from hybridops_tf.store import Store
 
 Note = Callable[[str], None]
 
@@ -144,7 +144,7 @@ def _holds_tf(directory: Path) -> bool:
         return False
 
 
-def rerun_args(target: Target, runtime_root: Path, directory: Path | None = None,
+def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
                var_options: tuple[str, ...] = ()) -> tuple[str, ...]:
     """`--inputs rerun.inputs.yml` plus a `--var` for each input it cannot supply, so a
     suggested `hyops apply`/`destroy` runs with the inputs the last run used.
@@ -153,7 +153,7 @@ def rerun_args(target: Target, runtime_root: Path, directory: Path | None = None
     gets a placeholder, `NAME=<secret>` or `NAME=<value>`; a non-sensitive value passed to
     this reconcile with `--var` is carried as given. Never a secret value.
     """
-    rerun = Runtime(runtime_root).rerun_inputs_path(target.key)
+    rerun = runtime.rerun_inputs_path(target.key)
     try:
         values = inputs_mod.load_inputs_file(rerun) if rerun.is_file() else {}
     except UsageError:
@@ -186,7 +186,7 @@ def rerun_args(target: Target, runtime_root: Path, directory: Path | None = None
 
 @dataclass(frozen=True)
 class GatherOptions:
-    runtime_root: Path
+    runtime: Runtime
     engine: EngineInfo | None
     engine_problem: str | None = None
     inputs_file: Path | None = None
@@ -207,9 +207,9 @@ def engine_display(info: EngineInfo | None) -> str:
     return str(info.binary)
 
 
-def base_inputs(target: Target, runtime_root: Path) -> tuple[Mapping[str, Any] | None, str]:
+def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | None, str]:
     """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
-    rerun = Runtime(runtime_root).rerun_inputs_path(target.key)
+    rerun = runtime.rerun_inputs_path(target.key)
     if rerun.is_file():
         return inputs_mod.load_inputs_file(rerun), f"{rerun} (inputs of the last run)"
     return target.fallback_inputs, "stack inputs"
@@ -218,7 +218,7 @@ def base_inputs(target: Target, runtime_root: Path) -> tuple[Mapping[str, Any] |
 def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedInputs:
     """Last run's inputs < --inputs < --var, validated like a run's (UsageError if not)."""
     assert target.directory is not None
-    base, label = base_inputs(target, opts.runtime_root)
+    base, label = base_inputs(target, opts.runtime)
     from_file = inputs_mod.load_inputs_file(opts.inputs_file) if opts.inputs_file else None
     specs = inputs_mod.read_variables(target.directory, None)
     from_vars = inputs_mod.parse_var_options(opts.var_options, specs)
@@ -292,17 +292,17 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     holds), the engine is asked only for what `reuse` lacks."""
     from hybridops_tf.runtime import hooks  # the sim registers the one hook hyops has
 
-    store = open_store(opts.runtime_root)
+    store = opts.runtime.store
     record, problem = _read_record(store, target.key)
     directory = target.directory
     if directory is None and record is not None and record.module_dir:
         directory = Path(record.module_dir)
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
-    shown = None if directory is None else display_dir(directory, opts.runtime_root.parent)
+    shown = None if directory is None else display_dir(directory, opts.runtime.root.parent)
     where = Where(target.module_ref, shown, workspace,
                   exists and directory is not None and bool(hooks.applying(directory)),
-                  inputs_args=rerun_args(target, opts.runtime_root, directory if exists else None,
+                  inputs_args=rerun_args(target, opts.runtime, directory if exists else None,
                                          opts.var_options),
                   stack_file=_display(target.stack_file) if target.stack_file else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
@@ -316,22 +316,22 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:
-        events = read_run_events(opts.runtime_root, target.key, record.run_id)
+        events = read_run_events(store, target.key, record.run_id)
         run_events[record.run_id] = events
         tracker = ResourceTracker().feed_all(events)
         if run_succeeded(events):  # killed after its engine exited 0: every delete it began is done
             tracker.engine_succeeded()
         base = _with(base, last_run=dict(tracker.resources), deleted=completed_deletes(tracker, events),
-                     stream_complete=events_complete(opts.runtime_root, target.key, record.run_id))
-        unseen = may_hold_unseen_creates(opts.runtime_root, target.key, record.run_id,
+                     stream_complete=events_complete(store, target.key, record.run_id))
+        unseen = may_hold_unseen_creates(store, target.key, record.run_id,
                                          record.active_command, events)
         if unseen:
             base = _with(base, replanned_creates=None)  # until a plan names them
-        live = _live_engine(opts.runtime_root, target.key, record.run_id)
+        live = _live_engine(opts.runtime.root, target.key, record.run_id)
         if live is not None:
             return _with(base, live_engine=live), None  # nothing can be judged while it runs
     if record is not None and record.suspect_orphans:
-        base = _with(base, orphan_evidence=_listed_evidence(opts.runtime_root, target.key,
+        base = _with(base, orphan_evidence=_listed_evidence(store, target.key,
                                                             record, run_events))
     if base.stale:
         base = _progress_evidence(base)
@@ -417,7 +417,7 @@ def _create_started(events: list[Any]) -> set[str]:
             and e.action in CREATE_ACTIONS and e.addr}
 
 
-def _listed_evidence(runtime_root: Path, module_ref: str, record: OperationRecord,
+def _listed_evidence(store: Store, module_ref: str, record: OperationRecord,
                      cache: dict[str, list[Any]]) -> dict[str, OrphanEvidence]:
     """Per listed suspect orphan: its run's events saw the create start, or only planned it."""
     from hybridops_tf.runtime.run_folder import run_path
@@ -432,11 +432,11 @@ def _listed_evidence(runtime_root: Path, module_ref: str, record: OperationRecor
             out.setdefault(orphan.address, OrphanEvidence.UNKNOWN)
             continue
         if orphan.run_id not in cache:
-            cache[orphan.run_id] = read_run_events(runtime_root, module_ref, orphan.run_id)
+            cache[orphan.run_id] = read_run_events(store, module_ref, orphan.run_id)
         events = cache[orphan.run_id]
         if orphan.address in _create_started(events):
             out[orphan.address] = OrphanEvidence.STARTED
-        elif events or run_path(runtime_root, module_ref, orphan.run_id).is_dir():
+        elif events or run_path(store.root, module_ref, orphan.run_id).is_dir():
             out.setdefault(orphan.address, OrphanEvidence.PLANNED)
         else:
             out.setdefault(orphan.address, OrphanEvidence.UNKNOWN)
@@ -528,11 +528,11 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
             workspace: str | None, module_ref: str) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
     assert opts.engine is not None
-    engine = Engine(opts.engine, directory, Runtime(opts.runtime_root).engine_env(directory, resolved, workspace),
+    engine = Engine(opts.engine, directory, opts.runtime.engine_env(directory, resolved, workspace),
                     inputs=resolved.var_file() if resolved is not None else None)
     from hybridops_tf.store import backend
 
-    engine.ensure_init(layout.init_cache(opts.runtime_root), announce=opts.note, announce_first=True,
+    engine.ensure_init(layout.init_cache(opts.runtime.root), announce=opts.note, announce_first=True,
                        record=not opts.read_only, extra=lambda: backend.init_args(directory, module_ref))
     return engine
 

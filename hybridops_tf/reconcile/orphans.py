@@ -18,9 +18,7 @@ from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action, ActionKind
 from hybridops_tf.reconcile.write import WriteContext, contract_request
 from hybridops_tf.record.lifecycle import Status
-from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
-from hybridops_tf.store import open_store
 
 
 def parse_import(text: str) -> tuple[str, str]:
@@ -43,10 +41,10 @@ def parse_import(text: str) -> tuple[str, str]:
 
 def forget(target: Target, address: str, ctx: WriteContext) -> Action:
     """Drop one suspect orphan from the record, under the lock, leaving an audit run folder."""
-    root = ctx.gather.runtime_root
-    store = open_store(root)
+    rt = ctx.gather.runtime
+    store = rt.store
     run_id = new_run_id("reconcile")
-    Runtime(root).ensure_root()
+    rt.ensure_root()
     with store.lock(target.key, run_id, ctx.lock_timeout):
         record = store.read(target.key)
         if record is None:
@@ -63,7 +61,7 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
         updated = copy.deepcopy(record)
         updated.suspect_orphans = [o for o in record.suspect_orphans if o.address != address]
         updated.run_id = run_id
-        folder, meta = audit.open_run(root, target.key, record.module_dir, run_id, "forget-orphan",
+        folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-orphan",
                                       ctx.argv, address=address,
                                       forgotten=[o.to_dict() for o in gone])
         try:
@@ -71,9 +69,9 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
         except OSError as err:
             message = (f"could not write {store.where(target.key)}: {err.strerror or err}; "
                        f"{address} is still listed")
-            audit.close_run(root, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
+            audit.close_run(rt, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
             raise OperationFailed(message) from None
-        audit.close_run(root, folder, meta, ExitCode.OK, {
+        audit.close_run(rt, folder, meta, ExitCode.OK, {
             "outcome": "forgotten", "address": address, "forgotten": [o.to_dict() for o in gone],
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],

@@ -37,7 +37,7 @@ DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
 
 @dataclass(frozen=True)
 class ReconcileRequest:
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None = None
     modules_root: Path | None = None
     module_dir: Path | None = None
@@ -72,15 +72,15 @@ def _targets(req: ReconcileRequest) -> list[Target]:
         raise UsageError(f"{', '.join(single_only)} name(s) one module: pass MODULE_DIR instead of "
                          "--stack/--all")
     if req.all_records:
-        return targets.all_records(req.runtime_root)
+        return targets.all_records(req.runtime.store)
     if req.stack_file is not None:
-        return targets.stack_members(req.stack_file, req.runtime_root)
+        return targets.stack_members(req.stack_file, req.runtime)
     return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root, req.workspace,
-                           req.runtime_root.parent)]
+                           req.runtime.root.parent)]
 
 
 def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
-    cache = Runtime(req.runtime_root).engine_cache()  # read-only: read it, never write it
+    cache = req.runtime.engine_cache()  # read-only: read it, never write it
     try:
         return binary.resolve(req.engine, cache, remember=not req.read_only), None
     except EngineError as err:
@@ -91,15 +91,15 @@ def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
     chosen = _targets(req)
     if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
-        return Report((), ((f"no records under {req.runtime_root}: nothing to reconcile, so nothing "
+        return Report((), ((f"no records under {req.runtime.root}: nothing to reconcile, so nothing "
                             "is known to be consistent (wrong folder? pass --runtime-root)",
                             ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
     info, problem = _engine(req)
-    read_opts = GatherOptions(req.runtime_root, info, problem, req.inputs_file, req.var_options,
+    read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
                               read_only=True, note=req.note)
     ctx = settle_write.WriteContext(
-        GatherOptions(req.runtime_root, info, problem, req.inputs_file, req.var_options,
+        GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
                       read_only=False, note=req.note),
         engine_opt=req.engine, lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))

@@ -15,7 +15,8 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.record.address import resolve_module, split_key
 from hybridops_tf.record.model import CorruptRecordError
-from hybridops_tf.store import open_store
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.store import Store
 
 
 def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None,
@@ -24,9 +25,8 @@ def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspa
     return Target(target.ref, target.directory, workspace)
 
 
-def all_records(runtime_root: Path) -> list[Target]:
-    """Every record under the runtime root (module dir from the record's `module_dir`)."""
-    store = open_store(runtime_root)
+def all_records(store: Store) -> list[Target]:
+    """Every record in the store (module dir from the record's `module_dir`)."""
     targets = []
     for key in store.keys():
         ref, workspace = split_key(key)
@@ -39,7 +39,7 @@ def all_records(runtime_root: Path) -> list[Target]:
     return sorted(targets, key=lambda t: t.key)
 
 
-def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
+def stack_members(stack_file: Path, runtime: Runtime) -> list[Target]:
     """Every member of the stack, in file order, with its stack inputs as fallback inputs.
 
     A member's inputs come from its rerun.inputs.yml when it ran before; otherwise from the
@@ -49,10 +49,9 @@ def stack_members(stack_file: Path, runtime_root: Path) -> list[Target]:
         from hybridops_tf.stack.loader import load_stack
     except ImportError:  # pragma: no cover - the stack package ships with hyops
         raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
-    from hybridops_tf.runtime.root import Runtime
 
-    stack = load_stack(stack_file, Runtime(runtime_root).hcl_cache())
-    store = open_store(runtime_root)
+    stack = load_stack(stack_file, runtime.hcl_cache())
+    store = runtime.store
     refs = {m.name: m.key for m in stack.members}
     targets = []
     for member in stack.members:

@@ -33,9 +33,8 @@ from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
-from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
-from hybridops_tf.store import Store, open_store
+from hybridops_tf.store import Store
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
 _MEANT = {Verdict.TO_OK: Status.OK, Verdict.TO_DESTROYED: Status.DESTROYED, Verdict.TO_ABSENT: Status.ABSENT,
@@ -95,10 +94,10 @@ def _summary(ev: ModuleEvidence) -> dict[str, object]:
 
 def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Action], ModuleEvidence]:
     """One settle under the lock: the verdict, the actions and the evidence to report from."""
-    root = ctx.gather.runtime_root
-    store = open_store(root)
+    rt = ctx.gather.runtime
+    store = rt.store
     run_id = new_run_id("reconcile")
-    Runtime(root).ensure_root()
+    rt.ensure_root()
     opts = dataclasses.replace(ctx.gather, lock_held=True)
     with process.FORWARDER, store.lock(target.key, run_id, ctx.lock_timeout):
         ev, parts = gather_parts(target, opts)
@@ -138,10 +137,10 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
 
 def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRecord | None,
            record: OperationRecord, steps: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
-    root = ctx.gather.runtime_root
+    rt = ctx.gather.runtime
     was = before.status.value if before is not None else "no record"
     folder, meta = audit.open_run(
-        root, target.key, record.module_dir, run_id, "write", ctx.argv,
+        rt, target.key, record.module_dir, run_id, "write", ctx.argv,
         record_before=before.to_dict() if before is not None else None)
     result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in steps],
               "evidence": _summary(ev), "status_before": was}
@@ -150,9 +149,9 @@ def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRec
     except OSError as err:
         message = (f"could not write the settled record {store.where(target.key)}: "
                    f"{err.strerror or err}; the record was left as it was ({was})")
-        audit.close_run(root, folder, meta, ExitCode.FAILED, {**result, "outcome": "failed", "error": message})
+        audit.close_run(rt, folder, meta, ExitCode.FAILED, {**result, "outcome": "failed", "error": message})
         raise OperationFailed(message) from None
-    audit.close_run(root, folder, meta, ExitCode.OK, {**result, "outcome": record.status.value,
+    audit.close_run(rt, folder, meta, ExitCode.OK, {**result, "outcome": record.status.value,
                                                       "record_after": record.to_dict()})
     why = "; ".join(d.reason for d in steps)
     orphans = f", {len(record.suspect_orphans)} suspect orphan(s) kept" if record.suspect_orphans else ""
@@ -163,13 +162,13 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     """A state-changing reconcile step as a module run under the full contract (running
     first, then settled), with the last run's inputs, the caller's overrides and workspace."""
     assert target.directory is not None
-    root = ctx.gather.runtime_root
-    record = open_store(root).read(target.key)
-    base, _ = base_inputs(target, root)
+    rt = ctx.gather.runtime
+    record = rt.store.read(target.key)
+    base, _ = base_inputs(target, rt)
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))
     return ModuleRequest(
-        command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime_root=root,
+        command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime=rt,
         engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
         stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
         workspace=target.workspace or (record.workspace if record else None), **extra)

@@ -1,5 +1,6 @@
-"""What a runtime root holds and hands out: its paths and caches, the engine of a module
-(found, environment set, `init`ed) and its environment.
+"""The runtime root as one command uses it, built once (by the CLI, or a test) and passed
+down: its paths and caches, its record store (opened once), the engine of a module (found,
+environment set, `init`ed) and its environment.
 
 A run's inputs are operation/inputs.py's; its folder's meta/result are run_folder.py's; operation/steps.py
 reads as the contract and calls each of them in turn.
@@ -14,14 +15,15 @@ from typing import TYPE_CHECKING
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
-from hybridops_tf.engine import binary
-from hybridops_tf.engine.runner import Engine
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, key_of_module_id
-from hybridops_tf.runtime.run_folder import RunFolder
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine's code loads only for a command that runs it
+    from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.runtime.run_folder import RunFolder
+    from hybridops_tf.store import Store
+    from hybridops_tf.store.postgres import PgStore
 
 
 RERUN_INPUTS = "rerun_inputs"  # the store document kind of rerun.inputs.yml
@@ -29,9 +31,29 @@ STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.jso
 
 
 class Runtime:
+    """One runtime root and what a command needs of it. The record store is the one selected
+    (`--store`/HYOPS_STORE, else the local root), opened when first asked and then kept: every
+    room of a command reads and writes through this one object."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         register_private_root(root)
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from hybridops_tf.store import open_store
+
+            self._store = open_store(self.root)
+        return self._store
+
+    def shared(self) -> PgStore:
+        """The store as the shared PostgreSQL one, for what only it has (the shared inputs
+        digest key, `hyops store status`); UsageError when no shared store is selected."""
+        from hybridops_tf.store import shared_store
+
+        return shared_store(self.root)  # the very object `store` is, when one is selected
 
     def ensure_root(self) -> None:
         try:
@@ -46,12 +68,8 @@ class Runtime:
         """rerun.inputs.yml of a record key. With a shared store, the store's copy is brought
         here first (the local file is what readers and suggested commands use)."""
         path = layout.rerun_inputs(self.root, module_ref)
-        if fetch:
-            from hybridops_tf.store import open_store
-            from hybridops_tf.store.url import selected_url
-
-            if selected_url() is not None:
-                open_store(self.root).fetch_document(RERUN_INPUTS, module_ref, path)
+        if fetch and self.store.shared:
+            self.store.fetch_document(RERUN_INPUTS, module_ref, path)
         return path
 
     def rerun_inputs_key(self, path: Path) -> str | None:
@@ -83,6 +101,9 @@ class Runtime:
         folder: RunFolder | None,
     ) -> Engine:
         """Step 3 preflight: engine found, version read (cached), environment set, `init` if needed."""
+        from hybridops_tf.engine import binary
+        from hybridops_tf.engine.runner import Engine
+
         info = binary.resolve(engine_opt, self.engine_cache())
         engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)

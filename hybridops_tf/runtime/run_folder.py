@@ -27,6 +27,7 @@ from hybridops_tf.record.model import Owner, utc_now
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
     from hybridops_tf.record.address import ModuleTarget
+    from hybridops_tf.store import Store
 
 SCHEMA_VERSION = 1
 # Created by the event relay (engine/relay.py) once events.jsonl holds everything the
@@ -240,39 +241,33 @@ class RunFolder:
             notices.warning(f"could not finish run folder {self.path}: {err}")
 
 
-def read_run_events(runtime_root: Path, module_ref: str, run_id: str) -> list[Any]:
-    """The parsed events.jsonl of an earlier run ([] when it left none)."""
+def read_run_events(store: Store, module_ref: str, run_id: str) -> list[Any]:
+    """The parsed events.jsonl of an earlier run under the store's root ([] when it left none)."""
     from hybridops_tf.engine.events import iter_events
 
-    path = run_path(runtime_root, module_ref, run_id) / "events.jsonl"
+    path = run_path(store.root, module_ref, run_id) / "events.jsonl"
     try:
         lines: Sequence[str] = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:  # not on this machine: a shared store's journal may hold the run
-        journal = _journal(runtime_root, module_ref, run_id)
+        journal = store.journal_lines(module_ref, run_id)
         lines = journal.lines if journal is not None else []
     return list(iter_events(lines))
 
 
-def _journal(runtime_root: Path, module_ref: str, run_id: str) -> Any:
-    from hybridops_tf.store import open_store
-
-    return open_store(runtime_root).journal_lines(module_ref, run_id)
-
-
-def events_complete(runtime_root: Path, module_ref: str, run_id: str) -> bool:
+def events_complete(store: Store, module_ref: str, run_id: str) -> bool:
     """The run's events are the engine's whole stdout, to its end (the relay's events.complete,
     or a shared store's journal that saw the end): a create the engine started would be in
     them as an apply_start, whatever happened to hyops."""
-    folder = run_path(runtime_root, module_ref, run_id)
+    folder = run_path(store.root, module_ref, run_id)
     if (folder / EVENTS_COMPLETE).exists():
         return True
     if folder.is_dir():
         return False
-    journal = _journal(runtime_root, module_ref, run_id)
+    journal = store.journal_lines(module_ref, run_id)
     return journal is not None and bool(journal.complete)
 
 
-def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, command: str | None,
+def may_hold_unseen_creates(store: Store, module_ref: str, run_id: str, command: str | None,
                             events: Sequence[Any]) -> bool:
     """An interrupted apply whose engine was started but whose plan hyops never read.
 
@@ -285,11 +280,11 @@ def may_hold_unseen_creates(runtime_root: Path, module_ref: str, run_id: str, co
 
     if command not in (None, "apply") or plan_was_read(events):
         return False
-    folder = run_path(runtime_root, module_ref, run_id)
+    folder = run_path(store.root, module_ref, run_id)
     if (folder / EVENTS_COMPLETE).exists():
         return False  # the events are the engine's whole stdout: no plan in them, no create
     if not folder.is_dir():  # run elsewhere: only a journal that saw the engine's end proves it
-        journal = _journal(runtime_root, module_ref, run_id)
+        journal = store.journal_lines(module_ref, run_id)
         return journal is None or not journal.complete
     return (folder / "engine.stderr.log").exists()
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.liveness import LiveEngine, live_engine
-from hybridops_tf.store import Store, open_store
+from hybridops_tf.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +65,7 @@ def entry(store: Store, module_ref: str) -> StatusEntry:
     return StatusEntry(module_ref, record, raw, stale=stale and alive is None, engine_alive=alive)
 
 
-def all_entries(runtime_root: Path) -> list[StatusEntry]:
-    store = open_store(runtime_root)
+def all_entries(store: Store) -> list[StatusEntry]:
     entries = []
     for key in store.keys():
         entries.append(entry(store, key))

@@ -9,7 +9,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.record import layout
 from hybridops_tf.record.model import CorruptRecordError
-from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT, Runtime
+from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT
 from hybridops_tf.store.local import RecordStore
 from hybridops_tf.store.postgres import PgStore
 
@@ -27,7 +27,6 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
     every stack report. A record the store holds with the same or a later `updated_at` is
     kept, so running the import twice, or after the store moved on, changes nothing."""
     local = RecordStore(source)
-    runtime = Runtime(source)
     counts = ImportCounts()
     for key in local.keys():
         try:
@@ -48,7 +47,7 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
                     counts.records += 1
         except OSError as err:
             raise RefusedError(f"could not write {store.where(key)}: {err.strerror or err}") from None
-        rerun = runtime.rerun_inputs_path(key, fetch=False)
+        rerun = layout.rerun_inputs(source, key)
         if rerun.is_file():
             store.put_document(RERUN_INPUTS, key, rerun.read_text(encoding="utf-8"))
             counts.documents += 1

@@ -17,9 +17,9 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus
-from hybridops_tf.runtime.root import STACK_REPORT
+from hybridops_tf.runtime.root import STACK_REPORT, Runtime
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.store import Store, open_store
+from hybridops_tf.store import Store
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -77,21 +77,21 @@ class StackReport:
         return out
 
 
-def write_report(runtime_root: Path, report: StackReport) -> Path:
+def write_report(runtime: Runtime, report: StackReport) -> Path:
     """The report beside the records: the local file, and the shared store's copy when one is used."""
-    path = layout.stack_report(runtime_root, report.stack)
+    path = layout.stack_report(runtime.root, report.stack)
     text = json.dumps(report.to_dict(), indent=2) + "\n"
     atomic_write_text(path, text)
-    store = open_store(runtime_root)
+    store = runtime.store
     if store.shared:
         store.put_document(STACK_REPORT, report.stack, text)
     return path
 
 
-def read_report(runtime_root: Path, stack_name: str) -> dict[str, Any] | None:
+def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
     """The stored report, None when the stack never ran; refused loudly when unreadable."""
-    path = layout.stack_report(runtime_root, stack_name)
-    store = open_store(runtime_root)
+    path = layout.stack_report(runtime.root, stack_name)
+    store = runtime.store
     if store.shared:
         store.fetch_document(STACK_REPORT, stack_name, path)
     try:
@@ -114,11 +114,11 @@ def record_status(store: Store, module_ref: str) -> str:
     return rec.status.value if rec is not None else NO_RECORD
 
 
-def status_document(stack: Stack, runtime_root: Path) -> dict[str, Any]:
+def status_document(stack: Stack, runtime: Runtime) -> dict[str, Any]:
     """`stack status --json`: the last run report as stored; members it does not list (never
     run by this stack) are added with their record's status, or "none"."""
-    store = open_store(runtime_root)
-    doc = read_report(runtime_root, stack.name)
+    store = runtime.store
+    doc = read_report(runtime, stack.name)
     if doc is None:
         doc = StackReport(stack.name, str(stack.file), None, None, None, None).to_dict()
     known = {m.get("name") for m in doc["members"] if isinstance(m, dict)}

@@ -40,7 +40,6 @@ from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
 from hybridops_tf.stack.wiring import Wiring
-from hybridops_tf.store import open_store
 
 COMMANDS = ("apply", "destroy")
 _POLL_SECONDS = 0.2  # how soon a signal stops the scheduling; completions wake at once
@@ -71,7 +70,7 @@ class StackListener(Protocol):
 class StackRequest:
     stack: Stack
     command: str  # "apply" | "destroy"
-    runtime_root: Path
+    runtime: Runtime
     engine: str | None = None
     parallelism: int = 4
     continue_on_error: bool = False
@@ -95,7 +94,7 @@ def run_stack(req: StackRequest) -> StackResult:
     if req.command not in COMMANDS:
         raise ValueError(f"unsupported stack command {req.command!r}")
     run_id = new_run_id(f"stack-{req.command}")
-    Runtime(req.runtime_root).ensure_root()
+    req.runtime.ensure_root()
     _preflight(req, run_id)
     started_at = utc_now()
     execution = _Execution(req, run_id)
@@ -111,9 +110,9 @@ def run_stack(req: StackRequest) -> StackResult:
                          utc_now(), members)
     path: Path | None = None
     try:
-        path = write_report(req.runtime_root, report)
+        path = write_report(req.runtime, report)
     except OSError as err:
-        notices.error(f"could not write the stack report under {req.runtime_root}: "
+        notices.error(f"could not write the stack report under {req.runtime.root}: "
                       f"{err.strerror or err}; the member records still say what happened")
     if execution.crash is not None:
         raise execution.crash  # a bug: keep its traceback, after the report is safe
@@ -138,7 +137,7 @@ def exit_code_of(interrupted: bool, results: dict[str, MemberResult]) -> int:
 
 def _preflight(req: StackRequest, run_id: str) -> None:
     """Records readable, locks free, no uncertain outcome to apply over: else nothing runs."""
-    store = open_store(req.runtime_root)
+    store = req.runtime.store
     records = {m.name: store.read(m.key) for m in req.stack.members}  # corrupt: exit 2
     for m in req.stack.members:
         if store.lock_is_free(m.key):
@@ -151,7 +150,7 @@ def _preflight(req: StackRequest, run_id: str) -> None:
                                f"{err.message}") from None
     # The engine is found and its version read once, so a missing engine is one clear
     # error before anything ran (exit 1), not the same failure on every member.
-    binary.resolve(req.engine, Runtime(req.runtime_root).engine_cache())
+    binary.resolve(req.engine, req.runtime.engine_cache())
     if req.command != "apply":
         return  # destroy is never guarded: cleanup stays possible
     for m in req.stack.members:
@@ -170,8 +169,8 @@ class _Execution:
     def __init__(self, req: StackRequest, run_id: str) -> None:
         self.req = req
         self.run_id = run_id
-        self.store = open_store(req.runtime_root)
-        self.wiring = Wiring(req.stack, req.runtime_root, req.engine)
+        self.store = req.runtime.store
+        self.wiring = Wiring(req.stack, req.runtime, req.engine)
         self.results: dict[str, MemberResult] = {}
         self.crash: BaseException | None = None
         self.interrupted = False
@@ -243,7 +242,7 @@ class _Execution:
 
             values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
         return ModuleRequest(
-            command=Command(command), target=member.target, runtime_root=self.req.runtime_root,
+            command=Command(command), target=member.target, runtime=self.req.runtime,
             engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
             on_event=listener.event_sink(member.name) if listener else None,

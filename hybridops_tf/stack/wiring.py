@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import HyopsError, OperationFailed
@@ -28,7 +27,6 @@ from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
-from hybridops_tf.store import open_store
 
 _SECRET_MARK = {"sensitive": True}  # how a record stores a sensitive output
 
@@ -44,10 +42,10 @@ class Wired:
 class Wiring:
     """Shared by the member threads; state reads are cached per upstream for one run."""
 
-    def __init__(self, stack: Stack, runtime_root: Path, engine: str | None) -> None:
+    def __init__(self, stack: Stack, runtime: Runtime, engine: str | None) -> None:
         self.stack = stack
-        self.runtime = Runtime(runtime_root)
-        self.store = open_store(runtime_root)
+        self.runtime = runtime
+        self.store = runtime.store
         self.engine = engine
         self._lock = threading.Lock()
         self._state_outputs: dict[str, Mapping[str, OutputValue]] = {}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.runtime.root import Runtime
 from tests.integration.hyops_cli import Hyops
 from tests.integration.stacks import StackEnv, statuses
 
@@ -119,7 +120,7 @@ def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | No
 
     at = time.gmtime(time.time() - 5 if started is None else started)
     running = OperationRecord("m", Status.RUNNING, "r1", started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", at))
-    req = ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime_root=module,
+    req = ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime=Runtime(module),
                                   passthrough=passthrough)
     engine = SimpleNamespace(module_dir=module, env={"TF_WORKSPACE": "default", **(env or {})})
     return settle.written_empty_state(req, engine, running)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.store.local import RecordStore
 
 VERSION_JSON = json.dumps({"terraform_version": "1.0.3", "platform": "linux_amd64"})
@@ -47,7 +48,7 @@ def module(tmp_path: Path) -> ModuleTarget:
 
 
 def _request(module: ModuleTarget, root: Path, engine: Path, **kw: object) -> ModuleRequest:
-    return ModuleRequest(command="apply", target=module, runtime_root=root, engine=str(engine),
+    return ModuleRequest(command="apply", target=module, runtime=Runtime(root), engine=str(engine),
                                    on_stderr=None, **kw)
 
 
@@ -157,8 +158,8 @@ def test_an_engine_that_cannot_be_spawned_settles_error_saying_nothing_ran(
 def test_a_request_built_with_a_plain_command_string_carries_its_command(module: ModuleTarget, tmp_path: Path) -> None:
     from hybridops_tf.record.lifecycle import Command
 
-    req = ModuleRequest(command="destroy", target=module, runtime_root=tmp_path / "root")
+    req = ModuleRequest(command="destroy", target=module, runtime=Runtime(tmp_path / "root"))
 
     assert req.command is Command.DESTROY
     with pytest.raises(ValueError):
-        ModuleRequest(command="launch", target=module, runtime_root=tmp_path / "root")
+        ModuleRequest(command="launch", target=module, runtime=Runtime(tmp_path / "root"))

@@ -18,6 +18,7 @@ from hybridops_tf.cli.main import cli
 from hybridops_tf.picture.model import LOOKS
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
 from hybridops_tf.store.local import RecordStore
 from tests.readers import parse_mermaid, parse_table, plain
@@ -64,7 +65,7 @@ def runtime_root(tmp_path: Path) -> Path:
                            blocked_by="vm" if status == "pending" else None,
                            error="boom" if status == "error" else None)
                for name, (status, _) in MEMBERS.items() if status is not None]
-    write_report(root, StackReport("vocab", "stack.yml", "stack-apply-1", "apply", "2026-01-01T00:00:00Z",
+    write_report(Runtime(root), StackReport("vocab", "stack.yml", "stack-apply-1", "apply", "2026-01-01T00:00:00Z",
                                    "2026-01-01T00:00:05Z", entries))
     return root
 

@@ -28,6 +28,7 @@ from hybridops_tf.reconcile.model import (
 from hybridops_tf.reconcile.rules import Verdict
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import SuspectOrphan
+from hybridops_tf.runtime.root import Runtime
 from tests.unit.reconcile_builders import REF, evidence, progress, quiet, record, state
 
 CMD = Commands("hyops", "tofu")
@@ -237,8 +238,8 @@ def test_a_suggestion_names_each_input_the_rerun_file_cannot_supply(tmp_path: Pa
         'variable "size" {\n  type = string\n  default = "s"\n}\n')
     target = Target("m", module)
 
-    assert rerun_args(target, tmp_path / "rt", module) == ("--var", "name=<value>", "--var", "token=<secret>")
-    assert rerun_args(target, tmp_path / "rt", module, ("name=web", "token=hunter2")) == (
+    assert rerun_args(target, Runtime(tmp_path / "rt"), module) == ("--var", "name=<value>", "--var", "token=<secret>")
+    assert rerun_args(target, Runtime(tmp_path / "rt"), module, ("name=web", "token=hunter2")) == (
         "--var", "name=web", "--var", "token=<secret>")
 
 

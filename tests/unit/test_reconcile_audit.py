@@ -9,19 +9,20 @@ import pytest
 
 from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.reconcile import audit
+from hybridops_tf.runtime.root import Runtime
 
 
 def test_an_unwritable_runs_folder_is_a_refusal_not_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "runs").write_text("a file where the runs folder should be")
 
     with pytest.raises(RefusedError, match="nothing was changed") as info:
-        audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan", ["reconcile"])
+        audit.open_run(Runtime(tmp_path), "demo/vm", "/w/vm", "reconcile-1", "forget-orphan", ["reconcile"])
 
     assert info.value.exit_code == ExitCode.REFUSED
 
 
 def test_the_audit_names_who_and_redacts_every_var_value(tmp_path: Path) -> None:
-    folder, meta = audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "write",
+    folder, meta = audit.open_run(Runtime(tmp_path), "demo/vm", "/w/vm", "reconcile-1", "write",
                                   ["reconcile", "--var", "token=s3cr3t", "--var=size=large"])
 
     written = json.loads((folder.path / "meta.json").read_text())
@@ -30,9 +31,9 @@ def test_the_audit_names_who_and_redacts_every_var_value(tmp_path: Path) -> None
 
 
 def test_the_audit_meta_names_the_action_then_its_details_then_its_end(tmp_path: Path) -> None:
-    folder, meta = audit.open_run(tmp_path, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan",
+    folder, meta = audit.open_run(Runtime(tmp_path), "demo/vm", "/w/vm", "reconcile-1", "forget-orphan",
                                   ["reconcile"], address="sim_vm.a")
-    audit.close_run(tmp_path, folder, meta, ExitCode.OK, {"outcome": "forgotten"})
+    audit.close_run(Runtime(tmp_path), folder, meta, ExitCode.OK, {"outcome": "forgotten"})
 
     written = json.loads((folder.path / "meta.json").read_text())
     assert list(written) == ["schema_version", "command", "action", "argv", "module_ref", "module_dir", "run_id",

@@ -24,6 +24,7 @@ from hybridops_tf.runtime.run_folder import (
     StoppedResult,
     may_hold_unseen_creates,
 )
+from hybridops_tf.store.local import RecordStore
 
 REF = "demo/vm"
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "terraform-1.0.3"
@@ -69,11 +70,11 @@ def test_unseen_creates_are_possible_only_for_a_started_apply_whose_plan_was_not
     _run(tmp_path, engine_started=started)
     events = list(iter_events(apply_lines() if lines is None else lines))
 
-    assert may_hold_unseen_creates(tmp_path, REF, "apply-1", command, events) is expected
+    assert may_hold_unseen_creates(RecordStore(tmp_path), REF, "apply-1", command, events) is expected
 
 
 def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: Path) -> None:
-    assert may_hold_unseen_creates(tmp_path, REF, "apply-gone", "apply", [])
+    assert may_hold_unseen_creates(RecordStore(tmp_path), REF, "apply-gone", "apply", [])
 
 
 @pytest.mark.parametrize(("complete", "expected"), [
@@ -83,14 +84,14 @@ def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: 
 def test_a_run_known_only_from_a_store_journal_is_cleared_only_by_a_complete_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete: bool, expected: bool
 ) -> None:
-    import hybridops_tf.runtime.run_folder as runs_mod
     from hybridops_tf.store.local import JournalRead
 
     journal = JournalRead((VERSION,), engine_started=True, complete=complete)
-    monkeypatch.setattr(runs_mod, "_journal", lambda root, ref, run_id: journal)
+    store = RecordStore(tmp_path)
+    monkeypatch.setattr(store, "journal_lines", lambda ref, run_id: journal)
     events = list(iter_events(journal.lines))
 
-    assert may_hold_unseen_creates(tmp_path, REF, "apply-elsewhere", "apply", events) is expected
+    assert may_hold_unseen_creates(store, REF, "apply-elsewhere", "apply", events) is expected
 
 
 def test_planned_creates_are_named_in_plan_order() -> None:

@@ -25,6 +25,7 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import LastAttempt, OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta
 from hybridops_tf.store.local import RecordStore
 
@@ -144,7 +145,7 @@ class Rig:
         """Steps 4-6 of one run over whatever record the store holds: `running` written as
         step 4 writes it, then the stream replayed and the run settled by operation._execute.
         Returns the outcome and the running record."""
-        req = ModuleRequest(command=command, target=self.target, runtime_root=self.root,
+        req = ModuleRequest(command=command, target=self.target, runtime=Runtime(self.root),
                                       on_stderr=None)
         previous = self.store.read(req.key)
         run_id = f"{command}-2"
@@ -281,7 +282,7 @@ def _reader(tmp_path: Path, lines: list[str]) -> StreamReader:
 def test_an_engine_failure_after_a_change_started_is_never_taken_for_a_refusal(
     tmp_path: Path, change: list[str]
 ) -> None:
-    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
+    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime=Runtime(tmp_path))
     lines = [planned(NET, "create"), planned(VM, "create"), *change, error_diagnostic("boom")]
 
     assert steps._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is False
@@ -289,7 +290,7 @@ def test_an_engine_failure_after_a_change_started_is_never_taken_for_a_refusal(
 
 def test_an_engine_failure_with_every_change_still_pending_is_a_refusal(tmp_path: Path) -> None:
     """The control for the test above."""
-    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path)
+    req = ModuleRequest(command="apply", target=ModuleTarget(tmp_path, REF), runtime=Runtime(tmp_path))
     lines = [planned(NET, "create"), planned(VM, "create"), error_diagnostic("Invalid provider config")]
 
     assert steps._refused_by_engine(req, _reader(tmp_path, lines), ProcessResult(1)) is True
@@ -326,7 +327,7 @@ UNCERTAIN = {"stale-running": stale_running, "suspect-orphans": with_orphans}
 
 
 def _req(tmp_path: Path, command: str, **kw: Any) -> ModuleRequest:
-    return ModuleRequest(command=command, target=ModuleTarget(tmp_path, REF), runtime_root=tmp_path, **kw)
+    return ModuleRequest(command=command, target=ModuleTarget(tmp_path, REF), runtime=Runtime(tmp_path), **kw)
 
 
 @pytest.mark.parametrize("previous", list(UNCERTAIN))

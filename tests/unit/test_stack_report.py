@@ -12,6 +12,7 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus, Status
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, read_report, status_document, write_report
 from hybridops_tf.stack.runner import MemberResult, exit_code_of
@@ -37,7 +38,7 @@ def test_a_pending_member_carries_blocked_by_and_no_run_or_error() -> None:
 def test_the_report_is_written_where_the_contract_says(tmp_path: Path) -> None:
     doc = report(MemberEntry("network", "demo/network", "ok", run_id="apply-1"))
 
-    path = write_report(tmp_path, doc)
+    path = write_report(Runtime(tmp_path), doc)
 
     assert path == tmp_path / "stacks" / "demo" / "latest.json"
     stored = json.loads(path.read_text())
@@ -50,7 +51,7 @@ def test_the_report_is_written_where_the_contract_says(tmp_path: Path) -> None:
 def test_status_before_any_run_shows_each_record_or_none(tmp_path: Path) -> None:
     RecordStore(tmp_path).write(OperationRecord("demo/network", Status.OK, "apply-1"))
 
-    doc = status_document(STACK, tmp_path)
+    doc = status_document(STACK, Runtime(tmp_path))
 
     assert doc["run_id"] is None and doc["command"] is None
     assert [(m["name"], m["status"]) for m in doc["members"]] == [
@@ -60,9 +61,9 @@ def test_status_before_any_run_shows_each_record_or_none(tmp_path: Path) -> None
 def test_status_prints_the_report_as_stored_and_adds_members_it_lacks(tmp_path: Path) -> None:
     stored = report(MemberEntry("network", "demo/network", "ok", run_id="apply-1"),
                     MemberEntry("vm", "demo/vm", "error", run_id="apply-2", error="boom"))
-    write_report(tmp_path, stored)
+    write_report(Runtime(tmp_path), stored)
 
-    doc = status_document(STACK, tmp_path)
+    doc = status_document(STACK, Runtime(tmp_path))
 
     assert doc["members"][:2] == stored.to_dict()["members"]
     assert doc["members"][2] == {"name": "config", "module_ref": "demo/config", "status": "none"}
@@ -76,7 +77,7 @@ def test_an_unreadable_report_is_refused_and_kept(tmp_path: Path) -> None:
     path.write_text("{not json")
 
     with pytest.raises(UsageError):
-        read_report(tmp_path, "demo")
+        read_report(Runtime(tmp_path), "demo")
     assert path.read_text() == "{not json"
 
 
