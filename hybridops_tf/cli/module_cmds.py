@@ -201,12 +201,12 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
       hyops plan modules/sim/network --detailed-exitcode
       hyops plan modules/sim/network --out network.tfplan --format markdown
     """
-    from hybridops_tf.base.errors import HyopsError, OperationFailed
+    from hybridops_tf.base.errors import HyopsError
     from hybridops_tf.cli.plan_render import render_markdown, render_markdown_failure, render_plan
     from hybridops_tf.plan import planner
     from hybridops_tf.plan.request import PlanRequest
 
-    detailed = detailed_exitcode or bool(planner.DETAILED_FLAGS & set(ctx.meta.get("passthrough") or []))
+    detailed = planner.wants_detailed(detailed_exitcode, ctx.meta.get("passthrough") or ())
     try:
         tgt = target(ctx, module_dir, ref)
         given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
@@ -220,9 +220,7 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too
             for line in render_markdown_failure(f"Plan: {ref or module_dir}", err.message):
                 click.echo(line)
-        if detailed and err.exit_code == planner.CHANGES_PENDING:  # 2 must only mean "changes"
-            raise OperationFailed(err.message) from None
-        raise
+        raise planner.reported_error(err, detailed) from None
     if output_format == "markdown":
         title = f"Plan: {tgt.ref}" + (f" (workspace {space})" if space else "")
         lines = render_markdown(outcome.plan_doc, title, f"{outcome.summary} (run {outcome.run_id})")

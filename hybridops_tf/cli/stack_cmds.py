@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,13 +112,12 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
-    with _junit(ctx, stack, command) as keep:
-        result = keep(run_stack(StackRequest(
-            stack=stack, command=command, runtime=ctx.obj.runtime, engine=ctx.obj.engine,
-            parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
-            include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
-            listener=_Printer(),
-        )))
+    result = run_stack(StackRequest(
+        stack=stack, command=command, runtime=ctx.obj.runtime, engine=ctx.obj.engine,
+        parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
+        include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
+        listener=_Printer(), junit=ctx.meta.get("junit"),
+    ))
     doc = result.report.to_dict()
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
@@ -138,38 +136,6 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
             click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
                        "(destroyed members are skipped)")
     ctx.exit(result.exit_code)
-
-
-@contextmanager
-def _junit(ctx: click.Context, stack: Any, command: str) -> Iterator[Callable[[Any], Any]]:
-    """`--junit FILE`: yields `keep(result)`, which writes the run's JUnit file; a run refused
-    before any member ran (HyopsError) gets its one failing case written, then goes on up.
-    A file that cannot be written is an error on stderr and makes an ok run exit 1."""
-    from hybridops_tf.base.errors import HyopsError
-    from hybridops_tf.stack import junit
-
-    path: Path | None = ctx.meta.get("junit")
-
-    def save(document: str) -> bool:
-        if path is None:
-            return True
-        try:
-            junit.write(path, document)
-        except OSError as err:
-            click.echo(f"hyops: error: could not write the JUnit file {path}: {err.strerror or err}", err=True)
-            return False
-        return True
-
-    def keep(result: Any) -> Any:
-        if not save(junit.report_xml(result.report)) and result.exit_code == ExitCode.OK:
-            result.exit_code = ExitCode.FAILED
-        return result
-
-    try:
-        yield keep
-    except HyopsError as err:
-        save(junit.refusal_xml(stack.name, command, str(stack.file), err.message))
-        raise
 
 
 @stack_group.command("apply")

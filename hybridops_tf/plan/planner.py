@@ -10,7 +10,7 @@ FILE.hyops.json beside it (saved.py: what it was made for, no secrets), and
 The redacted document is also what `hyops plan` prints (cli/plan_render renders it).
 With `detailed_exitcode` (`--detailed-exitcode`, or `-detailed-exitcode` after `--`) the exit
 code is the engine's: 0 no change, 2 changes pending (the only place hyops' 2 is not a usage
-error); a failure stays 1.
+error); a failure stays 1, and so does an error that would otherwise exit 2 (reported_error).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, OperationFailed
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.events import (
@@ -79,6 +79,19 @@ def split_detailed_exitcode(passthrough: Sequence[str]) -> tuple[bool, list[str]
 def private_tmp() -> str:
     shm = Path("/dev/shm")
     return tempfile.mkdtemp(prefix="hyops-plan-", dir=str(shm) if shm.is_dir() else None)
+
+
+def wants_detailed(flag: bool, passthrough: Sequence[str]) -> bool:
+    """`--detailed-exitcode`, or the engine's `-detailed-exitcode` after `--`."""
+    return flag or split_detailed_exitcode(passthrough)[0]
+
+
+def reported_error(err: HyopsError, detailed: bool) -> HyopsError:
+    """A plan's error as `hyops plan` exits with it: under detailed exit codes 2 means only
+    "changes pending", so an error that would exit 2 (a usage error) is reported as 1."""
+    if detailed and err.exit_code == CHANGES_PENDING:
+        return OperationFailed(err.message)
+    return err
 
 
 def run_plan(req: PlanRequest) -> PlanOutcome:

@@ -79,6 +79,7 @@ class StackRequest:
     lock_timeout: float = 0
     argv: Sequence[str] = ()
     listener: StackListener | None = None
+    junit: Path | None = None  # `--junit FILE`: the run as JUnit XML, a refused run too
 
 
 @dataclass
@@ -90,7 +91,35 @@ class StackResult:
 
 def run_stack(req: StackRequest) -> StackResult:
     """Run the stack. HyopsError (invalid record, busy lock, uncertain member, no engine)
-    is raised only before any member ran; after that, every outcome is in the report."""
+    is raised only before any member ran; after that, every outcome is in the report.
+    With `junit`, the run's JUnit file is written either way (a refused run: its one failing
+    case); a file that cannot be written is an error notice, and makes an ok run exit 1."""
+    from hybridops_tf.stack import junit
+
+    try:
+        result = _run_stack(req)
+    except HyopsError as err:
+        if req.junit is not None:
+            _write_junit(req.junit, junit.refusal_xml(req.stack.name, req.command, str(req.stack.file), err.message))
+        raise
+    if req.junit is not None and not _write_junit(req.junit, junit.report_xml(result.report)) \
+            and result.exit_code == ExitCode.OK:
+        result.exit_code = ExitCode.FAILED
+    return result
+
+
+def _write_junit(path: Path, document: str) -> bool:
+    from hybridops_tf.stack import junit
+
+    try:
+        junit.write(path, document)
+    except OSError as err:
+        notices.error(f"could not write the JUnit file {path}: {err.strerror or err}")
+        return False
+    return True
+
+
+def _run_stack(req: StackRequest) -> StackResult:
     if req.command not in COMMANDS:
         raise ValueError(f"unsupported stack command {req.command!r}")
     run_id = new_run_id(f"stack-{req.command}")

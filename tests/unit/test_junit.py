@@ -1,12 +1,19 @@
-"""`stack apply|destroy --junit FILE`: the run report as JUnit XML, read back with xml.etree."""
+"""`stack apply|destroy --junit FILE`: the run report as JUnit XML, read back with xml.etree;
+the stack runner writes it whatever the run's outcome."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from hybridops_tf.stack import junit
+import pytest
+
+from hybridops_tf.base.errors import ExitCode, HyopsError
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack import junit, runner
+from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport
+from hybridops_tf.stack.runner import StackRequest
 
 
 def red_report() -> StackReport:
@@ -87,3 +94,34 @@ def test_the_file_is_written_whole_and_private(tmp_path: Path) -> None:
     assert ET.parse(path).getroot().tag == "testsuites"
     assert path.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in path.parent.iterdir()] == ["junit.xml"]  # no temp file left
+
+
+def _request(tmp_path: Path, junit_path: Path, engine: str) -> StackRequest:
+    stack = Stack("demo", tmp_path / "stack.yml", (Member("net", tmp_path / "net", "demo/net"),))
+    return StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / ".hyops"), engine=engine,
+                        junit=junit_path)
+
+
+def test_a_stack_run_refused_before_any_member_ran_still_writes_its_junit_file(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+
+    with pytest.raises(HyopsError) as refused:
+        runner.run_stack(_request(tmp_path, path, engine=str(tmp_path / "no-such-engine")))
+
+    (case,) = ET.parse(path).getroot().iter("testcase")
+    assert case.get("name") == junit.PREFLIGHT
+    assert case.find("failure").get("message") == refused.value.message
+
+
+def test_an_ok_stack_run_whose_junit_file_cannot_be_written_exits_1_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "reports"
+    blocker.write_text("a file where the folder should be", encoding="utf-8")
+    ok = runner.StackResult(red_report(), ExitCode.OK)
+    monkeypatch.setattr(runner, "_run_stack", lambda req: ok)
+
+    result = runner.run_stack(_request(tmp_path, blocker / "junit.xml", engine="terraform"))
+
+    assert result.exit_code == ExitCode.FAILED
+    assert f"hyops: ERROR: could not write the JUnit file {blocker / 'junit.xml'}:" in capsys.readouterr().err
