@@ -90,7 +90,7 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
         click.echo(plan.message)
 
     outcome = reviewed.run(reviewed.ReviewedRun(
-        command=Command(command), target=tgt, runtime=ctx.obj.runtime, engine=ctx.obj.engine,
+        command=Command(command), target=tgt, runtime=ctx.obj.runtime,
         modules_root=ctx.obj.modules_root, workspace=space, var_options=given, passthrough=passthrough,
         lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=on_event,
     ), show, approved)
@@ -110,7 +110,7 @@ def confirm_stack(ctx: click.Context, stack: Stack, command: str, auto_approve: 
         return
     from hybridops_tf.plan.planner import plan_stack
 
-    plans = plan_stack(stack, ctx.obj.runtime, ctx.obj.engine, command,
+    plans = plan_stack(stack, ctx.obj.runtime, command,
                        on_member=lambda name: click.echo(f"[{name}] planning...", err=True))
     for line in stack_summary_lines(stack.name, command, plans):
         click.echo(line, err=err)

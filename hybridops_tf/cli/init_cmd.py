@@ -52,7 +52,7 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
     from hybridops_tf.operation.init import run_init
 
     tgt = target(ctx, module_dir, ref)
-    outcome = run_init(tgt, ctx.obj.runtime.root, ctx.obj.engine, ctx.meta["passthrough"], lock_timeout,
+    outcome = run_init(tgt, ctx.obj.runtime, ctx.meta["passthrough"], lock_timeout,
                        workspace(ctx, tgt.directory))
     if outcome.output:
         click.echo(outcome.output.rstrip("\n"))

@@ -81,7 +81,7 @@ class Settings:
         """The runtime root and its store, built once for the command and passed down."""
         from hybridops_tf.runtime.root import Runtime
 
-        return Runtime(self.runtime_root)
+        return Runtime(self.runtime_root, self.engine)
 
 
 class LazyGroup(click.Group):

@@ -91,7 +91,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_ or stack_file is not None)
     req = ReconcileRequest(
-        runtime=ctx.obj.runtime, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
+        runtime=ctx.obj.runtime, modules_root=ctx.obj.modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),

@@ -55,7 +55,7 @@ def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: P
     stack_file, module_dir = _what(target, all_, ref)
     note_root(ctx, name_it=module_dir is None)
     data = collect.gather(collect.ReportRequest(
-        runtime=ctx.obj.runtime, engine=ctx.obj.engine, modules_root=ctx.obj.modules_root,
+        runtime=ctx.obj.runtime, modules_root=ctx.obj.modules_root,
         stack_file=stack_file, module_dir=module_dir, ref=ref, all_records=all_,
         workspace=workspace(ctx, module_dir) if module_dir is not None else None,
         reconcile=not no_reconcile, hyops_prefix=hyops_prefix(ctx), note=_note))

@@ -113,7 +113,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
     result = run_stack(StackRequest(
-        stack=stack, command=command, runtime=ctx.obj.runtime, engine=ctx.obj.engine,
+        stack=stack, command=command, runtime=ctx.obj.runtime,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
         include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
         listener=_Printer(), junit=ctx.meta.get("junit"),

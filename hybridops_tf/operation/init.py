@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hybridops_tf.base.errors import ExitCode
-from hybridops_tf.engine import binary, commands, initcheck, process
+from hybridops_tf.engine import commands, initcheck, process
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.runtime.root import Runtime
@@ -27,11 +27,11 @@ class InitOutcome:
     message: str
 
 
-def run_init(target: ModuleTarget, ws: Runtime, engine_opt: str | None, passthrough: Sequence[str],
+def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
              lock_timeout: float = 0, workspace: str | None = None) -> InitOutcome:
     """Run `init -input=false -no-color [passthrough]` in the module directory."""
     ws.ensure_root()
-    info = binary.resolve(engine_opt, ws.engine_cache())
+    info = ws.engine_info()
     env = ws.engine_env(target.directory, None, workspace)
     with process.FORWARDER, ws.store.lock(record_key(target.ref, workspace), new_run_id("init"), lock_timeout):
         argv = [*commands.init(info.binary, target.directory), *backend.init_args(target.directory, target.ref),

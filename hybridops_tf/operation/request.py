@@ -28,7 +28,6 @@ class ModuleRequest:
     command: Command  # apply | destroy | refresh | import; a plain string is taken as its Command
     target: ModuleTarget
     runtime: Runtime  # the runtime root and its store, built once by the caller
-    engine: str | None = None
     inputs_file: Path | None = None
     var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order
     stack_inputs: Mapping[str, Any] | None = None

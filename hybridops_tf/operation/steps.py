@@ -101,7 +101,7 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
 def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     """Step 3: the engine found and `init`ed, the uncertain-outcome guard, no signal yet."""
     req = one.req
-    engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, one.folder)
+    engine = rt.engine_for(req.target, resolved, req.workspace, one.folder)
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)

@@ -33,7 +33,6 @@ class ReportRequest:
     """One of stack_file, module (with its ref and workspace) or all_records."""
 
     runtime: Runtime
-    engine: str | None = None
     modules_root: Path | None = None
     stack_file: Path | None = None
     module_dir: Path | None = None
@@ -208,7 +207,7 @@ def _reconcile(req: ReportRequest) -> Report | None:
     from hybridops_tf.reconcile.service import ReconcileRequest, reconcile
 
     return reconcile(ReconcileRequest(
-        runtime=req.runtime, engine=req.engine, modules_root=req.modules_root,
+        runtime=req.runtime, modules_root=req.modules_root,
         module_dir=req.module_dir if req.stack_file is None and not req.all_records else None,
         ref=req.ref, stack_file=req.stack_file, all_records=req.all_records,
         hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace))
@@ -229,10 +228,9 @@ def _events(store: Store, key: str, run_id: str) -> Sequence[Event]:
 
 def _engine_line(req: ReportRequest) -> str:
     from hybridops_tf.base.errors import EngineError
-    from hybridops_tf.engine import binary
 
     try:
-        info = binary.resolve(req.engine, req.runtime.engine_cache(), remember=False)
+        info = req.runtime.engine_info(remember=False)
     except EngineError as err:
         return f"unknown ({err.message})"
     return f"{info.kind} {info.version} ({info.binary})"

@@ -111,7 +111,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     asked, passthrough = split_detailed_exitcode(req.passthrough)
     detailed = req.detailed_exitcode or asked
     try:
-        engine = rt.engine_for(req.target, req.engine, resolved, req.workspace, folder)
+        engine = rt.engine_for(req.target, resolved, req.workspace, folder)
         meta.engine = engine.info
         inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
         tmp = private_tmp()
@@ -189,7 +189,7 @@ class MemberPlan:
     has_changes: bool
 
 
-def plan_stack(stack: Stack, runtime: Runtime, engine: str | None, command: str,
+def plan_stack(stack: Stack, runtime: Runtime, command: str,
                on_member: Callable[[str], None] | None = None) -> list[MemberPlan]:
     """Plan every member as `stack apply|destroy` would run it, in its order, from what the
     records hold now. A member wired to an upstream that has changes pending (or no recorded
@@ -197,7 +197,7 @@ def plan_stack(stack: Stack, runtime: Runtime, engine: str | None, command: str,
     from hybridops_tf.stack import graph
     from hybridops_tf.stack.wiring import Wiring
 
-    wiring = Wiring(stack, runtime, engine)
+    wiring = Wiring(stack, runtime)
     order = graph.topological_order(stack) if command == "apply" else graph.destroy_order(stack)
     changing: set[str] = set()
     plans: list[MemberPlan] = []
@@ -221,7 +221,7 @@ def _plan_member(member: Member, command: str, wiring: Wiring, changing: set[str
     def planned(values: Any, sensitive: frozenset[str], destroy: bool) -> MemberPlan:
         if on_member is not None:
             on_member(member.name)
-        out = run_plan(PlanRequest(target=member.target, runtime=wiring.runtime, engine=wiring.engine,
+        out = run_plan(PlanRequest(target=member.target, runtime=wiring.runtime,
                                    stack_inputs=values, sensitive_inputs=sensitive, workspace=member.workspace,
                                    command=Command.PLAN, destroy=destroy))
         return MemberPlan(member.name, member.module_ref, out.summary, out.has_changes)

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 class PlanRequest:
     target: ModuleTarget
     runtime: Runtime
-    engine: str | None = None
     inputs_file: Path | None = None
     var_options: Sequence[str | CliInput] = ()  # --var texts, or the command line's inputs in order
     stack_inputs: dict | None = None

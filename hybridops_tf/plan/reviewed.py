@@ -31,7 +31,6 @@ class ReviewedRun:
     command: Command  # APPLY or DESTROY
     target: ModuleTarget
     runtime: Runtime
-    engine: str | None = None
     modules_root: Path | None = None
     workspace: str | None = None
     var_options: Sequence[str | CliInput] = ()
@@ -55,7 +54,7 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
     try:
         plan_file = Path(tmp) / "reviewed.tfplan"
         plan = planner.run_plan(PlanRequest(
-            target=req.target, runtime=req.runtime, engine=req.engine, workspace=req.workspace,
+            target=req.target, runtime=req.runtime, workspace=req.workspace,
             var_options=req.var_options, passthrough=req.passthrough, argv=req.argv, out=plan_file,
             destroy=destroy, recorded_inputs=destroy,
         ))
@@ -63,7 +62,7 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
         if plan.has_changes and not ask():
             return None
         return steps.run(saved.saved_plan_request(saved.SavedPlanApply(
-            plan_file=plan_file, runtime=req.runtime, engine=req.engine,
+            plan_file=plan_file, runtime=req.runtime,
             modules_root=req.modules_root, ref=req.target.ref, workspace_of=lambda _dir: req.workspace,
             passthrough=req.passthrough, lock_timeout=req.lock_timeout, allow_uncertain=req.allow_uncertain,
             argv=req.argv, on_event=req.on_event,

@@ -214,7 +214,6 @@ class SavedPlanApply:
 
     plan_file: Path
     runtime: Runtime
-    engine: str | None
     modules_root: Path | None
     ref: str | None  # --ref given: must be the plan's
     workspace_of: Callable[[Path], str | None]  # the workspace the caller asks for, per module dir
@@ -234,7 +233,7 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     target = resolve_module(sidecar.module_dir, sidecar.module_ref, req.modules_root)
     workspace = req.workspace_of(target.directory)
     _refuse_other_target(sidecar, plan_file, req.ref, workspace)
-    engine = req.runtime.engine_for(target, req.engine, None, sidecar.workspace, None)
+    engine = req.runtime.engine_for(target, None, sidecar.workspace, None)
     made_with = sidecar.engine.get("version")
     if made_with != engine.info.version:
         raise RefusedError(f"{plan_file} was made by engine version {made_with} "
@@ -243,7 +242,7 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     refuse_stale(engine, plan_file, sidecar)
     values = planned_inputs(engine, plan_file, sidecar)
     return ModuleRequest(
-        command=Command(sidecar.mode), target=target, runtime=req.runtime, engine=req.engine,
+        command=Command(sidecar.mode), target=target, runtime=req.runtime,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,
         allow_uncertain=req.allow_uncertain, argv=req.argv, workspace=sidecar.workspace,

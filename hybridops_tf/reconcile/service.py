@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
-from hybridops_tf.engine import binary, process
+from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.reconcile import orphans, rules, targets
 from hybridops_tf.reconcile import write as settle_write
@@ -38,7 +38,6 @@ DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
 @dataclass(frozen=True)
 class ReconcileRequest:
     runtime: Runtime
-    engine: str | None = None
     modules_root: Path | None = None
     module_dir: Path | None = None
     ref: str | None = None
@@ -80,9 +79,8 @@ def _targets(req: ReconcileRequest) -> list[Target]:
 
 
 def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
-    cache = req.runtime.engine_cache()  # read-only: read it, never write it
-    try:
-        return binary.resolve(req.engine, cache, remember=not req.read_only), None
+    try:  # a read-only reconcile reads the version cache, never writes it
+        return req.runtime.engine_info(remember=not req.read_only), None
     except EngineError as err:
         return None, err.message
 
@@ -101,7 +99,7 @@ def reconcile(req: ReconcileRequest) -> Report:
     ctx = settle_write.WriteContext(
         GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
                       read_only=False, note=req.note),
-        engine_opt=req.engine, lock_timeout=req.lock_timeout, argv=req.argv)
+        lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))
     with process.FORWARDER, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hyops-reconcile") as pool:

@@ -46,7 +46,6 @@ class WriteContext:
     """What a mutating reconcile needs beyond the evidence options."""
 
     gather: GatherOptions
-    engine_opt: str | None = None
     lock_timeout: float = 0
     argv: tuple[str, ...] = ()
 
@@ -169,7 +168,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
         extra.setdefault("empty_status", rules.empty_status(record))
     return ModuleRequest(
         command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime=rt,
-        engine=ctx.engine_opt, inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
+        inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
         stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
         workspace=target.workspace or (record.workspace if record else None), **extra)
 

@@ -9,6 +9,7 @@ reads as the contract and calls each of them in turn.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, key_of_module_id
 
 if TYPE_CHECKING:  # the engine's code loads only for a command that runs it
+    from hybridops_tf.engine.binary import EngineInfo
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.runtime.run_folder import RunFolder
@@ -33,12 +35,17 @@ STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.jso
 class Runtime:
     """One runtime root and what a command needs of it. The record store is the one selected
     (`--store`/HYOPS_STORE, else the local root), opened when first asked and then kept: every
-    room of a command reads and writes through this one object."""
+    room of a command reads and writes through this one object. So is the engine: `engine` as
+    the command was given it (`--engine`/HYOPS_ENGINE; None: tofu, else terraform, on PATH),
+    found and its version read once (`engine_info`)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, engine: str | None = None) -> None:
         self.root = root
+        self.engine = engine
         register_private_root(root)
         self._store: Store | None = None
+        self._engine_info: EngineInfo | None = None
+        self._engine_lock = threading.Lock()  # a stack's members ask for it from their threads
 
     @property
     def store(self) -> Store:
@@ -92,19 +99,27 @@ class Runtime:
         """Parsed module variables/outputs (inputs/declarations.py); reading it writes nothing."""
         return layout.hcl_cache(self.root)
 
+    def engine_info(self, *, remember: bool = True) -> EngineInfo:
+        """The engine binary and its version, found once for the command (EngineError when
+        there is none). remember=False: a read-only command, which writes no version cache."""
+        from hybridops_tf.engine import binary
+
+        with self._engine_lock:
+            if self._engine_info is None:
+                self._engine_info = binary.resolve(self.engine, self.engine_cache(), remember=remember)
+            return self._engine_info
+
     def engine_for(
         self,
         target: ModuleTarget,
-        engine_opt: str | None,
         resolved: ResolvedInputs | None,
         workspace: str | None,
         folder: RunFolder | None,
     ) -> Engine:
         """Step 3 preflight: engine found, version read (cached), environment set, `init` if needed."""
-        from hybridops_tf.engine import binary
         from hybridops_tf.engine.runner import Engine
 
-        info = binary.resolve(engine_opt, self.engine_cache())
+        info = self.engine_info()
         engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)
         from hybridops_tf.store import backend

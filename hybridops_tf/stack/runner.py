@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
-from hybridops_tf.engine import binary, process
+from hybridops_tf.engine import process
 from hybridops_tf.operation import inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.record import transitions
@@ -71,7 +71,6 @@ class StackRequest:
     stack: Stack
     command: str  # "apply" | "destroy"
     runtime: Runtime
-    engine: str | None = None
     parallelism: int = 4
     continue_on_error: bool = False
     resume: bool = False
@@ -179,7 +178,7 @@ def _preflight(req: StackRequest, run_id: str) -> None:
                                f"{err.message}") from None
     # The engine is found and its version read once, so a missing engine is one clear
     # error before anything ran (exit 1), not the same failure on every member.
-    binary.resolve(req.engine, req.runtime.engine_cache())
+    req.runtime.engine_info()
     if req.command != "apply":
         return  # destroy is never guarded: cleanup stays possible
     for m in req.stack.members:
@@ -199,7 +198,7 @@ class _Execution:
         self.req = req
         self.run_id = run_id
         self.store = req.runtime.store
-        self.wiring = Wiring(req.stack, req.runtime, req.engine)
+        self.wiring = Wiring(req.stack, req.runtime)
         self.results: dict[str, MemberResult] = {}
         self.crash: BaseException | None = None
         self.interrupted = False
@@ -272,7 +271,7 @@ class _Execution:
             values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
         return ModuleRequest(
             command=Command(command), target=member.target, runtime=self.req.runtime,
-            engine=self.req.engine, stack_inputs=values, sensitive_inputs=sensitive,
+            stack_inputs=values, sensitive_inputs=sensitive,
             lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
             on_event=listener.event_sink(member.name) if listener else None,
             on_stderr=listener.stderr_sink(member.name) if listener else notices.engine_stderr,

@@ -42,11 +42,10 @@ class Wired:
 class Wiring:
     """Shared by the member threads; state reads are cached per upstream for one run."""
 
-    def __init__(self, stack: Stack, runtime: Runtime, engine: str | None) -> None:
+    def __init__(self, stack: Stack, runtime: Runtime) -> None:
         self.stack = stack
         self.runtime = runtime
         self.store = runtime.store
-        self.engine = engine
         self._lock = threading.Lock()
         self._state_outputs: dict[str, Mapping[str, OutputValue]] = {}
 
@@ -107,7 +106,7 @@ class Wiring:
     def state_is_empty(self, member: Member) -> bool:
         """True only when `show -json` proves the member's state holds no managed object."""
         try:
-            doc = self.runtime.engine_for(member.target, self.engine, None, member.workspace,
+            doc = self.runtime.engine_for(member.target, None, member.workspace,
                                           None).show_state_doc()
             return parse_state(doc).is_empty
         except (HyopsError, StateFormatError):
@@ -141,7 +140,7 @@ class Wiring:
         with self._lock:
             cached = self._state_outputs.get(upstream.name)
         if cached is None:
-            doc = self.runtime.engine_for(upstream.target, self.engine, None, upstream.workspace,
+            doc = self.runtime.engine_for(upstream.target, None, upstream.workspace,
                                           None).show_state_doc()
             try:
                 cached = parse_state(doc).outputs

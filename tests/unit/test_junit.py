@@ -98,7 +98,7 @@ def test_the_file_is_written_whole_and_private(tmp_path: Path) -> None:
 
 def _request(tmp_path: Path, junit_path: Path, engine: str) -> StackRequest:
     stack = Stack("demo", tmp_path / "stack.yml", (Member("net", tmp_path / "net", "demo/net"),))
-    return StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / ".hyops"), engine=engine,
+    return StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / ".hyops", engine),
                         junit=junit_path)
 
 

@@ -48,7 +48,7 @@ def module(tmp_path: Path) -> ModuleTarget:
 
 
 def _request(module: ModuleTarget, root: Path, engine: Path, **kw: object) -> ModuleRequest:
-    return ModuleRequest(command="apply", target=module, runtime=Runtime(root), engine=str(engine),
+    return ModuleRequest(command="apply", target=module, runtime=Runtime(root, str(engine)),
                                    on_stderr=None, **kw)
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.inputs.declarations import ImportBlock, read_import_blocks
-from hybridops_tf.reconcile import rules, service
+from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import Target, planned_attributes, rerun_args
 from hybridops_tf.reconcile.model import (
@@ -184,7 +184,8 @@ def test_the_cli_reports_a_live_engine_and_write_leaves_the_record_untouched(
 ) -> None:
     from hybridops_tf.runtime import liveness
 
-    monkeypatch.setattr(service.binary, "resolve", lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
+    monkeypatch.setattr("hybridops_tf.engine.binary.resolve",
+                        lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
     monkeypatch.setattr(liveness, "live_engine", lambda root, ref, run_id: liveness.LiveEngine(
         4242, "ci-7", run_id, "2026-01-01T00:00:00Z"))
     module = tmp_path / "mod"

@@ -11,14 +11,13 @@ from click.testing import CliRunner
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.reconcile import service
 from hybridops_tf.reconcile.orphans import parse_import
 
 
 @pytest.fixture(autouse=True)
 def no_engine_spawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """Engine discovery would run `version -json`; these tests never reach the engine."""
-    monkeypatch.setattr(service.binary, "resolve",
+    monkeypatch.setattr("hybridops_tf.engine.binary.resolve",
                         lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
 
 

@@ -76,7 +76,7 @@ def test_apply_refuses_a_secret_the_record_marks_for_a_plain_variable(
     """An output the HCL calls plain but the upstream's record holds as sensitive (the
     engine's word wins) is not handed to a plain variable either; nothing is read or run."""
     stack = load_stack(write_stack(stack_dir, DEMO))
-    wiring = Wiring(stack, Runtime(tmp_path / "runtime"), engine=None)
+    wiring = Wiring(stack, Runtime(tmp_path / "runtime"))
     monkeypatch.setattr(Wiring, "_secret", lambda self, wire: pytest.fail("state was read"))
 
     with pytest.raises(OperationFailed, match=r"network\.network_id is sensitive.*'network_id'.*'vm'"):

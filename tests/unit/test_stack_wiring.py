@@ -35,7 +35,7 @@ def stack(tmp_path: Path) -> Stack:
 
 @pytest.fixture
 def wiring(stack: Stack, tmp_path: Path) -> Wiring:
-    return Wiring(stack, Runtime(tmp_path / "runtime"), engine=None)
+    return Wiring(stack, Runtime(tmp_path / "runtime"))
 
 
 def record(root: Path, ref: str, status: Status, **fields: Any) -> None:

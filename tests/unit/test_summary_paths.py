@@ -19,7 +19,6 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.reconcile import service
 from tests.readers import code_spans, parse_table, plain
 
 DEAD = "/builds/runner-a/0/group/infra"  # where the apply runner had checked the repository out
@@ -27,7 +26,7 @@ DEAD = "/builds/runner-a/0/group/infra"  # where the apply runner had checked th
 
 @pytest.fixture(autouse=True)
 def no_engine_spawn(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service.binary, "resolve",
+    monkeypatch.setattr("hybridops_tf.engine.binary.resolve",
                         lambda *_, **__: EngineInfo(Path("/usr/bin/tofu"), "1.8.0", "tofu"))
     for name in ("HYOPS_RUNTIME_ROOT", "HYOPS_STORE", "HYOPS_MODULES_ROOT", "HYOPS_CEILING_DIRECTORIES"):
         monkeypatch.delenv(name, raising=False)
