@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.cli.settings import settings
 
 if TYPE_CHECKING:
     from hybridops_tf.operation.request import Outcome
@@ -90,8 +91,8 @@ def reviewed_run(ctx: click.Context, command: str, tgt: ModuleTarget, space: str
         click.echo(plan.message)
 
     outcome = reviewed.run(reviewed.ReviewedRun(
-        command=Command(command), target=tgt, runtime=ctx.obj.runtime,
-        modules_root=ctx.obj.modules_root, workspace=space, var_options=given, passthrough=passthrough,
+        command=Command(command), target=tgt, runtime=settings(ctx).runtime,
+        modules_root=settings(ctx).modules_root, workspace=space, var_options=given, passthrough=passthrough,
         lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=on_event,
     ), show, approved)
     return cancelled(command) if outcome is None else outcome
@@ -110,7 +111,7 @@ def confirm_stack(ctx: click.Context, stack: Stack, command: str, auto_approve: 
         return
     from hybridops_tf.plan.planner import plan_stack
 
-    plans = plan_stack(stack, ctx.obj.runtime, command,
+    plans = plan_stack(stack, settings(ctx).runtime, command,
                        on_member=lambda name: click.echo(f"[{name}] planning...", err=True))
     for line in stack_summary_lines(stack.name, command, plans):
         click.echo(line, err=err)

@@ -13,6 +13,7 @@ from hybridops_tf.cli.options import (
     target,
     workspace,
 )
+from hybridops_tf.cli.settings import settings
 
 ENGINE_ARGS = "[-- ENGINE_ARGS]"
 
@@ -52,7 +53,7 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
     from hybridops_tf.operation.init import run_init
 
     tgt = target(ctx, module_dir, ref)
-    outcome = run_init(tgt, ctx.obj.runtime, ctx.meta["passthrough"], lock_timeout,
+    outcome = run_init(tgt, settings(ctx).runtime, ctx.meta["passthrough"], lock_timeout,
                        workspace(ctx, tgt.directory))
     if outcome.output:
         click.echo(outcome.output.rstrip("\n"))

@@ -10,21 +10,17 @@ import errno
 import importlib
 import os
 import sys
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import click
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, UsageError
+from hybridops_tf.cli.settings import Settings
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
-
-if TYPE_CHECKING:
-    from hybridops_tf.runtime.root import Runtime
 
 
 def say(level: notices.Level, text: str) -> None:
@@ -63,25 +59,6 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "completion": ("hybridops_tf.cli.completion_cmd:completion_cmd",
                    "Print the shell completion script (bash, zsh, fish)."),
 }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Global options shared by every command (docs/contract.md: Commands and options, Exit codes)."""
-
-    runtime_root: Path
-    engine: str | None
-    modules_root: Path | None
-    root_choice: RootChoice | None = None  # how runtime_root was chosen (runtime/discover.py)
-    engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
-    store: str | None = None  # --store/HYOPS_STORE: a PostgreSQL URL; never print it unredacted
-
-    @cached_property
-    def runtime(self) -> Runtime:
-        """The runtime root and its store, built once for the command and passed down."""
-        from hybridops_tf.runtime.root import Runtime
-
-        return Runtime(self.runtime_root, self.engine)
 
 
 class LazyGroup(click.Group):

@@ -18,6 +18,7 @@ from hybridops_tf.cli.options import (
     workspace,
 )
 from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
+from hybridops_tf.cli.settings import settings
 
 Inputs = tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, ...]]  # --inputs, --var, --var-file
 ENGINE_ARGS = "[-- ENGINE_ARGS]"
@@ -58,7 +59,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
         outcome = result
     else:
         outcome = operation.run(ModuleRequest(
-            command=Command(command), target=tgt, runtime=ctx.obj.runtime,
+            command=Command(command), target=tgt, runtime=settings(ctx).runtime,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
             on_event=ProgressPrinter(), recorded_inputs=command == "destroy",
@@ -83,8 +84,8 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
         raise UsageError(f"{plan_file} is a saved plan and carries its inputs: drop --var/--inputs/"
                          "--var-file (the engine takes no variables with a saved plan)")
     req = saved.saved_plan_request(saved.SavedPlanApply(
-        plan_file=plan_file, runtime=ctx.obj.runtime,
-        modules_root=ctx.obj.modules_root, ref=ref, workspace_of=lambda directory: workspace(ctx, directory),
+        plan_file=plan_file, runtime=settings(ctx).runtime,
+        modules_root=settings(ctx).modules_root, ref=ref, workspace_of=lambda directory: workspace(ctx, directory),
         passthrough=approval.split_auto_approve(passthrough)[1], lock_timeout=lock_timeout,
         allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(),
     ))
@@ -212,7 +213,7 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
         given, passthrough = cli_inputs(ctx, var_options, inputs_files, var_files, tgt.directory)
         space = workspace(ctx, tgt.directory)
         outcome = planner.run_plan(PlanRequest(
-            target=tgt, runtime=ctx.obj.runtime,
+            target=tgt, runtime=settings(ctx).runtime,
             workspace=space, var_options=given, passthrough=passthrough,
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
         ))

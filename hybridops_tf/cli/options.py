@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.cli.settings import Settings, settings
 from hybridops_tf.record.address import ModuleTarget, choose_ref
 
 INPUT_OPTIONS = ("--var", "--inputs", "--var-file")
@@ -77,8 +78,8 @@ def cli_inputs(ctx: click.Context, var_options: tuple[str, ...], inputs_files: t
 def _recorded_inputs(ctx: click.Context, path: Path) -> bool:
     """A module's rerun.inputs.yml in this runtime root: the core brings a shared store's copy
     when the file is not here (a summary's command run on another runner)."""
-    runtime = getattr(ctx.obj, "runtime", None)
-    return runtime is not None and runtime.rerun_inputs_key(path) is not None
+    given = ctx.find_object(Settings)  # None: a command run without the hyops group (a test's)
+    return given is not None and given.runtime.rerun_inputs_key(path) is not None
 
 
 def _file_where_read(name: Path, here: Path, other: Path, *, before_dashes: bool) -> None:
@@ -180,7 +181,7 @@ def lock_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def target(ctx: click.Context, module_dir: Path, ref: str | None) -> ModuleTarget:
     """The module and its ref; a ref found from the project's top or the folder's own name
     (a run inside the module's folder) is named on stderr, so a user sees which record it is."""
-    chosen = choose_ref(module_dir, ref, ctx.obj.modules_root, ctx.obj.runtime.root.parent)
+    chosen = choose_ref(module_dir, ref, settings(ctx).modules_root, settings(ctx).runtime.root.parent)
     if chosen.how in ("project", "folder name"):
         why = ("its path from the project's top, where the runtime root is" if chosen.how == "project"
                else "the name of the current folder")

@@ -16,6 +16,7 @@ from click.core import ParameterSource
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
+from hybridops_tf.cli.settings import settings
 
 if TYPE_CHECKING:
     from hybridops_tf.reconcile.model import Alternative, Report
@@ -27,12 +28,12 @@ _NOTE_LOCK = threading.Lock()
 def hyops_prefix(ctx: click.Context) -> str:
     """`hyops` plus the global options typed on this command line, so pasted actions match."""
     parent = ctx.find_root()
-    parts = ["hyops"]
+    parts, given = ["hyops"], settings(ctx)
     if parent.get_parameter_source("runtime_root") is ParameterSource.COMMANDLINE:
-        parts += ["--runtime-root", shlex.quote(str(ctx.obj.runtime.root))]
-    if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and ctx.obj.engine:
-        parts += ["--engine", shlex.quote(ctx.obj.engine)]
-    store = getattr(ctx.obj, "store", None)
+        parts += ["--runtime-root", shlex.quote(str(given.runtime.root))]
+    if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and given.engine:
+        parts += ["--engine", shlex.quote(given.engine)]
+    store = given.store
     if parent.get_parameter_source("store") is ParameterSource.COMMANDLINE and store:
         from hybridops_tf.store.url import redact_url  # a password belongs in PGPASSWORD, never here
 
@@ -91,7 +92,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_ or stack_file is not None)
     req = ReconcileRequest(
-        runtime=ctx.obj.runtime, modules_root=ctx.obj.modules_root,
+        runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
         forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
@@ -112,8 +113,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
             from hybridops_tf.picture.mermaid import markdown_block
             from hybridops_tf.stack.loader import load_stack
 
-            stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
-            diagram = markdown_block(stack_picture(stack, ctx.obj.runtime))
+            stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+            diagram = markdown_block(stack_picture(stack, settings(ctx).runtime))
         for line in markdown.reconcile(report, diagram):
             click.echo(line)
     else:

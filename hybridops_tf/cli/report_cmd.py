@@ -9,6 +9,7 @@ import click
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.options import workspace, workspace_option
+from hybridops_tf.cli.settings import settings
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 
@@ -55,7 +56,7 @@ def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: P
     stack_file, module_dir = _what(target, all_, ref)
     note_root(ctx, name_it=module_dir is None)
     data = collect.gather(collect.ReportRequest(
-        runtime=ctx.obj.runtime, modules_root=ctx.obj.modules_root,
+        runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         stack_file=stack_file, module_dir=module_dir, ref=ref, all_records=all_,
         workspace=workspace(ctx, module_dir) if module_dir is not None else None,
         reconcile=not no_reconcile, hyops_prefix=hyops_prefix(ctx), note=_note))

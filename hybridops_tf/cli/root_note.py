@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import click
 
+from hybridops_tf.cli.settings import settings
 from hybridops_tf.runtime import discover
 
 
 def note_root(ctx: click.Context, name_it: bool = True) -> None:
     """`hyops: runtime root PATH (how)` when name_it; the loud warning when missing/empty."""
-    choice: discover.RootChoice | None = getattr(ctx.obj, "root_choice", None)
+    choice: discover.RootChoice | None = settings(ctx).root_choice
     if choice is None:
         return
     from hybridops_tf.store.url import redact_url, selected_url

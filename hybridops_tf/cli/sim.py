@@ -12,6 +12,7 @@ import click
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.render import table
+from hybridops_tf.cli.settings import settings
 from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV, CliConfigError
 from hybridops_tf.sim.faults import FaultsError, FaultsFile, faults_path_from_env, load_faults
 from hybridops_tf.sim.install import SIM_PYTHON_ENV, default_sim_root, engine_cli_config
@@ -19,7 +20,7 @@ from hybridops_tf.sim.store import SIM_ROOT_ENV, SimObject, SimStore, StoreError
 
 
 def _sim_root(ctx: click.Context, sim_root: Path | None) -> Path:
-    return sim_root if sim_root is not None else default_sim_root(ctx.obj.runtime.root)
+    return sim_root if sim_root is not None else default_sim_root(settings(ctx).runtime.root)
 
 
 def _load_faults(path: Path) -> FaultsFile:
@@ -207,7 +208,7 @@ def install_cmd(ctx: click.Context) -> None:
     Example:
       eval "$(hyops sim install)" && terraform -chdir=modules/sim/network init
     """
-    runtime_root: Path = ctx.obj.runtime.root
+    runtime_root: Path = settings(ctx).runtime.root
     try:
         config = engine_cli_config(runtime_root, os.environ)
     except CliConfigError as err:

@@ -15,6 +15,7 @@ from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import lock_option
 from hybridops_tf.cli.render import ProgressPrinter, format_option, table
+from hybridops_tf.cli.settings import settings
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
@@ -108,12 +109,12 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
     fmt = render.output_format(as_json, output_format)
-    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
     result = run_stack(StackRequest(
-        stack=stack, command=command, runtime=ctx.obj.runtime,
+        stack=stack, command=command, runtime=settings(ctx).runtime,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
         include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
         listener=_Printer(), junit=ctx.meta.get("junit"),
@@ -228,9 +229,9 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.report import record_status, status_document
 
-    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     note_root(ctx)
-    doc = status_document(stack, ctx.obj.runtime)
+    doc = status_document(stack, settings(ctx).runtime)
     fmt = render.output_format(as_json, output_format)
     if fmt == "markdown":
         _markdown_status(ctx, stack, stack_file, doc)
@@ -243,7 +244,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     else:
         click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
                    f"finished {doc['finished_at']}")
-    store = ctx.obj.runtime.store
+    store = settings(ctx).runtime.store
     now = {m.name: record_status(store, m.key) for m in stack.members}
     _table(doc["members"], now)
 
@@ -281,7 +282,7 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
     if dot and graph_format not in (None, "dot"):
         raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")
     fmt = "dot" if dot else graph_format or "text"
-    stack = load_stack(stack_file, ctx.obj.runtime.hcl_cache())
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     if not with_status and fmt != "mermaid":
         click.echo(graph.to_dot(stack) if fmt == "dot" else graph.to_text(stack))
         return
@@ -306,7 +307,7 @@ def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
 
     if not with_status:
         return picture(stack)
-    return stack_picture(stack, ctx.obj.runtime)
+    return stack_picture(stack, settings(ctx).runtime)
 
 
 def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
@@ -318,7 +319,7 @@ def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict
     from hybridops_tf.picture.mermaid import markdown_block
     from hybridops_tf.stack.report import record_status
 
-    store = ctx.obj.runtime.store
+    store = settings(ctx).runtime.store
     now = {m.name: record_status(store, m.key) for m in stack.members}
     diagram = markdown_block(_picture(ctx, stack))
     for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):

@@ -14,6 +14,7 @@ from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import format_option, table
+from hybridops_tf.cli.settings import settings
 
 
 @click.command("status")
@@ -51,11 +52,11 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
     fmt = render.output_format(as_json, output_format)
     note_root(ctx, name_it=all_)
     if all_:
-        entries = status.all_entries(ctx.obj.runtime.store)
+        entries = status.all_entries(settings(ctx).runtime.store)
     else:
         tgt = target(ctx, module_dir, ref)
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-        entries = [status.entry(ctx.obj.runtime.store, key)]
+        entries = [status.entry(settings(ctx).runtime.store, key)]
     for e in entries:
         if e.problem:
             click.echo(f"hyops: {e.problem}", err=True)
@@ -63,7 +64,7 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         from hybridops_tf.cli import markdown
         from hybridops_tf.cli.reconcile_cmds import hyops_prefix
 
-        for line in markdown.status(entries, hyops_prefix(ctx), ctx.obj.runtime.root.parent):
+        for line in markdown.status(entries, hyops_prefix(ctx), settings(ctx).runtime.root.parent):
             click.echo(line)
     elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]
@@ -145,7 +146,7 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
         raise UsageError("--raw needs an output NAME (e.g. hyops outputs DIR NAME --raw)")
     tgt = target(ctx, module_dir, ref)
     key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-    record = ctx.obj.runtime.store.read(key)
+    record = settings(ctx).runtime.store.read(key)
     if record is None:
         from hybridops_tf.cli.root_note import note_root
 

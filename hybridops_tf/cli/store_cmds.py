@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.cli.settings import settings
 
 
 def _url() -> str:
@@ -88,7 +89,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     """
 
     _url()
-    summary = ctx.obj.runtime.shared().summary()
+    summary = settings(ctx).runtime.shared().summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
@@ -124,10 +125,10 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     from hybridops_tf.runtime.transfer import import_local
 
     _url()
-    source = root if root is not None else ctx.obj.runtime.root
+    source = root if root is not None else settings(ctx).runtime.root
     if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          "root to import, e.g. `hyops store import-local path/to/.hyops`")
-    counts = import_local(source, ctx.obj.runtime.shared())
+    counts = import_local(source, settings(ctx).runtime.shared())
     click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
                f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

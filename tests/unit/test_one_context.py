@@ -1,6 +1,6 @@
 """One context per command: the CLI builds the `Runtime` (runtime/root.py) once and passes it
 down; every room reads and writes through its one store. So no module outside runtime/root.py
-turns a root path back into a store, and only the CLI (cli/main.py) builds a Runtime.
+turns a root path back into a store, and only the CLI (cli/settings.py) builds a Runtime.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "hybridops_tf"
 ONLY_IN = {
     "open_store": {"runtime/root.py", "store/__init__.py"},
     "shared_store": {"runtime/root.py", "store/__init__.py"},
-    "Runtime": {"cli/main.py"},
+    "Runtime": {"cli/settings.py"},
 }
 
 
@@ -43,7 +43,7 @@ def test_the_check_names_a_room_that_opens_the_store_from_a_root_path(tmp_path: 
     room.write_text("from hybridops_tf.store import open_store\n\n"
                     "def read(root):\n    return store.open_store(root).read('k')\n", encoding="utf-8")
     (tmp_path / "cli").mkdir()
-    (tmp_path / "cli" / "main.py").write_text("x = Runtime(root)\n", encoding="utf-8")
+    (tmp_path / "cli" / "settings.py").write_text("x = Runtime(root)\n", encoding="utf-8")
     (tmp_path / "plan").mkdir()
     (tmp_path / "plan" / "saved.py").write_text("engine = Runtime(root).engine_for()\n", encoding="utf-8")
 

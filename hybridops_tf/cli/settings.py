@@ -1,0 +1,42 @@
+"""The global options as every command gets them (`settings(ctx)`), typed, with the runtime
+root's context (runtime/root.py) built from them once per command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from hybridops_tf.runtime.discover import RootChoice
+    from hybridops_tf.runtime.root import Runtime
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Global options shared by every command (docs/contract.md: Commands and options, Exit codes)."""
+
+    runtime_root: Path
+    engine: str | None
+    modules_root: Path | None
+    root_choice: RootChoice | None = None  # how runtime_root was chosen (runtime/discover.py)
+    engine_rule: str = "--engine/HYOPS_ENGINE"  # which of the two gave `engine`, when given
+    store: str | None = None  # --store/HYOPS_STORE: a PostgreSQL URL; never print it unredacted
+
+    @cached_property
+    def runtime(self) -> Runtime:
+        """The runtime root and its store, built once for the command and passed down."""
+        from hybridops_tf.runtime.root import Runtime
+
+        return Runtime(self.runtime_root, self.engine)
+
+
+def settings(ctx: click.Context) -> Settings:
+    """The Settings the `hyops` group put on the context (every command runs under it)."""
+    found = ctx.find_object(Settings)
+    if found is None:  # a command invoked without the group: a bug, not a user error
+        raise RuntimeError("hyops command run without the hyops group's settings")
+    return found
