@@ -4,8 +4,8 @@ Why it is careful about writing: a read-only reconcile must change nothing anywh
 - the plans run without `-out`, or with it only to a private temporary file outside the
   module and the runtime root (below) (`plan` never persists state; the engine's state lock
   file comes and goes);
-- variables are read without the runtime root's HCL cache, the engine version without its
-  cache, and `init` leaves no marker under the runtime root;
+- the runtime root's caches (parsed HCL, engine versions) are read, never written, and
+  `init` leaves no marker under the runtime root;
 - the one exception is `init` when the module has no `.terraform` yet (a fresh checkout):
   the engine cannot read state or plan without it. `init` changes no state and no remote
   object; it writes `.terraform/` (and `.terraform.lock.hcl` when absent) in the module
@@ -163,7 +163,7 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     specs: dict[str, Any] = {}
     if directory is not None and directory.is_dir():
         try:
-            specs = dict(inputs_mod.read_variables(directory, None))
+            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache()))
         except (UsageError, OSError, ValueError):
             specs = {}
     given = {text.partition("=")[0].strip(): text for text in var_options if "=" in text}
@@ -220,7 +220,7 @@ def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedIn
     assert target.directory is not None
     base, label = base_inputs(target, opts.runtime)
     from_file = inputs_mod.load_inputs_file(opts.inputs_file) if opts.inputs_file else None
-    specs = inputs_mod.read_variables(target.directory, None)
+    specs = inputs_mod.read_variables(target.directory, opts.runtime.hcl_cache())  # read, never written
     from_vars = inputs_mod.parse_var_options(opts.var_options, specs)
     return inputs_mod.resolve_inputs(
         specs, stack_inputs=base, inputs_file=from_file, var_options=from_vars,

@@ -1,4 +1,5 @@
-"""What `hyops apply` loads before it starts the engine (issue #3's overhead budget).
+"""What `hyops apply` loads before it starts the engine (issue #3's overhead budget), and
+what `hyops reconcile` need not load at all (issue #25).
 
 The event parser and the state parser (some 20 classes) are needed only once engine output
 arrives; loaded after the spawn, their import overlaps the engine's own start-up.
@@ -76,3 +77,44 @@ def test_the_startup_probe_does_see_a_module_loaded_before_the_spawn(tmp_path: P
     report = probe(tmp_path, engine_path, preload="import hybridops_tf.engine.events")
 
     assert "hybridops_tf.engine.events" in report["loaded"]
+
+
+RECONCILE_PROBE = """
+import json, sys
+sys.argv = ["hyops", "reconcile", sys.argv[1], "--ref", "probe/noop", "--json"]
+from hybridops_tf.cli.main import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("PROBE " + json.dumps({"code": code, "hcl2": "hcl2" in sys.modules}) + "\\n")
+"""
+
+
+def reconcile_probe(tmp_path: Path, engine_path: str) -> dict:
+    env = dict(os.environ, HYOPS_ENGINE=engine_path, HYOPS_RUNTIME_ROOT=str(tmp_path / "rt"))
+    result = subprocess.run([sys.executable, "-c", RECONCILE_PROBE, str(tmp_path / "noop")],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
+    assert lines, result.stderr
+    return json.loads(lines[-1][len("PROBE "):])
+
+
+def test_reconcile_reads_the_variables_an_apply_parsed_from_the_hcl_cache(tmp_path: Path, engine_path: str) -> None:
+    """python-hcl2 and lark (~0.3 s, then a parse per module) are not loaded by a reconcile
+    of a module whose parse an apply kept; the cache is read, never written (its files stay)."""
+    probe(tmp_path, engine_path)  # the apply keeps the module's parse under cache/hcl
+    cache = tmp_path / "rt" / "cache" / "hcl"
+    kept = {p.name: p.read_bytes() for p in cache.iterdir()}
+    assert kept
+
+    report = reconcile_probe(tmp_path, engine_path)
+
+    assert report == {"code": 0, "hcl2": False}
+    assert {p.name: p.read_bytes() for p in cache.iterdir()} == kept
+    # control: without the cache the variables are parsed, and the probe sees it
+    for path in cache.iterdir():
+        path.unlink()
+    assert reconcile_probe(tmp_path, engine_path) == {"code": 0, "hcl2": True}
+    assert list(cache.iterdir()) == []  # a read-only reconcile writes no cache
