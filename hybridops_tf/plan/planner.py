@@ -26,17 +26,8 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, OperationFailed
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
-from hybridops_tf.engine.events import (
-    ChangeSummary,
-    Diagnostic,
-    PlannedChange,
-    parse_event,
-    summarize_diagnostics,
-)
-from hybridops_tf.engine.sensitive import redact_sensitive
 from hybridops_tf.operation import inputs
 from hybridops_tf.operation.request import Outcome
-from hybridops_tf.plan import saved
 from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import Command
@@ -51,7 +42,8 @@ from hybridops_tf.runtime.run_folder import (
     new_run_id,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the event parser is loaded at the engine's first line, after the spawn
+    from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange
     from hybridops_tf.stack.model import Member, Stack
     from hybridops_tf.stack.wiring import Wiring
 
@@ -95,11 +87,18 @@ def reported_error(err: HyopsError, detailed: bool) -> HyopsError:
 
 
 def run_plan(req: PlanRequest) -> PlanOutcome:
+    """Only what the spawn needs is loaded before it: the event parser comes with the engine's
+    first line (its import then overlaps the engine's start-up), the plan document's redactor
+    with a plan that has something to show, the saved-plan code with `--out`."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=key if req.recorded_inputs else None)
-    mode = saved.plan_mode(req.destroy, req.passthrough) if req.out is not None else "apply"
+    mode = "apply"
+    if req.out is not None:
+        from hybridops_tf.plan import saved
+
+        mode = saved.plan_mode(req.destroy, req.passthrough)
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime.root, record_key(req.target.ref, req.workspace), run_id)
@@ -120,6 +119,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             log = EventLog(folder)
 
             def on_line(line: str) -> None:
+                from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
+
                 log.append(redact_event_line(line))
                 event = parse_event(line)
                 if isinstance(event, ChangeSummary):
@@ -137,6 +138,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             finally:
                 log.close()
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
+                from hybridops_tf.engine.events import summarize_diagnostics
+
                 said = summarize_diagnostics(errors)
                 raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode})"
                                   + (f": {said}" if said else "")
@@ -144,11 +147,15 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             pending = result.returncode == CHANGES_PENDING
             doc: dict[str, Any] = {}
             if pending or changes or req.out is not None:
+                from hybridops_tf.engine.sensitive import redact_sensitive
+
                 doc = redact_sensitive(engine.show_plan_doc(plan_file))
                 folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
             # else the engine said "no changes" and streamed no planned change (a move, import
             # or forget is one): there is nothing for `show -json` to add, so no second engine run
             if req.out is not None:
+                from hybridops_tf.plan import saved
+
                 saved.keep(plan_file, req.out, saved.Sidecar.of_run(
                     req, mode, run_id, engine.info.to_json(), inputs.inputs_digest(rt, resolved), resolved))
         finally:

@@ -32,29 +32,30 @@ real_spawn = process._spawn
 seen = []
 
 def spawn(argv, env, **kwargs):
-    if "apply" in argv and not seen:
+    if sys.argv[1] in argv and not seen:
         seen.append(sorted(sys.modules))
     return real_spawn(argv, env, **kwargs)
 
 process._spawn = spawn
-sys.argv = ["hyops", "apply", sys.argv[1], "--ref", "probe/noop"]
+sys.argv = ["hyops", sys.argv[1], sys.argv[2], "--ref", "probe/noop"]
 from hybridops_tf.cli.main import main
 try:
     main()
     code = 0
 except SystemExit as exc:
     code = exc.code
-sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": seen[0] if seen else None}}) + "\\n")
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": seen[0] if seen else None,
+                                         "at_end": sorted(sys.modules)}}) + "\\n")
 """
 
 
-def probe(tmp_path: Path, engine_path: str, preload: str = "") -> dict:
+def probe(tmp_path: Path, engine_path: str, preload: str = "", command: str = "apply") -> dict:
     module = tmp_path / "noop"
     if not module.exists():  # rewriting it would change its mtime, and so miss the HCL cache
         module.mkdir()
         (module / "main.tf").write_text('output "answer" {\n  value = 42\n}\n')
     env = dict(os.environ, HYOPS_ENGINE=engine_path, HYOPS_RUNTIME_ROOT=str(tmp_path / "rt"))
-    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), str(module)],
+    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), command, str(module)],
                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
     assert lines, result.stderr
@@ -70,6 +71,22 @@ def test_apply_spawns_the_engine_before_loading_the_event_state_hcl_and_yaml_par
     assert report["code"] in (0, None)
     assert report["loaded"] is not None, "the apply was never spawned"
     assert [m for m in DEFERRED if m in report["loaded"]] == []
+
+
+def test_a_plan_spawns_the_engine_before_loading_the_event_parser_and_a_no_op_plan_never_loads_the_rest(
+    tmp_path: Path, engine_path: str
+) -> None:
+    """The event parser comes with the engine's first line; the plan document's redactor and
+    the saved-plan code (zipfile) only with a plan that has something to show, or `--out`."""
+    probe(tmp_path, engine_path)  # an apply first: init, the engine version cache, no changes left
+    report = probe(tmp_path, engine_path, command="plan")
+
+    assert report["code"] in (0, None)
+    assert report["loaded"] is not None, "the plan was never spawned"
+    assert [m for m in ("hybridops_tf.engine.events", "hcl2", "yaml") if m in report["loaded"]] == []
+    assert "hybridops_tf.engine.events" in report["at_end"]  # the probe sees what the stream loaded
+    never = ("hybridops_tf.engine.sensitive", "hybridops_tf.plan.saved", "zipfile")
+    assert [m for m in never if m in report["at_end"]] == []
 
 
 def test_the_startup_probe_does_see_a_module_loaded_before_the_spawn(tmp_path: Path, engine_path: str) -> None:
