@@ -43,6 +43,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))  # run.py loads benches by file path
+from installed import installed_python  # type: ignore[import-not-found]  # noqa: E402
 
 KIND = "micro + real engine"
 TITLE = ("hyops apply overhead over the raw engine, and hyops's own share above the "
@@ -90,24 +92,6 @@ def _checked(argv: list[str], env: dict[str, str], cwd: Path) -> None:
                           text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"`{' '.join(argv)}` exited {proc.returncode}: {proc.stdout[-1500:]}{proc.stderr[-1500:]}")
-
-
-def _installed_hyops(work: Path) -> Path | None:
-    """hyops as a user gets it: a wheel of this tree, with the `sim` extra the provider needs,
-    installed into a fresh venv (pip byte-compiles it, and no editable-install finder runs at
-    every start). Its Python, or None when the registry cannot provide the dependencies."""
-    venv = work / "venv"
-    pip = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
-    try:
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        subprocess.run([*pip, "wheel", "--no-deps", "-w", str(work / "wheels"), str(REPO)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wheel = next((work / "wheels").glob("hybridops_tf-*.whl"))
-        subprocess.run([*pip, "--python", str(venv / "bin" / "python"), "install", f"{wheel}[sim]"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except (subprocess.CalledProcessError, StopIteration):
-        return None
-    return venv / "bin" / "python"
 
 
 @dataclass
@@ -240,7 +224,7 @@ def run() -> dict[str, list[dict[str, object]]]:
     before = machine("start")
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp), engine)
-        installed = _installed_hyops(ws.base)
+        installed = installed_python(ws.base, "sim")
         pythons = {"installed wheel": installed} if installed is not None else {}
         pythons["dev venv (editable)"] = Path(sys.executable)
         series = _series(ws, pythons)

@@ -28,8 +28,10 @@ Protocol: set-up (untimed) is a raw `init` of every module, then one hyops apply
 of every timed command, then HYOPS_BENCH_TARGET_PAIRS (default 15, the target asks >= 15)
 interleaved rounds for rows 1 and 2 and HYOPS_BENCH_TARGET_RECONCILE_PAIRS (default 5) for
 row 3, each round running every side of a row back to back, in alternating order (A B C,
-then C B A), so machine noise hits all sides alike. hyops runs as a subprocess
-(`.venv/bin/hyops`, beside the Python running this); this module imports nothing from
+then C B A), so machine noise hits all sides alike. hyops runs as a subprocess, as a user
+installs it: a wheel of this tree in a fresh venv (bench/installed.py; pip byte-compiles it and
+no editable-install finder runs at its start), else, when no wheel can be built, the dev venv's
+`.venv/bin/hyops` (the table's title says which); this module imports nothing from
 hybridops_tf. The raw engine gets the environment hyops gives it (TF_WORKSPACE=default
 beside the shared TF_IN_AUTOMATION, TF_INPUT, CHECKPOINT_DISABLE, TF_CLI_CONFIG_FILE).
 `CPU ratio` is the same ratio over CPU time (user + sys of each process and every
@@ -63,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
+from installed import installed_python  # type: ignore[import-not-found]  # noqa: E402
 from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -320,7 +323,10 @@ def run() -> dict[str, list[dict[str, object]]]:
     machine = [machine_row("start")]
     names = [f"m{i:02d}" for i in range(max(MODULES, 1))]
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace(Path(tmp), engine, _hyops())
+        python = installed_python(Path(tmp) / "installed")  # hyops as a user installs it
+        hyops, which = ((str(python.with_name("hyops")), "installed from a wheel") if python is not None
+                        else (_hyops(), "the dev venv (no wheel could be built)"))
+        ws = Workspace(Path(tmp), engine, hyops)
         _cli_config(ws.base)
         _set_up(ws, names)
         rows, notes = _apply_and_plan(ws)
@@ -333,7 +339,7 @@ def run() -> dict[str, list[dict[str, object]]]:
     return {
         f"machine (engine {version[0] if version else engine}; a shared machine: medians of interleaved runs)":
             machine,
-        "targets (raw: the baseline's median wall time; ratio: median hyops / median baseline)":
+        f"targets (hyops {which}; raw: the baseline's median wall time; ratio: median hyops / median baseline)":
             [row.cells() for row in rows],
     }
 
