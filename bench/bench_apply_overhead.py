@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))  # run.py loads benches by file path
 from installed import installed_python  # type: ignore[import-not-found]  # noqa: E402
+from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
 
 KIND = "micro + real engine"
 TITLE = ("hyops apply overhead over the raw engine, and hyops's own share above the "
@@ -219,9 +220,8 @@ def _count_engine_calls(ws: Workspace, s: Series) -> str:
 
 
 def run() -> dict[str, list[dict[str, object]]]:
-    machine = _stack_real()._machine
     engine = _engine()
-    before = machine("start")
+    before = machine_row("start")
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp), engine)
         installed = installed_python(ws.base, "sim")
@@ -241,7 +241,7 @@ def run() -> dict[str, list[dict[str, object]]]:
                      "met": "not measured (no registry to build the wheel venv)"})
     return {
         f"machine (engine {Path(engine).name}; a shared machine: medians of interleaved runs)":
-            [before, machine("end")],
+            [before, machine_row("end")],
         "micro: no provider (start-up and bookkeeping only); real: sim provider, no-op apply, "
         "hyops's engine calls included": rows,
     }
