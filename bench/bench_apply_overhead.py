@@ -80,10 +80,13 @@ def _cpu_of_children() -> float:
 
 
 def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Wall time, and CPU time (user + sys) of the process and every descendant it waited for."""
+    """Wall time, and CPU time (user + sys) of the process and every descendant it waited for.
+    Each in a session of its own, as hyops starts its engine: where the kernel shares CPU out
+    by session (sched_autogroup), a raw engine left in the bench's session would get a smaller
+    share of a loaded machine than the engine hyops starts (bench_targets.py says more)."""
     cpu, start = _cpu_of_children(), time.perf_counter()
     subprocess.run(argv, env=env, cwd=cwd, check=True, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return time.perf_counter() - start, _cpu_of_children() - cpu
 
 

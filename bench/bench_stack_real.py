@@ -164,15 +164,18 @@ class Bench:
         env = dict(self.env, HYOPS_ENGINE=str(self.wrapper)) if timed_engine else self.env
         argv = [str(Path(sys.executable).with_name("hyops")), *args]
         start = time.perf_counter()
-        proc = subprocess.run(argv, cwd=self.base, env=env, capture_output=True, text=True, check=False)
+        proc = subprocess.run(argv, cwd=self.base, env=env, capture_output=True, text=True, check=False,
+                              start_new_session=True)  # each side in a session of its own, as in raw()
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {proc.stdout[-1500:]}{proc.stderr[-1500:]}")
         return elapsed
 
     def raw(self, name: str, *args: str) -> None:
+        # a session of its own, as hyops starts its engine: where the kernel shares CPU out by
+        # session (sched_autogroup), one left in the bench's session gets a smaller share
         proc = subprocess.run([self.engine, f"-chdir={self.dir(name)}", *args], env=self.raw_env,
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, start_new_session=True)
         if proc.returncode != 0:
             raise RuntimeError(f"raw {args[0]} in {name} exited {proc.returncode}: {proc.stderr[-1500:]}")
 
