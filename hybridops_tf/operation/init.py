@@ -34,8 +34,8 @@ def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
     info = ws.engine_info()
     env = ws.engine_env(target.directory, None, workspace)
     with process.FORWARDER, ws.store.lock(record_key(target.ref, workspace), new_run_id("init"), lock_timeout):
-        argv = [*commands.init(info.binary, target.directory), *backend.init_args(target.directory, target.ref),
-                *passthrough]
+        argv = [*commands.init(info.binary, target.directory),
+                *backend.init_args(target.directory, target.ref, ws.record_refs), *passthrough]
         captured = process.run_capture(argv, env=env)
         if captured.returncode == 0:
             initcheck.remember_init(target.directory, layout.init_cache(ws.root))

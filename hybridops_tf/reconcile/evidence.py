@@ -533,7 +533,8 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
     from hybridops_tf.store import backend
 
     engine.ensure_init(layout.init_cache(opts.runtime.root), announce=opts.note, announce_first=True,
-                       record=not opts.read_only, extra=lambda: backend.init_args(directory, module_ref))
+                       record=not opts.read_only,
+                       extra=lambda: backend.init_args(directory, module_ref, opts.runtime.record_refs))
     return engine
 
 

@@ -17,7 +17,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.record import layout
-from hybridops_tf.record.address import ModuleTarget, key_of_module_id
+from hybridops_tf.record.address import ModuleTarget, key_of_module_id, split_key
 
 if TYPE_CHECKING:  # the engine's code loads only for a command that runs it
     from hybridops_tf.engine.binary import EngineInfo
@@ -99,6 +99,10 @@ class Runtime:
         """Parsed module variables/outputs (inputs/declarations.py); reading it writes nothing."""
         return layout.hcl_cache(self.root)
 
+    def record_refs(self) -> set[str]:
+        """The module refs the store holds records of, in any workspace."""
+        return {split_key(key)[0] for key in self.store.keys()}
+
     def engine_info(self, *, remember: bool = True) -> EngineInfo:
         """The engine binary and its version, found once for the command (EngineError when
         there is none). remember=False: a read-only command, which writes no version cache."""
@@ -125,7 +129,8 @@ class Runtime:
         from hybridops_tf.store import backend
 
         engine.ensure_init(layout.init_cache(self.root), folder.path / "init.log" if folder is not None else None,
-                           announce=notices.plain, extra=lambda: backend.init_args(target.directory, target.ref))
+                           announce=notices.plain,
+                           extra=lambda: backend.init_args(target.directory, target.ref, self.record_refs))
         return engine
 
     def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:

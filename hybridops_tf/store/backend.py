@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -42,8 +42,14 @@ def conn_str(url: str) -> str:
     return urlunsplit(parts)
 
 
-def init_args(module_dir: Path, module_ref: str) -> list[str]:
-    """`-backend-config` arguments for init: only with a shared store and a pg backend."""
+def init_args(module_dir: Path, module_ref: str, other_refs: Callable[[], Iterable[str]] = tuple) -> list[str]:
+    """`-backend-config` arguments for init: only with a shared store and a pg backend.
+
+    `other_refs()`: the refs the store holds records of. Refs that differ only in case or
+    punctuation (`net/A-b`, `net/a_b`) get one schema name: two such modules would keep one
+    state, each apply destroying what only the other declares. So a module whose schema is
+    another recorded module's is refused (UsageError) before its first init.
+    """
     url = selected_url()
     if url is None:
         return []
@@ -51,7 +57,14 @@ def init_args(module_dir: Path, module_ref: str) -> list[str]:
 
     if initcheck.backend_type(module_dir) != "pg":
         return []
-    return [f"-backend-config=conn_str={conn_str(url)}", f"-backend-config=schema_name={schema_name(module_ref)}"]
+    schema = schema_name(module_ref)
+    clash = sorted({ref for ref in other_refs() if ref != module_ref and schema_name(ref) == schema})
+    if clash:
+        raise UsageError(f"module {module_ref} would keep its pg backend state in schema {schema}, which is "
+                         f"the schema of module {clash[0]} in the same store: the two would share one state; "
+                         "give one of them a ref that differs in more than case or punctuation (--ref, or the "
+                         "stack member's ref); nothing was run")
+    return [f"-backend-config=conn_str={conn_str(url)}", f"-backend-config=schema_name={schema}"]
 
 
 STATE_LOCK_WAIT = "600s"

@@ -256,3 +256,24 @@ def test_a_store_url_with_a_password_is_never_printed_nor_given_to_the_engine(
     assert password not in out.stdout + out.stderr
     assert "PGPASSWORD" in out.stderr
     assert a.sim_calls() == []
+
+
+def test_a_second_module_whose_ref_differs_only_in_punctuation_is_refused_its_first_schema(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    """Both refs name the pg backend schema hyops_net_a_b: the second module would keep its
+    state in the first one's, and each apply would claim (or destroy) the other's objects."""
+    hy = runner(tmp_path / "runner", engine_path, sim_root, pg_store)
+    shutil.copytree(hy.workdir / "modules" / "network", hy.workdir / "modules" / "network2",
+                    ignore=MODULE_COPY_IGNORE)
+    first = hy("apply", "modules/network", "--ref", "net/a_b")
+    assert first.returncode == 0, first.stderr
+    recorded = pg_store.record("net/a_b")
+
+    second = hy("apply", "modules/network2", "--ref", "net/A-b", "--var", "name=other-net")
+
+    assert second.returncode == 2, second.stderr
+    assert "schema hyops_net_a_b" in second.stderr and "module net/a_b" in second.stderr
+    assert pg_store.record("net/A-b") is None  # refused before its first init: no record
+    assert pg_store.record("net/a_b") == recorded
+    assert [o["name"] for o in hy.sim_objects() if o["type"] == "sim_network"] == ["demo-net"]

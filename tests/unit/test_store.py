@@ -82,6 +82,33 @@ def test_the_pg_backend_gets_the_store_url_and_a_schema_only_for_a_pg_backend(tm
     assert backend.init_args(plain, "demo/vm") == []
 
 
+def test_a_module_whose_schema_is_another_recorded_modules_is_refused_before_init(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
+    store_url.configure("postgresql://ci@db:5432/platform")
+    recorded = ("net/a_b", "demo/vm")
+
+    with pytest.raises(UsageError) as err:
+        backend.init_args(tmp_path, "net/A-b", lambda: recorded)
+
+    assert "hyops_net_a_b" in err.value.message and "net/a_b" in err.value.message
+    assert backend.init_args(tmp_path, "net/a_b", lambda: recorded)[-1] == "-backend-config=schema_name=hyops_net_a_b"
+    assert backend.init_args(tmp_path, "net/a-c", lambda: recorded)[-1] == "-backend-config=schema_name=hyops_net_a_c"
+
+
+def test_record_refs_are_the_refs_of_every_record_in_any_workspace(tmp_path: Path) -> None:
+    from hybridops_tf.record.lifecycle import Status
+    from hybridops_tf.record.model import OperationRecord
+    from hybridops_tf.runtime.root import Runtime
+
+    runtime = Runtime(tmp_path)
+    for key in ("net/a", "net/a@blue", "demo/vm"):
+        ref, _, workspace = key.partition("@")
+        runtime.store.write(OperationRecord(module_ref=ref, status=Status.OK, run_id="apply-1",
+                                            workspace=workspace or None))
+
+    assert runtime.record_refs() == {"net/a", "demo/vm"}
+
+
 @pytest.mark.parametrize("url", ["postgresql://ci:s3cret@db/x", "postgresql://ci@db/x?password=s3cret"])
 def test_a_password_in_the_url_is_never_handed_to_the_engine(tmp_path: Path, url: str) -> None:
     (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
