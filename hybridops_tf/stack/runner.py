@@ -93,16 +93,16 @@ def run_stack(req: StackRequest) -> StackResult:
     is raised only before any member ran; after that, every outcome is in the report.
     With `junit`, the run's JUnit file is written either way (a refused run: its one failing
     case); a file that cannot be written is an error notice, and makes an ok run exit 1."""
-    from hybridops_tf.stack import junit
+    if req.junit is None:
+        return _run_stack(req)
+    from hybridops_tf.stack import junit  # xml.etree: loaded only for a run that writes one
 
     try:
         result = _run_stack(req)
     except HyopsError as err:
-        if req.junit is not None:
-            _write_junit(req.junit, junit.refusal_xml(req.stack.name, req.command, str(req.stack.file), err.message))
+        _write_junit(req.junit, junit.refusal_xml(req.stack.name, req.command, str(req.stack.file), err.message))
         raise
-    if req.junit is not None and not _write_junit(req.junit, junit.report_xml(result.report)) \
-            and result.exit_code == ExitCode.OK:
+    if not _write_junit(req.junit, junit.report_xml(result.report)) and result.exit_code == ExitCode.OK:
         result.exit_code = ExitCode.FAILED
     return result
 
