@@ -17,7 +17,7 @@ from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Int
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.operation import inputs, reads
+from hybridops_tf.operation import inputs, places, reads
 from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
@@ -99,8 +99,10 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
 
 
 def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
-    """Step 3: the engine found and `init`ed, the uncertain-outcome guard, no signal yet."""
+    """Step 3: no other ref's state taken over, the engine found and `init`ed, the
+    uncertain-outcome guard, no signal yet."""
     req = one.req
+    places.refuse_shared_state(req, one.previous, one.store)  # before init: nothing runs for it
     engine = rt.engine_for(req.target, resolved, req.workspace, one.folder)
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None

@@ -1,0 +1,65 @@
+"""Which records keep the same engine state as a ref about to run (operation/places.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybridops_tf.operation.places import Place, claimants, starts_from_nothing
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+
+
+def _record(ref: str, directory: Path | None, status: Status = Status.OK,
+            workspace: str | None = None) -> OperationRecord:
+    return OperationRecord(module_ref=ref, status=status, run_id=f"apply-{ref}",
+                           module_dir=str(directory) if directory else None, workspace=workspace)
+
+
+def test_another_ref_on_the_same_directory_and_workspace_claims_the_place(tmp_path: Path) -> None:
+    place = Place.of(tmp_path, None)
+    other = _record("a", tmp_path)
+
+    assert claimants(place, "b", [other]) == [other]
+
+
+def test_the_default_workspace_is_one_place_however_it_is_written(tmp_path: Path) -> None:
+    assert Place.of(tmp_path, None) == Place.of(tmp_path, "default")
+    assert claimants(Place.of(tmp_path, "default"), "b", [_record("a", tmp_path)])
+
+
+def test_a_symlinked_path_to_the_directory_is_the_same_place(tmp_path: Path) -> None:
+    real = tmp_path / "modules" / "net"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+
+    assert claimants(Place.of(tmp_path / "link", None), "b", [_record("a", real)])
+
+
+def test_its_own_record_another_workspace_or_directory_and_empty_claims_are_no_claimants(tmp_path: Path) -> None:
+    place = Place.of(tmp_path, None)
+    records = [
+        _record("b", tmp_path),  # the ref itself
+        _record("a", tmp_path, workspace="staging"),
+        _record("c", tmp_path / "elsewhere"),
+        _record("d", tmp_path, Status.DESTROYED),
+        _record("e", tmp_path, Status.ABSENT),
+        _record("f", None),  # a record that never named its directory
+    ]
+
+    assert claimants(place, "b", records) == []
+
+
+def test_running_error_and_retained_records_still_claim(tmp_path: Path) -> None:
+    place = Place.of(tmp_path, None)
+    records = [_record(ref, tmp_path, status) for ref, status in
+               (("r", Status.RUNNING), ("e", Status.ERROR), ("k", Status.RETAINED))]
+
+    assert [r.module_ref for r in claimants(place, "b", records)] == ["r", "e", "k"]
+
+
+def test_only_a_ref_that_claims_nothing_yet_is_checked() -> None:
+    assert starts_from_nothing(None)
+    assert starts_from_nothing(_record("a", None, Status.DESTROYED))
+    assert starts_from_nothing(_record("a", None, Status.ABSENT))
+    assert not starts_from_nothing(_record("a", None, Status.OK))
+    assert not starts_from_nothing(_record("a", None, Status.ERROR))
