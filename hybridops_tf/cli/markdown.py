@@ -192,6 +192,8 @@ def reconcile(report: Any, diagram: Sequence[str] = ()) -> list[str]:
     """`hyops reconcile --format markdown`: a row per finding (a consistent module gets one
     row saying so); next actions are the exact commands, steps numbered, choices as "one of".
     `diagram` (with `--stack`: a ```mermaid block of the stack) goes above the table."""
+    from hybridops_tf.reconcile.model import FORGOTTEN
+
     rows: list[tuple[str, ...]] = []
     for mod in report.modules:
         name, status = text(mod.module_ref), text(str(mod.status))
@@ -201,7 +203,7 @@ def reconcile(report: Any, diagram: Sequence[str] = ()) -> list[str]:
             rows.append((name, status, text(f"{f.code.value}: {f.detail}"), _finding_next(f)))
         for why in mod.unchecked:
             rows.append((name, status, text(f"could_not_check: {why}"), ""))
-        if not mod.findings and not mod.unchecked:
+        if not mod.findings and not mod.unchecked and mod.status != FORGOTTEN:
             rows.append((name, status, text("consistent: the record agrees with the state and the live objects"), ""))
     lines = ["### hyops reconcile", "", *([*diagram, ""] if diagram else [])]
     if rows:

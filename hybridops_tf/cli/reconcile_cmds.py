@@ -53,6 +53,9 @@ def hyops_prefix(ctx: click.Context) -> str:
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
 @click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
               help="Adopt a live object into state with the engine's import. Repeatable.")
+@click.option("--forget-record", is_flag=True,
+              help="Drop this module's record when another ref's record claims its engine state too "
+                   "(a shared_state finding); recorded in a run folder. State and objects are untouched.")
 @click.option("--parallelism", type=click.IntRange(min=1), default=4, show_default=True,
               help="How many modules of --stack/--all are checked at the same time.")
 @input_options
@@ -61,11 +64,11 @@ def hyops_prefix(ctx: click.Context) -> str:
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
-                  forget: tuple[str, ...], imports: tuple[str, ...], parallelism: int,
+                  forget: tuple[str, ...], imports: tuple[str, ...], forget_record: bool, parallelism: int,
                   inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
-    Read-only unless --write, --import or --forget-orphan is given; never prompts.
+    Read-only unless --write, --import, --forget-orphan or --forget-record is given; never prompts.
     `--format markdown` prints a table (module, status, why, next action) for a PR comment
     or $GITHUB_STEP_SUMMARY.
 
@@ -75,7 +78,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       1  could not check (e.g. the engine failed) or an --import failed
       2  usage error (e.g. a bad ADDRESS=ID)
       3  findings (also --all with no records under the runtime root)
-      4  lock busy (--write, --import, --forget-orphan)
+      4  lock busy (--write, --import, --forget-orphan, --forget-record)
 
     \b
     Example, after a red pipeline:
@@ -94,7 +97,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     req = ReconcileRequest(
         runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
-        forget=forget, imports=imports, inputs_file=inputs_file, var_options=var_options,
+        forget=forget, imports=imports, forget_record=forget_record, inputs_file=inputs_file,
+        var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
         note=_note, parallelism=parallelism,
@@ -136,6 +140,8 @@ def _wrap(text: str) -> list[str]:
 def _render(report: Report) -> None:
     """A table per module, then the next actions once, in order: a step is run; a "one of"
     item is a choice between alternatives (run exactly one of them)."""
+    from hybridops_tf.reconcile.model import FORGOTTEN
+
     if not report.modules:
         click.echo("no modules to reconcile (no records under the runtime root)")
     items: list[str | tuple[str, tuple[Alternative, ...]]] = []
@@ -147,7 +153,7 @@ def _render(report: Report) -> None:
             click.echo(f"  {'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}")
         rows = [(f.code.value, f.detail) for f in mod.findings]
         rows += [("could_not_check", why) for why in mod.unchecked]
-        if not rows:
+        if not rows and mod.status != FORGOTTEN:
             click.echo("  consistent: the record agrees with the state and the live objects")
         for address, ident in mod.released:
             click.echo(f"  released: {address} ({ident}) lives on, no longer managed (on purpose; nothing to do)")

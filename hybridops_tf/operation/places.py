@@ -7,20 +7,29 @@ state: an apply of the second replaces what the first's record still claims as l
 each record then lies about the other's objects. The exception is the shared store's own
 `pg` backend, which gives every ref a schema of its own (store/backend.py).
 
-So a ref that starts from nothing there (no record, or one that claims nothing) is refused
-while another ref's record on the same directory and workspace still claims something.
+So a mutating run is refused while another ref's record on the same directory and workspace
+claims something. On the local store a small file per place (cache/places/) names the last
+ref that passed this check there: that ref's runs skip the check, any other ref's run (or a
+place with no such file) reads every record once. A shared store's records name each
+runner's own checkout, so there the check runs when a ref comes to a place (it claims
+nothing yet). Two refs arriving at one place for the first time at the same moment are not
+serialised (each holds only its own module lock); reconcile then reports them.
+Records made before that guard may already share a state: `sharing` finds them, for
+reconcile to say so instead of advising an apply that would replace the other's objects.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.record.address import DEFAULT_WORKSPACE
+from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 
@@ -48,22 +57,55 @@ def claimants(place: Place, ref: str, records: Iterable[OperationRecord]) -> lis
             and Place.of(rec.module_dir, rec.workspace) == place]
 
 
+def sharing(records: Iterable[OperationRecord], per_ref: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
+    """record key -> the other refs whose records claim the same place, for every record that
+    claims something where another does too (pure; `per_ref(directory)`: whether each ref
+    keeps a state of its own there, when no place is shared)."""
+    by_place: dict[Place, list[OperationRecord]] = {}
+    for rec in records:
+        if rec.status not in CLAIMS_EMPTY and rec.module_dir:
+            by_place.setdefault(Place.of(rec.module_dir, rec.workspace), []).append(rec)
+    shared: dict[str, tuple[str, ...]] = {}
+    for place, recs in by_place.items():
+        refs = sorted({rec.module_ref for rec in recs})
+        if len(refs) < 2 or per_ref(place.directory):
+            continue
+        for rec in recs:
+            shared[record_key(rec.module_ref, rec.workspace)] = tuple(r for r in refs if r != rec.module_ref)
+    return shared
+
+
+def sharing_in(store: Store) -> dict[str, tuple[str, ...]]:
+    """`sharing` over every readable record of `store`."""
+    from hybridops_tf.store import backend
+
+    return sharing(_records(store), lambda directory: backend.state_is_per_ref(Path(directory)))
+
+
 def starts_from_nothing(previous: OperationRecord | None) -> bool:
-    """Whether this ref claims nothing yet: the only time it can come to share another's state."""
+    """Whether the ref claims nothing yet (no record, or one that claims nothing)."""
     return previous is None or previous.status in CLAIMS_EMPTY
 
 
-def refuse_shared_state(req: ModuleRequest, previous: OperationRecord | None, store: Store) -> None:
-    """UsageError when this run would share another ref's state (see the module docstring)."""
-    if not starts_from_nothing(previous):
-        return
+def refuse_shared_state(req: ModuleRequest, previous: OperationRecord | None, store: Store,
+                        runtime_root: Path) -> None:
+    """UsageError when this run would act on a state another ref's record claims (see the
+    module docstring)."""
     from hybridops_tf.store import backend
 
     if backend.state_is_per_ref(req.target.directory):
         return
     place = Place.of(req.target.directory, req.workspace)
+    marker = None if store.shared else _marker_path(runtime_root, place)
+    if marker is None:
+        if not starts_from_nothing(previous):
+            return
+    elif _marker_ref(marker) == req.target.ref:
+        return
     others = claimants(place, req.target.ref, _records(store, req.key))
     if not others:
+        if marker is not None:
+            _write_marker(marker, place, req.target.ref)
         return
     other = others[0]
     where = place.directory
@@ -77,7 +119,35 @@ def refuse_shared_state(req: ModuleRequest, previous: OperationRecord | None, st
     )
 
 
-def _records(store: Store, skip_key: str) -> Iterable[OperationRecord]:
+def _marker_path(runtime_root: Path, place: Place) -> Path:
+    from hashlib import sha256
+
+    from hybridops_tf.record import layout
+
+    digest = sha256(f"{place.directory}\0{place.workspace}".encode()).hexdigest()[:32]
+    return layout.places_cache(runtime_root) / f"{digest}.json"
+
+
+def _marker_ref(path: Path) -> str | None:
+    """The ref that last passed the check at the place, None when unknown."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ref = doc.get("ref") if isinstance(doc, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+def _write_marker(path: Path, place: Place, ref: str) -> None:
+    """A cache: lost, the next run reads the records again, so neither synced nor required."""
+    try:
+        atomic_write_text(path, json.dumps({"directory": place.directory, "workspace": place.workspace,
+                                            "ref": ref}) + "\n", durable=False)
+    except OSError:
+        pass
+
+
+def _records(store: Store, skip_key: str | None = None) -> Iterable[OperationRecord]:
     """Every readable record but `skip_key`'s (a corrupt one is reported where it is read)."""
     for key in store.keys():
         if key == skip_key:

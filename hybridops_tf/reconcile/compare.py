@@ -40,10 +40,14 @@ _PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned 
 def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     """Findings for one module, most urgent first; [] means record and evidence agree."""
     cmd = cmd or Commands()
+    if ev.forgotten:
+        return []  # hyops claims nothing of it any more
     if ev.busy:
         return []  # a live run owns the module; its record will settle itself
     if ev.engine_alive:
         return [_engine_running(ev, cmd)]  # it may still change objects: judge nothing yet
+    if ev.shared_with:
+        return [_shared_state(ev, cmd)]  # the state holds another record's objects too: judge nothing
     rec = ev.record
     state = ev.state
     in_state = set(state.addresses()) if state is not None else set()
@@ -119,6 +123,22 @@ def _engine_running(ev: ModuleEvidence, cmd: Commands) -> Finding:
         Alternative(cmd.reconcile(ev.where), "wait for the engine to finish (it saves the state as "
                     "it goes), then reconcile again"),
         Alternative(f"kill {pid}", f"it must stop now (run it on {host}), then reconcile again")])
+
+
+def _shared_state(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    others = ", ".join(ev.shared_with)
+    place = ev.where.display_dir or "its module directory"
+    if ev.where.workspace and ev.where.workspace != "default":
+        place += f" (workspace {ev.where.workspace})"
+    detail = (f"{place} is also module {others}'s: the engine keeps one state per module directory and "
+              "workspace, whatever the ref, so these records claim one state, which holds only what the "
+              "last run of any of them made; an apply, destroy or --write of one would act on the others' "
+              "objects, so hyops refuses them and judges none. Decide which ref keeps this directory and "
+              "forget the others' records (the state and every object stay as they are; check in the "
+              "provider that the objects a forgotten record claims are gone, or adopt them elsewhere)")
+    return _finding(ev, Code.SHARED_STATE, detail, [], alternatives=[
+        Alternative(cmd.forget_record(ev.where), f"module {others} keeps this directory: hyops forgets "
+                    f"{ev.where.module_ref}'s record (who, when and the record itself stay in a run folder)")])
 
 
 def _names(addresses: list[str]) -> str:

@@ -37,7 +37,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +194,8 @@ class GatherOptions:
     lock_held: bool = False  # --write holds the module lock: any running record is stale
     read_only: bool = True
     note: Note | None = None
+    # record key -> other refs whose records claim the same engine state (places.sharing)
+    sharing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def engine_display(info: EngineInfo | None) -> str:
@@ -281,6 +283,12 @@ def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:
     return None
 
 
+def forgotten(target: Target, runtime: Runtime) -> ModuleEvidence:
+    """A module whose record --forget-record just dropped: hyops claims nothing of it now."""
+    shown = None if target.directory is None else display_dir(target.directory, runtime.root.parent)
+    return ModuleEvidence(where=Where(target.module_ref, shown, target.workspace), forgotten=True)
+
+
 def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     """Read the record, the lock, the last run's events, errored.tfstate, state and plans."""
     return gather_parts(target, opts)[0]
@@ -313,6 +321,9 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         busy = (f"in progress: a live process holds the module lock{holder}; "
                 "reconcile again when it has finished")
         return _with(base, unchecked=(busy,)), None
+    shared = opts.sharing.get(target.key, ())
+    if shared:  # the state is not this record's alone: no engine read can settle anything
+        return _with(base, shared_with=shared), None
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:

@@ -27,6 +27,7 @@ from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
 
 SCHEMA_VERSION = 1
+FORGOTTEN = "forgotten"  # a module's report status once --forget-record dropped its record
 _NO_CHANGE = frozenset({"no-op", "noop", "read", ""})
 
 
@@ -34,6 +35,7 @@ class Code(StrEnum):
     """Finding codes, in the order a person should deal with them."""
 
     CORRUPT_RECORD = "corrupt_record"
+    SHARED_STATE = "shared_state"
     ERRORED_STATEFILE = "errored_statefile"
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
@@ -194,6 +196,9 @@ class Commands:
     def forget(self, where: Where, address: str) -> str:
         return self.reconcile(where, "--forget-orphan", shlex.quote(address))
 
+    def forget_record(self, where: Where) -> str:
+        return self.reconcile(where, "--forget-record")
+
     def push_errored(self, where: Where) -> str:
         prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
         return f"{prefix}{self.engine} -chdir={self._dir(where)} state push errored.tfstate"
@@ -241,6 +246,10 @@ class ModuleEvidence:
     # After a failed plan: the configuration's `import` blocks (declarations.ImportBlock) whose
     # id the record saw deleted; the engine cannot import it, so no plan succeeds until it goes.
     stale_imports: tuple[Any, ...] = ()
+    # Other refs whose records claim this module's engine state too (one directory and
+    # workspace, operation/places.py): nothing of this module can be judged on its own.
+    shared_with: tuple[str, ...] = ()
+    forgotten: bool = False  # --forget-record dropped its record: nothing to judge
 
     @property
     def stale(self) -> bool:
@@ -265,6 +274,7 @@ class ActionKind(StrEnum):
     REFRESH = "refresh"
     IMPORT = "import"
     FORGET_ORPHAN = "forget-orphan"
+    FORGET_RECORD = "forget-record"
     ERROR = "error"  # a write that could not be made
 
 

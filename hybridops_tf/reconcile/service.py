@@ -23,11 +23,20 @@ from pathlib import Path
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
 from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.reconcile import orphans, rules, targets
+from hybridops_tf.operation import places
+from hybridops_tf.reconcile import orphans, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, gather
-from hybridops_tf.reconcile.model import Action, ActionKind, Commands, ModuleEvidence, ModuleReport, Report
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
+from hybridops_tf.reconcile.model import (
+    FORGOTTEN,
+    Action,
+    ActionKind,
+    Commands,
+    ModuleEvidence,
+    ModuleReport,
+    Report,
+)
 from hybridops_tf.reconcile.write import Settled
 from hybridops_tf.record.model import entry_address
 from hybridops_tf.runtime.root import Runtime
@@ -46,6 +55,7 @@ class ReconcileRequest:
     write: bool = False
     forget: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()
+    forget_record: bool = False  # drop a record whose engine state another ref's record claims too
     inputs_file: Path | None = None
     var_options: tuple[str, ...] = ()
     lock_timeout: float = 0
@@ -57,7 +67,7 @@ class ReconcileRequest:
 
     @property
     def read_only(self) -> bool:
-        return not (self.write or self.forget or self.imports)
+        return not (self.write or self.forget or self.imports or self.forget_record)
 
 
 def _targets(req: ReconcileRequest) -> list[Target]:
@@ -66,7 +76,8 @@ def _targets(req: ReconcileRequest) -> list[Target]:
         raise UsageError("pass one of MODULE_DIR, --stack FILE or --all")
     single_only = [name for name, given in (("--forget-orphan", req.forget), ("--import", req.imports),
                                             ("--inputs", req.inputs_file), ("--var", req.var_options),
-                                            ("--ref", req.ref)) if given]
+                                            ("--ref", req.ref), ("--forget-record", req.forget_record))
+                   if given]
     if (req.stack_file is not None or req.all_records) and single_only:
         raise UsageError(f"{', '.join(single_only)} name(s) one module: pass MODULE_DIR instead of "
                          "--stack/--all")
@@ -94,11 +105,12 @@ def reconcile(req: ReconcileRequest) -> Report:
                             ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
     info, problem = _engine(req)
+    shared = places.sharing_in(req.runtime.store)
     read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                              read_only=True, note=req.note)
+                              read_only=True, note=req.note, sharing=shared)
     ctx = settle_write.WriteContext(
         GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                      read_only=False, note=req.note),
+                      read_only=False, note=req.note, sharing=shared),
         lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))
@@ -152,6 +164,8 @@ def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext
     if req.read_only:
         return _Checked(gather(target, read_opts))
     actions, failed, addressed, settled = _mutate(req, target, ctx, imports)
+    if any(a.kind is ActionKind.FORGET_RECORD and a.ok for a in actions):
+        return _Checked(forgotten(target, req.runtime), tuple(actions), tuple(failed), addressed)
     ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
     return _Checked(ev, tuple(actions), tuple(failed), addressed)
 
@@ -169,6 +183,17 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
     addressed: list[str] = []
     last: Settled | None = None
     try:
+        shared = ctx.gather.sharing.get(target.key)
+        if req.forget_record:
+            if req.write or req.forget or imports:
+                raise UsageError("--forget-record drops the record: pass it alone, without --write, "
+                                 "--import or --forget-orphan")
+            return [retire.forget_record(target, shared or (), ctx)], [], (), None
+        if shared:
+            raise UsageError(f"{target.module_ref}'s engine state is also module {', '.join(shared)}'s: "
+                             "--write, --import and --forget-orphan would settle or change it from objects "
+                             "that are not its own; nothing was changed (see its shared_state finding, "
+                             f"and --forget-record)")
         if req.write:
             last = settle_write.settle(target, ctx)
             actions += last.actions
@@ -203,6 +228,8 @@ def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:
 
 
 def _status(ev: ModuleEvidence) -> str:
+    if ev.forgotten:
+        return FORGOTTEN
     if ev.record_problem:
         return "corrupt"
     if ev.record is None:

@@ -5,7 +5,8 @@ spelt in this one place. Record keys become folder names through address.module_
     runs/<module_id>/<run_id>/                     one command's run folder
     config/modules/<module_id>/rerun.inputs.yml    the inputs a rerun needs (no secrets)
     config/digest.key                              the key of the inputs digests
-    cache/engines.json, cache/hcl/, cache/init/    what hyops remembers to be fast
+    cache/engines.json, cache/hcl/, cache/init/,   what hyops remembers to be fast
+    cache/places/
     stacks/<stack>/latest.json                     a stack's last run report
 """
 
@@ -53,6 +54,10 @@ def hcl_cache(root: Path) -> Path:
 
 def init_cache(root: Path) -> Path:
     return root / "cache" / "init"
+
+
+def places_cache(root: Path) -> Path:
+    return root / "cache" / "places"
 
 
 def stacks_dir(root: Path) -> Path:

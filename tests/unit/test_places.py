@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
-from hybridops_tf.operation.places import Place, claimants, starts_from_nothing
+import pytest
+
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.operation.places import Place, claimants, refuse_shared_state, sharing, starts_from_nothing
+from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 
@@ -57,9 +63,64 @@ def test_running_error_and_retained_records_still_claim(tmp_path: Path) -> None:
     assert [r.module_ref for r in claimants(place, "b", records)] == ["r", "e", "k"]
 
 
-def test_only_a_ref_that_claims_nothing_yet_is_checked() -> None:
+def test_a_ref_claims_nothing_yet_without_a_record_or_with_one_that_claims_nothing() -> None:
     assert starts_from_nothing(None)
     assert starts_from_nothing(_record("a", None, Status.DESTROYED))
     assert starts_from_nothing(_record("a", None, Status.ABSENT))
     assert not starts_from_nothing(_record("a", None, Status.OK))
     assert not starts_from_nothing(_record("a", None, Status.ERROR))
+
+
+def test_records_that_claim_one_place_each_name_the_others(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    records = [_record("a", tmp_path), _record("b", tmp_path), _record("c", tmp_path / ".", workspace="default"),
+               _record("d", other), _record("e", tmp_path, Status.DESTROYED), _record("f", tmp_path, workspace="w")]
+
+    assert sharing(records, per_ref=lambda directory: False) == {"a": ("b", "c"), "b": ("a", "c"), "c": ("a", "b")}
+    assert sharing(records, per_ref=lambda directory: directory == str(tmp_path)) == {}
+
+
+class _Store:
+    """A local store's surface the check uses, counting record reads."""
+
+    shared = False
+
+    def __init__(self, records: list[OperationRecord]) -> None:
+        self.records = {r.module_ref: r for r in records}
+        self.reads = 0
+
+    def keys(self) -> list[str]:
+        return list(self.records)
+
+    def read(self, key: str) -> OperationRecord | None:
+        self.reads += 1
+        return self.records.get(key)
+
+
+def _request(directory: Path, ref: str) -> Any:
+    return SimpleNamespace(target=ModuleTarget(directory, ref), workspace=None, key=ref, command="apply")
+
+
+def test_a_ref_that_passed_the_check_skips_the_scan_and_any_other_ref_scans(tmp_path: Path) -> None:
+    module, root = tmp_path / "net", tmp_path / "root"
+    module.mkdir()
+    store = _Store([_record("c", tmp_path / "elsewhere")])
+
+    refuse_shared_state(_request(module, "a"), None, cast(Any, store), root)  # no marker yet: a scan
+    assert store.reads == 1
+    store.records["a"] = _record("a", module)
+    refuse_shared_state(_request(module, "a"), store.records["a"], cast(Any, store), root)
+    assert store.reads == 1  # the place's marker names a
+
+    with pytest.raises(UsageError, match="module a's"):
+        refuse_shared_state(_request(module, "b"), None, cast(Any, store), root)
+    assert store.reads > 1
+
+
+def test_a_lost_marker_only_costs_a_scan(tmp_path: Path) -> None:
+    module, root = tmp_path / "net", tmp_path / "root"
+    module.mkdir()
+    store = _Store([_record("a", module), _record("b", module)])  # left by a hyops before the check
+
+    with pytest.raises(UsageError, match="module b's"):
+        refuse_shared_state(_request(module, "a"), store.records["a"], cast(Any, store), root)

@@ -1,0 +1,54 @@
+"""`--forget-record`: drop a record whose engine state another ref's record claims too.
+
+Why: two refs on one module directory and workspace keep one engine state (operation/places.py),
+and every mutating command of either is then refused, because it would act on the other's
+objects. A person decides which ref keeps the directory and forgets the others' records:
+hyops stops claiming anything for that ref. The engine state and every object stay as they
+are; the record itself, who forgot it and when stay in a run folder. Only such a record can be
+forgotten: a module whose state is its own leaves hyops by `destroy`, verified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
+from hybridops_tf.operation import places
+from hybridops_tf.reconcile import audit
+from hybridops_tf.reconcile.evidence import Target
+from hybridops_tf.reconcile.model import Action, ActionKind
+from hybridops_tf.reconcile.write import WriteContext
+from hybridops_tf.runtime.run_folder import new_run_id
+
+
+def forget_record(target: Target, shared_with: Sequence[str], ctx: WriteContext) -> Action:
+    """Delete `target`'s record under its lock, leaving an audit run folder; UsageError unless
+    another ref's record claims the same engine state (checked again under the lock)."""
+    rt = ctx.gather.runtime
+    store = rt.store
+    run_id = new_run_id("reconcile")
+    rt.ensure_root()
+    with store.lock(target.key, run_id, ctx.lock_timeout):
+        record = store.read(target.key)
+        if record is None:
+            raise UsageError(f"{target.module_ref} has no record: there is nothing to forget")
+        now_shared = places.sharing_in(store).get(target.key, ())
+        if not shared_with or not now_shared:
+            raise UsageError(f"{target.module_ref}'s engine state is its own (no other ref's record claims it): "
+                             "--forget-record only drops a record that shares its state; to stop managing a "
+                             f"module, destroy it; nothing was changed")
+        folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-record", ctx.argv,
+                                      shared_with=list(now_shared), record=record.to_dict())
+        try:
+            store.delete(target.key)
+        except OSError as err:
+            message = f"could not delete {store.where(target.key)}: {err.strerror or err}; the record stays"
+            audit.close_run(rt, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
+            raise OperationFailed(message) from None
+        audit.close_run(rt, folder, meta, ExitCode.OK, {
+            "outcome": "forgotten", "record": record.to_dict(), "shared_with": list(now_shared),
+            "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
+        })
+    return Action(ActionKind.FORGET_RECORD, f"forgot the record of {target.module_ref}, whose engine state is "
+                  f"also module {', '.join(now_shared)}'s (by {meta.user}@{meta.host}, run {run_id})",
+                  run_id=run_id)
