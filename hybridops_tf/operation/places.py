@@ -75,11 +75,32 @@ def sharing(records: Iterable[OperationRecord], per_ref: Callable[[str], bool]) 
     return shared
 
 
+def claims(records: Iterable[OperationRecord], per_ref: Callable[[str], bool]) -> dict[Place, tuple[str, ...]]:
+    """place -> the refs whose records claim something there (pure; places where each ref
+    keeps a state of its own, `per_ref(directory)`, left out)."""
+    by_place: dict[Place, set[str]] = {}
+    for rec in records:
+        if rec.status not in CLAIMS_EMPTY and rec.module_dir:
+            by_place.setdefault(Place.of(rec.module_dir, rec.workspace), set()).add(rec.module_ref)
+    return {place: tuple(sorted(refs)) for place, refs in by_place.items() if not per_ref(place.directory)}
+
+
 def sharing_in(store: Store) -> dict[str, tuple[str, ...]]:
     """`sharing` over every readable record of `store`."""
+    return sharing(_records(store), per_ref_state)
+
+
+def survey(store: Store) -> tuple[dict[str, tuple[str, ...]], dict[Place, tuple[str, ...]]]:
+    """`sharing` and `claims` over every readable record of `store`, read once."""
+    records = list(_records(store))
+    return sharing(records, per_ref_state), claims(records, per_ref_state)
+
+
+def per_ref_state(directory: str) -> bool:
+    """Whether each ref keeps a state of its own in `directory` (store/backend.py)."""
     from hybridops_tf.store import backend
 
-    return sharing(_records(store), lambda directory: backend.state_is_per_ref(Path(directory)))
+    return backend.state_is_per_ref(Path(directory))
 
 
 def starts_from_nothing(previous: OperationRecord | None) -> bool:

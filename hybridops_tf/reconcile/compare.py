@@ -11,6 +11,7 @@ then `alternatives`: commands to choose between (run one), each with when it is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from collections.abc import Iterable, Mapping
@@ -153,6 +154,14 @@ def _corrupt(ev: ModuleEvidence, cmd: Commands) -> Finding:
 
 
 def _no_record(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    if ev.claimed_by:
+        owner = ev.claimed_by[0]
+        place = ev.where.display_dir or "its module directory"
+        return _finding(ev, Code.NO_RECORD, (
+            f"hyops has no operation record for {ev.where.module_ref}, and {place} is module {owner}'s: its "
+            "record claims the engine state there, which this ref would share (hyops refuses that); "
+            f"reconcile and run it as --ref {owner}, or give this ref a workspace of its own"),
+            [cmd.reconcile(dataclasses.replace(ev.where, module_ref=owner, inputs_args=(), stack_file=None))])
     state = ev.state
     if state is None:
         return _finding(ev, Code.NO_RECORD, "hyops has no operation record for this module, and "

@@ -52,7 +52,7 @@ from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.operation import reads
+from hybridops_tf.operation import places, reads
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
 from hybridops_tf.record import layout, transitions
 from hybridops_tf.record.address import record_key
@@ -196,6 +196,8 @@ class GatherOptions:
     note: Note | None = None
     # record key -> other refs whose records claim the same engine state (places.sharing)
     sharing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # module directory and workspace -> the refs whose records claim its state (places.claims)
+    claims: Mapping[places.Place, tuple[str, ...]] = field(default_factory=dict)
 
 
 def engine_display(info: EngineInfo | None) -> str:
@@ -324,6 +326,10 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     shared = opts.sharing.get(target.key, ())
     if shared:  # the state is not this record's alone: no engine read can settle anything
         return _with(base, shared_with=shared), None
+    if record is None and directory is not None:
+        owners = tuple(r for r in opts.claims.get(places.Place.of(directory, workspace), ()) if r != target.module_ref)
+        if owners:  # its state is another ref's: what it holds is theirs, not untracked
+            return _with(base, claimed_by=owners), None
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:

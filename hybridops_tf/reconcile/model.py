@@ -250,6 +250,8 @@ class ModuleEvidence:
     # workspace, operation/places.py): nothing of this module can be judged on its own.
     shared_with: tuple[str, ...] = ()
     forgotten: bool = False  # --forget-record dropped its record: nothing to judge
+    # No record, and other refs' records claim this directory and workspace's engine state.
+    claimed_by: tuple[str, ...] = ()
 
     @property
     def stale(self) -> bool:

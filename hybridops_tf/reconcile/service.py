@@ -105,12 +105,12 @@ def reconcile(req: ReconcileRequest) -> Report:
                             ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
     info, problem = _engine(req)
-    shared = places.sharing_in(req.runtime.store)
+    shared, claimed = places.survey(req.runtime.store)
     read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                              read_only=True, note=req.note, sharing=shared)
+                              read_only=True, note=req.note, sharing=shared, claims=claimed)
     ctx = settle_write.WriteContext(
         GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                      read_only=False, note=req.note, sharing=shared),
+                      read_only=False, note=req.note, sharing=shared, claims=claimed),
         lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))

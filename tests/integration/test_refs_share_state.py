@@ -48,6 +48,10 @@ def test_a_second_ref_on_an_applied_directory_is_refused_and_the_first_record_st
     assert _networks(hyops) == ["alpha"]  # the provider was never asked to replace it
     reconcile = hyops("reconcile", net, "--ref", "a")
     assert reconcile.returncode == 0, reconcile.stdout + reconcile.stderr
+    asked = hyops("reconcile", net, "--ref", "b", "--json")  # the objects there are a's, not untracked
+    [finding] = json.loads(asked.stdout)["modules"][0]["findings"]
+    assert finding["code"] == "no_record" and "module a's" in finding["detail"]
+    assert finding["next_actions"] == [f"hyops reconcile {net} --ref a"] and finding["alternatives"] == []
 
 
 def test_a_destroy_under_another_ref_is_refused_and_destroys_nothing(hyops: Hyops, net: str) -> None:

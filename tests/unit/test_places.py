@@ -9,7 +9,14 @@ from typing import Any, cast
 import pytest
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.operation.places import Place, claimants, refuse_shared_state, sharing, starts_from_nothing
+from hybridops_tf.operation.places import (
+    Place,
+    claimants,
+    claims,
+    refuse_shared_state,
+    sharing,
+    starts_from_nothing,
+)
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
@@ -124,3 +131,12 @@ def test_a_lost_marker_only_costs_a_scan(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="module b's"):
         refuse_shared_state(_request(module, "a"), store.records["a"], cast(Any, store), root)
+
+
+def test_each_place_lists_the_refs_that_claim_it(tmp_path: Path) -> None:
+    records = [_record("b", tmp_path), _record("a", tmp_path), _record("c", tmp_path, Status.DESTROYED),
+               _record("d", tmp_path, workspace="w")]
+
+    assert claims(records, per_ref=lambda directory: False) == {
+        Place.of(tmp_path, None): ("a", "b"), Place.of(tmp_path, "w"): ("d",)}
+    assert claims(records, per_ref=lambda directory: True) == {}
