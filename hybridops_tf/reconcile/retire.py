@@ -36,7 +36,7 @@ def forget_record(target: Target, shared_with: Sequence[str], ctx: WriteContext)
         if not shared_with or not now_shared:
             raise UsageError(f"{target.module_ref}'s engine state is its own (no other ref's record claims it): "
                              "--forget-record only drops a record that shares its state; to stop managing a "
-                             f"module, destroy it; nothing was changed")
+                             "module, destroy it; nothing was changed")
         folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-record", ctx.argv,
                                       shared_with=list(now_shared), record=record.to_dict())
         try:

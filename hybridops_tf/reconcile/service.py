@@ -193,7 +193,13 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
             raise UsageError(f"{target.module_ref}'s engine state is also module {', '.join(shared)}'s: "
                              "--write, --import and --forget-orphan would settle or change it from objects "
                              "that are not its own; nothing was changed (see its shared_state finding, "
-                             f"and --forget-record)")
+                             "and --forget-record)")
+        owners = _owners(target, ctx.gather)
+        if owners:
+            raise UsageError(f"{target.module_ref} has no claim on its directory's engine state, which is "
+                             f"module {owners[0]}'s: --write, --import and --forget-orphan would settle or change "
+                             f"it from objects that are not its own; nothing was changed (reconcile --ref "
+                             f"{owners[0]})")
         if req.write:
             last = settle_write.settle(target, ctx)
             actions += last.actions
@@ -217,6 +223,15 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         actions.append(Action(ActionKind.ERROR, err.message, ok=False))
         return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], (), None
     return actions, [], tuple(addressed), last
+
+
+def _owners(target: Target, opts: GatherOptions) -> tuple[str, ...]:
+    """The refs whose records claim the engine state of `target`'s directory and workspace,
+    when `target`'s own record does not (none when its directory is unknown)."""
+    if target.directory is None:
+        return ()
+    claimers = opts.claims.get(places.Place.of(target.directory, target.workspace), ())
+    return () if target.module_ref in claimers else claimers
 
 
 def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:
