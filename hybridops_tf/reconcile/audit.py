@@ -8,13 +8,29 @@ and the records before and after.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder
+from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder, new_run_id
+
+
+@contextmanager
+def locked_record(runtime: Runtime, key: str, module_ref: str, lock_timeout: float,
+                  missing: str) -> Iterator[tuple[OperationRecord, str]]:
+    """The record of `key` under its module lock, with the run id of the change about to be
+    made to it; UsageError (`<module_ref> has no record: <missing>`) when there is none."""
+    run_id = new_run_id("reconcile")
+    runtime.ensure_root()
+    with runtime.store.lock(key, run_id, lock_timeout):
+        record = runtime.store.read(key)
+        if record is None:
+            raise UsageError(f"{module_ref} has no record: {missing}")
+        yield record, run_id
 
 
 def open_run(runtime: Runtime, module_ref: str, module_dir: str | None, run_id: str, action: str,

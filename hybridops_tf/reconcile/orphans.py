@@ -18,7 +18,6 @@ from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action, ActionKind
 from hybridops_tf.reconcile.write import WriteContext, contract_request
 from hybridops_tf.record.lifecycle import Status
-from hybridops_tf.runtime.run_folder import new_run_id
 
 
 def parse_import(text: str) -> tuple[str, str]:
@@ -43,12 +42,8 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
     """Drop one suspect orphan from the record, under the lock, leaving an audit run folder."""
     rt = ctx.gather.runtime
     store = rt.store
-    run_id = new_run_id("reconcile")
-    rt.ensure_root()
-    with store.lock(target.key, run_id, ctx.lock_timeout):
-        record = store.read(target.key)
-        if record is None:
-            raise UsageError(f"{target.module_ref} has no record: there is no suspect orphan to forget")
+    with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
+                             "there is no suspect orphan to forget") as (record, run_id):
         gone = [o for o in record.suspect_orphans if o.address == address]
         if not gone:
             listed = ", ".join(o.address for o in record.suspect_orphans) or "none"

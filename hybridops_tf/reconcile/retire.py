@@ -18,7 +18,6 @@ from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action, ActionKind
 from hybridops_tf.reconcile.write import WriteContext
-from hybridops_tf.runtime.run_folder import new_run_id
 
 
 def forget_record(target: Target, shared_with: Sequence[str], ctx: WriteContext) -> Action:
@@ -26,12 +25,8 @@ def forget_record(target: Target, shared_with: Sequence[str], ctx: WriteContext)
     another ref's record claims the same engine state (checked again under the lock)."""
     rt = ctx.gather.runtime
     store = rt.store
-    run_id = new_run_id("reconcile")
-    rt.ensure_root()
-    with store.lock(target.key, run_id, ctx.lock_timeout):
-        record = store.read(target.key)
-        if record is None:
-            raise UsageError(f"{target.module_ref} has no record: there is nothing to forget")
+    with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
+                             "there is nothing to forget") as (record, run_id):
         now_shared = places.sharing_in(store).get(target.key, ())
         if not shared_with or not now_shared:
             raise UsageError(f"{target.module_ref}'s engine state is its own (no other ref's record claims it): "
