@@ -7,8 +7,8 @@ state: an apply of the second replaces what the first's record still claims as l
 each record then lies about the other's objects. The exception is the shared store's own
 `pg` backend, which gives every ref a schema of its own (store/backend.py).
 
-So a mutating run is refused while another ref's record on the same directory and workspace
-claims something. On the local store a small file per place (cache/places/) names the last
+So a mutating run, or a plan, is refused while another ref's record on the same directory and
+workspace claims something. On the local store a small file per place (cache/places/) names the last
 ref that passed this check there: that ref's runs skip the check, any other ref's run (or a
 place with no such file) reads every record once. A shared store's records name each
 runner's own checkout, so there the check runs when a ref comes to a place (it claims
@@ -34,7 +34,7 @@ from hybridops_tf.record.lifecycle import CLAIMS_EMPTY
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 
 if TYPE_CHECKING:
-    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.record.address import ModuleTarget
     from hybridops_tf.store import Store
 
 
@@ -108,32 +108,33 @@ def starts_from_nothing(previous: OperationRecord | None) -> bool:
     return previous is None or previous.status in CLAIMS_EMPTY
 
 
-def refuse_shared_state(req: ModuleRequest, previous: OperationRecord | None, store: Store,
-                        runtime_root: Path) -> None:
-    """UsageError when this run would act on a state another ref's record claims (see the
-    module docstring)."""
+def refuse_shared_state(command: str, target: ModuleTarget, workspace: str | None,
+                        previous: Callable[[], OperationRecord | None], store: Store, runtime_root: Path) -> None:
+    """UsageError when `command` of `target` would act on (or, for a plan, show) a state another
+    ref's record claims (see the module docstring). `previous()`: the ref's own record, read
+    only with a shared store."""
     from hybridops_tf.store import backend
 
-    if backend.state_is_per_ref(req.target.directory):
+    if backend.state_is_per_ref(target.directory):
         return
-    place = Place.of(req.target.directory, req.workspace)
+    place = Place.of(target.directory, workspace)
     marker = None if store.shared else _marker_path(runtime_root, place)
     if marker is None:
-        if not starts_from_nothing(previous):
+        if not starts_from_nothing(previous()):
             return
-    elif _marker_ref(marker) == req.target.ref:
+    elif _marker_ref(marker) == target.ref:
         return
-    others = claimants(place, req.target.ref, _records(store, req.key))
+    others = claimants(place, target.ref, _records(store, record_key(target.ref, workspace)))
     if not others:
         if marker is not None:
-            _write_marker(marker, place, req.target.ref)
+            _write_marker(marker, place, target.ref)
         return
     other = others[0]
     where = place.directory
     if place.workspace != DEFAULT_WORKSPACE:
         where += f" (workspace {place.workspace})"
     raise UsageError(
-        f"{req.command} of {req.target.ref} refused: {where} is module {other.module_ref}'s, whose record "
+        f"{command} of {target.ref} refused: {where} is module {other.module_ref}'s, whose record "
         f"({other.status}) claims what the engine's state there holds; a second ref would keep that same "
         f"state and each record would lie about the other's objects. Run it as --ref {other.module_ref}, "
         "or keep it in a workspace of its own (--workspace NAME); nothing was run"

@@ -102,7 +102,8 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     """Step 3: no other ref's state taken over, the engine found and `init`ed, the
     uncertain-outcome guard, no signal yet."""
     req = one.req
-    places.refuse_shared_state(req, one.previous, one.store, rt.root)  # before init: nothing runs for it
+    places.refuse_shared_state(req.command, req.target, req.workspace, lambda: one.previous, one.store,
+                               rt.root)  # before init: nothing runs for it
     engine = rt.engine_for(req.target, resolved, req.workspace, one.folder)
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None

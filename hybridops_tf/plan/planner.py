@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, OperationFailed
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
-from hybridops_tf.operation import inputs
+from hybridops_tf.operation import inputs, places
 from hybridops_tf.operation.request import Outcome
 from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
@@ -92,6 +92,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     with a plan that has something to show, the saved-plan code with `--out`."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
+    places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
+                               rt.root)  # its plan would be of another ref's state
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=key if req.recorded_inputs else None)
     mode = "apply"

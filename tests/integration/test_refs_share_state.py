@@ -52,6 +52,8 @@ def test_a_second_ref_on_an_applied_directory_is_refused_and_the_first_record_st
     [finding] = json.loads(asked.stdout)["modules"][0]["findings"]
     assert finding["code"] == "no_record" and "module a's" in finding["detail"]
     assert finding["next_actions"] == [f"hyops reconcile {net} --ref a"] and finding["alternatives"] == []
+    plan = hyops("plan", net, "--ref", "b", "--detailed-exitcode")  # it would be a plan of a's state
+    assert plan.returncode == 1 and "module a's" in plan.stderr, plan.stderr  # 2 means "changes" here
     settle = hyops("reconcile", net, "--ref", "b", "--write")  # it would settle b from a's objects
     assert settle.returncode == 2, settle.stdout + settle.stderr
     assert hyops.record("b") is None and hyops.record("a") == before

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -104,8 +103,8 @@ class _Store:
         return self.records.get(key)
 
 
-def _request(directory: Path, ref: str) -> Any:
-    return SimpleNamespace(target=ModuleTarget(directory, ref), workspace=None, key=ref, command="apply")
+def _check(directory: Path, ref: str, previous: OperationRecord | None, store: _Store, root: Path) -> None:
+    refuse_shared_state("apply", ModuleTarget(directory, ref), None, lambda: previous, cast(Any, store), root)
 
 
 def test_a_ref_that_passed_the_check_skips_the_scan_and_any_other_ref_scans(tmp_path: Path) -> None:
@@ -113,14 +112,14 @@ def test_a_ref_that_passed_the_check_skips_the_scan_and_any_other_ref_scans(tmp_
     module.mkdir()
     store = _Store([_record("c", tmp_path / "elsewhere")])
 
-    refuse_shared_state(_request(module, "a"), None, cast(Any, store), root)  # no marker yet: a scan
+    _check(module, "a", None, store, root)  # no marker yet: a scan
     assert store.reads == 1
     store.records["a"] = _record("a", module)
-    refuse_shared_state(_request(module, "a"), store.records["a"], cast(Any, store), root)
+    _check(module, "a", store.records["a"], store, root)
     assert store.reads == 1  # the place's marker names a
 
     with pytest.raises(UsageError, match="module a's"):
-        refuse_shared_state(_request(module, "b"), None, cast(Any, store), root)
+        _check(module, "b", None, store, root)
     assert store.reads > 1
 
 
@@ -130,7 +129,7 @@ def test_a_lost_marker_only_costs_a_scan(tmp_path: Path) -> None:
     store = _Store([_record("a", module), _record("b", module)])  # left by a hyops before the check
 
     with pytest.raises(UsageError, match="module b's"):
-        refuse_shared_state(_request(module, "a"), store.records["a"], cast(Any, store), root)
+        _check(module, "a", store.records["a"], store, root)
 
 
 def test_each_place_lists_the_refs_that_claim_it(tmp_path: Path) -> None:
