@@ -54,7 +54,7 @@ MUTANTS = (
            "    if not others:\n", "    if True:\n",
            ("tests/integration/test_refs_share_state.py", "-k", "refused")),
     Mutant("a place marker lets any ref skip the shared-state check", "hybridops_tf/operation/places.py",
-           "    elif _marker_ref(marker) == req.target.ref:\n", "    elif _marker_ref(marker) is not None:\n",
+           "    elif _marker_ref(marker) == target.ref:\n", "    elif _marker_ref(marker) is not None:\n",
            ("tests/unit/test_places.py", "tests/integration/test_refs_share_state.py", "-k",
             "scan or refused")),
     Mutant("--forget-record drops a record whose state is its own", "hybridops_tf/reconcile/retire.py",
