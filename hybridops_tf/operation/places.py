@@ -4,8 +4,9 @@ The engine keeps a module's state where its backend says (the local `terraform.t
 the module directory, or a remote key the configuration fixes), per workspace, whatever ref
 hyops files the record under. Two refs on one directory and workspace therefore keep one
 state: an apply of the second replaces what the first's record still claims as live, and
-each record then lies about the other's objects. The exception is the shared store's own
-`pg` backend, which gives every ref a schema of its own (store/backend.py).
+each record then lies about the other's objects. The shared store's `pg` backend is no
+exception: a directory's `.terraform/` keeps the schema of the ref whose `init` configured it,
+and the other ref's runs use that one.
 
 So a mutating run, or a plan, is refused while another ref's record on the same directory and
 workspace claims something. On the local store a small file per place (cache/places/) names the last
@@ -57,50 +58,41 @@ def claimants(place: Place, ref: str, records: Iterable[OperationRecord]) -> lis
             and Place.of(rec.module_dir, rec.workspace) == place]
 
 
-def sharing(records: Iterable[OperationRecord], per_ref: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
+def sharing(records: Iterable[OperationRecord]) -> dict[str, tuple[str, ...]]:
     """record key -> the other refs whose records claim the same place, for every record that
-    claims something where another does too (pure; `per_ref(directory)`: whether each ref
-    keeps a state of its own there, when no place is shared)."""
+    claims something where another does too (pure)."""
     by_place: dict[Place, list[OperationRecord]] = {}
     for rec in records:
         if rec.status not in CLAIMS_EMPTY and rec.module_dir:
             by_place.setdefault(Place.of(rec.module_dir, rec.workspace), []).append(rec)
     shared: dict[str, tuple[str, ...]] = {}
-    for place, recs in by_place.items():
+    for recs in by_place.values():
         refs = sorted({rec.module_ref for rec in recs})
-        if len(refs) < 2 or per_ref(place.directory):
+        if len(refs) < 2:
             continue
         for rec in recs:
             shared[record_key(rec.module_ref, rec.workspace)] = tuple(r for r in refs if r != rec.module_ref)
     return shared
 
 
-def claims(records: Iterable[OperationRecord], per_ref: Callable[[str], bool]) -> dict[Place, tuple[str, ...]]:
-    """place -> the refs whose records claim something there (pure; places where each ref
-    keeps a state of its own, `per_ref(directory)`, left out)."""
+def claims(records: Iterable[OperationRecord]) -> dict[Place, tuple[str, ...]]:
+    """place -> the refs whose records claim something there (pure)."""
     by_place: dict[Place, set[str]] = {}
     for rec in records:
         if rec.status not in CLAIMS_EMPTY and rec.module_dir:
             by_place.setdefault(Place.of(rec.module_dir, rec.workspace), set()).add(rec.module_ref)
-    return {place: tuple(sorted(refs)) for place, refs in by_place.items() if not per_ref(place.directory)}
+    return {place: tuple(sorted(refs)) for place, refs in by_place.items()}
 
 
 def sharing_in(store: Store) -> dict[str, tuple[str, ...]]:
     """`sharing` over every readable record of `store`."""
-    return sharing(_records(store), per_ref_state)
+    return sharing(_records(store))
 
 
 def survey(store: Store) -> tuple[dict[str, tuple[str, ...]], dict[Place, tuple[str, ...]]]:
     """`sharing` and `claims` over every readable record of `store`, read once."""
     records = list(_records(store))
-    return sharing(records, per_ref_state), claims(records, per_ref_state)
-
-
-def per_ref_state(directory: str) -> bool:
-    """Whether each ref keeps a state of its own in `directory` (store/backend.py)."""
-    from hybridops_tf.store import backend
-
-    return backend.state_is_per_ref(Path(directory))
+    return sharing(records), claims(records)
 
 
 def starts_from_nothing(previous: OperationRecord | None) -> bool:
@@ -113,10 +105,6 @@ def refuse_shared_state(command: str, target: ModuleTarget, workspace: str | Non
     """UsageError when `command` of `target` would act on (or, for a plan, show) a state another
     ref's record claims (see the module docstring). `previous()`: the ref's own record, read
     only with a shared store."""
-    from hybridops_tf.store import backend
-
-    if backend.state_is_per_ref(target.directory):
-        return
     place = Place.of(target.directory, workspace)
     marker = None if store.shared else _marker_path(runtime_root, place)
     if marker is None:

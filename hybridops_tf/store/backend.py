@@ -51,7 +51,11 @@ def init_args(module_dir: Path, module_ref: str, other_refs: Callable[[], Iterab
     another recorded module's is refused (UsageError) before its first init.
     """
     url = selected_url()
-    if url is None or not state_is_per_ref(module_dir):
+    if url is None:
+        return []
+    from hybridops_tf.engine import initcheck
+
+    if initcheck.backend_type(module_dir) != "pg":
         return []
     schema = schema_name(module_ref)
     clash = sorted({ref for ref in other_refs() if ref != module_ref and schema_name(ref) == schema})
@@ -61,17 +65,6 @@ def init_args(module_dir: Path, module_ref: str, other_refs: Callable[[], Iterab
                          "give one of them a ref that differs in more than case or punctuation (--ref, or the "
                          "stack member's ref); nothing was run")
     return [f"-backend-config=conn_str={conn_str(url)}", f"-backend-config=schema_name={schema}"]
-
-
-def state_is_per_ref(module_dir: Path) -> bool:
-    """Whether each ref of this module keeps a state of its own: a pg backend under a shared
-    store, which init points at the ref's own schema (init_args). Any other backend keeps one
-    state per module directory and workspace, whatever the ref."""
-    if selected_url() is None:
-        return False
-    from hybridops_tf.engine import initcheck
-
-    return initcheck.backend_type(module_dir) == "pg"
 
 
 STATE_LOCK_WAIT = "600s"

@@ -277,3 +277,21 @@ def test_a_second_module_whose_ref_differs_only_in_punctuation_is_refused_its_fi
     assert pg_store.record("net/A-b") is None  # refused before its first init: no record
     assert pg_store.record("net/a_b") == recorded
     assert [o["name"] for o in hy.sim_objects() if o["type"] == "sim_network"] == ["demo-net"]
+
+
+def test_a_second_ref_of_a_pg_backend_module_directory_is_refused_like_any_other_backend(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    """The directory's `.terraform/` keeps the schema of the ref whose init configured it
+    (hyops_net_a), so a second ref there would use that very state: without the check, its
+    apply replaced net/a's network and net/a's record still said ok."""
+    hy = runner(tmp_path / "runner", engine_path, sim_root, pg_store)
+    assert hy("apply", "modules/network", "--ref", "net/a").returncode == 0
+    recorded = pg_store.record("net/a")
+
+    second = hy("apply", "modules/network", "--ref", "net/b", "--var", "name=other-net")
+
+    assert second.returncode == 2, second.stderr
+    assert "module net/a's" in second.stderr
+    assert pg_store.record("net/b") is None and pg_store.record("net/a") == recorded
+    assert [o["name"] for o in hy.sim_objects() if o["type"] == "sim_network"] == ["demo-net"]

@@ -82,8 +82,7 @@ def test_records_that_claim_one_place_each_name_the_others(tmp_path: Path) -> No
     records = [_record("a", tmp_path), _record("b", tmp_path), _record("c", tmp_path / ".", workspace="default"),
                _record("d", other), _record("e", tmp_path, Status.DESTROYED), _record("f", tmp_path, workspace="w")]
 
-    assert sharing(records, per_ref=lambda directory: False) == {"a": ("b", "c"), "b": ("a", "c"), "c": ("a", "b")}
-    assert sharing(records, per_ref=lambda directory: directory == str(tmp_path)) == {}
+    assert sharing(records) == {"a": ("b", "c"), "b": ("a", "c"), "c": ("a", "b")}
 
 
 class _Store:
@@ -136,6 +135,4 @@ def test_each_place_lists_the_refs_that_claim_it(tmp_path: Path) -> None:
     records = [_record("b", tmp_path), _record("a", tmp_path), _record("c", tmp_path, Status.DESTROYED),
                _record("d", tmp_path, workspace="w")]
 
-    assert claims(records, per_ref=lambda directory: False) == {
-        Place.of(tmp_path, None): ("a", "b"), Place.of(tmp_path, "w"): ("d",)}
-    assert claims(records, per_ref=lambda directory: True) == {}
+    assert claims(records) == {Place.of(tmp_path, None): ("a", "b"), Place.of(tmp_path, "w"): ("d",)}
