@@ -8,14 +8,14 @@ each record then lies about the other's objects. The shared store's `pg` backend
 exception: a directory's `.terraform/` keeps the schema of the ref whose `init` configured it,
 and the other ref's runs use that one.
 
-So a mutating run, or a plan, is refused while another ref's record on the same directory and
-workspace claims something. On the local store a small file per place (cache/places/) names the last
-ref that passed this check there: that ref's runs skip the check, any other ref's run (or a
-place with no such file) reads every record once. A shared store's records name each
-runner's own checkout, so there the check runs when a ref comes to a place (it claims
-nothing yet). Two refs arriving at one place for the first time at the same moment are not
-serialised (each holds only its own module lock); reconcile then reports them.
-Records made before that guard may already share a state: `sharing` finds them, for
+So a mutating run, or a plan, is refused while another ref's record on the same directory
+and workspace claims something. On the local store a small file per place (cache/places/)
+names the last ref that passed this check there: that ref's runs skip the check, any other
+ref's run (or a place with no such file) reads every record once. A shared store's records
+name each runner's own checkout, so there the check runs when a ref comes to a place (it
+claims nothing yet). Two refs arriving at one place for the first time at the same moment
+are not serialised (each holds only its own module lock); reconcile then reports them.
+Records made before this check may already share a state: `sharing` finds them, for
 reconcile to say so instead of advising an apply that would replace the other's objects.
 """
 
