@@ -15,15 +15,15 @@ ref's run (or a place with no such file) reads every record once. A shared store
 name each runner's own checkout, so there the check runs when a ref comes to a place (it
 claims nothing yet). Two refs arriving at one place for the first time at the same moment
 are not serialised (each holds only its own module lock); reconcile then reports them.
-Records made before this check may already share a state: `sharing` finds them, for
-reconcile to say so instead of advising an apply that would replace the other's objects.
+Records made before this check may already share a state: `claims` and `standing` find them,
+for reconcile to say so instead of advising an apply that would replace the other's objects.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,23 +58,6 @@ def claimants(place: Place, ref: str, records: Iterable[OperationRecord]) -> lis
             and Place.of(rec.module_dir, rec.workspace) == place]
 
 
-def sharing(records: Iterable[OperationRecord]) -> dict[str, tuple[str, ...]]:
-    """record key -> the other refs whose records claim the same place, for every record that
-    claims something where another does too (pure)."""
-    by_place: dict[Place, list[OperationRecord]] = {}
-    for rec in records:
-        if rec.status not in CLAIMS_EMPTY and rec.module_dir:
-            by_place.setdefault(Place.of(rec.module_dir, rec.workspace), []).append(rec)
-    shared: dict[str, tuple[str, ...]] = {}
-    for recs in by_place.values():
-        refs = sorted({rec.module_ref for rec in recs})
-        if len(refs) < 2:
-            continue
-        for rec in recs:
-            shared[record_key(rec.module_ref, rec.workspace)] = tuple(r for r in refs if r != rec.module_ref)
-    return shared
-
-
 def claims(records: Iterable[OperationRecord]) -> dict[Place, tuple[str, ...]]:
     """place -> the refs whose records claim something there (pure)."""
     by_place: dict[Place, set[str]] = {}
@@ -84,15 +67,16 @@ def claims(records: Iterable[OperationRecord]) -> dict[Place, tuple[str, ...]]:
     return {place: tuple(sorted(refs)) for place, refs in by_place.items()}
 
 
-def sharing_in(store: Store) -> dict[str, tuple[str, ...]]:
-    """`sharing` over every readable record of `store`."""
-    return sharing(_records(store))
+def claims_in(store: Store) -> dict[Place, tuple[str, ...]]:
+    """`claims` over every readable record of `store`."""
+    return claims(_records(store))
 
 
-def survey(store: Store) -> tuple[dict[str, tuple[str, ...]], dict[Place, tuple[str, ...]]]:
-    """`sharing` and `claims` over every readable record of `store`, read once."""
-    records = list(_records(store))
-    return sharing(records), claims(records)
+def standing(claimed: Mapping[Place, tuple[str, ...]], place: Place, ref: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether `ref`'s record claims `place`, and the other refs whose records do (pure): both
+    means their records share one state; only others, that the place is theirs."""
+    refs = claimed.get(place, ())
+    return ref in refs, tuple(r for r in refs if r != ref)
 
 
 def starts_from_nothing(previous: OperationRecord | None) -> bool:

@@ -194,8 +194,6 @@ class GatherOptions:
     lock_held: bool = False  # --write holds the module lock: any running record is stale
     read_only: bool = True
     note: Note | None = None
-    # record key -> other refs whose records claim the same engine state (places.sharing)
-    sharing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # module directory and workspace -> the refs whose records claim its state (places.claims)
     claims: Mapping[places.Place, tuple[str, ...]] = field(default_factory=dict)
 
@@ -323,13 +321,12 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         busy = (f"in progress: a live process holds the module lock{holder}; "
                 "reconcile again when it has finished")
         return _with(base, unchecked=(busy,)), None
-    shared = opts.sharing.get(target.key, ())
-    if shared:  # the state is not this record's alone: no engine read can settle anything
-        return _with(base, shared_with=shared), None
-    if record is None and directory is not None:
-        owners = tuple(r for r in opts.claims.get(places.Place.of(directory, workspace), ()) if r != target.module_ref)
-        if owners:  # its state is another ref's: what it holds is theirs, not untracked
-            return _with(base, claimed_by=owners), None
+    if directory is not None:
+        mine, others = places.standing(opts.claims, places.Place.of(directory, workspace), target.module_ref)
+        if mine and others:  # the state is not this record's alone: no engine read can settle anything
+            return _with(base, shared_with=others), None
+        if others and record is None:  # its state is another ref's: what it holds is theirs, not untracked
+            return _with(base, claimed_by=others), None
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:

@@ -10,8 +10,6 @@ forgotten: a module whose state is its own leaves hyops by `destroy`, verified.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
 from hybridops_tf.operation import places
 from hybridops_tf.reconcile import audit
@@ -20,15 +18,16 @@ from hybridops_tf.reconcile.model import Action, ActionKind
 from hybridops_tf.reconcile.write import WriteContext
 
 
-def forget_record(target: Target, shared_with: Sequence[str], ctx: WriteContext) -> Action:
+def forget_record(target: Target, ctx: WriteContext) -> Action:
     """Delete `target`'s record under its lock, leaving an audit run folder; UsageError unless
-    another ref's record claims the same engine state (checked again under the lock)."""
+    another ref's record claims the same engine state (read under the lock)."""
     rt = ctx.gather.runtime
     store = rt.store
     with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
                              "there is nothing to forget") as (record, run_id):
-        now_shared = places.sharing_in(store).get(target.key, ())
-        if not shared_with or not now_shared:
+        place = places.Place.of(record.module_dir or ".", record.workspace)
+        mine, now_shared = places.standing(places.claims_in(store), place, target.module_ref)
+        if not (mine and now_shared):  # mine: it claims something, where it says it is
             raise UsageError(f"{target.module_ref}'s engine state is its own (no other ref's record claims it): "
                              "--forget-record only drops a record that shares its state; to stop managing a "
                              "module, destroy it; nothing was changed")

@@ -105,12 +105,12 @@ def reconcile(req: ReconcileRequest) -> Report:
                             ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
     info, problem = _engine(req)
-    shared, claimed = places.survey(req.runtime.store)
+    claimed = places.claims_in(req.runtime.store)
     read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                              read_only=True, note=req.note, sharing=shared, claims=claimed)
+                              read_only=True, note=req.note, claims=claimed)
     ctx = settle_write.WriteContext(
         GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
-                      read_only=False, note=req.note, sharing=shared, claims=claimed),
+                      read_only=False, note=req.note, claims=claimed),
         lock_timeout=req.lock_timeout, argv=req.argv)
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))
@@ -183,23 +183,23 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
     addressed: list[str] = []
     last: Settled | None = None
     try:
-        shared = ctx.gather.sharing.get(target.key)
         if req.forget_record:
             if req.write or req.forget or imports:
                 raise UsageError("--forget-record drops the record: pass it alone, without --write, "
                                  "--import or --forget-orphan")
-            return [retire.forget_record(target, shared or (), ctx)], [], (), None
-        if shared:
-            raise UsageError(f"{target.module_ref}'s engine state is also module {', '.join(shared)}'s: "
+            return [retire.forget_record(target, ctx)], [], (), None
+        mine, others = (False, ()) if target.directory is None else places.standing(
+            ctx.gather.claims, places.Place.of(target.directory, target.workspace), target.module_ref)
+        if mine and others:
+            raise UsageError(f"{target.module_ref}'s engine state is also module {', '.join(others)}'s: "
                              "--write, --import and --forget-orphan would settle or change it from objects "
                              "that are not its own; nothing was changed (see its shared_state finding, "
                              "and --forget-record)")
-        owners = _owners(target, ctx.gather)
-        if owners:
+        if others:
             raise UsageError(f"{target.module_ref} has no claim on its directory's engine state, which is "
-                             f"module {owners[0]}'s: --write, --import and --forget-orphan would settle or change "
+                             f"module {others[0]}'s: --write, --import and --forget-orphan would settle or change "
                              f"it from objects that are not its own; nothing was changed (reconcile --ref "
-                             f"{owners[0]})")
+                             f"{others[0]})")
         if req.write:
             last = settle_write.settle(target, ctx)
             actions += last.actions
@@ -223,15 +223,6 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         actions.append(Action(ActionKind.ERROR, err.message, ok=False))
         return actions, [(f"{target.module_ref}: {err.message}", err.exit_code)], (), None
     return actions, [], tuple(addressed), last
-
-
-def _owners(target: Target, opts: GatherOptions) -> tuple[str, ...]:
-    """The refs whose records claim the engine state of `target`'s directory and workspace,
-    when `target`'s own record does not (none when its directory is unknown)."""
-    if target.directory is None:
-        return ()
-    claimers = opts.claims.get(places.Place.of(target.directory, target.workspace), ())
-    return () if target.module_ref in claimers else claimers
 
 
 def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:

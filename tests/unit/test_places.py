@@ -13,7 +13,7 @@ from hybridops_tf.operation.places import (
     claimants,
     claims,
     refuse_shared_state,
-    sharing,
+    standing,
     starts_from_nothing,
 )
 from hybridops_tf.record.address import ModuleTarget
@@ -82,7 +82,11 @@ def test_records_that_claim_one_place_each_name_the_others(tmp_path: Path) -> No
     records = [_record("a", tmp_path), _record("b", tmp_path), _record("c", tmp_path / ".", workspace="default"),
                _record("d", other), _record("e", tmp_path, Status.DESTROYED), _record("f", tmp_path, workspace="w")]
 
-    assert sharing(records) == {"a": ("b", "c"), "b": ("a", "c"), "c": ("a", "b")}
+    here = claims(records)
+    place = Place.of(tmp_path, None)
+    assert {ref: standing(here, place, ref)[1] for ref in "abc"} == {"a": ("b", "c"), "b": ("a", "c"), "c": ("a", "b")}
+    assert standing(here, Place.of(other, None), "d") == (True, ())  # alone where it is
+    assert standing(here, place, "e") == (False, ("a", "b", "c"))  # claims nothing: the place is theirs
 
 
 class _Store:
@@ -122,7 +126,7 @@ def test_a_ref_that_passed_the_check_skips_the_scan_and_any_other_ref_scans(tmp_
     assert store.reads > 1
 
 
-def test_a_lost_marker_only_costs_a_scan(tmp_path: Path) -> None:
+def test_without_a_marker_the_scan_finds_records_that_already_share_the_place(tmp_path: Path) -> None:
     module, root = tmp_path / "net", tmp_path / "root"
     module.mkdir()
     store = _Store([_record("a", module), _record("b", module)])  # left by a hyops before the check
