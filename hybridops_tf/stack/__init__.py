@@ -2,6 +2,6 @@
 
 model.py loads and validates `stack.yml`; graph.py is the pure scheduler (pending
 propagation, continue-on-error, interrupt) and the destroy ordering; wiring.py turns
-upstream outputs into a member's inputs; runner.py runs members through
-`operation.run` on threads; report.py is the run report document.
+upstream outputs into a member's inputs; member.py is one member's step (through
+`operation.run`); runner.py runs those steps on threads; report.py is the run report document.
 """

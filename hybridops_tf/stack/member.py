@@ -1,0 +1,201 @@
+"""One stack member's step, shared by every way a stack runs (docs/contract.md: Stacks).
+
+`stack apply|destroy` (runner.py) runs members on threads of one process; a queued run
+(stack/queue/) runs them on workers of many. Either way a member is exactly this step: the
+per-module contract of a standalone run through `operation.steps.run` (record, lock, run
+folder), its inputs wired from its upstreams (wiring.py), `--resume`'s skip, destroy's
+skip/retain rules. The caller fills `results` with its upstreams' ends before the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from hybridops_tf.base import notices
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.operation import inputs, steps
+from hybridops_tf.operation.request import EventSink, ModuleRequest
+from hybridops_tf.record import transitions
+from hybridops_tf.record.lifecycle import (
+    CLAIMS_EMPTY,
+    Command,
+    DestroyStep,
+    MemberStatus,
+    Status,
+    destroy_step,
+)
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack.model import Member, Stack
+from hybridops_tf.stack.wiring import Wiring
+
+
+@dataclass
+class MemberResult:
+    """What one member's step did. `changed`: a record was written or an engine mutated."""
+
+    status: MemberStatus
+    run_id: str | None = None
+    error: str | None = None
+    outputs: dict[str, Any] | None = None
+    changed: bool = True
+    refused: bool = False
+
+
+class StackListener(Protocol):
+    """What the CLI shows while a stack runs; called from member threads."""
+
+    def member_started(self, name: str, action: str) -> None: ...
+    def member_finished(self, name: str, result: MemberResult) -> None: ...
+    def event_sink(self, name: str) -> EventSink | None: ...
+    def stderr_sink(self, name: str) -> Callable[[str], None] | None: ...
+
+
+@dataclass
+class StackRequest:
+    stack: Stack
+    command: str  # "apply" | "destroy"
+    runtime: Runtime
+    parallelism: int = 4
+    continue_on_error: bool = False
+    resume: bool = False
+    include_retained: bool = False
+    lock_timeout: float = 0
+    argv: Sequence[str] = ()
+    listener: StackListener | None = None
+    junit: Path | None = None  # `--junit FILE`: the run as JUnit XML, a refused run too
+
+
+class MemberSteps:
+    """The step of one member (called on a worker thread), and what it needs of its run."""
+
+    def __init__(self, req: StackRequest, run_id: str) -> None:
+        self.req = req
+        self.run_id = run_id
+        self.store = req.runtime.store
+        self.wiring = Wiring(req.stack, req.runtime)
+        self.results: dict[str, MemberResult] = {}
+
+    # --- one member (worker thread) -----------------------------------------------------------
+    def _step(self, name: str) -> MemberResult:
+        member = self.req.stack.member(name)
+        try:
+            if self.req.command == "apply":
+                return self._apply(member)
+            return self._destroy(member)
+        except Interrupted as err:  # stopped before its engine started: nothing changed
+            return MemberResult(MemberStatus.PENDING, error=err.message, changed=False)
+        except RefusedError as err:
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, refused=True)
+        except HyopsError as err:
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False)
+
+    def _notify(self, name: str, action: str) -> None:
+        if self.req.listener is not None:
+            self.req.listener.member_started(name, action)
+
+    def _request(self, member: Member, command: str, values: dict[str, Any],
+                 sensitive: frozenset[str]) -> ModuleRequest:
+        listener = self.req.listener
+        if command == "apply":  # resolved.inputs.yml names each wired input's upstream output
+            from hybridops_tf.inputs.values import StackInputs
+
+            values = StackInputs(values, {k: f"inputs_from {w}" for k, w in member.inputs_from.items()})
+        return ModuleRequest(
+            command=Command(command), target=member.target, runtime=self.req.runtime,
+            stack_inputs=values, sensitive_inputs=sensitive,
+            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
+            on_event=listener.event_sink(member.name) if listener else None,
+            on_stderr=listener.stderr_sink(member.name) if listener else notices.engine_stderr,
+        )
+
+    def _apply(self, member: Member) -> MemberResult:
+        upstream = {u: self.results[u].outputs for u in member.depends_on}
+        wired = self.wiring.for_apply(member, upstream)
+        if self.req.resume:
+            rec = self.store.read(member.key)
+            if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
+                self._notify(member.name, "skip (ok, inputs unchanged)")
+                return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
+                                    changed=False)
+        self._notify(member.name, "apply")
+        outcome = steps.run(self._request(member, "apply", wired.values, wired.sensitive))
+        rec = outcome.record
+        if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
+            return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
+        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+
+    def _unchanged(self, member: Member, rec: OperationRecord, values: dict[str, Any],
+                   sensitive: frozenset[str]) -> bool:
+        """--resume: `ok` with the digest of exactly these resolved inputs (as operation.run
+        computes it), in the same workspace."""
+        if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
+            return False
+        key = inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
+        if key is None:
+            return False
+        resolved = inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
+        return resolved.digest(key) == rec.inputs_digest
+
+    def _destroy(self, member: Member) -> MemberResult:
+        """One engine call per member on the critical path: its `destroy` (an owned member: a
+        refresh-only apply once its owner is verified gone), verified from the state file that
+        call wrote where the engine keeps state locally (run_settle.written_empty_state), else
+        by `show -json`; `init` only when initcheck says the module needs it. Counted by
+        tests/integration/test_stack_destroy_engine_calls.py."""
+        rec = self.store.read(member.key)
+        step = destroy_step(rec.status if rec is not None else None, retain_on_destroy=member.retain_on_destroy,
+                            include_retained=self.req.include_retained)
+        if step is DestroyStep.SKIP and rec is not None:
+            self._notify(member.name, f"skip (already {rec.status.value})")
+            return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
+        owner = self.results.get(member.owned_by) if member.owned_by else None
+        if owner is not None and owner.status is MemberStatus.RETAINED:
+            return self._retain(member, f"its owner {member.owned_by} is retained")
+        if step is DestroyStep.RETAIN:
+            return self._retain(member, "retain_on_destroy" if member.retain_on_destroy else "retained")
+        if rec is None and self.wiring.state_is_empty(member):
+            self._notify(member.name, "skip (no record, state empty)")
+            return MemberResult(MemberStatus.ABSENT, changed=False)  # proven empty; no record invented
+        wired = self.wiring.for_destroy(member)
+        command = "refresh" if member.owned_by else "destroy"  # an owned member goes with its owner
+        self._notify(member.name, command)
+        outcome = steps.run(self._request(member, command, wired.values, wired.sensitive))
+        after = outcome.record
+        if outcome.exit_code == ExitCode.OK and after is not None and after.status is Status.DESTROYED:
+            return MemberResult(MemberStatus.DESTROYED, run_id=outcome.run_id)
+        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+
+    def _retain(self, member: Member, why: str) -> MemberResult:
+        """Not destroyed on purpose: the record says `retained`, written under the module lock."""
+        self._notify(member.name, f"retain ({why})")
+        with self.store.lock(member.key, self.run_id, self.req.lock_timeout):
+            rec = self.store.read(member.key)
+            if rec is None:
+                return MemberResult(MemberStatus.RETAINED, changed=False)  # nothing recorded to keep
+            if rec.status in CLAIMS_EMPTY:
+                return MemberResult(MemberStatus(rec.status.value), run_id=rec.run_id, changed=False)
+            if rec.status is Status.RETAINED:
+                return MemberResult(MemberStatus.RETAINED, changed=False, error=_kept_failure(rec))
+            if rec.status is Status.RUNNING:  # we hold the lock: stale, outcome uncertain
+                return MemberResult(MemberStatus.ERROR, changed=False, error=(
+                    f"{member.module_ref} has a stale 'running' record; not marking it retained: "
+                    f"run `hyops reconcile {member.directory} --ref {member.module_ref}` first"))
+            try:
+                self.store.write(transitions.retained(rec, self.run_id))
+            except OSError as err:
+                return MemberResult(MemberStatus.ERROR, changed=False, error=(
+                    f"could not mark {member.module_ref} retained: {err.strerror or err}; "
+                    "its record is unchanged"))
+        # no run folder: the record names the stack run; a kept failure still needs attention
+        return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
+
+
+def _kept_failure(rec: OperationRecord) -> str | None:
+    """Why a retained member still needs attention: its last command failed."""
+    if rec.failed_command is None:
+        return None
+    return f"retained, but its last {rec.failed_command} failed: {rec.last_error or 'no detail recorded'}"
