@@ -115,6 +115,11 @@ class Scheduler:
         """SIGINT/SIGTERM: start nothing more; running members finish (their engines stop)."""
         self._interrupted = True
 
+    def resolved(self) -> dict[str, Resolution]:
+        """The members that have an end so far: those finished, and those already known
+        pending because an upstream did not succeed (a run in progress shows them)."""
+        return dict(self._results)
+
     def resolutions(self) -> dict[str, Resolution]:
         """Every member's end, in stack order; members that never started are pending."""
         if self._running:
@@ -158,6 +163,32 @@ class Scheduler:
             return self._first_failure
         pending = [u for u in ups if self._results[u].status is MemberStatus.PENDING]
         return min(pending, key=self._rank.__getitem__) if pending else None
+
+
+@dataclass(frozen=True)
+class RunGraph:
+    """What a Scheduler of one stack command is built from: who waits for whom, the order
+    among peers, what counts as success, and the members that share a module directory."""
+
+    dependencies: Mapping[str, tuple[str, ...]]
+    order: Sequence[str]
+    success: frozenset[MemberStatus]
+    groups: Mapping[str, str]
+
+    def scheduler(self, parallelism: int, continue_on_error: bool) -> Scheduler:
+        return Scheduler(self.dependencies, parallelism=parallelism, continue_on_error=continue_on_error,
+                         success=self.success, order=self.order, groups=self.groups)
+
+
+def run_graph(stack: Stack, command: str) -> RunGraph:
+    """The graph of `stack apply` (upstreams first) or `stack destroy` (dependants first)."""
+    if command == "apply":
+        deps, order, success = stack.dependencies(), topological_order(stack), APPLY_SUCCESS
+    else:
+        deps, order, success = destroy_dependencies(stack), destroy_order(stack), DESTROY_SUCCESS
+    dirs = [str(m.directory) for m in stack.members]
+    groups = {m.name: str(m.directory) for m in stack.members if dirs.count(str(m.directory)) > 1}
+    return RunGraph(deps, order, success, groups)
 
 
 def topological_order(stack: Stack) -> list[str]:

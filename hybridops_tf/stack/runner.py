@@ -151,17 +151,10 @@ class _Execution(MemberSteps):
         self.interrupted = False
 
     def run(self) -> dict[str, graph.Resolution]:
-        stack, req = self.req.stack, self.req
-        if req.command == "apply":
-            deps, order, success = stack.dependencies(), graph.topological_order(stack), graph.APPLY_SUCCESS
-        else:
-            deps, order, success = (graph.destroy_dependencies(stack), graph.destroy_order(stack),
-                                    graph.DESTROY_SUCCESS)
-        dirs = [str(m.directory) for m in stack.members]
-        groups = {m.name: str(m.directory) for m in stack.members if dirs.count(str(m.directory)) > 1}
-        sched = graph.Scheduler(deps, parallelism=req.parallelism, continue_on_error=req.continue_on_error,
-                                success=success, order=order, groups=groups)
-        rank = {name: i for i, name in enumerate(order)}
+        req = self.req
+        plan = graph.run_graph(req.stack, req.command)
+        sched = plan.scheduler(req.parallelism, req.continue_on_error)
+        rank = {name: i for i, name in enumerate(plan.order)}
         with process.FORWARDER, ThreadPoolExecutor(max_workers=req.parallelism,
                                                    thread_name_prefix="hyops-stack") as pool:
             futures: dict[Future[MemberResult], str] = {}
