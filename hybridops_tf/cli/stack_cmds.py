@@ -44,6 +44,13 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="After a failure, let members that do not depend on it go on.")(func)
     func = click.option("--parallelism", type=click.IntRange(min=1), default=4, show_default=True,
                         help="How many members may run at the same time.")(func)
+    func = click.option("--queue", is_flag=True, expose_value=False,
+                        callback=lambda ctx, _p, value: ctx.meta.__setitem__("queue", value),
+                        help="Queue the run in the shared store and print its id: workers on any runner "
+                             "(`hyops stack work`) run its members.")(func)
+    func = click.option("--wait", is_flag=True, expose_value=False,
+                        callback=lambda ctx, _p, value: ctx.meta.__setitem__("wait", value),
+                        help="With --queue: print progress until the run ends, and exit as without --queue.")(func)
     return _stack_file(func)
 
 
@@ -113,6 +120,16 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
+    if ctx.meta.get("queue"):
+        from hybridops_tf.cli.queue_cmds import submit
+        from hybridops_tf.stack.queue.tables import RunOptions
+
+        submit(ctx, command, stack, stack_file, RunOptions(continue_on_error, resume, include_retained, lock_timeout),
+               bool(ctx.meta.get("wait")), fmt, _table)
+    elif ctx.meta.get("wait"):
+        from hybridops_tf.base.errors import UsageError
+
+        raise UsageError("--wait follows a queued run: use it with --queue")
     result = run_stack(StackRequest(
         stack=stack, command=command, runtime=settings(ctx).runtime,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
@@ -166,6 +183,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       hyops stack apply modules/sim/stack.yml --resume --parallelism 8
       hyops stack apply modules/sim/stack.yml --junit hyops-junit.xml
       hyops stack apply stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
+      hyops stack apply stack.yml --queue          # then: hyops stack work --until-idle
     """
     _run(ctx, "apply", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
          resume=resume, output_format=output_format)
@@ -345,3 +363,12 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
                *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
         rows.append(row)
     table(rows, indent="  ")
+
+
+def _register_work() -> None:
+    from hybridops_tf.cli.queue_cmds import work_cmd
+
+    stack_group.add_command(work_cmd)
+
+
+_register_work()

@@ -68,6 +68,7 @@ class MemberStatus(StrEnum):
     ABSENT = "absent"
     RETAINED = "retained"
     SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"  # started, then stopped before it could end (a queued run's lost worker)
 
 
 # Outcomes that claim "nothing of this module may exist remotely".

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.base.errors import (
+    EngineError,
+    EngineNotFound,
+    ExitCode,
+    HyopsError,
+    Interrupted,
+    RefusedError,
+)
 from hybridops_tf.operation import inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.record import transitions
@@ -27,7 +34,7 @@ from hybridops_tf.record.lifecycle import (
     Status,
     destroy_step,
 )
-from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.model import LockBusyError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.wiring import Wiring
@@ -43,6 +50,10 @@ class MemberResult:
     outputs: dict[str, Any] | None = None
     changed: bool = True
     refused: bool = False
+    # stopped before anything could change, for a reason that may pass (the lock busy past
+    # --lock-timeout, the engine's init or its registry, a signal before the engine started):
+    # a queued run tries it again (stack/queue); an in-process run does not
+    retryable: bool = False
 
 
 class StackListener(Protocol):
@@ -80,6 +91,10 @@ class MemberSteps:
         self.results: dict[str, MemberResult] = {}
 
     # --- one member (worker thread) -----------------------------------------------------------
+    def step(self, name: str) -> MemberResult:
+        """One member's step, any failure of it as the result (a queued run's worker calls this)."""
+        return self._step(name)
+
     def _step(self, name: str) -> MemberResult:
         member = self.req.stack.member(name)
         try:
@@ -87,11 +102,13 @@ class MemberSteps:
                 return self._apply(member)
             return self._destroy(member)
         except Interrupted as err:  # stopped before its engine started: nothing changed
-            return MemberResult(MemberStatus.PENDING, error=err.message, changed=False)
+            return MemberResult(MemberStatus.PENDING, error=err.message, changed=False, retryable=True)
         except RefusedError as err:
-            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, refused=True)
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, refused=True,
+                                retryable=isinstance(err, LockBusyError))
         except HyopsError as err:
-            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False)
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False,
+                                retryable=isinstance(err, EngineError) and not isinstance(err, EngineNotFound))
 
     def _notify(self, name: str, action: str) -> None:
         if self.req.listener is not None:

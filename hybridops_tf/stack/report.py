@@ -36,10 +36,13 @@ class MemberEntry:
     blocked_by: str | None = None
     run_id: str | None = None
     error: str | None = None
+    worker: str | None = None  # a queued run: the worker that ran it (stack/queue), and when
+    started_at: str | None = None
+    finished_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "module_ref": self.module_ref, "status": self.status}
-        for key in ("blocked_by", "run_id", "error"):
+        for key in ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at"):
             value = getattr(self, key)
             if value is not None:
                 doc[key] = value
@@ -77,10 +80,14 @@ class StackReport:
         return out
 
 
+def report_text(report: StackReport) -> str:
+    return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
 def write_report(runtime: Runtime, report: StackReport) -> Path:
     """The report beside the records: the local file, and the shared store's copy when one is used."""
     path = layout.stack_report(runtime.root, report.stack)
-    text = json.dumps(report.to_dict(), indent=2) + "\n"
+    text = report_text(report)
     atomic_write_text(path, text)
     store = runtime.store
     if store.shared:

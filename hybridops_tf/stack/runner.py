@@ -12,6 +12,7 @@ refused whole.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, RefusedError
 from hybridops_tf.engine import process
 from hybridops_tf.record.lifecycle import MemberStatus, Status, apply_refusal
-from hybridops_tf.record.model import utc_now
+from hybridops_tf.record.model import OperationRecord, utc_now
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.member import MemberResult, MemberSteps, StackListener, StackRequest
+from hybridops_tf.stack.model import Stack
 from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
 
 __all__ = ["COMMANDS", "MemberResult", "StackListener", "StackRequest", "StackResult", "exit_code_of", "run_stack"]
@@ -130,15 +132,20 @@ def _preflight(req: StackRequest, run_id: str) -> None:
     # The engine is found and its version read once, so a missing engine is one clear
     # error before anything ran (exit 1), not the same failure on every member.
     req.runtime.engine_info()
-    if req.command != "apply":
-        return  # destroy is never guarded: cleanup stays possible
-    for m in req.stack.members:
+    if req.command == "apply":  # destroy is never guarded: cleanup stays possible
+        refuse_uncertain(req.stack, records)
+
+
+def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
+    """RefusedError naming the first member whose record's outcome is uncertain (a stale
+    `running`, suspect orphans): a stack apply over it starts nothing (a queued one too)."""
+    for m in stack.members:
         rec = records[m.name]
         why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
                                     suspect_orphans=len(rec.suspect_orphans), allow_uncertain=False)
         if why:
             raise RefusedError(
-                f"stack {req.stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
+                f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
                 f"run `hyops reconcile {m.directory} --ref {m.module_ref}` first")
 
 

@@ -525,7 +525,7 @@ def migrate(url: str) -> tuple[int, int]:
                                  f"hyops knows ({LATEST}): upgrade hyops; nothing was changed")
             for version, sql in MIGRATIONS:
                 if version > before:
-                    conn.execute(sql)
+                    conn.execute(sql if isinstance(sql, str) else sql())
                     conn.execute(f"INSERT INTO {SCHEMA}.schema_version (version) VALUES (%s)", (version,))
     except psycopg.Error as err:
         raise RefusedError(f"cannot migrate the store {redact_url(url)}: {_first_line(err)}") from None

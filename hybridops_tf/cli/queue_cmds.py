@@ -1,0 +1,127 @@
+"""Queued stack runs: `stack apply|destroy --queue [--wait]` and `stack work` (stack/queue)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.cli.settings import settings
+
+_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
+         "pending": "…", "interrupted": "✗", "queued": "·", "running": "▶"}
+
+
+def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, options: Any, wait: bool, fmt: str,
+           table: Callable[[list[dict[str, Any]], dict[str, str] | None], None]) -> None:
+    """Queue the run and print its id (exit 0); with `wait`, follow it to its end and exit as
+    `stack apply` would. `table` prints the members (stack_cmds' table)."""
+    from hybridops_tf.stack.queue.submit import queue_run
+    from hybridops_tf.stack.queue.view import exit_code, report_of
+
+    runtime = settings(ctx).runtime
+    queued = queue_run(stack, command, runtime, options)
+    run = queued.run
+    click.echo(f"queued {run.run_id}: stack {stack.name} {command}, {len(queued.rows)} members "
+               f"({sum(r.status == 'queued' for r in queued.rows)} ready); workers: hyops stack work --until-idle",
+               err=True)
+    if not wait:
+        if fmt == "json":
+            click.echo(json.dumps(report_of(run, queued.rows).to_dict(), indent=2))
+        elif fmt == "text":
+            click.echo(run.run_id)
+        ctx.exit(ExitCode.OK)
+    from hybridops_tf.stack.queue.wait import wait_run
+
+    waited = wait_run(runtime.store.url, run.run_id, _progress_line)  # type: ignore[attr-defined]
+    report = report_of(waited.run, waited.rows)
+    doc = report.to_dict()
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        counts = ", ".join(f"{n} {s}" for s, n in report.counts().items())
+        click.echo(f"stack {stack.name} {command}: {counts} (run {run.run_id}, queued)")
+        table(doc["members"], None)
+    if waited.interrupted is not None:
+        click.echo(f"stopped waiting; run {run.run_id} goes on with its workers: "
+                   f"hyops stack status {stack_file}", err=True)
+        ctx.exit(128 + waited.interrupted)
+    ctx.exit(exit_code(waited.rows))
+
+
+def _progress_line(row: Any) -> None:
+    where = f" on {row.worker}" if row.worker else ""
+    why = f" (blocked by {row.blocked_by})" if row.blocked_by else ""
+    error = f": {row.error.splitlines()[0]}" if row.error and row.status not in ("queued", "running") else ""
+    click.echo(f"[{row.name}] {_MARK.get(row.status, ' ')} {row.status}{where}{why}{error}", err=True)
+
+
+class _WorkerPrinter:
+    """The worker's lines on stderr, each prefixed by the member."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def member_started(self, name: str, action: str) -> None:
+        click.echo(f"[{name}] {action}… (worker {self.name})", err=True)
+
+    def member_finished(self, name: str, result: Any) -> None:
+        status = result.status.value
+        run = f" (run {result.run_id})" if result.run_id else ""
+        error = f": {result.error.splitlines()[0]}" if result.error else ""
+        click.echo(f"[{name}] {_MARK.get(status, ' ')} {status}{run}{error}", err=True)
+
+    def event_sink(self, name: str) -> Any:
+        return None
+
+    def stderr_sink(self, name: str) -> Callable[[str], None]:
+        return lambda line: click.echo(f"[{name}] {line}", err=True)
+
+
+@click.command("work")
+@click.option("--name", default=None, metavar="NAME",
+              help="The worker's name in `stack status`, the report and JSON (default HOST:PID).")
+@click.option("--until-idle", is_flag=True,
+              help="Exit once no queued run it serves has a member queued or running.")
+@click.option("--run", "run_id", default=None, metavar="ID", help="Take only this queued run's members.")
+@click.option("-p", "--parallelism", type=click.IntRange(min=1), default=1, show_default=True,
+              help="How many members this worker runs at the same time.")
+@click.pass_context
+def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str | None, parallelism: int) -> None:
+    """Run members of queued stack runs (`stack apply|destroy STACK --queue`).
+
+    Each member runs exactly as `stack apply` runs it (module lock, record, inputs wired
+    from its upstreams' records in the store), in this checkout: run it from the directory
+    the run was queued from. When a member ends, its dependants whose upstreams are all ok
+    are queued; after a failure they are pending. A worker whose heartbeat stops
+    (HYOPS_QUEUE_HEARTBEAT, HYOPS_QUEUE_LOST_AFTER) has its member reported
+    `interrupted: worker NAME lost`, never run again by itself.
+
+    \b
+    Exit codes:
+      0    served (every member it ran ended as it should)
+      1    a member it ran failed
+      2    no shared store, or no such --run
+      4    the store could not be reached
+      130  interrupted (143 for SIGTERM); its members settled first
+
+    \b
+    Example:
+      hyops stack work --until-idle
+      hyops stack work --name runner-3 -p 2 --run stack-apply-20260101T000000Z-abcd
+    """
+    from hybridops_tf.stack.queue.work import WorkRequest, default_name, work
+
+    worker = name or default_name()
+    result = work(WorkRequest(
+        runtime=settings(ctx).runtime, name=worker, parallelism=parallelism, until_idle=until_idle, run_id=run_id,
+        listener=_WorkerPrinter(worker), argv=sys.argv[1:],
+        on_lost=lambda lost: click.echo(f"[{lost.member}] ✗ interrupted: worker {lost.worker} lost "
+                                        f"(run {lost.run_id})", err=True)))
+    click.echo(f"worker {worker}: {len(result.ran)} member(s) run", err=True)
+    ctx.exit(result.exit_code)

@@ -1,0 +1,160 @@
+"""procrastinate, as the queue of member jobs (store/schema.py installs its schema in
+QUEUE_SCHEMA of the shared store's database).
+
+A member's job carries `{run_id, member}`; its `lock` is the member's record key (procrastinate
+never runs two jobs with one lock at once, so a module is never taken twice, even by two runs)
+and its `queueing_lock` the run and member (one queued job per member). Jobs are deferred and
+cancelled on a connection of ours, inside the transaction that records why (procrastinate's
+`connection=` argument), so the run's rows and its jobs never disagree.
+
+procrastinate and psycopg are imported only here and only for queued runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.store import postgres
+from hybridops_tf.store.schema import QUEUE_SCHEMA, QUEUE_SEARCH_PATH
+
+QUEUE = "hyops-stack"  # each run's jobs are in a queue of their own: queue_of(run_id)
+TASK = "hyops.stack_member"
+RETRIES = 2  # a member's job is tried again at most this often, only when nothing could have changed
+RETRY_WAIT = 2  # seconds before such a retry
+
+HEARTBEAT_ENV = "HYOPS_QUEUE_HEARTBEAT"
+LOST_AFTER_ENV = "HYOPS_QUEUE_LOST_AFTER"
+HEARTBEAT = 10.0  # seconds between a worker's heartbeats
+LOST_AFTER = 60.0  # seconds without a heartbeat before a worker counts as lost
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """How often a worker says it lives, and how long a silence means it is gone; the same on
+    every runner (HYOPS_QUEUE_HEARTBEAT, HYOPS_QUEUE_LOST_AFTER, in seconds)."""
+
+    interval: float = HEARTBEAT
+    lost_after: float = LOST_AFTER
+
+    @classmethod
+    def from_env(cls) -> Heartbeat:
+        interval = _seconds(HEARTBEAT_ENV, HEARTBEAT)
+        lost_after = _seconds(LOST_AFTER_ENV, LOST_AFTER)
+        if lost_after <= 2 * interval:
+            raise UsageError(f"{LOST_AFTER_ENV}={lost_after:g} must be more than twice {HEARTBEAT_ENV}={interval:g}: "
+                             "a live worker would be taken for lost between two heartbeats")
+        return cls(interval, lost_after)
+
+
+def _seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise UsageError(f"{name}={text!r} is not a number of seconds above 0")
+    return value
+
+
+class NotYetRun(Exception):
+    """Raised by a member's job to have procrastinate queue it again: it stopped before
+    anything could change (init, lock timeout, a checkout that cannot serve the run)."""
+
+
+def quiet() -> None:
+    """procrastinate logs through `logging`; hyops prints its own lines (and no tracebacks)."""
+    log = logging.getLogger("procrastinate")
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
+
+
+def connect(url: str) -> Any:
+    """An autocommit connection (store/postgres.connect) with the queue's schema on its path."""
+    conn = postgres.connect(url)
+    conn.execute(f"SET search_path TO {QUEUE_SCHEMA}")
+    return conn
+
+
+def deferring_app(url: str) -> Any:
+    """An App that only defers and cancels, on connections it is given (never opened)."""
+    import procrastinate
+
+    quiet()
+    return procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=url))
+
+
+def worker_app(url: str, task: Callable[..., Any], pool_size: int) -> Any:
+    """The App a worker runs: an async pool on the queue's schema, and the member task."""
+    import procrastinate
+
+    quiet()
+    connector = procrastinate.PsycopgConnector(
+        conninfo=url, min_size=1, max_size=pool_size,
+        kwargs={"options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker", **postgres.KEEPALIVE})
+    app = procrastinate.App(connector=connector)
+    app.task(name=TASK, pass_context=True,
+             retry=procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT,
+                                               retry_exceptions={NotYetRun}))(task)
+    return app
+
+
+def queue_of(run_id: str) -> str:
+    """A run's own queue, so `stack work --run ID` takes only that run's jobs (a digest of the
+    run id: procrastinate notifies on a channel named after the queue, at most 63 bytes)."""
+    return f"{QUEUE}-{hashlib.sha256(run_id.encode()).hexdigest()[:24]}"
+
+
+def defer(app: Any, conn: Any, run_id: str, member: str, key: str) -> int:
+    """Queue one member's job in the caller's transaction; its job id."""
+    deferrer = app.configure_task(TASK, queue=queue_of(run_id), lock=key, queueing_lock=f"{run_id}/{member}",
+                                  connection=conn)
+    return int(deferrer.defer(run_id=run_id, member=member))
+
+
+def cancel(app: Any, conn: Any, job_id: int) -> bool:
+    """Withdraw a queued job in the caller's transaction; False when a worker already took it."""
+    return bool(app.job_manager.cancel_job_by_id(job_id, connection=conn))
+
+
+def stalled_jobs(conn: Any, lost_after: float) -> list[tuple[int, int | None]]:
+    """(job id, worker id) of member jobs whose worker's heartbeat stopped `lost_after` ago
+    (procrastinate's own query, on its worker heartbeats)."""
+    from procrastinate import sql
+
+    cur = conn.cursor()
+    cur.execute(sql.queries["select_stalled_jobs_by_heartbeat"],
+                {"queue": None, "task_name": TASK, "seconds_since_heartbeat": lost_after})
+    return [(int(row[0]), row[10]) for row in cur.fetchall()]
+
+
+def close_job(conn: Any, job_id: int) -> None:
+    """A lost worker's job leaves `doing` as failed (procrastinate's finish function), so its
+    lock frees the module for later runs; it is never retried."""
+    from procrastinate import sql
+
+    conn.execute(sql.queries["finish_job"], {"job_id": job_id, "status": "failed", "delete_job": False})
+
+
+def retry_job(conn: Any, job_id: int) -> None:
+    """Back to the queue now: a stalled job whose member never started (nothing ran)."""
+    from procrastinate import sql, utils
+
+    conn.execute(sql.queries["retry_job"], {"job_id": job_id, "retry_at": utils.utcnow(), "new_priority": None,
+                                            "new_queue_name": None, "new_lock": None})
+
+
+def open_jobs(conn: Any, run_ids: list[str] | None) -> int:
+    """How many member jobs are queued or running (of these runs; of every run when None)."""
+    query = "SELECT count(*) FROM procrastinate_jobs WHERE task_name = %s AND status IN ('todo', 'doing')"
+    if run_ids is None:
+        return int(conn.execute(query, (TASK,)).fetchone()[0])
+    return int(conn.execute(query + " AND queue_name = ANY(%s)", (TASK, [queue_of(r) for r in run_ids])).fetchone()[0])

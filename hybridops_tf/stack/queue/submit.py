@@ -1,0 +1,91 @@
+"""`hyops stack apply|destroy STACK --queue`: record a stack run in the shared store and queue
+its ready members; workers (`hyops stack work`) do the rest.
+
+Nothing runs here. The stack is validated (stack/loader.py did), the members' records are read
+(a corrupt one is exit 2) and, for apply, an uncertain one refuses the run as `stack apply`
+does (exit 4); then the run, its members and the first jobs are written in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.record.model import Owner, utc_now
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import new_run_id
+from hybridops_tf.stack import graph
+from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.queue import jobs, progress, tables, view
+from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun, RunOptions
+from hybridops_tf.stack.runner import COMMANDS, refuse_uncertain
+
+
+@dataclass(frozen=True)
+class Queued:
+    run: QueuedRun
+    rows: list[MemberRow]
+
+
+def stack_digest(path: Path) -> str:
+    """What a worker checks its checkout's stack file against before it runs a member."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def relative_stack_file(path: Path) -> str:
+    """The stack file as every worker finds it in its own checkout: relative to the directory
+    the run is queued from (run each worker from the same place in its checkout)."""
+    return os.path.relpath(os.path.abspath(path))
+
+
+def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions) -> Queued:
+    if command not in COMMANDS:
+        raise ValueError(f"unsupported stack command {command!r}")
+    store = runtime.store
+    if not store.shared:
+        raise UsageError("--queue needs the shared store: pass --store postgresql://USER@HOST:PORT/DB or set "
+                         "HYOPS_STORE (docs/shared-store.md), on this runner and every worker")
+    records = {m.name: store.read(m.key) for m in stack.members}  # corrupt: exit 2
+    if command == "apply":
+        refuse_uncertain(stack, records)
+    run_id = new_run_id(f"stack-{command}")
+    now = utc_now()
+    owner = Owner.current(run_id)
+    run = QueuedRun(run_id, stack.name, relative_stack_file(stack.file), stack_digest(stack.file), command,
+                    options, graph.run_graph(stack, command), f"pid {owner.pid} on {owner.host}", now)
+    rows = [MemberRow(m.name, m.module_ref, m.key, i) for i, m in enumerate(stack.members)]
+    url = getattr(store, "url", None)
+    assert isinstance(url, str)  # a shared store is the PostgreSQL one
+    app = jobs.deferring_app(url)
+    conn = _connect(url)
+    try:
+        with conn.transaction():
+            tables.insert_run(conn, run, rows)
+            locked = tables.lock_run(conn, run_id)
+            assert locked is not None
+            progress.advance(conn, app, locked, rows, now)
+            view.publish(conn, run_id)
+    except Exception as err:  # psycopg's errors: the run was not queued
+        if isinstance(err, UsageError | RefusedError):
+            raise
+        raise RefusedError(f"could not queue the run in {store.describe()}: {_first_line(err)}; "
+                           "nothing was queued (`hyops store init` migrates an older store)") from None
+    finally:
+        conn.close()
+    return Queued(run, rows)
+
+
+def _connect(url: str) -> Any:
+    try:
+        return jobs.connect(url)
+    except OSError as err:
+        raise RefusedError(f"{getattr(err, 'strerror', None) or err}; nothing was queued") from None
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__

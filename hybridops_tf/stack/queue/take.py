@@ -1,0 +1,153 @@
+"""One member's job on a worker: claim it, run the member's step as `stack apply` runs it
+(stack/member.py), record its end and queue what follows, in one transaction.
+
+The member runs in this worker's own checkout: the run's stack file, relative to where the
+worker runs, must hold what was queued (its digest), so every member resolves its module
+directory here, as records name modules by ref and not by path (docs/shared-store.md).
+Inputs are wired from the upstreams' records in the store (stack/wiring.py), exactly as an
+in-process run wires them from the records its members just wrote.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hybridops_tf.base.errors import HyopsError
+from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.record.model import utc_now
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack.member import MemberResult, MemberSteps, StackListener, StackRequest
+from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.queue import jobs, progress, tables, view
+from hybridops_tf.stack.queue.submit import stack_digest
+from hybridops_tf.stack.queue.tables import QueuedRun
+
+
+class CannotServe(HyopsError):
+    """This worker's checkout cannot run the run's members (no such stack file, or another one)."""
+
+
+@dataclass
+class Taker:
+    """What a worker's jobs share: its name, its runtime root, the store, its stacks."""
+
+    name: str
+    runtime: Runtime
+    url: str
+    listener: StackListener | None = None
+    argv: Sequence[str] = ()
+    on_end: Callable[[str, MemberResult], None] | None = None
+    _stacks: dict[str, Stack | CannotServe] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def job(self, context: Any, run_id: str, member: str) -> None:
+        """procrastinate's task (jobs.worker_app): one member of one run."""
+        job_id, attempts = int(context.job.id), int(context.job.attempts)
+        app = jobs.deferring_app(self.url)
+        conn = jobs.connect(self.url)
+        try:
+            with conn.transaction():
+                run = tables.read_run(conn, run_id)
+                if run is None or run.finished_at is not None:
+                    return
+                if not tables.claim(conn, run_id, member, self.name, job_id, utc_now()):
+                    return  # another job of it, or the run gave it up: never run twice
+                view.publish(conn, run_id)
+            try:
+                result = self._run(run, member)
+            except Exception as exc:  # a bug: the member ends as an error, then the traceback
+                with conn.transaction():
+                    locked = tables.lock_run(conn, run_id)
+                    assert locked is not None
+                    progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                        status=MemberStatus.ERROR.value, error=f"internal error: {exc!r}")
+                    view.publish(conn, run_id)
+                raise
+            with conn.transaction():
+                locked = tables.lock_run(conn, run_id)
+                assert locked is not None
+                retry = result.retryable and attempts < jobs.RETRIES
+                if retry:
+                    progress.requeue(conn, locked, member, self.name, result.error or "")
+                else:
+                    progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                        status=result.status.value, error=result.error,
+                                        member_run_id=result.run_id)
+                view.publish(conn, run_id)
+        finally:
+            conn.close()
+        if self.listener is not None:
+            self.listener.member_finished(member, result)
+        if self.on_end is not None:
+            self.on_end(member, result)
+        if retry:
+            raise jobs.NotYetRun(result.error or "not run")
+
+    def _run(self, run: QueuedRun, name: str) -> MemberResult:
+        """The member's step; a checkout that cannot serve the run is a failure before
+        anything changed (retried on another worker)."""
+        try:
+            stack = self.stack_of(run)
+        except CannotServe as err:
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, retryable=True)
+        member = stack.member(name)
+        before = self.runtime.store.read(member.key)
+        steps = MemberSteps(StackRequest(
+            stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,
+            resume=run.options.resume, include_retained=run.options.include_retained,
+            lock_timeout=run.options.lock_timeout, argv=self.argv, listener=self.listener), run.run_id)
+        steps.results.update(self._upstreams(run, stack, name))
+        result = steps.step(name)
+        after = self.runtime.store.read(member.key)
+        if result.retryable and (after is None) != (before is None) or (
+                after is not None and before is not None and after.run_id != before.run_id):
+            result.retryable = False  # its record changed: something ran, never again by itself
+        return result
+
+    def _upstreams(self, run: QueuedRun, stack: Stack, name: str) -> dict[str, MemberResult]:
+        """How the members this one waits for ended in the run, with their recorded outputs."""
+        member = stack.member(name)
+        wanted = set(run.graph.dependencies.get(name, ())) | ({member.owned_by} if member.owned_by else set())
+        conn = jobs.connect(self.url)
+        try:
+            rows = {r.name: r for r in tables.members(conn, run.run_id) if r.name in wanted}
+        finally:
+            conn.close()
+        out = {}
+        for up, row in rows.items():
+            rec = self.runtime.store.read(stack.member(up).key) if run.command == "apply" else None
+            out[up] = MemberResult(MemberStatus(row.status), run_id=row.member_run_id,
+                                   outputs=rec.outputs if rec is not None else None, changed=False)
+        return out
+
+    def stack_of(self, run: QueuedRun) -> Stack:
+        """The run's stack as this checkout has it (loaded once per run)."""
+        with self._lock:
+            known = self._stacks.get(run.run_id)
+        if known is None:
+            known = self._load(run)
+            with self._lock:
+                self._stacks[run.run_id] = known
+        if isinstance(known, CannotServe):
+            raise known
+        return known
+
+    def _load(self, run: QueuedRun) -> Stack | CannotServe:
+        from hybridops_tf.stack.loader import load_stack
+
+        path = Path(run.stack_file)
+        where = f"worker {self.name} cannot run {run.run_id} here ({Path.cwd()})"
+        try:
+            if stack_digest(path) != run.stack_digest:
+                return CannotServe(f"{where}: its {run.stack_file} differs from the one queued; "
+                                   "run every worker on the same commit as the queueing job")
+            return load_stack(path, self.runtime.hcl_cache())
+        except OSError as err:
+            return CannotServe(f"{where}: {run.stack_file}: {err.strerror or err}; run workers from the "
+                               "directory the run was queued from, in a checkout of the same commit")
+        except HyopsError as err:
+            return CannotServe(f"{where}: {err.message}")

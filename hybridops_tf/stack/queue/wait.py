@@ -1,0 +1,50 @@
+"""`stack apply|destroy --queue --wait`: follow a queued run until it ends, saying what each
+member did as it happens, and looking for lost workers as the workers do (lost.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hybridops_tf.engine import process
+from hybridops_tf.stack.queue import jobs, lost, tables
+from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun
+
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class Waited:
+    run: QueuedRun
+    rows: list[MemberRow]
+    interrupted: int | None = None  # the signal that stopped the waiting (the run goes on)
+
+
+def wait_run(url: str, run_id: str, on_change: Callable[[MemberRow], None]) -> Waited:
+    """Poll the run until it finished (or a signal stops the waiting); on_change gets each
+    member whose status changed since the last look."""
+    heartbeat = jobs.Heartbeat.from_env()
+    seen: dict[str, str] = {}
+    next_sweep = 0.0
+    with process.FORWARDER:
+        while True:
+            if time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + heartbeat.interval
+                lost.sweep(url, heartbeat.lost_after)
+            conn = jobs.connect(url)
+            try:
+                run = tables.read_run(conn, run_id)
+                rows = tables.members(conn, run_id)
+            finally:
+                conn.close()
+            assert run is not None
+            for row in rows:
+                if seen.get(row.name) != row.status:
+                    seen[row.name] = row.status
+                    on_change(row)
+            if run.finished_at is not None:
+                return Waited(run, rows)
+            if process.FORWARDER.received is not None:
+                return Waited(run, rows, process.FORWARDER.received)
+            time.sleep(POLL_SECONDS)

@@ -1,0 +1,130 @@
+"""`hyops stack work`: a worker of queued runs, on procrastinate's worker.
+
+procrastinate's Worker fetches member jobs (`-p N` at a time), keeps the worker's heartbeat,
+and retries a job that asks for it (jobs.NotYetRun). Beside it, a watch in the same event loop:
+after SIGINT/SIGTERM (process.FORWARDER, which also stops running engines once) it stops the
+worker, which takes nothing new and waits for its members to settle; every heartbeat it looks
+for lost workers (lost.py); with `--until-idle` it stops once no run it serves has a job
+queued or running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hybridops_tf.base.errors import ExitCode, UsageError
+from hybridops_tf.engine import process
+from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack.member import MemberResult, StackListener
+from hybridops_tf.stack.queue import jobs, lost, tables
+from hybridops_tf.stack.queue.take import Taker
+
+_TICK = 0.1  # how soon a signal stops the worker
+IDLE_LOOK = 0.5  # seconds between two `--until-idle` looks at the queue
+
+
+def default_name() -> str:
+    return f"{os.uname().nodename}:{os.getpid()}"
+
+
+@dataclass
+class WorkRequest:
+    runtime: Runtime
+    name: str
+    parallelism: int = 1
+    until_idle: bool = False
+    run_id: str | None = None
+    listener: StackListener | None = None
+    on_lost: Callable[[lost.Lost], None] | None = None
+    argv: Sequence[str] = ()
+
+
+@dataclass
+class WorkResult:
+    """What this worker ran, member by member, and its exit code: 130/143 after a signal, 1
+    when a member it ran failed or was interrupted, else 0."""
+
+    ran: list[tuple[str, MemberResult]] = field(default_factory=list)
+    exit_code: int = ExitCode.OK
+
+
+def work(req: WorkRequest) -> WorkResult:
+    store = req.runtime.store
+    url = getattr(store, "url", None)
+    if not store.shared or not isinstance(url, str):
+        raise UsageError("`stack work` needs the shared store the run was queued in: pass --store "
+                         "postgresql://USER@HOST:PORT/DB or set HYOPS_STORE (docs/shared-store.md)")
+    heartbeat = jobs.Heartbeat.from_env()
+    store.keys()  # the store answers and its schema is this hyops's (exit 2/4 otherwise)
+    if req.run_id is not None:
+        conn = jobs.connect(url)
+        try:
+            known = tables.read_run(conn, req.run_id)
+        finally:
+            conn.close()
+        if known is None:
+            raise UsageError(f"no queued run {req.run_id} in {store.describe()}")
+    result = WorkResult()
+    guard = threading.Lock()
+
+    def ended(member: str, outcome: MemberResult) -> None:
+        with guard:
+            result.ran.append((member, outcome))
+
+    taker = Taker(req.name, req.runtime, url, req.listener, req.argv, ended)
+    app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2)
+    req.runtime.ensure_root()
+    with process.FORWARDER:
+        asyncio.run(_serve(app, req, url, heartbeat))
+        signum = process.FORWARDER.received
+    if signum is not None:
+        result.exit_code = 128 + signum
+    elif any(r.status in (MemberStatus.ERROR, MemberStatus.INTERRUPTED) for _, r in result.ran):
+        result.exit_code = ExitCode.FAILED
+    return result
+
+
+async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat) -> None:
+    from procrastinate.worker import Worker
+
+    async with app.open_async():
+        worker = Worker(app, queues=[jobs.queue_of(req.run_id)] if req.run_id else None, name=req.name,
+                        concurrency=req.parallelism, wait=True, install_signal_handlers=False,
+                        update_heartbeat_interval=heartbeat.interval, stalled_worker_timeout=heartbeat.lost_after,
+                        fetch_job_polling_interval=min(heartbeat.interval, 5.0),
+                        abort_job_polling_interval=min(heartbeat.interval, 5.0))
+        running = asyncio.create_task(worker.run(), name="hyops worker")
+        next_sweep = next_idle = 0.0
+        while not running.done():
+            await asyncio.wait({running}, timeout=_TICK)
+            if process.FORWARDER.received is not None:
+                worker.stop()
+                continue
+            now = time.monotonic()
+            if now >= next_sweep:
+                next_sweep = now + heartbeat.interval
+                for found in await asyncio.to_thread(lost.sweep, url, heartbeat.lost_after):
+                    if req.on_lost is not None:
+                        req.on_lost(found)
+            if req.until_idle and now >= next_idle:
+                next_idle = now + IDLE_LOOK
+                if await asyncio.to_thread(_idle, url, req.run_id):
+                    worker.stop()
+        await running
+
+
+def _idle(url: str, run_id: str | None) -> bool:
+    """No job of the runs this worker serves is queued or running (a lost worker's job counts
+    until lost.sweep settles it)."""
+    conn = jobs.connect(url)
+    try:
+        return jobs.open_jobs(conn, [run_id] if run_id else None) == 0
+    finally:
+        conn.close()
