@@ -1,0 +1,138 @@
+"""Queued stack runs (issue 36) with the real engine, the sim cloud and the private PostgreSQL
+cluster: workers are separate checkouts with their own runtime roots, sharing only the store
+and the cloud, as CI runners do. Heartbeats are short (HYOPS_QUEUE_HEARTBEAT /
+HYOPS_QUEUE_LOST_AFTER) and every wait is on a condition, never a fixed sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.gates import Gate, kill_engines
+from tests.integration.helpers import MODULE_COPY_IGNORE, SIM_MODULES
+from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
+from tests.integration.shared_store import SharedStore
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+QUICK_HEARTBEAT = {"HYOPS_QUEUE_HEARTBEAT": "0.3", "HYOPS_QUEUE_LOST_AFTER": "1.5"}
+
+# Nine members in four layers; each makes one sim_network named after itself.
+NINE = {"a1": [], "a2": [], "a3": [], "b1": ["a1", "a2"], "b2": ["a2", "a3"], "b3": ["a3"],
+        "c1": ["b1", "b2"], "c2": ["b3"], "d": ["c1", "c2"]}
+
+
+def nine_stack(base: Path) -> None:
+    lines = ["stack: nine", "modules:"]
+    for name, ups in NINE.items():
+        shutil.copytree(SIM_MODULES / "network", base / "m" / name, ignore=MODULE_COPY_IGNORE)
+        lines.append(f"  - {{name: {name}, path: m/{name}, depends_on: [{', '.join(ups)}], "
+                     f"inputs: {{name: {name}}}}}")
+    (base / "stack.yml").write_text("\n".join(lines) + "\n")
+
+
+def checkout(base: Path, engine: str, sim_root: Path, store: SharedStore) -> Hyops:
+    """A runner: its own clone of the stack and its own runtime root; the store and cloud shared."""
+    nine_stack(base)
+    runtime = base / ".hyops"
+    runtime.mkdir(mode=0o700)
+    return Hyops(base, runtime, engine, sim_root, {**store.env(), **QUICK_HEARTBEAT}, store=store)
+
+
+def worker(hy: Hyops, name: str, *args: str) -> subprocess.Popen[str]:
+    """`stack work` as a CI job: in its own process group, so the runner can kill all of it."""
+    return subprocess.Popen([HYOPS, "stack", "work", "--until-idle", "--name", name, *args], cwd=hy.workdir,
+                            env=hy.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def member_rows(store: SharedStore, run_id: str) -> dict[str, dict[str, Any]]:
+    text = store.sql("SELECT row_to_json(m)::text FROM hyops.queue_members m "
+                     f"WHERE run_id = '{run_id}' ORDER BY position")
+    return {doc["name"]: doc for doc in map(json.loads, text.splitlines())}
+
+
+def engine_runs(store: SharedStore, key: str) -> int:
+    """How many runs of the module the store journaled (each run opens with its meta)."""
+    return int(store.sql(f"SELECT count(*) FROM hyops.journal WHERE key = '{key}' AND kind = 'meta'"))
+
+
+def test_three_workers_run_a_nine_member_stack_and_a_killed_ones_member_is_reported_never_rerun(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    runners = [checkout(tmp_path / f"runner-{i}", engine_path, sim_root, pg_store) for i in range(3)]
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", name="b3", times=1)])
+    queued = runners[0]("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+
+    jobs = {f"w{i}": worker(hy, f"w{i}") for i, hy in enumerate(runners)}
+    try:
+        provider = gate.wait_started()
+        holder = wait_for(lambda: member_rows(pg_store, run_id)["b3"]["worker"], what="b3's worker")
+        os.killpg(jobs[holder].pid, signal.SIGKILL)  # the runner vanishes mid-member
+        jobs[holder].communicate()
+        kill_engines(runners[int(holder[1:])].workdir / "m" / "b3", provider["pid"])
+    finally:
+        gate.release()
+    outputs = {name: job.communicate(timeout=300)[0] for name, job in jobs.items() if name != holder}
+    for name, job in jobs.items():
+        if name != holder:
+            assert job.returncode == 0, outputs[name]
+
+    rows = member_rows(pg_store, run_id)
+    assert rows["b3"]["status"] == "interrupted"
+    assert f"worker {holder} lost" in rows["b3"]["error"]
+    assert (rows["c2"]["status"], rows["c2"]["blocked_by"]) == ("pending", "b3")
+    assert (rows["d"]["status"], rows["d"]["blocked_by"]) == ("pending", "c2")
+    done = [n for n in NINE if n not in ("b3", "c2", "d")]
+    assert {rows[n]["status"] for n in done} == {"ok"}  # the others finished all it did not hold
+    for name in done:  # dependency order: a member started only after its upstreams ended
+        assert all(rows[name]["started_at"] >= rows[up]["finished_at"] for up in NINE[name])
+    assert {rows[n]["worker"] for n in done} <= {"w0", "w1", "w2"}
+    # never on two workers, and the lost member never run again: one run of each in the store,
+    # and no member was refused its module lock (a second taker would have been)
+    for name in [*done, "b3"]:
+        assert engine_runs(pg_store, f"nine/{name}") == 1, name
+    assert not any("locked by" in (r["error"] or "") for r in rows.values())
+    assert pg_store.record("nine/b3")["status"] == "running"  # stale, for reconcile to decide
+    names = [o["name"] for o in runners[1].sim_objects() if o["type"] == "sim_network"]
+    assert sorted(n for n in names if n != "b3") == sorted(done)  # one object per name
+
+    status = runners[2]("stack", "status", "stack.yml", "--json")
+    assert status.returncode == 0, status.stderr
+    shown = {m["name"]: m for m in json.loads(status.stdout)["members"]}
+    assert shown["b3"]["status"] == "interrupted" and shown["b3"]["worker"] == holder
+    assert shown["a1"]["worker"] in {"w0", "w1", "w2"} and shown["a1"]["finished_at"]
+
+
+def test_a_second_job_of_a_member_never_runs_it_again(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    queued = hy("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+    # a duplicate delivery of a1's job, as a retry or a second queueing would make one
+    pg_store.sql("SET search_path TO hyops_queue; INSERT INTO procrastinate_jobs (queue_name, task_name, args) "
+                 "SELECT queue_name, task_name, args FROM hyops_queue.procrastinate_jobs "
+                 "WHERE args->>'member' = 'a1'")
+    job = worker(hy, "solo")
+    out = job.communicate(timeout=600)[0]
+    assert job.returncode == 0, out
+    rows = member_rows(pg_store, run_id)
+    assert {r["status"] for r in rows.values()} == {"ok"}
+    assert engine_runs(pg_store, "nine/a1") == 1
+    done = pg_store.sql("SELECT count(*) FROM hyops_queue.procrastinate_jobs WHERE args->>'member' = 'a1' "
+                        "AND status = 'succeeded'")
+    assert int(done) == 2  # both jobs ended; only the first ran the member
