@@ -92,6 +92,18 @@ MUTANTS = (
     Mutant("the HTML report shows text unescaped", "hybridops_tf/picture/html.py",
            "    return escape(str(value), quote=True)\n", "    return str(value)\n",
            ("tests/unit/test_picture.py", "-k", "escapes")),
+    Mutant("a queued member is claimed again though it is no longer queued", "hybridops_tf/stack/queue/tables.py",
+           '"WHERE run_id = %s AND name = %s AND status = %s RETURNING name",',
+           '"WHERE run_id = %s AND name = %s AND (status = %s OR true) RETURNING name",',
+           ("tests/integration/test_stack_queue.py", "-k", "second_job")),
+    Mutant("a queued run's dependants start whatever their upstreams' ends", "hybridops_tf/stack/queue/dispatch.py",
+           "        sched.finish(name, status)\n", "        sched.finish(name, MemberStatus.OK)\n",
+           ("tests/unit/test_queue_dispatch.py",)),
+    Mutant("a lost worker's member is queued again", "hybridops_tf/stack/queue/lost.py",
+           "    if member.status == QUEUED:  # taken from the queue, never claimed: nothing ran\n",
+           "    if member.status in (QUEUED, RUNNING):\n        member.set(status=QUEUED)\n"
+           "        tables.save(conn, run.run_id, rows)\n",
+           ("tests/integration/test_stack_queue.py", "-k", "killed")),
 )
 
 
