@@ -163,6 +163,8 @@ def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
         parts.append(str(m["error"]))
     if m.get("run_id"):
         parts.append(f"run {m['run_id']}")
+    if m.get("worker"):  # a queued run: which worker ran it, and when
+        parts.append(f"on {m['worker']} {m.get('started_at') or ''}..{m.get('finished_at') or ''}")
     now = record_now.get(str(m.get("name")))
     if now is not None and now != status and status in _RECORDED:
         parts.append(f"record now: {now}")

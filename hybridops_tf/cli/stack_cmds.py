@@ -357,6 +357,8 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
                    if blocker else "not started: the run was interrupted")
         else:
             why = str(m.get("run_id") or "")
+        if m.get("worker"):  # a queued run: which worker ran it
+            why = f"{why} on {m['worker']}".strip()
         if m.get("error"):
             why = f"{why}: {str(m['error']).splitlines()[0][:100]}" if why else str(m["error"])[:100]
         row = (str(m.get("name")), str(m.get("module_ref")), status,

@@ -185,6 +185,8 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
         detail.append(f"record now: {record.shown}")
     if status == "none":
         detail.append("never run")
+    if _text(entry.get("worker")):  # a queued run: the worker that ran it
+        detail.append(f"on worker {_text(entry.get('worker'))}")
     return Node(name=node.name, module_ref=node.module_ref, layer=node.layer, status=status,
                 kind=kind_of(status, record), detail=tuple(detail), blocked_by=blocked_by,
                 run_id=_text(entry.get("run_id")), error=error, owned_by=node.owned_by,

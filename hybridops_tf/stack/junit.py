@@ -18,7 +18,7 @@ from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.stack.report import MemberEntry, StackReport
 
 PREFLIGHT = "(preflight)"  # the case of a run refused before any member ran (not a member name)
-_FAILED = frozenset({"error"})
+_FAILED = frozenset({"error", "interrupted"})
 _NOT_RUN = frozenset({"pending"})
 # Characters XML 1.0 cannot carry (an engine's ANSI escape, say): shown as \xNN instead.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -45,6 +45,8 @@ def _blocked(member: MemberEntry) -> str:
 def _case(suite: ET.Element, stack: str, member: MemberEntry) -> None:
     case = ET.SubElement(suite, "testcase", classname=_clean(stack), name=_clean(member.name))
     where = f"{member.module_ref}: {member.status}" + (f" (run {member.run_id})" if member.run_id else "")
+    if member.worker:  # a queued run: the worker that ran it, and when
+        where += f" on worker {member.worker} ({member.started_at or '?'} to {member.finished_at or '?'})"
     if member.status in _FAILED:
         error = member.error or "failed (no detail recorded)"
         failure = ET.SubElement(case, "failure", message=_clean(error), type=member.status)
