@@ -92,6 +92,9 @@ MUTANTS = (
     Mutant("the HTML report shows text unescaped", "hybridops_tf/picture/html.py",
            "    return escape(str(value), quote=True)\n", "    return str(value)\n",
            ("tests/unit/test_picture.py", "-k", "escapes")),
+    Mutant("an ephemeral value is written like any other", "hybridops_tf/base/redact.py",
+           "    if name in ephemeral_names:\n        return EPHEMERAL\n", "    if False:\n        return EPHEMERAL\n",
+           ("tests/unit/test_inputs.py", "-k", "ephemeral")),
 )
 
 

@@ -70,7 +70,8 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
 
 def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: str | None, inputs: Inputs,
                       lock_timeout: float, allow_uncertain: bool) -> None:
-    """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed)."""
+    """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed); inputs given
+    only for its ephemeral variables, which no plan file keeps (plan/saved.py)."""
     from hybridops_tf.base.errors import UsageError
     from hybridops_tf.cli import approval
     from hybridops_tf.operation import steps as operation
@@ -80,14 +81,11 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
         raise UsageError(f"{plan_file} is a file: {command} takes a module directory; a saved destroy "
                          "plan is applied with `hyops apply FILE`")
     given, passthrough = cli_inputs(ctx, inputs[1], inputs[0], inputs[2], Path.cwd())
-    if given:
-        raise UsageError(f"{plan_file} is a saved plan and carries its inputs: drop --var/--inputs/"
-                         "--var-file (the engine takes no variables with a saved plan)")
     req = saved.saved_plan_request(saved.SavedPlanApply(
         plan_file=plan_file, runtime=settings(ctx).runtime,
         modules_root=settings(ctx).modules_root, ref=ref, workspace_of=lambda directory: workspace(ctx, directory),
         passthrough=approval.split_auto_approve(passthrough)[1], lock_timeout=lock_timeout,
-        allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(),
+        allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(), var_options=given,
     ))
     outcome = operation.run(req)
     echo_outcome(outcome, req.command, req.target.ref, str(req.target.directory))

@@ -9,8 +9,10 @@ reads the first ones itself; hyops only reads them to check and record what the 
 use. The explicit ones leave in the clear only through `ResolvedInputs.var_file()`: one
 tfvars text that the engine reads as `-var-file=/dev/fd/0` from a pipe (engine/runner.py),
 so they keep -var-file precedence and never reach argv, the environment or a disk file.
-Everything stored or shown says "<redacted>" for sensitive variables, and `digest(key)`
-only hashes them, keyed (HMAC) so that a record and a guess list never recover a secret.
+Everything stored or shown says "<redacted>" for sensitive variables and "<ephemeral>" for
+ephemeral ones (`ephemeral = true`, Terraform >= 1.10); `digest(key)` only hashes sensitive
+values, keyed (HMAC) so that a record and a guess list never recover a secret, and leaves
+ephemeral values out (the engine keeps them nowhere: a new token is no change).
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.base.redact import REDACTED, redact_argv, redact_mapping
+from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED, placeholder, redact_argv, redact_mapping
 from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outputs, read_variables, reason, remember
 
 __all__ = [
-    "DIGEST_PREFIX", "MIN_DIGEST_KEY_BYTES", "REDACTED", "CliInput", "InputLayer", "OutputSpec", "ResolvedInputs",
+    "DIGEST_PREFIX", "EPHEMERAL", "MIN_DIGEST_KEY_BYTES", "PLACEHOLDERS", "REDACTED", "CliInput", "InputLayer",
+    "OutputSpec", "ResolvedInputs",
     "VariableSpec", "dump_yaml", "load_inputs_file", "module_layers", "parse_var_option", "parse_var_options",
     "StackInputs", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
     "split_engine_flags",
@@ -325,13 +328,23 @@ class ResolvedInputs:
     sources: Mapping[str, str] = field(default_factory=dict)  # the winning source of each value
     overridden: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # lower sources, per name
     warnings: tuple[str, ...] = ()  # undeclared names in files: the engine only warns too
+    ephemeral_names: frozenset[str] = frozenset()  # `ephemeral = true`: never stored, not even digested
 
     def source_of(self, name: str) -> str:
         return self.sources.get(name, "default")
 
+    def withheld(self, name: str) -> str | None:
+        """What is stored instead of `name`'s value ("<ephemeral>", "<redacted>"), or None."""
+        return placeholder(name, self.sensitive_names, self.ephemeral_names)
+
     def redacted(self) -> dict[str, Any]:
-        """Every value, sensitive ones as "<redacted>": for display."""
-        return redact_mapping(self.values, self.sensitive_names)
+        """Every value, sensitive ones as "<redacted>", ephemeral ones as "<ephemeral>": for display."""
+        return redact_mapping(self.values, self.sensitive_names, self.ephemeral_names)
+
+    def set_ephemeral(self) -> tuple[str, ...]:
+        """The ephemeral variables given a value (any source but their default): the engine wants
+        them again to apply a plan it saved, which keeps no ephemeral value."""
+        return tuple(sorted(n for n in self.ephemeral_names if n in self.sources))
 
     def rerun_names(self) -> list[str]:
         """What a rerun needs: the explicit inputs, and values from the caller's TF_VAR_
@@ -340,16 +353,19 @@ class ResolvedInputs:
         return sorted(set(self.explicit) | {n for n in self.values if self.sources.get(n) == "env"})
 
     def rerun_inputs(self) -> dict[str, Any]:
-        """rerun.inputs.yml's values, sensitive ones as "<redacted>"."""
-        return redact_mapping({n: self.values[n] for n in self.rerun_names()}, self.sensitive_names)
+        """rerun.inputs.yml's values, sensitive ones as "<redacted>", ephemeral ones as "<ephemeral>"."""
+        return redact_mapping({n: self.values[n] for n in self.rerun_names()}, self.sensitive_names,
+                              self.ephemeral_names)
 
-    def var_file(self) -> str | None:
-        """The explicit inputs as one tfvars text, secrets included, for the engine's
-        `-var-file=/dev/fd/0` only (never a disk file or argv). HCL, not JSON: the engine
-        reads a var file as JSON only when its name ends in `.json`. None when empty."""
-        if not self.explicit:
+    def var_file(self, only: frozenset[str] | None = None) -> str | None:
+        """The explicit inputs (those named in `only`, when given) as one tfvars text, secrets
+        included, for the engine's `-var-file=/dev/fd/0` only (never a disk file or argv). HCL,
+        not JSON: the engine reads a var file as JSON only when its name ends in `.json`. None
+        when empty."""
+        chosen = {n: v for n, v in self.explicit.items() if only is None or n in only}
+        if not chosen:
             return None
-        return "".join(f"{name} = {_hcl(value)}\n" for name, value in self.explicit.items())
+        return "".join(f"{name} = {_hcl(value)}\n" for name, value in chosen.items())
 
     def resolved_yaml(self, header: str = "") -> str:
         """resolved.inputs.yml: every variable, its value (sensitive: "<redacted>"), the
@@ -365,7 +381,7 @@ class ResolvedInputs:
         lines += ["# Each variable: the value the engine used and its source; sources rank, lowest first:",
                   "#   default < env (TF_VAR_) < terraform.tfvars < terraform.tfvars.json < *.auto.tfvars(.json)",
                   "#   < stack < inputs_from < recorded < --inputs/--var-file files and --var, in the order given.",
-                  f"# Sensitive values are {REDACTED}."]
+                  f"# Sensitive values are {REDACTED}, ephemeral ones {EPHEMERAL}."]
         if not doc:
             return "\n".join(lines) + "\n{}\n"
         import yaml
@@ -380,7 +396,8 @@ class ResolvedInputs:
         lines = [f"# {line}".rstrip() for line in header.splitlines()]
         lines += ["# The inputs a rerun needs: explicit ones and the caller's TF_VAR_ values; the module's",
                   "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.",
-                  f"# Usable as `--inputs`; sensitive values are {REDACTED}: pass them with --var."]
+                  f"# Usable as `--inputs`; sensitive values are {REDACTED} and ephemeral ones {EPHEMERAL}:",
+                  "# pass them with --var."]
         text = "\n".join(lines) + "\n"
         if not values:
             return text + "{}\n"
@@ -393,10 +410,13 @@ class ResolvedInputs:
         the explicit inputs (order-independent), secrets included, under the runtime root's
         random key (run_inputs.digest_key). Unkeyed, a short guess list would find a secret
         from its digest. The versioned prefix keeps an older scheme's digest (a plain
-        sha256) from ever matching: such a record is simply not skipped."""
+        sha256) from ever matching: such a record is simply not skipped. An ephemeral value
+        counts only as given ("<ephemeral>"): nothing of it is kept, and the engine keeps no
+        trace of it either (a new token changes nothing applied)."""
         if len(key) < MIN_DIGEST_KEY_BYTES:
             raise ValueError("inputs digest key too short")
-        canonical = json.dumps(self.explicit, sort_keys=True, separators=(",", ":"),
+        kept = {n: EPHEMERAL if n in self.ephemeral_names else v for n, v in self.explicit.items()}
+        canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False, allow_nan=False)
         mac = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
         return DIGEST_PREFIX + mac
@@ -468,6 +488,7 @@ def resolve_inputs(
         values=values,
         explicit=explicit,
         sensitive_names=frozenset(name for name, spec in specs.items() if spec.sensitive),
+        ephemeral_names=frozenset(name for name, spec in specs.items() if spec.ephemeral),
         sources=origin,
         overridden={n: tuple(v) for n, v in overridden.items()},
         warnings=tuple(warnings),
@@ -482,9 +503,9 @@ def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
     name = spec.name
     if _has_nul(value):
         raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
-    if value == REDACTED:
-        raise UsageError(f"input '{name}' from {source} is the placeholder {REDACTED!r} "
-                         f"(secrets are never stored): pass the real value with --var {name}=...")
+    if isinstance(value, str) and value in PLACEHOLDERS:
+        raise UsageError(f"input '{name}' from {source} is the placeholder {value!r} "
+                         f"(secrets and ephemeral values are never stored): pass the real value with --var {name}=...")
     if spec.type_expr not in _PRIMITIVE_TYPES or not isinstance(value, (list, dict)):
         return
     kind = "a list" if isinstance(value, list) else "a map"

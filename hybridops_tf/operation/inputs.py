@@ -1,8 +1,8 @@
 """A run's inputs: resolved from every layer (step 1), digested under the runtime root's key,
 and written twice: resolved.inputs.yml in the run folder, rerun.inputs.yml beside the module.
 
-Secrets are redacted in both files; the digest is keyed, so a short guess list cannot find a
-secret from the record's `inputs_digest` either.
+Secrets are redacted in both files, ephemeral values too; the digest is keyed, so a short guess
+list cannot find a secret from the record's `inputs_digest` either.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def resolve(
 
 
 def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
-    """The last run's inputs of record `key`, its secrets left out (they were never written)."""
+    """The last run's inputs of record `key`, its secret and ephemeral ones left out (they were
+    never written)."""
     path = rt.rerun_inputs_path(key)
     if not path.is_file():
         return []
@@ -90,7 +91,7 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
-    usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
+    usable = {k: v for k, v in recorded.items() if k in specs and v not in inputs_mod.PLACEHOLDERS}
     return [InputLayer(f"recorded ({path.name} of the last run)", usable, strict=False)]
 
 
@@ -101,6 +102,11 @@ def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str
     if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
         rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner
     return [InputLayer(item.label, inputs_mod.load_inputs_file(path), strict=False)]
+
+
+def given_names(rt: Runtime, target: ModuleTarget, items: Sequence[CliInput], specs: Mapping[str, Any]) -> set[str]:
+    """The variables the command line's inputs set (UsageError when one cannot be read)."""
+    return {name for item in items for layer in _layer(rt, target, item, specs) for name in layer.values}
 
 
 def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:

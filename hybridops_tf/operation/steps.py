@@ -81,7 +81,8 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
     """The run folder with meta.json (first), journaled in a shared store: a refusal here
     leaves no result.json (there may be no folder to hold it)."""
     previous = store.read(req.key)
-    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
+                         resolved.ephemeral_names)
     try:
         folder = RunFolder.create(req.runtime.root, req.key, run_id)
         folder.write_meta(meta.to_json())
@@ -105,6 +106,8 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: one.previous, one.store,
                                rt.root)  # before init: nothing runs for it
     engine = rt.engine_for(req.target, resolved, req.workspace, one.folder)
+    if req.plan_file is not None:  # a saved plan keeps every value but the ephemeral ones (plan/saved.py)
+        engine.inputs = resolved.var_file(only=resolved.ephemeral_names)
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
@@ -228,8 +231,8 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     extra = list(req.passthrough)
-    if req.plan_file is not None:  # it carries its variables: no var file, so nothing fed on stdin
-        return commands.apply_saved(engine.info.binary, engine.module_dir, req.plan_file, extra)
+    if req.plan_file is not None:  # it carries its variables: a var file only for ephemeral ones
+        return engine.argv(commands.apply_saved, req.plan_file, extra)
     if req.command == Command.APPLY:
         return engine.argv(commands.apply, extra)
     if req.command == Command.DESTROY:

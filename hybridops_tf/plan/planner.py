@@ -104,7 +104,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime.root, record_key(req.target.ref, req.workspace), run_id)
-    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
+                         resolved.ephemeral_names)
     folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
     changes: list[PlannedChange] = []  # every change, move, import and forget the plan shows

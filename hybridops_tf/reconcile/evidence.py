@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.base.redact import REDACTED
+from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -150,8 +150,9 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     suggested `hyops apply`/`destroy` runs with the inputs the last run used.
 
     A redacted value, or a required variable (read from the module's HCL) the file lacks,
-    gets a placeholder, `NAME=<secret>` or `NAME=<value>`; a non-sensitive value passed to
-    this reconcile with `--var` is carried as given. Never a secret value.
+    gets a placeholder, `NAME=<secret>`, `NAME=<ephemeral>` (a variable declared ephemeral,
+    which no run keeps) or `NAME=<value>`; a non-sensitive value passed to this reconcile
+    with `--var` is carried as given. Never a secret or ephemeral value.
     """
     rerun = runtime.rerun_inputs_path(target.key)
     try:
@@ -171,15 +172,16 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     extra: list[str] = []
     for name in sorted(set(values) | set(specs)):
         spec = specs.get(name)
-        secret = bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
-        if name in values and values[name] != REDACTED:
+        ephemeral = bool(spec is not None and spec.ephemeral) or values.get(name) == EPHEMERAL
+        secret = ephemeral or bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
+        if name in values and values[name] not in PLACEHOLDERS:
             continue
         if name not in values and (spec is None or not spec.required or name in supplied):
             continue
         if name in given and not secret:
             extra.append(given[name])
         else:
-            extra.append(f"{name}=<secret>" if secret else f"{name}=<value>")
+            extra.append(f"{name}={EPHEMERAL}" if ephemeral else f"{name}=<secret>" if secret else f"{name}=<value>")
     head = ("--inputs", _display(rerun)) if values else ()
     return (*head, *(part for text in extra for part in ("--var", text)))
 

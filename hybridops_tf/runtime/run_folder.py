@@ -55,7 +55,7 @@ class RunMeta:
     preflight found it; RunFolder.finish adds `finished_at` and `exit_code` after these."""
 
     command: Command
-    argv: list[str]  # redacted: a secret given with `-var` never reaches the disk
+    argv: list[str]  # redacted: a secret or ephemeral value given with `-var` never reaches the disk
     module_ref: str
     module_dir: str
     run_id: str
@@ -70,10 +70,11 @@ class RunMeta:
 
     @classmethod
     def start(cls, command: str, argv: Sequence[str], target: ModuleTarget, workspace: str | None,
-              run_id: str, sensitive_names: frozenset[str]) -> RunMeta:
+              run_id: str, sensitive_names: frozenset[str], ephemeral_names: frozenset[str] = frozenset()) -> RunMeta:
         owner = Owner.current(run_id)
         return cls(
-            command=Command(command), argv=redact_argv(list(argv), sensitive_names), module_ref=target.ref,
+            command=Command(command), argv=redact_argv(list(argv), sensitive_names, ephemeral_names),
+            module_ref=target.ref,
             module_dir=str(target.directory), run_id=run_id, workspace=workspace, started_at=utc_now(),
             hyops_version=__version__, python=".".join(map(str, sys.version_info[:3])),
             pid=owner.pid, host=owner.host, user=owner.user,
