@@ -95,6 +95,9 @@ MUTANTS = (
     Mutant("an ephemeral value is written like any other", "hybridops_tf/base/redact.py",
            "    if name in ephemeral_names:\n        return EPHEMERAL\n", "    if False:\n        return EPHEMERAL\n",
            ("tests/unit/test_inputs.py", "-k", "ephemeral")),
+    Mutant("an import replaces the failure it follows", "hybridops_tf/operation/settle.py",
+           "        settled = transitions.after_import(settled, before)\n", "        pass\n",
+           ("tests/integration/test_reconcile.py", "-k", "keeps_the_failure")),
 )
 
 

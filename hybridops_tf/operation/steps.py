@@ -225,7 +225,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     _close_journal(journal)
     if _refused_by_engine(req, reader, result):
         return _settle_refusal(one, running, reader, result)
-    settled, code = run_settle.settle_run(req, engine, running, reader, result, folder)
+    settled, code = run_settle.settle_run(req, engine, running, reader, result, folder, one.previous)
     return _write_settled(one, running, settled, code)
 
 

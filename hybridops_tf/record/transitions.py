@@ -526,6 +526,19 @@ def imported(
     return rec
 
 
+def after_import(settled: OperationRecord, before: OperationRecord | None) -> OperationRecord:
+    """An import adopts one object beside a failure it does not fix: an `error` record keeps the
+    failed command and error of the run it follows, with what the import did (or why it failed)
+    after it. The run's real failure is never lost to a note about the adoption."""
+    if settled.status is not Status.ERROR or before is None or before.status is not Status.ERROR \
+            or not before.last_error:
+        return settled
+    out = copy.deepcopy(settled)
+    out.failed_command = before.failed_command or settled.failed_command
+    out.last_error = f"{before.last_error}; then {settled.last_error}" if settled.last_error else before.last_error
+    return out
+
+
 def engine_refused(
     previous: OperationRecord | None, running: OperationRecord, *, command: Command, error: str, exit_code: int
 ) -> OperationRecord | None:
