@@ -98,6 +98,14 @@ MUTANTS = (
     Mutant("an import replaces the failure it follows", "hybridops_tf/operation/settle.py",
            "        settled = transitions.after_import(settled, before)\n", "        pass\n",
            ("tests/integration/test_reconcile.py", "-k", "keeps_the_failure")),
+    Mutant("a deposed object's delete takes over the new object's progress", "hybridops_tf/engine/progress.py",
+           "            if deposed and cur is not None:\n                new = cur\n",
+           "            if False:\n                new = cur\n",
+           ("tests/unit/test_events.py", "-k", "create_before_destroy")),
+    Mutant("a deposed object's delete rewrites the current entry", "hybridops_tf/record/transitions.py",
+           "        if _deposed_delete(prev, p, state.get(addr) if state is not None else None):\n",
+           "        if False:\n",
+           ("tests/unit/test_record_objects.py", "-k", "deposed_object")),
 )
 
 

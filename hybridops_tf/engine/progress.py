@@ -42,6 +42,7 @@ class ResourceProgress:
     elapsed_seconds: float | None = None
     prior_ids: tuple[str, ...] = ()  # objects this address held as the run began (refresh, deletes)
     deleted_ids: tuple[str, ...] = ()  # objects whose delete this run saw complete
+    deleting_ids: tuple[str, ...] = ()  # objects whose delete this run started (completed or not)
     previous_address: str | None = None  # a `moved` block's `from`: the object's address before
     importing_id: str | None = None  # an `import` block's id: the object the plan adopts here
     condition_failed: bool = False  # a pre/postcondition of this resource failed in the run
@@ -54,8 +55,11 @@ class ResourceTracker:
     lookup. Rules: planned_change -> pending (never downgrades a started resource);
     apply_start -> started; apply_complete -> complete, or destroyed for a delete;
     apply_errored -> error. A create_before_destroy replace completes its create before the
-    deposed object's delete, so a delete completing after a create of the same address
-    leaves the resource complete, not destroyed. An error diagnostic pointing into a resource
+    deposed object's delete: that delete (after a create of the same address in this run) is
+    another object's, so it leaves the address's progress as the create left it (complete,
+    `create`, the new id), whether it completes, fails or is cut short; only the ids it
+    retires are noted. The deposed object's own fate is the state's to tell (its entry). An
+    error diagnostic pointing into a resource
     block whose instance completed in this run (a failed postcondition: the object was made,
     then judged) makes that instance `error`; its id stays.
     """
@@ -102,14 +106,17 @@ class ResourceTracker:
                 importing_id=event.importing_id,
             )
         elif isinstance(event, ApplyStart):
-            # the deposed half of a create_before_destroy must not replace the new object's id
+            # the deposed half of a create_before_destroy: another object than the new one here
             deposed = event.action == "delete" and addr in self._created
             if event.action == "delete" and event.id_value:
                 self._deleting.setdefault(addr, []).append(event.id_value)
                 cur = _with_prior(cur, addr, event.id_value)
-            id_key = None if deposed or event.action == "create" else event.id_key
-            id_value = None if deposed or event.action == "create" else event.id_value
-            new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
+            if deposed and cur is not None:
+                new = cur
+            else:
+                id_key = None if event.action == "create" else event.id_key
+                id_value = None if event.action == "create" else event.id_value
+                new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
         elif isinstance(event, ApplyProgress):
             if cur is not None and cur.status is not Progress.PENDING:
                 if cur.status is not Progress.STARTED:
@@ -124,15 +131,17 @@ class ResourceTracker:
                 status = Progress.DESTROYED
             elif event.action == "create":
                 self._created.add(addr)
-            keep_new_id = event.action == "delete" and addr in self._created
-            id_key = cur.id_key if keep_new_id and cur else event.id_key
-            id_value = cur.id_value if keep_new_id and cur else event.id_value
-            new = _set(cur, addr, status, event.action, id_key, id_value)
-            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+            if event.action == "delete" and addr in self._created and cur is not None:
+                new = cur  # the deposed object's delete: the new object's progress stands
+            else:
+                new = _set(cur, addr, status, event.action, event.id_key, event.id_value)
+                new = replace(new, elapsed_seconds=event.elapsed_seconds)
             for gone in self._deletes_completed(addr) if event.action == "delete" else ():
                 if gone not in new.deleted_ids:
                     new = replace(new, deleted_ids=(*new.deleted_ids, gone))
         elif isinstance(event, ApplyErrored):
+            if event.action == "delete" and addr in self._created and cur is not None:
+                return cur  # the deposed object's delete failed: the state keeps it, as its own entry
             new = _set(cur, addr, Progress.ERROR, event.action)
             new = replace(new, elapsed_seconds=event.elapsed_seconds)
         else:
@@ -204,9 +213,11 @@ class ResourceTracker:
 
 
 def _with_prior(cur: ResourceProgress | None, addr: str, ident: str) -> ResourceProgress:
-    """`cur` knowing that `ident` was at `addr` before this run changed it."""
+    """`cur` knowing that `ident` was at `addr` before this run started deleting it."""
     if cur is None:
-        return ResourceProgress(addr, Progress.PENDING, "delete", prior_ids=(ident,))
+        return ResourceProgress(addr, Progress.PENDING, "delete", prior_ids=(ident,), deleting_ids=(ident,))
+    if ident not in cur.deleting_ids:
+        cur = replace(cur, deleting_ids=(*cur.deleting_ids, ident))
     if ident in cur.prior_ids:
         return cur
     return replace(cur, prior_ids=(*cur.prior_ids, ident))

@@ -189,6 +189,8 @@ def objects_after_run(
             merged[addr] = merged.pop(old)
     for addr, p in progress.items():
         prev = merged.get(addr)
+        if _deposed_delete(prev, p, state.get(addr) if state is not None else None):
+            continue  # only a deposed object was deleted there: the current one's entry stands
         prev_id = prev.id if prev is not None and _live(prev) else None  # a destroyed id never comes back
         ident = p.id_value
         if ident is None and prev_id is not None:
@@ -209,6 +211,15 @@ def objects_after_run(
         _merge_state(merged, progress, state, converged)
         released = _settle_absent(merged, progress, state, run_id, converged)
     return Objects(merged, released)
+
+
+def _deposed_delete(prev: ResourceEntry | None, p: ResourceProgress, now: StateObject | None) -> bool:
+    """The run's deletes at this address were all of deposed objects (a create_before_destroy's
+    old one, left by an earlier run): none was of the object the entry knows, which the state
+    still holds at the address."""
+    return (p.action == "delete" and prev is not None and _live(prev) and now is not None
+            and now.deposed is None and now.id == prev.id and bool(p.deleting_ids)
+            and prev.id not in p.deleting_ids)
 
 
 def released_after(known: list[ReleasedObject], new: Iterable[ReleasedObject],
