@@ -106,6 +106,9 @@ MUTANTS = (
            "        if _deposed_delete(prev, p, state.get(addr) if state is not None else None):\n",
            "        if False:\n",
            ("tests/unit/test_record_objects.py", "-k", "deposed_object")),
+    Mutant("a run the engine refused moves the record's updated_at", "hybridops_tf/operation/steps.py",
+           "            store.write(restored, stamp=False)", "            store.write(restored)",
+           ("tests/integration/test_engine_refusals.py", "-k", "names_the_run")),
 )
 
 

@@ -178,8 +178,8 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
 def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
-        kept = rec.status.value if rec is not None else "no record"
-        click.echo(f"hyops: error: {outcome.message} (still {kept}, run {outcome.run_id})", err=True)
+        kept = f"still {rec.status.value}, from run {rec.run_id}" if rec is not None else "still no record"
+        click.echo(f"hyops: error: {outcome.message} ({kept}; this attempt was run {outcome.run_id})", err=True)
         return
     status = rec.status.value if rec is not None else "unknown"
     click.echo(f"{command} {ref}: {status} (run {outcome.run_id})")

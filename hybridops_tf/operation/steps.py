@@ -282,7 +282,7 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
         if restored is None:
             store.delete(req.key)
         else:
-            store.write(restored)
+            store.write(restored, stamp=False)  # it says what it said: only last_attempt is new
         inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "

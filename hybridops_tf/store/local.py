@@ -196,8 +196,11 @@ class RecordStore:
         except (ValueError, RecursionError) as err:
             raise CorruptRecordError(path, str(err)) from None
 
-    def write(self, record: OperationRecord) -> None:
-        record.updated_at = utc_now()
+    def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
+        """Replace the record atomically; `updated_at` set to now unless `stamp` is False (a
+        record put back as it was: an import, a run the engine refused)."""
+        if stamp:
+            record.updated_at = utc_now()
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
         atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
 

@@ -207,7 +207,8 @@ class PgStore:
         return doc if isinstance(doc, dict) else None
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
-        """Upsert the record (`updated_at` set to now unless `stamp` is False: an import)."""
+        """Upsert the record (`updated_at` set to now unless `stamp` is False: an import, a record
+        put back as it was)."""
         from hybridops_tf.record.address import record_key
 
         if stamp:

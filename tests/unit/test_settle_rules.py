@@ -127,7 +127,7 @@ class ReplayEngine:
 class FullDiskStore(RecordStore):
     """The local store on a disk that filled up after `running` was written."""
 
-    def write(self, record: OperationRecord) -> None:
+    def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
 
