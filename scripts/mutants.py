@@ -109,6 +109,11 @@ MUTANTS = (
     Mutant("a run the engine refused moves the record's updated_at", "hybridops_tf/operation/steps.py",
            "            store.write(restored, stamp=False)", "            store.write(restored)",
            ("tests/integration/test_engine_refusals.py", "-k", "names_the_run")),
+    Mutant("a state mv by hand is consistent while the record names the old address",
+           "hybridops_tf/reconcile/compare.py",
+           "        if moved:\n            found.append(_moved(ev, moved, cmd))\n",
+           "        if False:\n            found.append(_moved(ev, moved, cmd))\n",
+           ("tests/unit/test_reconcile_compare.py", "-k", "moved_in_state")),
 )
 
 

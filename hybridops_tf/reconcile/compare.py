@@ -93,6 +93,10 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         found.append(_finding(ev, Code.STATE_AFTER_DESTROY, (
             f"the record says {rec.status.value} but the state holds {len(live)} resource(s): "
             f"{_names(live)}; treat them as live"), [cmd.destroy(ev.where)], live))
+    if rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None:
+        moved = rules.moved_in_state(ev)
+        if moved:
+            found.append(_moved(ev, moved, cmd))
     if (rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None
             and rec.outputs is not None):
         diff = _outputs_diff(rec.outputs, outputs_plain(state.outputs))
@@ -305,6 +309,18 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
         [], [c.address for c in drift], alternatives=[
             Alternative(cmd.apply(ev.where), "to put the live objects back as configured"),
             Alternative(cmd.destroy(ev.where), "to remove what is left of the module")])
+
+
+def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Finding:
+    """The state holds objects the record knows under other addresses (a `state mv` by hand):
+    nothing is lost, but the record names the old ones until `--write` follows the objects."""
+    olds = sorted(moved)
+    parts = [f"{old} is at {moved[old]}" for old in olds[:_LISTED]]
+    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
+    return _finding(ev, Code.MOVED_IN_STATE, (
+        f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
+        "the record still names the old ones: --write follows the objects (nothing remote changes)"),
+        [cmd.write(ev.where)], olds)
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:

@@ -46,6 +46,7 @@ class Code(StrEnum):
     DRIFT = "drift"
     PARTIAL_APPLY = "partial_apply"
     STATE_AFTER_DESTROY = "state_after_destroy"
+    MOVED_IN_STATE = "moved_in_state"
     OUTPUTS_MISMATCH = "outputs_mismatch"
     NO_RECORD = "no_record"
 

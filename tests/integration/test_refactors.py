@@ -123,7 +123,9 @@ def test_a_moved_block_moves_the_entry_with_its_id_and_reconcile_stays_consisten
     assert _sim_ids(modern, "sim_vm") == []
 
 
-def test_a_state_mv_by_hand_is_never_state_missing_and_write_follows_the_object(hyops: Hyops) -> None:
+def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows_the_object(hyops: Hyops) -> None:
+    """A read-only reconcile said consistent while the record still named the old address, and
+    nothing said that `--write` follows the object."""
     module = _module(hyops, NETWORK_AND_VM)
     _run(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
@@ -131,13 +133,17 @@ def test_a_state_mv_by_hand_is_never_state_missing_and_write_follows_the_object(
     _engine(hyops, module, "state", "mv", "sim_vm.a", "sim_vm.web")
 
     report = _reconcile(hyops, module)
-    assert report["consistent"], report
+    assert not report["consistent"], report
+    [found] = report["modules"][0]["findings"]
+    assert (found["code"], found["addresses"]) == ("moved_in_state", ["sim_vm.a"])
+    assert found["next_actions"] == [f"hyops reconcile {module.relative_to(hyops.workdir)} --ref m --write"]
     assert not any("--import" in step for step in _advice(report)), _advice(report)
 
     _run(hyops, "reconcile", str(module), "--write")
     resources = _resources(hyops)
     assert "sim_vm.a" not in resources and resources["sim_vm.web"]["id"] == vm
     _assert_honest_ok(hyops)
+    assert _reconcile(hyops, module)["consistent"]
     _run(hyops, "apply", str(module))
     assert _resources(hyops)["sim_vm.web"]["id"] == vm
     _destroy_verified(hyops, module)
@@ -350,8 +356,9 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
     (module / "main.tf").write_text(NULL_HEADER + text)
     _engine(dataclasses.replace(null_modern, extra_env={}), module, "state", "mv", "null_resource.b",
             "null_resource.moved_by_hand", env=null_modern.extra_env)
-    report = _reconcile(null_modern, module)
-    assert report["consistent"] and not _advice(report), report
+    report = _reconcile(null_modern, module)  # the record names null_resource.b until --write or a run
+    assert [f["code"] for m in report["modules"] for f in m["findings"]] == ["moved_in_state"], report
+    assert not any("--import" in step for step in _advice(report)), report
 
     (module / "main.tf").write_text(NULL_HEADER + text.split('resource "null_resource" "moved_by_hand"')[0]
                                     + "removed {\n  from = null_resource.moved_by_hand\n"

@@ -228,6 +228,18 @@ def test_recorded_outputs_that_differ_from_state_are_outputs_mismatch_without_sh
     assert finding.next_actions == (f"hyops apply {R}",)
 
 
+def test_an_object_the_state_holds_at_another_address_is_moved_in_state_until_write_follows_it() -> None:
+    rec = record(Status.OK, resources={"sim_vm.a": ("complete", "create", "vm-1")})
+    ev = evidence(record=rec, state=state("sim_vm.web", ids={"sim_vm.web": "vm-1"}), refresh=quiet(),
+                  plan=quiet())
+
+    finding = only(compare(ev, CMD), Code.MOVED_IN_STATE)
+
+    assert "sim_vm.a is at sim_vm.web" in finding.detail
+    assert finding.addresses == ("sim_vm.a",)
+    assert finding.next_actions == (f"hyops reconcile {R} --write",)
+
+
 def test_objects_the_record_knows_but_the_state_lost_are_state_missing_with_exact_imports() -> None:
     rec = record(Status.OK, resources={"sim_network.this": ("complete", "create", "net-1a2b3c4d"),
                                        "sim_vm.this": ("complete", "create", None)})
