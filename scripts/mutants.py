@@ -114,6 +114,9 @@ MUTANTS = (
            "        if moved:\n            found.append(_moved(ev, moved, cmd))\n",
            "        if False:\n            found.append(_moved(ev, moved, cmd))\n",
            ("tests/unit/test_reconcile_compare.py", "-k", "moved_in_state")),
+    Mutant("--forget-released forgets what the record never released", "hybridops_tf/reconcile/released.py",
+           "        if not gone:\n", "        if False:\n",
+           ("tests/integration/test_refactors.py", "-k", "forget_released")),
 )
 
 

@@ -51,6 +51,8 @@ def hyops_prefix(ctx: click.Context) -> str:
 @click.option("--write", is_flag=True, help="Settle records from evidence (under the module lock).")
 @click.option("--forget-orphan", "forget", multiple=True, metavar="ADDRESS",
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
+@click.option("--forget-released", "forget_released", multiple=True, metavar="ADDRESS",
+              help="Drop a released object you found gone (deleted by hand); recorded in a run folder. Repeatable.")
 @click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
               help="Adopt a live object into state with the engine's import. Repeatable.")
 @click.option("--forget-record", is_flag=True,
@@ -64,11 +66,13 @@ def hyops_prefix(ctx: click.Context) -> str:
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
-                  forget: tuple[str, ...], imports: tuple[str, ...], forget_record: bool, parallelism: int,
+                  forget: tuple[str, ...], forget_released: tuple[str, ...], imports: tuple[str, ...],
+                  forget_record: bool, parallelism: int,
                   inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
-    Read-only unless --write, --import, --forget-orphan or --forget-record is given; never prompts.
+    Read-only unless --write, --import, --forget-orphan, --forget-released or --forget-record is
+    given; never prompts.
     `--format markdown` prints a table (module, status, why, next action) for a PR comment
     or $GITHUB_STEP_SUMMARY.
 
@@ -78,7 +82,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       1  could not check (e.g. the engine failed) or an --import failed
       2  usage error (e.g. a bad ADDRESS=ID)
       3  findings (also --all with no records under the runtime root)
-      4  lock busy (--write, --import, --forget-orphan, --forget-record)
+      4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-record)
 
     \b
     Example, after a red pipeline:
@@ -97,7 +101,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     req = ReconcileRequest(
         runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
-        forget=forget, imports=imports, forget_record=forget_record, inputs_file=inputs_file,
+        forget=forget, forget_released=forget_released, imports=imports, forget_record=forget_record,
+        inputs_file=inputs_file,
         var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
@@ -156,7 +161,8 @@ def _render(report: Report) -> None:
         if not rows and mod.status != FORGOTTEN:
             click.echo("  consistent: the record agrees with the state and the live objects")
         for address, ident in mod.released:
-            click.echo(f"  released: {address} ({ident}) lives on, no longer managed (on purpose; nothing to do)")
+            click.echo(f"  released: {address} ({ident}) no longer managed, on purpose; it lived when released and "
+                       f"hyops sees it no more (once it is gone: --forget-released {address})")
         width = max((len(code) for code, _ in rows), default=0)
         for code, detail in rows:
             lines = _wrap(detail)

@@ -198,7 +198,7 @@ def _module(m: ModuleView) -> str:
 
 def _resources(m: ModuleView) -> str:
     rows = [(r.status, r.address, r.action + (" (tainted)" if r.tainted else ""), r.id or "") for r in m.resources]
-    rows += [("released", address, "no longer managed, lives on", ident) for address, ident in m.released]
+    rows += [("released", address, "no longer managed, alive when released", ident) for address, ident in m.released]
     if not rows:
         return "<p>No resources recorded.</p>"
     order = {s: i for i, s in enumerate(_RESOURCE_ORDER)}

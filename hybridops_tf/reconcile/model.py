@@ -277,6 +277,7 @@ class ActionKind(StrEnum):
     REFRESH = "refresh"
     IMPORT = "import"
     FORGET_ORPHAN = "forget-orphan"
+    FORGET_RELEASED = "forget-released"
     FORGET_RECORD = "forget-record"
     ERROR = "error"  # a write that could not be made
 
@@ -309,7 +310,7 @@ class ModuleReport:
     unchecked: tuple[str, ...] = ()
     actions: tuple[Action, ...] = ()
     addressed: tuple[str, ...] = ()  # addresses a successful --forget-orphan/--import dealt with
-    released: tuple[tuple[str, str], ...] = ()  # (address, id): alive, unmanaged on purpose (information)
+    released: tuple[tuple[str, str], ...] = ()  # (address, id): unmanaged on purpose, alive then (information)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {

@@ -24,7 +24,7 @@ from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrup
 from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.operation import places
-from hybridops_tf.reconcile import orphans, retire, rules, targets
+from hybridops_tf.reconcile import orphans, released, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
@@ -54,6 +54,7 @@ class ReconcileRequest:
     all_records: bool = False
     write: bool = False
     forget: tuple[str, ...] = ()
+    forget_released: tuple[str, ...] = ()  # released objects a person found gone
     imports: tuple[str, ...] = ()
     forget_record: bool = False  # drop a record whose engine state another ref's record claims too
     inputs_file: Path | None = None
@@ -67,7 +68,7 @@ class ReconcileRequest:
 
     @property
     def read_only(self) -> bool:
-        return not (self.write or self.forget or self.imports or self.forget_record)
+        return not (self.write or self.forget or self.forget_released or self.imports or self.forget_record)
 
 
 def _targets(req: ReconcileRequest) -> list[Target]:
@@ -75,6 +76,7 @@ def _targets(req: ReconcileRequest) -> list[Target]:
     if chosen > 1:
         raise UsageError("pass one of MODULE_DIR, --stack FILE or --all")
     single_only = [name for name, given in (("--forget-orphan", req.forget), ("--import", req.imports),
+                                            ("--forget-released", req.forget_released),
                                             ("--inputs", req.inputs_file), ("--var", req.var_options),
                                             ("--ref", req.ref), ("--forget-record", req.forget_record))
                    if given]
@@ -184,7 +186,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
     last: Settled | None = None
     try:
         if req.forget_record:
-            if req.write or req.forget or imports:
+            if req.write or req.forget or req.forget_released or imports:
                 raise UsageError("--forget-record drops the record: pass it alone, without --write, "
                                  "--import or --forget-orphan")
             return [retire.forget_record(target, ctx)], [], (), None
@@ -207,6 +209,9 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
             last = None
             actions.append(orphans.forget(target, address, ctx))
             addressed.append(address)
+        for address in req.forget_released:
+            last = None
+            actions.append(released.forget_released(target, address, ctx))
         for address, object_id in imports:
             last = None
             action = orphans.import_(target, address, object_id, ctx)
@@ -226,8 +231,8 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
 
 
 def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:
-    """Objects alive and unmanaged on purpose: the record's released list, and those the
-    configuration stopped declaring since (what `--write` would list)."""
+    """Objects unmanaged on purpose, alive when released: the record's released list, and those
+    the configuration stopped declaring since (what `--write` would list)."""
     listed = [(o.address, o.id) for o in ev.record.released] if ev.record is not None else []
     listed += [(entry_address(a), i) for a, i in sorted(rules.no_longer_managed(ev).items())]
     return tuple(dict.fromkeys(listed))

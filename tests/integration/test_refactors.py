@@ -191,6 +191,34 @@ def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops:
     _destroy_verified(hyops, module)
 
 
+def test_a_released_object_deleted_later_is_never_said_to_live_and_forget_released_drops_it(hyops: Hyops) -> None:
+    """A released object is alive when released; hyops no longer sees it. Deleted later in the
+    cloud, it was still reported "lives on" forever, with no way to drop it from the record."""
+    module = _module(hyops, NETWORK_AND_VM)
+    _run(hyops, "apply", str(module))
+    vm = _resources(hyops)["sim_vm.a"]["id"]
+    (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0])
+    _engine(hyops, module, "state", "rm", "sim_vm.a")
+    _run(hyops, "reconcile", str(module), "--write")
+    _run(hyops, "sim", "rm", vm)  # deleted by hand, in the cloud
+
+    shown = _run(hyops, "reconcile", str(module))
+    [line] = [ln for ln in shown.stdout.splitlines() if "released:" in ln]
+    assert "lives on" not in line and "--forget-released sim_vm.a" in line, line
+
+    forgot = _run(hyops, "reconcile", str(module), "--forget-released", "sim_vm.a")
+    rec = _record(hyops)
+    assert "released" not in rec and rec["status"] == "ok", rec
+    assert "released:" not in _run(hyops, "reconcile", str(module)).stdout
+    audit = hyops.runtime_root / "runs" / "m" / rec["run_id"]
+    meta, result = (json.loads((audit / name).read_text()) for name in ("meta.json", "result.json"))
+    assert (meta["action"], result["forgotten"]) == ("forget-released", [
+        {"address": "sim_vm.a", "id": vm, "run_id": result["forgotten"][0]["run_id"],
+         "at": result["forgotten"][0]["at"]}]), forgot.stdout
+    missing = hyops("reconcile", str(module), "--forget-released", "sim_vm.a")
+    assert missing.returncode == 2 and "is not released" in missing.stderr, missing.stderr
+
+
 def test_a_state_rm_whose_block_is_still_declared_is_state_missing_with_an_import_that_works(hyops: Hyops) -> None:
     module = _module(hyops, NETWORK_AND_VM)
     _run(hyops, "apply", str(module))
