@@ -117,6 +117,12 @@ MUTANTS = (
     Mutant("--forget-released forgets what the record never released", "hybridops_tf/reconcile/released.py",
            "        if not gone:\n", "        if False:\n",
            ("tests/integration/test_refactors.py", "-k", "forget_released")),
+    Mutant("a run from the wrong folder makes a second root for a claimed state", "hybridops_tf/operation/places.py",
+           "    if not claiming:\n", "    if True:\n",
+           ("tests/integration/test_runtime_root.py", "-k", "other_root")),
+    Mutant("a stack member's clashing default ref runs and fails", "hybridops_tf/operation/places.py",
+           "        if others and not mine:\n", "        if False:\n",
+           ("tests/integration/test_stack_refusals.py", "-k", "clashes")),
 )
 
 

@@ -92,6 +92,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     with a plan that has something to show, the saved-plan code with `--out`."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
                                rt.root)  # its plan would be of another ref's state
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,

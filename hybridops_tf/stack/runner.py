@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError, UsageError
 from hybridops_tf.engine import process
-from hybridops_tf.operation import inputs, steps
+from hybridops_tf.operation import inputs, places, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import (
@@ -122,6 +122,11 @@ def _run_stack(req: StackRequest) -> StackResult:
     if req.command not in COMMANDS:
         raise ValueError(f"unsupported stack command {req.command!r}")
     run_id = new_run_id(f"stack-{req.command}")
+    try:  # before anything is written: another root's or another ref's state is exit 2
+        places.refuse_members(req.command, [(m.name, m.target, m.workspace) for m in req.stack.members],
+                              req.runtime.store, req.runtime.root, req.stack.file)
+    except UsageError as err:
+        raise UsageError(f"stack {req.stack.name}: {err.message}") from None
     req.runtime.ensure_root()
     _preflight(req, run_id)
     started_at = utc_now()
