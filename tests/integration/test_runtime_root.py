@@ -183,3 +183,35 @@ def test_an_apply_from_a_folder_without_the_modules_root_is_refused_naming_the_o
     assert sorted(p.name for p in (module / ".hyops" / "state" / "modules").iterdir()) == ["net"]
     given = run(project, "--runtime-root", str(module / ".hyops"), "apply", "stk/net", "--ref", "net")
     assert given.returncode == 0, given.stderr
+
+
+README_FIRST_COMMANDS = (  # the README's "use it where you used the engine", as written there
+    "hyops apply infra/network",
+    "cd infra/network && hyops apply",
+    "hyops status && hyops outputs",
+)
+
+
+def test_the_readme_first_commands_work_as_written_from_the_folders_it_names(tmp_path: Path, run) -> None:
+    """The README said `cd infra/network && hyops apply`, then `hyops status && hyops outputs`
+    "from the project's top": the apply made infra/network/.hyops, and at the top both
+    commands failed (`module directory . holds no .tf files`)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for line in README_FIRST_COMMANDS:
+        assert f"\n{line}" in readme, f"README.md no longer starts a line with {line!r}: update this test"
+    project = tmp_path / "project"
+    module = project / "infra" / "network"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+
+    first = run(project, "apply", "infra/network")
+    again = run(module, "apply")
+    status, outputs = run(module, "status"), run(module, "outputs")
+    from_top = run(project, "status")
+
+    for result in (first, again, status, outputs):
+        assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (project / ".hyops" / "state" / "modules").iterdir()) == ["infra__network"]
+    assert not (module / ".hyops").exists()
+    assert "network_id" in outputs.stdout
+    assert from_top.returncode == 2 and "hyops status --all" in from_top.stderr, from_top.stderr
