@@ -123,6 +123,9 @@ MUTANTS = (
     Mutant("a stack member's clashing default ref runs and fails", "hybridops_tf/operation/places.py",
            "        if others and not mine:\n", "        if False:\n",
            ("tests/integration/test_stack_refusals.py", "-k", "clashes")),
+    Mutant("plan ignores the recorded inputs destroy reuses", "hybridops_tf/cli/module_cmds.py",
+           "            recorded_inputs=True,  # as destroy: the last run's inputs under those given\n", "",
+           ("tests/integration/test_inputs_precedence.py", "-k", "plan_without_inputs")),
 )
 
 

@@ -181,9 +181,10 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
 
     Creates, in-place updates, replaces (and which attribute forces them), deletes and reads,
     with changed attributes as `old -> new`; sensitive values print as (sensitive). The run
-    folder keeps the events and the redacted plan.json. Never changes a status. Arguments
-    after `--` go to the engine. --out FILE keeps the plan (and FILE.hyops.json, what it was
-    made for, no secrets) for `hyops apply FILE`.
+    folder keeps the events and the redacted plan.json. Never changes a status. Inputs: the
+    last run's (rerun.inputs.yml) under those given, as for destroy. Arguments after `--` go
+    to the engine. --out FILE keeps the plan (and FILE.hyops.json, what it was made for, no
+    secrets) for `hyops apply FILE`.
 
     \b
     Exit codes:
@@ -214,6 +215,7 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
             target=tgt, runtime=settings(ctx).runtime,
             workspace=space, var_options=given, passthrough=passthrough,
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
+            recorded_inputs=True,  # as destroy: the last run's inputs under those given
         ))
     except HyopsError as err:
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too

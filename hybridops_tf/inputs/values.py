@@ -36,7 +36,7 @@ from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outp
 
 __all__ = [
     "DIGEST_PREFIX", "EPHEMERAL", "MIN_DIGEST_KEY_BYTES", "PLACEHOLDERS", "REDACTED", "CliInput", "InputLayer",
-    "OutputSpec", "ResolvedInputs",
+    "MissingInputError", "OutputSpec", "ResolvedInputs",
     "VariableSpec", "dump_yaml", "load_inputs_file", "module_layers", "parse_var_option", "parse_var_options",
     "StackInputs", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
     "split_engine_flags",
@@ -195,6 +195,14 @@ def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
         return {key: plain_value(item, where, budget) for key, item in value.items()}
     raise UsageError(f"{where}: a YAML {type(value).__name__} cannot be passed to the engine; "
                      "use a string, number, bool, list or map")
+
+
+class MissingInputError(UsageError):
+    """A required variable no source sets (exit 2, nothing run); `names` says which."""
+
+    def __init__(self, message: str, names: Sequence[str]) -> None:
+        super().__init__(message)
+        self.names = tuple(names)
 
 
 @dataclass(frozen=True)
@@ -477,11 +485,11 @@ def resolve_inputs(
                 explicit.pop(name, None)
     missing = [] if opaque else [n for n in sorted(specs) if specs[n].required and n not in origin]
     if len(missing) == 1:
-        raise UsageError(f"missing required input {missing[0]!r} for {module_dir}: "
-                         f"pass --var {missing[0]}=... or add it to --inputs")
+        raise MissingInputError(f"missing required input {missing[0]!r} for {module_dir}: "
+                                f"pass --var {missing[0]}=... or add it to --inputs", missing)
     if missing:
-        raise UsageError(f"missing required inputs {', '.join(map(repr, missing))} for "
-                         f"{module_dir}: pass --var NAME=... for each or add them to --inputs")
+        raise MissingInputError(f"missing required inputs {', '.join(map(repr, missing))} for "
+                                f"{module_dir}: pass --var NAME=... for each or add them to --inputs", missing)
     for name, value in explicit.items():
         _check_transport(specs[name], value, origin[name])
     return ResolvedInputs(

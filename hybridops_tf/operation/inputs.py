@@ -44,6 +44,7 @@ def resolve(
     extra_sensitive: frozenset[str] = frozenset(),
     stack_sources: Mapping[str, str] | None = None,
     recorded: str | None = None,
+    rerun_key: str | None = None,
 ) -> ResolvedInputs:
     """Step 1: every input parses, names a declared variable, and covers the required ones,
     counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
@@ -51,7 +52,9 @@ def resolve(
     var_options: `--var` texts, or the command line's CliInputs in the order given
     (--var, --inputs/--var-file files, the engine's -var/-var-file); an inputs_file comes
     before them, and before it the record key `recorded`'s rerun.inputs.yml, when given
-    (`hyops destroy`: what exists was built with the last run's inputs; given ones win).
+    (`hyops destroy`, `hyops plan`: what exists was built with the last run's inputs; given ones
+    win). Without it, a required input none of them sets names the record key `rerun_key`'s
+    rerun.inputs.yml, when there is one: the inputs the last run used.
     stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
     marks inputs secret although their variable is not (a value wired from a sensitive
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
@@ -60,16 +63,23 @@ def resolve(
     specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
-    resolved = inputs_mod.resolve_inputs(
-        specs,
-        stack_inputs=stack_inputs,
-        module_dir=str(target.directory),
-        stack_source="stack",
-        stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
-        base_layers=inputs_mod.module_layers(target.directory, specs),
-        layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
-                *(layer for item in given for layer in _layer(rt, target, item, specs))],
-    )
+    try:
+        resolved = inputs_mod.resolve_inputs(
+            specs,
+            stack_inputs=stack_inputs,
+            module_dir=str(target.directory),
+            stack_source="stack",
+            stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
+            base_layers=inputs_mod.module_layers(target.directory, specs),
+            layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
+                    *(layer for item in given for layer in _layer(rt, target, item, specs))],
+        )
+    except inputs_mod.MissingInputError as err:
+        path = rt.rerun_inputs_path(rerun_key) if rerun_key is not None and recorded is None else None
+        if path is None or not path.is_file():
+            raise
+        raise inputs_mod.MissingInputError(f"{err.message} (the last run's inputs: --inputs {shown(path)})",
+                                           err.names) from None
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
@@ -78,6 +88,22 @@ def resolve(
 
         resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
     return resolved
+
+
+def shown(path: Path) -> str:
+    """A path as a person types it here: relative to the current directory when below it."""
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def recorded_names(resolved: ResolvedInputs) -> list[str]:
+    """The inputs whose value came from the last run's rerun.inputs.yml."""
+    return sorted(n for n, source in resolved.sources.items() if source.startswith(RECORDED))
+
+
+RECORDED = "recorded"  # the source label of a value from the last run's rerun.inputs.yml
 
 
 def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
@@ -92,7 +118,7 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
         notices.warning(f"{path} is not used: {err.message}")
         return []
     usable = {k: v for k, v in recorded.items() if k in specs and v not in inputs_mod.PLACEHOLDERS}
-    return [InputLayer(f"recorded ({path.name} of the last run)", usable, strict=False)]
+    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)]
 
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:

@@ -213,6 +213,23 @@ def test_destroy_without_inputs_reuses_the_recorded_rerun_inputs(hyops: Hyops, r
     assert doc["name"]["overrides"][-1].startswith("recorded")
 
 
+def test_plan_without_inputs_reuses_the_recorded_ones_and_a_missing_input_names_the_file(
+        hyops: Hyops, required: Path) -> None:
+    """`hyops plan MODULE` after an apply given `--var cidr=...`: exit 2 ("missing required input
+    'cidr'"), although destroy reuses rerun.inputs.yml, and neither error named that file."""
+    assert hyops("apply", "modules/req", "--var", "cidr=10.22.0.0/16").returncode == 0
+    recorded = "runtime/config/modules/req/rerun.inputs.yml"
+
+    plan = hyops("plan", "modules/req", "--detailed-exitcode")
+    changed = hyops("plan", "modules/req", "--var", "name=other", "--detailed-exitcode")
+    apply = hyops("apply", "modules/req")
+
+    assert plan.returncode == 0, plan.stdout + plan.stderr  # no change: the recorded cidr was used
+    assert recorded in plan.stderr, plan.stderr  # and it says so, with the file `apply` would take
+    assert changed.returncode == 2, changed.stdout + changed.stderr  # given inputs still win
+    assert apply.returncode == 2 and f"--inputs {recorded}" in apply.stderr, apply.stderr
+
+
 def test_destroy_without_inputs_after_an_apply_with_none_still_works(hyops: Hyops, required: Path) -> None:
     """A module whose required input came from its terraform.tfvars records none; destroy
     reads the tfvars again through the engine."""
