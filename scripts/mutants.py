@@ -126,6 +126,9 @@ MUTANTS = (
     Mutant("plan ignores the recorded inputs destroy reuses", "hybridops_tf/cli/module_cmds.py",
            "            recorded_inputs=True,  # as destroy: the last run's inputs under those given\n", "",
            ("tests/integration/test_inputs_precedence.py", "-k", "plan_without_inputs")),
+    Mutant("a constant expression in a var file is refused", "hybridops_tf/inputs/values.py",
+           "        value = _constants(value)\n", "",
+           ("tests/unit/test_inputs.py", "-k", "constant_expression")),
 )
 
 

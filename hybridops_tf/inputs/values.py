@@ -139,8 +139,9 @@ def _json_inputs(text: str, path: Path | str) -> dict[str, Any]:
 
 def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     """A `.tfvars` file (HCL attributes), via python-hcl2. A value python-hcl2 hands back
-    as `${...}` is an expression (`1 + 2`) or an interpolation hyops does not evaluate:
-    refused when hyops must pass the value on (strict), kept as written otherwise."""
+    as `${...}` is an expression: a constant one (`1 + 2`) is evaluated as the engine does
+    (inputs/constants.py); any other (a function call, a template) is refused when hyops must
+    pass the value on (strict), kept as written otherwise."""
     from hybridops_tf.inputs.declarations import parse_hcl_text
 
     data = parse_hcl_text(text, path)
@@ -148,12 +149,28 @@ def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     for name, value in data.items():
         if name.startswith("__"):  # python-hcl2's own bookkeeping (line numbers), not a variable
             continue
+        value = _constants(value)
         if strict and _is_expression(value):
             raise UsageError(f"inputs file {path}: the value of {name!r} is an expression hyops does "
-                             "not evaluate; write a literal value (or use a .tfvars.json file)")
+                             "not evaluate (it evaluates literals and the operators on them, such as "
+                             "`1 + 2`, not function calls or templates); write the value it gives")
         values[name] = value
     plain: dict[str, Any] = plain_value(values, f"inputs file {path}")
     return plain
+
+
+def _constants(value: Any) -> Any:
+    """`value` with each constant expression python-hcl2 left as `${...}` text evaluated."""
+    if isinstance(value, list):
+        return [_constants(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _constants(v) for k, v in value.items()}
+    if _is_expression(value):
+        from hybridops_tf.inputs.constants import evaluate
+
+        known, result = evaluate(value[2:-1])
+        return result if known else value
+    return value
 
 
 def _is_expression(value: Any) -> bool:

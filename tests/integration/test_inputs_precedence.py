@@ -175,6 +175,25 @@ def test_tfvars_and_tfvars_json_files_are_accepted_by_inputs(hyops: Hyops, requi
         assert resolved(hyops, "req")["cidr"] == {"value": "10.11.0.0/16", "source": f"{option} {name}"}
 
 
+def test_a_constant_expression_in_a_var_file_reaches_the_engine_as_its_value(
+        hyops: Hyops, required: Path, tmp_path: Path) -> None:
+    """`octet = 1 + 2` in a var file, which the engine evaluates: hyops refused it (exit 2)."""
+    (required / "main.tf").write_text(REQUIRED_TF.replace("  cidr = var.cidr\n", '  cidr = "10.${var.octet}.0.0/16"\n')
+                                      + 'variable "octet" {\n  type = number\n}\n')
+    values = tmp_path / "consts.tfvars"
+    values.write_text('octet = (1 + 2) * 4 - 1\ncidr = "unused"\n')
+
+    out = hyops("apply", "modules/req", "--var-file", str(values))
+
+    assert out.returncode == 0, out.stderr
+    assert network_cidr(hyops) == "10.11.0.0/16"
+    assert resolved(hyops, "req")["octet"] == {"value": 11, "source": f"--var-file {values}"}
+    refused = values.with_name("call.tfvars")
+    refused.write_text("octet = max(1, 2)\ncidr = \"x\"\n")
+    call = hyops("apply", "modules/req", "--var-file", str(refused))
+    assert call.returncode == 2 and "'octet'" in call.stderr, call.stderr
+
+
 def test_an_undeclared_name_in_a_file_is_a_warning_but_in_a_var_an_error(
         hyops: Hyops, required: Path, tmp_path: Path) -> None:
     """As the engine: an undeclared value in a var file is a warning, in -var an error."""
