@@ -129,6 +129,10 @@ MUTANTS = (
     Mutant("a constant expression in a var file is refused", "hybridops_tf/inputs/values.py",
            "        value = _constants(value)\n", "",
            ("tests/unit/test_inputs.py", "-k", "constant_expression")),
+    Mutant("reconcile's commands for a workspace act on the default one", "hybridops_tf/reconcile/model.py",
+           "                 *((\"--workspace\", shlex.quote(where.workspace)) if where.workspace else ()), *extra]",
+           "                 *extra]",
+           ("tests/unit/test_reconcile_compare.py", "-k", "workspace_is_named")),
 )
 
 

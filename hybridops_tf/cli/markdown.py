@@ -196,7 +196,7 @@ def reconcile(report: Any, diagram: Sequence[str] = ()) -> list[str]:
 
     rows: list[tuple[str, ...]] = []
     for mod in report.modules:
-        name, status = text(mod.module_ref), text(str(mod.status))
+        name, status = text(mod.name), text(str(mod.status))
         for act in mod.actions:
             rows.append((name, status, text(f"{'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}"), ""))
         for f in mod.findings:

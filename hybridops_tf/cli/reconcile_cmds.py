@@ -153,7 +153,7 @@ def _render(report: Report) -> None:
     seen: set[object] = set()
     for mod in report.modules:
         where = f" ({mod.module_dir})" if mod.module_dir else ""
-        click.echo(f"{mod.module_ref}{where}: record {mod.status}")
+        click.echo(f"{mod.name}{where}: record {mod.status}")
         for act in mod.actions:
             click.echo(f"  {'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}")
         rows = [(f.code.value, f.detail) for f in mod.findings]
@@ -178,7 +178,7 @@ def _render(report: Report) -> None:
             if key and key not in seen:
                 seen.add(key)
                 about = " ".join([f.code.value, *f.addresses[:3]] + (["..."] if len(f.addresses) > 3 else []))
-                items.append((f"{about} in {mod.module_ref}", f.alternatives))
+                items.append((f"{about} in {mod.name}", f.alternatives))
         click.echo("")
     if items:
         click.echo("next actions, in order:")

@@ -172,7 +172,8 @@ class Commands:
         return shlex.quote(where.display_dir) if where.display_dir else "MODULE_DIR"
 
     def _module(self, command: str, where: Where, *extra: str) -> str:
-        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref), *extra]
+        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref),
+                 *(("--workspace", shlex.quote(where.workspace)) if where.workspace else ()), *extra]
         return " ".join(parts)
 
     def apply(self, where: Where) -> str:
@@ -311,6 +312,12 @@ class ModuleReport:
     actions: tuple[Action, ...] = ()
     addressed: tuple[str, ...] = ()  # addresses a successful --forget-orphan/--import dealt with
     released: tuple[tuple[str, str], ...] = ()  # (address, id): unmanaged on purpose, alive then (information)
+    workspace: str | None = None  # the record's workspace; None: the default one
+
+    @property
+    def name(self) -> str:
+        """The module as a person tells it from its other workspaces' records."""
+        return self.module_ref + (f" in workspace {self.workspace}" if self.workspace else "")
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -318,6 +325,8 @@ class ModuleReport:
             "checked": not self.unchecked,
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.workspace:
+            doc["workspace"] = self.workspace
         if self.released:
             doc["released"] = [{"address": a, "id": i} for a, i in self.released]
         if self.unchecked:

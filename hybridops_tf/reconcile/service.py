@@ -127,7 +127,7 @@ def reconcile(req: ReconcileRequest) -> Report:
             module_ref=target.module_ref, status=_status(ev),
             module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
             findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(one.actions),
-            addressed=one.addressed, released=_released(ev)))
+            addressed=one.addressed, released=_released(ev), workspace=target.workspace))
     return Report(tuple(modules), tuple(errors))
 
 

@@ -272,14 +272,14 @@ def test_errored_statefile_comes_first_and_pushes_with_the_engine_in_use() -> No
     assert "records ok" not in only(found, Code.PARTIAL_APPLY).detail  # not before the push
 
 
-def test_a_workspace_is_named_in_the_state_push_and_global_options_in_every_hyops_command() -> None:
+def test_a_workspace_is_named_in_the_state_push_and_every_hyops_command_with_the_global_options() -> None:
     ev = evidence(where=Where(REF, DIR, workspace="blue"), errored_state=True, record=record(Status.OK),
                   state=state("sim_network.this"), refresh=quiet())
 
     finding = only(compare(ev, Commands("hyops --runtime-root /rt", "/opt/tf/terraform")), Code.ERRORED_STATEFILE)
 
     assert finding.next_actions == (f"TF_WORKSPACE=blue /opt/tf/terraform -chdir={DIR} state push errored.tfstate",
-                                    f"hyops --runtime-root /rt reconcile {R}")
+                                    f"hyops --runtime-root /rt reconcile {R} --workspace blue")
 
 
 def test_a_module_directory_with_spaces_is_quoted_in_next_actions() -> None:
