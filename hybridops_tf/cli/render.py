@@ -98,6 +98,17 @@ def ascii_streams() -> None:
                 pass
 
 
+def clip(text: str, width: int) -> str:
+    """The first line of `text`, cut to `width` characters at a word with an ellipsis when
+    longer (a word longer than that is cut inside), for a table cell."""
+    line = (text.strip().splitlines() or [""])[0]
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1]
+    words = cut.rsplit(" ", 1)[0] if " " in cut.strip() and line[width - 1] != " " else cut
+    return words.rstrip() + "…"
+
+
 class ProgressPrinter:
     """Prints one line per resource event; on a TTY the line carries elapsed time live."""
 

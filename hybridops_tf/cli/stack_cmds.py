@@ -340,7 +340,8 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
         else:
             why = str(m.get("run_id") or "")
         if m.get("error"):
-            why = f"{why}: {str(m['error']).splitlines()[0][:100]}" if why else str(m["error"])[:100]
+            error = render.clip(str(m["error"]), 100)
+            why = f"{why}: {error}" if why else error
         row = (str(m.get("name")), str(m.get("module_ref")), status,
                *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
         rows.append(row)
