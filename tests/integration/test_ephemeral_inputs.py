@@ -7,12 +7,15 @@ file under the test's folder (runtime root, module, plan file) is then searched 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.integration.hyops_cli import Hyops
+from tests.integration.shared_store import SharedStore
 
 EPHEMERAL_TF = """
 variable "token" {
@@ -136,3 +139,17 @@ def test_a_saved_plan_made_with_an_ephemeral_value_applies_with_the_value_given_
     assert applied.returncode == 0, applied.stderr
     assert hyops.record("eph")["outputs"] == {"name": "planned"}
     assert _files_holding(hyops.workdir, TOKENS) == []
+
+
+@pytest.mark.postgres
+def test_an_ephemeral_value_is_kept_out_of_the_shared_store(ephemeral_hyops: Hyops, pg_store: SharedStore) -> None:
+    """The shared store keeps each run's meta (argv) and the module's rerun.inputs.yml."""
+    hyops = dataclasses.replace(ephemeral_hyops, extra_env={**ephemeral_hyops.extra_env, **pg_store.env()},
+                                store=pg_store)
+    _module(hyops)
+
+    applied = hyops("apply", "modules/eph", "--var", f"token={TOKENS[0]}")
+
+    assert applied.returncode == 0, applied.stderr
+    stored = pg_store.dump()
+    assert TOKENS[0] not in stored and "token: <ephemeral>" in stored and "token=<ephemeral>" in stored
