@@ -102,13 +102,13 @@ def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
 
 def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
+    lookups = lookup_spec.load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
     chosen = _targets(req)
     if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
         return Report((), ((f"no records under {req.runtime.root}: nothing to reconcile, so nothing "
                             "is known to be consistent (wrong folder? pass --runtime-root)",
                             ExitCode.INCONSISTENT),))
     imports = [orphans.parse_import(text) for text in req.imports]
-    lookups = lookup_spec.load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
     info, problem = _engine(req)
     claimed = places.claims_in(req.runtime.store)
     read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,

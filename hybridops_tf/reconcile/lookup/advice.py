@@ -58,7 +58,7 @@ def said(ask: Judgement) -> str:
         return (f"{lookup} found {_object(ask.kept[0])}, the one object of {kind}{_matched(ask)} that no known "
                 "state or record holds")
     if ask.outcome is Outcome.NONE:
-        return (f"{lookup} lists every object of {kind} that could match, and none{_matched(ask)} is free of "
+        return (f"{lookup} lists every object of {kind} that could match, and not one{_matched(ask)} is free of "
                 "every known state and record")
     if ask.outcome is Outcome.NOT_FOUND:
         return (f"{lookup} found no object of {kind}{_matched(ask)} that no known state or record holds, but it "
