@@ -136,23 +136,39 @@ def test_reconcile_refuses_a_bad_lookups_file_with_exit_2_before_anything_runs(
 def test_a_hung_command_is_killed_with_its_group_at_the_timeout(tmp_path: Path) -> None:
     gate, child_pid = tmp_path / "never-opened", tmp_path / "child.pid"
     hang = ("import os, pathlib, subprocess, sys, time\n"
-            f"child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'])\n"
+            f"child = subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(120)'],\n"
+            "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
             f"pathlib.Path({str(child_pid)!r}).write_text(str(child.pid))\n"
             "print('partial', flush=True)\n"
-            f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\n")
+            f"for _ in range(600):  # a safety net only: the gate is never opened\n"
+            f"    if os.path.exists({str(gate)!r}):\n        break\n    time.sleep(0.05)\n")
 
-    captured = process.run_capture([sys.executable, "-c", hang], timeout=1.0, cwd=tmp_path)
+    try:
+        captured = process.run_capture([sys.executable, "-c", hang], timeout=1.0, cwd=tmp_path)
+    finally:
+        grandchild = int(child_pid.read_text()) if child_pid.exists() else None
+    assert grandchild is not None
 
-    assert captured.timed_out and captured.returncode == -9 and captured.stdout == "partial\n"
-    pid = int(child_pid.read_text())
-    for _ in range(100):  # the grandchild was killed with the group: reaped by init shortly
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+    try:
+        assert captured.timed_out and captured.returncode == -9 and captured.stdout == "partial\n"
+    except AssertionError:
+        os.kill(grandchild, 9)  # a broken timeout: the test still leaves nothing running
+        raise
+    for _ in range(100):  # the grandchild was killed with the group (a zombie until init reaps it)
+        if _dead(grandchild):
             break
         time.sleep(0.05)
     else:
-        pytest.fail(f"the lookup's own child {pid} outlived the timeout")
+        os.kill(grandchild, 9)
+        pytest.fail(f"the lookup's own child {grandchild} outlived the timeout")
+
+
+def _dead(pid: int) -> bool:
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat_line.rpartition(")")[2].split()[0] in ("Z", "X")
 
 
 def test_a_command_that_answers_in_time_is_not_timed_out_and_runs_where_asked(tmp_path: Path) -> None:
