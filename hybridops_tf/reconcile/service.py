@@ -231,7 +231,8 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
                 found = consult.consult(ev, target, lookups, req.runtime, req.argv) or {}
                 if asked is not None:
                     asked.update(found)
-                done, ok = adopt.adopt(target, found, ev, ctx)
+                named = set(req.forget) | {address for address, _ in imports}  # a person's own call wins
+                done, ok = adopt.adopt(target, {o: f for o, f in found.items() if o not in named}, ev, ctx)
                 actions += done
                 adopted = bool(done)
                 last = None if done else last

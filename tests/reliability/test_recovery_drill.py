@@ -72,7 +72,8 @@ class Drill:
     def follow(self, command: str) -> None:
         argv = shlex.split(command)
         assert argv[0] == "hyops", f"advice {command!r} is not a hyops command"
-        self.commands[" ".join(argv[1:3])] += 1
+        flags = [a for a in argv if a in ("--write", "--import", "--forget-orphan", "--resume")]
+        self.commands[" ".join([argv[1] if argv[1] != "stack" else " ".join(argv[1:3]), *flags])] += 1
         self.run(*argv[1:])
 
     def play_person(self, finding: dict[str, Any]) -> None:
