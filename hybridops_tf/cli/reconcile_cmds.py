@@ -14,7 +14,7 @@ import click
 from click.core import ParameterSource
 
 from hybridops_tf.cli import render
-from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
+from hybridops_tf.cli.options import input_options, lock_option, lookups_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import settings
 
@@ -62,17 +62,21 @@ def hyops_prefix(ctx: click.Context) -> str:
               help="How many modules of --stack/--all are checked at the same time.")
 @input_options
 @lock_option
+@lookups_option
 @workspace_option
 @click.pass_context
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
                   forget: tuple[str, ...], forget_released: tuple[str, ...], imports: tuple[str, ...],
                   forget_record: bool, parallelism: int,
-                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
+                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float,
+                  lookups_file: Path | None) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
     Read-only unless --write, --import, --forget-orphan, --forget-released or --forget-record is
-    given; never prompts.
+    given; never prompts. With a lookups file, a suspect orphan whose type has a lookup is looked
+    up in the provider: `--write` adopts the one object found, or drops the orphan a complete
+    lookup found none of.
     `--format markdown` prints a table (module, status, why, next action) for a PR comment
     or $GITHUB_STEP_SUMMARY.
 
@@ -80,7 +84,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     Exit codes:
       0  consistent
       1  could not check (e.g. the engine failed) or an --import failed
-      2  usage error (e.g. a bad ADDRESS=ID)
+      2  usage error (e.g. a bad ADDRESS=ID, a lookups file that is not valid)
       3  findings (also --all with no records under the runtime root)
       4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-record)
 
@@ -106,7 +110,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
         var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
-        note=_note, parallelism=parallelism,
+        note=_note, parallelism=parallelism, lookups_file=lookups_file,
     )
     report = reconcile(req)
     for message, _ in report.errors:

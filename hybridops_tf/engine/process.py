@@ -73,6 +73,7 @@ class Captured:
     stdout: str
     stderr: str
     interrupted: int | None = None
+    timed_out: bool = False  # the timeout passed: its process group was killed (returncode is then -9)
 
 
 class SignalForwarder:
@@ -384,18 +385,30 @@ def _tee_stderr(stream: IO[bytes], log: IO[bytes] | None, on_line: Callable[[str
 
 
 def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                stdin_data: bytes | None = None) -> Captured:
-    """Run a read-only engine command to completion and return its output.
+                stdin_data: bytes | None = None, timeout: float | None = None,
+                cwd: Path | None = None) -> Captured:
+    """Run a read-only command to completion and return its output.
 
     Unlike run_streaming it runs even after a signal: reading state after an interrupted
     apply is how the record learns what the engine left behind.
+
+    With `timeout` (seconds), a command still running then is killed with its whole process
+    group (it leads its own session) and `timed_out` says so: reconcile's lookups
+    (reconcile/lookup/ask.py) run a user's command that may hang, and a hung read must not
+    hang hyops. `cwd` is where the command starts (default: ours).
     """
     with FORWARDER:
         # dies with us too
-        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      cwd=str(cwd) if cwd is not None else None)
         FORWARDER.register(proc)
+        timed_out = False
         try:
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                out, err = _kill_and_drain(proc)
         finally:
             FORWARDER.unregister(proc)
         return Captured(
@@ -403,5 +416,23 @@ def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
             out.decode("utf-8", errors="replace"),
             err.decode("utf-8", errors="replace"),
             interrupted=FORWARDER.received,
+            timed_out=timed_out,
         )
 
+
+_DRAIN_SECONDS = 5.0  # after the kill: a child that left the group may still hold our pipes
+
+
+def _kill_and_drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """SIGKILL the command's process group, then read what it wrote; pipes a straying
+    grandchild keeps open are abandoned after _DRAIN_SECONDS rather than waited on."""
+    _send(proc, signal.SIGKILL)
+    try:
+        out, err = proc.communicate(timeout=_DRAIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        proc.wait()
+        out, err = b"", b""
+    return out or b"", err or b""

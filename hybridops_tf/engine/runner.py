@@ -81,7 +81,7 @@ class Engine:
             raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}{where}")
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
-        captured = process.run_capture(argv, env=self.env, **self._stdin(argv))
+        captured = process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
         if captured.returncode != 0:
             raise EngineError(
                 f"`{' '.join(argv[1:])}` failed (exit {captured.returncode}): "

@@ -42,6 +42,7 @@ class ReportRequest:
     reconcile: bool = True  # run the read-only reconcile for the next commands
     hyops_prefix: str = "hyops"
     note: Callable[[str], None] | None = None
+    lookups_file: Path | None = None  # the reconcile's lookups file (None: the project top's, if any)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +211,7 @@ def _reconcile(req: ReportRequest) -> Report | None:
         runtime=req.runtime, modules_root=req.modules_root,
         module_dir=req.module_dir if req.stack_file is None and not req.all_records else None,
         ref=req.ref, stack_file=req.stack_file, all_records=req.all_records,
-        hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace))
+        hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace, lookups_file=req.lookups_file))
 
 
 def _single_key(req: ReportRequest) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.reconcile import rules
+from hybridops_tf.reconcile.lookup import advice
 from hybridops_tf.reconcile.model import (
     PRIORITY,
     Alternative,
@@ -291,9 +292,11 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
                                    f"holds at {address}; delete it, then --forget-orphan"), checked]
         else:
             steps.append(forget)
-        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
-                              alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
-                              planned_attributes=dict(attributes) if attributes is not None else None))
+        finding = _finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
+                           alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
+                           planned_attributes=dict(attributes) if attributes is not None else None)
+        lookup = (ev.lookups or {}).get(address)
+        found.append(advice.amend(finding, what, lookup, ev, cmd) if lookup is not None else finding)
     return found
 
 

@@ -23,6 +23,7 @@ from hybridops_tf.engine.events import (
 )
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
+from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
 
@@ -41,6 +42,7 @@ class Code(StrEnum):
     STALE_RUNNING = "stale_running"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
+    ORPHAN_FOUND = "orphan_found"
     SUSPECT_ORPHAN = "suspect_orphan"
     TAINTED = "tainted"
     DRIFT = "drift"
@@ -90,6 +92,7 @@ class Finding:
     alternatives: tuple[Alternative, ...] = ()
     evidence: OrphanEvidence | None = None  # suspect_orphan only
     planned_attributes: Mapping[str, Any] | None = None  # suspect_orphan: what the create was planned with
+    lookup: Mapping[str, Any] | None = None  # orphan_found/suspect_orphan: what its lookups answered
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"code": self.code.value, "module_ref": self.module_ref,
@@ -101,6 +104,8 @@ class Finding:
             doc["evidence"] = self.evidence.value
         if self.planned_attributes is not None:
             doc["planned_attributes"] = dict(self.planned_attributes)
+        if self.lookup is not None:
+            doc["lookup"] = dict(self.lookup)
         return doc
 
 
@@ -254,6 +259,8 @@ class ModuleEvidence:
     forgotten: bool = False  # --forget-record dropped its record: nothing to judge
     # No record, and other refs' records claim this directory and workspace's engine state.
     claimed_by: tuple[str, ...] = ()
+    # Per suspect orphan: what its lookups answered (reconcile/lookup/consult.py); None: none asked.
+    lookups: Mapping[str, OrphanLookup] | None = None
 
     @property
     def stale(self) -> bool:

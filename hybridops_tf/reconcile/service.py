@@ -28,6 +28,9 @@ from hybridops_tf.reconcile import orphans, released, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
+from hybridops_tf.reconcile.lookup import adopt, consult
+from hybridops_tf.reconcile.lookup import spec as lookup_spec
+from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.reconcile.model import (
     FORGOTTEN,
     Action,
@@ -65,6 +68,7 @@ class ReconcileRequest:
     note: Callable[[str], None] | None = None
     workspace: str | None = None  # a single module's workspace (None: the default one)
     parallelism: int = DEFAULT_PARALLELISM  # modules checked at the same time
+    lookups_file: Path | None = None  # --lookups/HYOPS_LOOKUPS (None: the project top's hyops.lookups.yml, if any)
 
     @property
     def read_only(self) -> bool:
@@ -100,6 +104,7 @@ def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
 
 def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
+    lookups = lookup_spec.load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
     chosen = _targets(req)
     if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
         return Report((), ((f"no records under {req.runtime.root}: nothing to reconcile, so nothing "
@@ -117,7 +122,7 @@ def reconcile(req: ReconcileRequest) -> Report:
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))
     with process.FORWARDER, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hyops-reconcile") as pool:
-        checked = _by_directory(pool, chosen, lambda t: _check(req, t, ctx, read_opts, imports))
+        checked = _by_directory(pool, chosen, lambda t: _check(req, t, ctx, read_opts, imports, lookups))
     modules: list[ModuleReport] = []
     errors: list[tuple[str, int]] = []
     for target, one in zip(chosen, checked, strict=True):
@@ -161,29 +166,47 @@ class _Checked:
 
 
 def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext, read_opts: GatherOptions,
-           imports: list[tuple[str, str]]) -> _Checked:
-    """One module (on a worker thread): the writes asked for, then the evidence to report."""
+           imports: list[tuple[str, str]], lookups: lookup_spec.Lookups) -> _Checked:
+    """One module (on a worker thread): the writes asked for, then the evidence to report
+    (with what the lookups answered about its suspect orphans)."""
     if req.read_only:
-        return _Checked(gather(target, read_opts))
-    actions, failed, addressed, settled = _mutate(req, target, ctx, imports)
+        return _Checked(_looked_up(req, target, gather(target, read_opts), lookups))
+    asked: dict[str, OrphanLookup] = {}
+    actions, failed, addressed, settled = _mutate(req, target, ctx, imports, lookups, asked)
     if any(a.kind is ActionKind.FORGET_RECORD and a.ok for a in actions):
         return _Checked(forgotten(target, req.runtime), tuple(actions), tuple(failed), addressed)
     ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
-    return _Checked(ev, tuple(actions), tuple(failed), addressed)
+    return _Checked(_looked_up(req, target, ev, lookups, asked), tuple(actions), tuple(failed), addressed)
+
+
+def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,
+               asked: dict[str, OrphanLookup] | None = None) -> ModuleEvidence:
+    """The evidence with its suspect orphans' lookups: asked now, or (after `--write` asked
+    them) those answers again for the orphans that remain, so nothing is asked twice."""
+    if not lookups:
+        return ev
+    if asked:
+        left = {o: asked[o] for o in consult.suspects(ev) if o in asked}
+        return consult.with_lookups(ev, left)
+    return consult.with_lookups(ev, consult.consult(ev, target, lookups, req.runtime, req.argv))
 
 
 def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
-            imports: list[tuple[str, str]]
+            imports: list[tuple[str, str]], lookups: lookup_spec.Lookups | None = None,
+            asked: dict[str, OrphanLookup] | None = None,
             ) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...], Settled | None]:
     """--write, --forget-orphan, --import, --write: stop at the first refusal or failure.
 
     Also returns the addresses a successful --forget-orphan/--import dealt with: the exit
     code then says whether their findings are gone (Report.exit_code); and the last settle
-    when nothing changed the module after it (its evidence is then the report's).
+    when nothing changed the module after it (its evidence is then the report's). With
+    `--write` and lookups, what they answered about the suspect orphans goes into `asked`
+    and is acted on (lookup/adopt.py) right after the first settle.
     """
     actions: list[Action] = []
     addressed: list[str] = []
     last: Settled | None = None
+    adopted = False
     try:
         if req.forget_record:
             if req.write or req.forget or req.forget_released or imports:
@@ -205,6 +228,18 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         if req.write:
             last = settle_write.settle(target, ctx)
             actions += last.actions
+            if lookups:
+                ev = last.evidence if last.evidence is not None else gather(target, ctx.gather)
+                found = consult.consult(ev, target, lookups, req.runtime, req.argv) or {}
+                if asked is not None:
+                    asked.update(found)
+                named = set(req.forget) | {address for address, _ in imports}  # a person's own call wins
+                done, ok = adopt.adopt(target, {o: f for o, f in found.items() if o not in named}, ev, ctx)
+                actions += done
+                adopted = bool(done)
+                last = None if done else last
+                if not ok:
+                    return actions, [(f"{target.module_ref}: {done[-1].detail}", done[-1].exit_code or 1)], (), None
         for address in req.forget:
             last = None
             actions.append(orphans.forget(target, address, ctx))
@@ -219,7 +254,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
             if not action.ok:
                 return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], (), None
             addressed.append(address)
-        if req.write and (req.forget or imports):
+        if req.write and (req.forget or imports or adopted):
             last = settle_write.settle(target, ctx)
             actions += last.actions
     except Interrupted:
