@@ -21,9 +21,9 @@ from typing import Any, Protocol
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.engine import process
-from hybridops_tf.operation import inputs, steps
+from hybridops_tf.operation import config_digest, inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
-from hybridops_tf.record import transitions
+from hybridops_tf.record import applied, transitions
 from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     Command,
@@ -280,30 +280,41 @@ class _Execution:
     def _apply(self, member: Member) -> MemberResult:
         upstream = {u: self.results[u].outputs for u in member.depends_on}
         wired = self.wiring.for_apply(member, upstream)
+        action = "apply"
         if self.req.resume:
             rec = self.store.read(member.key)
-            if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
-                self._notify(member.name, "skip (ok, inputs unchanged)")
+            why = self._changes(member, rec, wired.values, wired.sensitive)
+            if rec is not None and not why:
+                self._notify(member.name, "skip (ok, nothing changed)")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
                                     changed=False)
-        self._notify(member.name, "apply")
+            if rec is not None and rec.status is Status.OK:
+                action = f"apply ({'; '.join(why)})"
+        self._notify(member.name, action)
         outcome = steps.run(self._request(member, "apply", wired.values, wired.sensitive))
         rec = outcome.record
         if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
             return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
         return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
 
-    def _unchanged(self, member: Member, rec: OperationRecord, values: dict[str, Any],
-                   sensitive: frozenset[str]) -> bool:
-        """--resume: `ok` with the digest of exactly these resolved inputs (as operation.run
-        computes it), in the same workspace."""
-        if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
-            return False
-        key = inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
+    def _changes(self, member: Member, rec: OperationRecord | None, values: dict[str, Any],
+                  sensitive: frozenset[str]) -> tuple[str, ...]:
+        """--resume: why `rec` does not vouch for applying the member now (record/applied.py);
+        () when it is `ok` and was applied from exactly this configuration, these resolved
+        inputs (digested as operation.run does), this engine and workspace."""
+        if rec is None:
+            return ("it has no record",)
+        rt = self.wiring.runtime
+        key = inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
-            return False
-        resolved = inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
-        return resolved.digest(key) == rec.inputs_digest
+            return ("no digest can match: the runtime root has no digest key",)
+        resolved = inputs.resolve(rt, member.target, None, (), values, sensitive)
+        info = rt.engine_info()
+        now = applied.AppliedFrom(
+            config_digest=config_digest.config_digest(member.directory, config_digest.env_values(resolved), key),
+            inputs_digest=resolved.digest(key), engine_binary=str(info.binary), engine_version=info.version,
+            workspace=member.workspace)
+        return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:
         """One engine call per member on the critical path: its `destroy` (an owned member: a
