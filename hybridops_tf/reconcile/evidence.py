@@ -53,8 +53,9 @@ from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_p
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import places, reads
+from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
-from hybridops_tf.record import layout, transitions
+from hybridops_tf.record import applied, layout, transitions
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -74,6 +75,7 @@ class Target:
     workspace: str | None = None
     fallback_inputs: Mapping[str, Any] | None = None  # stack inputs, when no rerun.inputs.yml
     stack_file: Path | None = None  # set when the module is reconciled as a stack member
+    unwired: tuple[str, ...] = ()  # a member's inputs whose value now is unknown (reconcile/members.py)
 
     @property
     def key(self) -> str:
@@ -308,14 +310,18 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
     shown = None if directory is None else display_dir(directory, opts.runtime.root.parent)
+    member = None if target.stack_file is None else members.Member(
+        directory, workspace, target.fallback_inputs or {}, target.unwired)
     where = Where(target.module_ref, shown, workspace,
                   exists and directory is not None and bool(hooks.applying(directory)),
                   inputs_args=rerun_args(target, opts.runtime, directory if exists else None,
                                          opts.var_options),
-                  stack_file=_display(target.stack_file) if target.stack_file else None)
+                  stack_file=_display(target.stack_file) if target.stack_file else None,
+                  stack_args=members.stack_args(member, record, opts.runtime) if member else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
+    changed = members.applied_changes(member, record, opts.runtime, opts.engine) if member else None
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
-                          record_path=store.where(target.key), lock_free=lock_free)
+                          record_path=store.where(target.key), lock_free=lock_free, applied_changes=changed)
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
@@ -354,8 +360,9 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
+    judge = changed is not None and set(changed) <= {applied.UNKNOWN_CONFIG}  # else config_changed says it
     if opts.lock_held or store.read_lock_needs_files(target.key):
-        parts = _engine_evidence(module, record, opts, reuse)
+        parts = _engine_evidence(module, record, opts, reuse, judge)
         return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
@@ -364,7 +371,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
 
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
-            parts = _engine_evidence(module, record, opts, reuse)
+            parts = _engine_evidence(module, record, opts, reuse, judge)
             return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
@@ -470,10 +477,12 @@ def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
 
 
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions,
-                     reuse: EngineEvidence | None = None) -> EngineEvidence:
-    """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan."""
+                     reuse: EngineEvidence | None = None, judge: bool = False) -> EngineEvidence:
+    """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan;
+    with `judge` (a stack member ok and applied from what the stack gives now, or not saying
+    what it applied), the plan too, unless drift already says apply: `plan_changes`."""
     assert target.directory is not None
-    want = _plan_wanted(record)
+    want = _plan_wanted(record) or ("plain" if judge else None)
     if want is None and reuse is not None and _lost_ids(record, reuse.state):
         want = "plain"
     if reuse is not None and (kept := _reusable(reuse, want)) is not None:
@@ -493,6 +502,8 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
     read = reuse if reuse is not None else _read_state_and_refresh(engine, target.directory, errored, inputs_problem)
     if want is None and _lost_ids(record, read.state):
         want = "plain"  # lost from state, or no longer declared: only the plan tells which
+    elif judge and _plan_wanted(record) is None and not _plain_plan_tells(read, resolved):
+        want = None
     if read.final or want is None:
         return read
     if read.refresh is not None and not read.refresh.drift:
@@ -505,6 +516,15 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
         (plan, why), attributes = _plan(engine, refresh_only=False, refresh=refresh_again), None
     return dataclasses.replace(read, plan=plan, plan_unchecked=(why,) if why else (), planned_attributes=attributes,
                                plan_kind=want)
+
+
+def _plain_plan_tells(read: EngineEvidence, resolved: inputs_mod.ResolvedInputs | None) -> bool:
+    """An ok member's plan says something drift has not said already, with the values it
+    was applied with (a sensitive one is only `<redacted>` in rerun.inputs.yml: a plan with
+    that would show a change that is not there)."""
+    if read.refresh is None or read.refresh.drift or resolved is None:
+        return False
+    return REDACTED not in resolved.values.values()
 
 
 def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inputs_problem: str | None

@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 
+# The one reason that says nothing changed, only that the record cannot tell: reconcile then
+# asks the plan (reconcile/evidence.py), while --resume applies the member again.
+UNKNOWN_CONFIG = "its record does not say which configuration it applied"
+
 
 @dataclass(frozen=True, slots=True)
 class AppliedFrom:
@@ -37,7 +41,7 @@ def changes(rec: OperationRecord, now: AppliedFrom) -> tuple[str, ...]:
         return (f"its record is {rec.status.value}, not ok",)
     why: list[str] = []
     if not rec.config_digest:
-        why.append("its record does not say which configuration it applied")
+        why.append(UNKNOWN_CONFIG)
     elif rec.config_digest != now.config_digest:
         why.append("its configuration changed")
     if not rec.inputs_digest or rec.inputs_digest != now.inputs_digest:
