@@ -648,8 +648,9 @@ def test_the_stack_variant(
 ) -> None:
     """STACK set at the top of the file (the recipe's other mode): the stack apply fails at the
     vm; the JUnit report, `stack status` and, on the next runner, `reconcile --stack` tell the
-    story; a person then runs the summary's next command in their own checkout: its --inputs
-    names the member's rerun.inputs.yml under .hyops, which hyops brings from the store."""
+    story; a person then runs the summary's module command in their own checkout: it carries
+    the member's inputs as the stack file gives them now (as `--var`), wired from the
+    upstream records the store holds, never a rerun.inputs.yml that may be stale."""
     project = new_project("stack")
     project.faults = faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}])
     main = recipe.on_main(project, STACK=STACK)
