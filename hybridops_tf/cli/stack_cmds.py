@@ -132,7 +132,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
             click.echo(f"report: {result.report_path}")
         if result.exit_code == ExitCode.FAILED and command == "apply":
             click.echo(f"next: fix the cause, then `hyops stack apply {stack_file} --resume` "
-                       "(ok members are skipped); `hyops reconcile` shows what is live")
+                       "(ok members with nothing changed are skipped); `hyops reconcile` shows what is live")
         elif result.exit_code == ExitCode.FAILED:
             click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
                        "(destroyed members are skipped)")
@@ -142,7 +142,8 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
 @stack_group.command("apply")
 @_run_options
 @click.option("--resume", is_flag=True,
-              help="Skip members whose record is ok with the same resolved inputs.")
+              help="Skip members whose record is ok and was applied from the same configuration "
+                   "files, inputs, engine and workspace as now.")
 @click.pass_context
 def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
               lock_timeout: float, as_json: bool, output_format: str | None, resume: bool) -> None:

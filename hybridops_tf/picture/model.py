@@ -35,7 +35,7 @@ class Look:
 # `stale`, a `running` record nobody runs any more.
 LOOKS: dict[str, Look] = {
     "ok": Look("#d7f5dd", "#1a7f37", "", 2, "✓", "applied, and the engine said so"),
-    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already with the same inputs (--resume)"),
+    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already, nothing changed (--resume)"),
     "error": Look("#ffd8d3", "#b42318", "", 4, "✗", "failed: may be partly live"),
     "pending": Look("#ffffff", "#57606a", "6 4", 2, "…", "never started: blocked"),
     "running": Look("#fff3c4", "#9a6700", "10 3 2 3", 2, "▶", "running now"),
