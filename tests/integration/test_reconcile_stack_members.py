@@ -38,15 +38,26 @@ def run_as_given(env: StackEnv, command: str) -> Any:
     return env.hyops(*argv[1:])
 
 
+def rename_health_check(env: StackEnv) -> Path:
+    """A commit changes the health member's configuration (its check's default name)."""
+    health = env.directory / "health"
+    (health / "main.tf").write_text((health / "main.tf").read_text().replace('"demo-health"', '"demo-health-v2"'))
+    return health
+
+
+def health_finding(env: StackEnv, code: str) -> dict[str, Any]:
+    """reconcile --stack: exit 3, and the one finding, `code`, is the health member's."""
+    exit_code, doc = reconcile(env)
+    assert exit_code == 3, doc
+    assert codes(doc) == {"demo/network": [], "demo/vm": [], "demo/config": [], "demo/health": [code]}
+    return findings(doc)["demo/health"][0]
+
+
 def test_an_ok_member_whose_configuration_changed_is_a_finding_resume_settles(applied: StackEnv) -> None:
-    health_tf = applied.directory / "health" / "main.tf"
-    health_tf.write_text(health_tf.read_text().replace('"demo-health"', '"demo-health-v2"'))
+    rename_health_check(applied)
 
-    code, doc = reconcile(applied)
+    finding = health_finding(applied, "config_changed")
 
-    assert code == 3, doc
-    assert codes(doc) == {"demo/network": [], "demo/vm": [], "demo/config": [], "demo/health": ["config_changed"]}
-    [finding] = findings(doc)["demo/health"]
     assert "its configuration changed" in finding["detail"]
     assert finding["next_actions"] == ["hyops stack apply stack/stack.yml --resume"]
 
@@ -61,14 +72,10 @@ def test_a_record_that_does_not_say_what_it_applied_is_judged_by_its_plan(applie
         rec = applied.hyops.record(f"demo/{name}")
         del rec["config_digest"]
         applied.hyops.write_record(f"demo/{name}", rec)
-    health_tf = applied.directory / "health" / "main.tf"
-    health_tf.write_text(health_tf.read_text().replace('"demo-health"', '"demo-health-v2"'))
+    rename_health_check(applied)
 
-    code, doc = reconcile(applied)
+    finding = health_finding(applied, "plan_changes")
 
-    assert code == 3, doc
-    assert codes(doc) == {"demo/network": [], "demo/vm": [], "demo/config": [], "demo/health": ["plan_changes"]}
-    [finding] = findings(doc)["demo/health"]
     assert "sim_health_check.this" in finding["addresses"]
     assert finding["next_actions"] == ["hyops stack apply stack/stack.yml --resume"]
 
@@ -76,18 +83,14 @@ def test_a_record_that_does_not_say_what_it_applied_is_judged_by_its_plan(applie
 def test_plan_changes_the_record_cannot_see_are_advised_without_resume(applied: StackEnv) -> None:
     # something the digest cannot see (an unpinned remote module, a data source) changed:
     # here the configuration, with the record forged to claim it was applied from it
-    health = applied.directory / "health"
-    (health / "main.tf").write_text((health / "main.tf").read_text().replace('"demo-health"', '"demo-health-v2"'))
+    health = rename_health_check(applied)
     rec = applied.hyops.record("demo/health")
     key = (applied.hyops.runtime_root / "config" / "digest.key").read_bytes()
     rec["config_digest"] = config_digest.config_digest(health, {}, key)
     applied.hyops.write_record("demo/health", rec)
 
-    code, doc = reconcile(applied)
+    finding = health_finding(applied, "plan_changes")
 
-    assert code == 3, doc
-    [finding] = findings(doc)["demo/health"]
-    assert finding["code"] == "plan_changes"
     assert finding["next_actions"] == ["hyops stack apply stack/stack.yml"]  # --resume would skip it
     assert run_as_given(applied, finding["next_actions"][0]).returncode == 0
     assert reconcile(applied)[0] == 0
@@ -96,21 +99,27 @@ def test_plan_changes_the_record_cannot_see_are_advised_without_resume(applied: 
 BAD_VM = [{"type": "sim_vm", "name": "bad-vm", "op": "create", "mode": "fail_after_create"}]
 
 
-def test_a_failed_member_is_advised_from_the_stack_file_as_it_is_now(
-    stack_env: StackEnv, faults_file: Callable[..., Path]
-) -> None:
+@pytest.fixture
+def vm_failed_then_fixed(stack_env: StackEnv, faults_file: Callable[..., Path]) -> dict[str, Any]:
+    """A stack apply fails at vm on an input the user then removes from stack.yml; the
+    partial_apply finding `reconcile --stack` gives vm after the fix."""
     faults_file(BAD_VM)
     original = stack_env.directory.joinpath("stack.yml").read_text()
     stack_env.write(original.replace("inputs: {size: small}", "inputs: {size: small, name: bad-vm}"))
     assert stack_env.stack("apply", "stack/stack.yml").returncode == 1
     assert statuses(stack_env.report())["vm"] == "error"
     stack_env.write(original)  # the user removes the failing input
-
     code, doc = reconcile(stack_env)
-
     assert code == 3, doc
     [partial] = [f for f in findings(doc)["demo/vm"] if f["code"] == "partial_apply"]
-    [stack_cmd, module_cmd, destroy_cmd] = [a["command"] for a in partial["alternatives"]]
+    return partial
+
+
+def test_a_failed_member_is_advised_from_the_stack_file_as_it_is_now(
+    stack_env: StackEnv, vm_failed_then_fixed: dict[str, Any]
+) -> None:
+    [stack_cmd, module_cmd, destroy_cmd] = [a["command"] for a in vm_failed_then_fixed["alternatives"]]
+
     assert stack_cmd == "hyops stack apply stack/stack.yml --resume"
     assert module_cmd.startswith("hyops apply stack/vm --ref demo/vm ")
     assert "bad-vm" not in module_cmd and "rerun.inputs.yml" not in module_cmd
@@ -124,17 +133,9 @@ def test_a_failed_member_is_advised_from_the_stack_file_as_it_is_now(
 
 
 def test_the_stack_command_for_a_failed_member_applies_it_and_what_waits_on_it(
-    stack_env: StackEnv, faults_file: Callable[..., Path]
+    stack_env: StackEnv, vm_failed_then_fixed: dict[str, Any]
 ) -> None:
-    faults_file(BAD_VM)
-    original = stack_env.directory.joinpath("stack.yml").read_text()
-    stack_env.write(original.replace("inputs: {size: small}", "inputs: {size: small, name: bad-vm}"))
-    assert stack_env.stack("apply", "stack/stack.yml").returncode == 1
-    stack_env.write(original)
-
-    _, doc = reconcile(stack_env)
-    [partial] = [f for f in findings(doc)["demo/vm"] if f["code"] == "partial_apply"]
-    done = run_as_given(stack_env, partial["alternatives"][0]["command"])
+    done = run_as_given(stack_env, vm_failed_then_fixed["alternatives"][0]["command"])
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert statuses(stack_env.report()) == {"network": "skipped", "vm": "ok", "config": "ok", "health": "ok"}
