@@ -253,11 +253,14 @@ class EngineEvidence:
     planned_attributes: dict[str, dict[str, Any]] | None = None
     plan_kind: str | None = None  # None: no normal plan; "plain"; "attributes" (saved and shown)
     final: bool = False  # no plan can be run (no engine, inputs missing): nothing more to read
+    # a stack member's ok record against the stack now (reconcile/members.py), read once init
+    # has run: the lock file an apply would read is there then
+    applied_changes: tuple[str, ...] | None = None
 
     def changes(self) -> dict[str, Any]:
         return {"state": self.state, "refresh": self.refresh, "plan": self.plan,
                 "errored_state": self.errored_state, "unchecked": self.unchecked + self.plan_unchecked,
-                "planned_attributes": self.planned_attributes}
+                "planned_attributes": self.planned_attributes, "applied_changes": self.applied_changes}
 
 
 def _plan_wanted(record: OperationRecord | None) -> str | None:
@@ -319,9 +322,8 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                   stack_file=_display(target.stack_file) if target.stack_file else None,
                   stack_args=members.stack_args(member, record, opts.runtime) if member else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
-    changed = members.applied_changes(member, record, opts.runtime, opts.engine) if member else None
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
-                          record_path=store.where(target.key), lock_free=lock_free, applied_changes=changed)
+                          record_path=store.where(target.key), lock_free=lock_free)
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
@@ -360,9 +362,8 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
-    judge = changed is not None and set(changed) <= {applied.UNKNOWN_CONFIG}  # else config_changed says it
     if opts.lock_held or store.read_lock_needs_files(target.key):
-        parts = _engine_evidence(module, record, opts, reuse, judge)
+        parts = _engine_evidence(module, record, opts, reuse, member)
         return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
@@ -371,7 +372,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
 
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
-            parts = _engine_evidence(module, record, opts, reuse, judge)
+            parts = _engine_evidence(module, record, opts, reuse, member)
             return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
@@ -476,13 +477,20 @@ def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
         return None
 
 
+def _judged(changed: tuple[str, ...] | None) -> bool:
+    """An ok member whose record vouches for the stack now, or cannot say: its plan decides
+    (any other change is config_changed already, and --resume applies it)."""
+    return changed is not None and set(changed) <= {applied.UNKNOWN_CONFIG}
+
+
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions,
-                     reuse: EngineEvidence | None = None, judge: bool = False) -> EngineEvidence:
+                     reuse: EngineEvidence | None = None, member: members.Member | None = None) -> EngineEvidence:
     """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan;
-    with `judge` (a stack member ok and applied from what the stack gives now, or not saying
-    what it applied), the plan too, unless drift already says apply: `plan_changes`."""
+    for a stack `member` its record against the stack now and, when that does not already say
+    it must be applied again, the plan too, unless drift says so: `plan_changes`."""
     assert target.directory is not None
-    want = _plan_wanted(record) or ("plain" if judge else None)
+    changed = reuse.applied_changes if reuse is not None else None
+    want = _plan_wanted(record) or ("plain" if _judged(changed) else None)
     if want is None and reuse is not None and _lost_ids(record, reuse.state):
         want = "plain"
     if reuse is not None and (kept := _reusable(reuse, want)) is not None:
@@ -499,7 +507,12 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
         engine = _engine(opts, target.directory, resolved, target.workspace, target.module_ref)
     except (EngineError, RefusedError) as err:
         return EngineEvidence(errored_state=errored, unchecked=(err.message,), final=True)
+    if reuse is None and member is not None:  # after init, as a run compares it
+        changed = members.applied_changes(member, record, opts.runtime, opts.engine)
+    judge = _judged(changed)
+    want = want or ("plain" if judge else None)
     read = reuse if reuse is not None else _read_state_and_refresh(engine, target.directory, errored, inputs_problem)
+    read = dataclasses.replace(read, applied_changes=changed)
     if want is None and _lost_ids(record, read.state):
         want = "plain"  # lost from state, or no longer declared: only the plan tells which
     elif judge and _plan_wanted(record) is None and not _plain_plan_tells(read, resolved):
