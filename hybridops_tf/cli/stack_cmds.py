@@ -132,7 +132,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
             click.echo(f"report: {result.report_path}")
         if result.exit_code == ExitCode.FAILED and command == "apply":
             click.echo(f"next: fix the cause, then `hyops stack apply {stack_file} --resume` "
-                       "(ok members are skipped); `hyops reconcile` shows what is live")
+                       "(ok members with nothing changed are skipped); `hyops reconcile` shows what is live")
         elif result.exit_code == ExitCode.FAILED:
             click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
                        "(destroyed members are skipped)")
@@ -142,7 +142,8 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
 @stack_group.command("apply")
 @_run_options
 @click.option("--resume", is_flag=True,
-              help="Skip members whose record is ok with the same resolved inputs.")
+              help="Skip members whose record is ok and was applied from the same configuration "
+                   "files, inputs, engine and workspace as now.")
 @click.pass_context
 def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
               lock_timeout: float, as_json: bool, output_format: str | None, resume: bool) -> None:
@@ -211,13 +212,18 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
 def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_format: str | None) -> None:
     """Show the last run of STACK_FILE: ok, failed, pending and why.
 
-    `--format markdown` prints a table (member, status, why, next action) for a PR
+    The last run report is read with every member's record now: a run whose runner stopped
+    before writing its end is shown as interrupted, its members as their records say, and a
+    member whose outcome is uncertain (a stale `running` record, suspect orphans) is named
+    first. `--format markdown` prints a table (member, status, why, next action) for a PR
     comment or $GITHUB_STEP_SUMMARY.
 
     \b
     Exit codes:
-      0  shown (whatever the members' statuses)
-      2  invalid stack file, or an unreadable run report
+      0  shown, and nothing uncertain
+      2  invalid stack file, or an unreadable run report or record
+      3  shown: the last run did not finish (its runner is gone), or a member's outcome is
+         uncertain (`hyops reconcile --stack STACK_FILE` says what is live)
 
     \b
     Example:
@@ -226,27 +232,29 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf.cli.root_note import note_root
+    from hybridops_tf.stack import view
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.report import record_status, status_document
+    from hybridops_tf.stack.report import records_now, status_document
 
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+    runtime = settings(ctx).runtime
+    stack = load_stack(stack_file, runtime.hcl_cache())
     note_root(ctx)
-    doc = status_document(stack, settings(ctx).runtime)
+    entries = records_now(stack, runtime)
+    doc = status_document(stack, runtime, entries)
+    code = ExitCode.INCONSISTENT if view.is_uncertain(doc) else ExitCode.OK
     fmt = render.output_format(as_json, output_format)
     if fmt == "markdown":
-        _markdown_status(ctx, stack, stack_file, doc)
-        return
-    if fmt == "json":
+        _markdown_status(ctx, stack, stack_file, doc, entries=entries)
+    elif fmt == "json":
         click.echo(json.dumps(doc, indent=2))
-        return
-    if doc["run_id"] is None:
-        click.echo(f"stack {stack.name}: never run (records as they stand)")
     else:
-        click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
-                   f"finished {doc['finished_at']}")
-    store = settings(ctx).runtime.store
-    now = {m.name: record_status(store, m.key) for m in stack.members}
-    _table(doc["members"], now)
+        click.echo(view.headline(doc))
+        for line in view.uncertain_lines(doc):
+            click.echo(f"uncertain: {line}")
+        _table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
+        if code != ExitCode.OK:
+            click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")
+    ctx.exit(code)
 
 
 @stack_group.command("graph")
@@ -311,22 +319,22 @@ def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
 
 
 def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
-                     heading: str = "hyops stack status") -> None:
+                     heading: str = "hyops stack status", entries: dict[str, Any] | None = None) -> None:
     """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
     flowchart with each member's status, then the members' table with each one's next command."""
     from hybridops_tf.cli import markdown
     from hybridops_tf.cli.reconcile_cmds import hyops_prefix
     from hybridops_tf.picture.mermaid import markdown_block
-    from hybridops_tf.stack.report import record_status
+    from hybridops_tf.stack.report import records_now
 
-    store = settings(ctx).runtime.store
-    now = {m.name: record_status(store, m.key) for m in stack.members}
+    entries = records_now(stack, settings(ctx).runtime) if entries is None else entries
+    now = {name: e.shown_status for name, e in entries.items()}
     diagram = markdown_block(_picture(ctx, stack))
     for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):
         click.echo(line)
 
 
-def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> None:
+def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None, state: str | None = None) -> None:
     """Members with their status and why; pending ones name what blocked them."""
     by_name = {m.get("name"): m for m in members}
     header = ("MEMBER", "REF", "STATUS", *(("RECORD",) if record_now is not None else ()), "RUN / WHY")
@@ -335,8 +343,8 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
         status = str(m.get("status"))
         if status == "pending":
             blocker = m.get("blocked_by")
-            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})"
-                   if blocker else "not started: the run was interrupted")
+            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})" if blocker
+                   else "waiting to start" if state == "running" else "not started: the run was interrupted")
         else:
             why = str(m.get("run_id") or "")
         if m.get("error"):

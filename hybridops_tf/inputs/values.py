@@ -302,6 +302,18 @@ def split_engine_flags(passthrough: Sequence[str]) -> tuple[list[CliInput], list
 MODULE_VAR_FILES = ("terraform.tfvars", "terraform.tfvars.json")
 
 
+def module_var_files(directory: Path) -> list[str]:
+    """The var files the engine reads from a root module directory on its own, in its order:
+    terraform.tfvars, terraform.tfvars.json, then *.auto.tfvars and *.auto.tfvars.json in
+    lexical order of their names."""
+    try:
+        autos = sorted(p.name for p in directory.iterdir()
+                       if p.name.endswith((".auto.tfvars", ".auto.tfvars.json")) and p.is_file())
+    except OSError:
+        autos = []
+    return [n for n in MODULE_VAR_FILES if (directory / n).is_file()] + autos
+
+
 def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
                   environ: Mapping[str, str] | None = None) -> list[InputLayer]:
     """What the engine reads on its own, lowest first: the caller's TF_VAR_<name> for
@@ -313,12 +325,7 @@ def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
                 if f"TF_VAR_{name}" in env}
     layers = [InputLayer("env", from_env, explicit=False, strict=False)]
     directory = Path(directory)
-    try:
-        autos = sorted(p.name for p in directory.iterdir()
-                       if p.name.endswith((".auto.tfvars", ".auto.tfvars.json")) and p.is_file())
-    except OSError:
-        autos = []
-    for name in [n for n in MODULE_VAR_FILES if (directory / n).is_file()] + autos:
+    for name in module_var_files(directory):
         path = directory / name
         try:
             text = path.read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Int
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.operation import inputs, places, reads
+from hybridops_tf.operation import config_digest, inputs, places, reads
 from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
@@ -143,6 +143,9 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
     digest = inputs.inputs_digest(rt, resolved)
+    applied = None  # a refresh, an import or a saved plan applies no configuration of today's
+    if req.command == Command.APPLY and req.plan_file is None:
+        applied = config_digest.of_run(req.target.directory, resolved, inputs.digest_key(rt))
     inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = run_settle.following_state(req, engine, one.previous.resources)
@@ -156,7 +159,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
         run_id=one.folder.run_id, owner=Owner.current(one.folder.run_id), resolved_inputs_file=str(resolved_file),
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
-        engine=RecordEngine.of(engine.info), workspace=req.workspace,
+        engine=RecordEngine.of(engine.info), workspace=req.workspace, config_digest=applied,
     ), inherited, known)
     return running, rerun
 

@@ -30,6 +30,7 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
+from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.transitions import UNNAMED_ORPHAN
@@ -105,7 +106,35 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
             found.append(_finding(ev, Code.OUTPUTS_MISMATCH, (
                 f"the recorded outputs differ from the state's: {diff}; downstream modules "
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
+    if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
+        found.extend(_member_changes(ev, rec, cmd, missing=any(f.code is Code.STATE_MISSING for f in found)))
     return sorted(found, key=lambda f: PRIORITY[f.code])
+
+
+def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, missing: bool) -> list[Finding]:
+    """An `ok` stack member that `stack apply` would change: what it was applied from differs
+    from the stack now (config_changed), or its plan has changes (plan_changes)."""
+    why = [w for w in ev.applied_changes or () if w != UNKNOWN_CONFIG]
+    if why:
+        return [_finding(ev, Code.CONFIG_CHANGED, (
+            f"the record says ok (run {rec.run_id}), but since that apply {'; '.join(why)}: the stack "
+            "has not applied what it holds now; `stack apply --resume` applies this member again (a "
+            "no-op apply where its plan shows no change)"), [cmd.stack_apply(ev.where)])]
+    if missing or ev.plan is None or not ev.plan.changes:
+        return []
+    changes = ev.plan.changes
+    shown = ", ".join(f"{c.action} {c.address}" for c in changes[:_LISTED])
+    more = f" and {len(changes) - _LISTED} more" if len(changes) > _LISTED else ""
+    detail = (f"the record says ok (run {rec.run_id}), but the plan of its configuration now has "
+              f"{len(changes)} change(s): {shown}{more}")
+    if ev.applied_changes:  # the record does not say what it applied: --resume applies it again
+        detail += f"; {UNKNOWN_CONFIG}, so `stack apply --resume` applies it again"
+        return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where)], [c.address for c in changes])]
+    detail += ("; nothing it was applied from changed (configuration, inputs, engine), so `stack apply "
+               "--resume` would skip it: apply the stack without --resume (members with nothing to "
+               "change apply as no-ops)")
+    return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where, resume=False)],
+                     [c.address for c in changes])]
 
 
 def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
@@ -353,8 +382,14 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
         if command == "destroy":
             apply = Alternative(apply.command, "to keep the module: re-create what the destroy removed")
             destroy = Alternative(destroy.command, "to finish the destroy (fix the cause first)")
-        return _finding(ev, Code.PARTIAL_APPLY, detail, [],
-                        alternatives=[destroy, apply] if command == "destroy" else [apply, destroy])
+        choices = [destroy, apply] if command == "destroy" else [apply, destroy]
+        if ev.where.stack_file and command != "destroy":
+            choices = [Alternative(cmd.stack_apply(ev.where), (
+                "fix the cause first (the configuration, or the stack file): it applies this member "
+                "with the stack's inputs as they are now, then every member that waits on it")),
+                Alternative(apply.command, "to apply this member alone, with the stack file's inputs as "
+                            "they are now (the members that wait on it stay pending)"), destroy]
+        return _finding(ev, Code.PARTIAL_APPLY, detail, [], alternatives=choices)
     return _finding(ev, Code.PARTIAL_APPLY, detail, actions)
 
 

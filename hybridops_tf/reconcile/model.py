@@ -50,6 +50,8 @@ class Code(StrEnum):
     STATE_AFTER_DESTROY = "state_after_destroy"
     MOVED_IN_STATE = "moved_in_state"
     OUTPUTS_MISMATCH = "outputs_mismatch"
+    CONFIG_CHANGED = "config_changed"
+    PLAN_CHANGES = "plan_changes"
     NO_RECORD = "no_record"
 
 
@@ -164,6 +166,9 @@ class Where:
     uses_sim: bool = False
     inputs_args: tuple[str, ...] = ()  # `--inputs <rerun.inputs.yml>` when the module ran before
     stack_file: str | None = None  # reconciled as a member of this stack
+    # A stack member's inputs as the stack file gives them now, as `--var` arguments (secrets
+    # and values reconcile cannot know as placeholders); None when not a member or never run.
+    stack_args: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,10 +187,19 @@ class Commands:
         return " ".join(parts)
 
     def apply(self, where: Where) -> str:
-        """A stack member that never ran gets its inputs from the stack's wiring."""
-        if where.stack_file and not where.inputs_args:
-            return f"{self.hyops} stack apply {shlex.quote(where.stack_file)} --resume"
+        """A stack member that never ran gets its inputs from the stack's wiring; one that ran,
+        the stack file's inputs as they are now (its rerun.inputs.yml may hold an input the
+        stack file no longer gives)."""
+        if where.stack_file:
+            if where.stack_args is None:
+                return self.stack_apply(where)
+            return self._module("apply", where, *map(shlex.quote, where.stack_args))
         return self._module("apply", where, *map(shlex.quote, where.inputs_args))
+
+    def stack_apply(self, where: Where, resume: bool = True) -> str:
+        """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
+        return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
+            " --resume" if resume else "")
 
     def destroy(self, where: Where) -> str:
         return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
@@ -261,6 +275,9 @@ class ModuleEvidence:
     claimed_by: tuple[str, ...] = ()
     # Per suspect orphan: what its lookups answered (reconcile/lookup/consult.py); None: none asked.
     lookups: Mapping[str, OrphanLookup] | None = None
+    # A stack member's `ok` record against the stack now (record/applied.py): why it does not
+    # vouch for what `stack apply` would apply; None when not judged (not a member, not ok).
+    applied_changes: tuple[str, ...] | None = None
 
     @property
     def stale(self) -> bool:

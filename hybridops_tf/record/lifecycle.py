@@ -68,6 +68,7 @@ class MemberStatus(StrEnum):
     ABSENT = "absent"
     RETAINED = "retained"
     SKIPPED = "skipped"
+    RUNNING = "running"  # only in the report of a run in progress: it started, not yet finished
 
 
 # Outcomes that claim "nothing of this module may exist remotely".

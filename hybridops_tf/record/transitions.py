@@ -54,6 +54,7 @@ class RunStart:
     inputs_digest: str
     engine: RecordEngine
     workspace: str | None = None
+    config_digest: str | None = None  # an apply of the configuration only (record/applied.py)
 
 
 def begin(
@@ -80,6 +81,7 @@ def begin(
     rec.resolved_inputs_file = start.resolved_inputs_file
     rec.rerun_inputs_file = start.rerun_inputs_file
     rec.inputs_digest = start.inputs_digest
+    rec.config_digest = start.config_digest
     rec.engine = start.engine
     rec.workspace = start.workspace
     rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, inherited_orphans)

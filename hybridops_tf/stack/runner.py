@@ -21,9 +21,9 @@ from typing import Any, Protocol
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError, UsageError
 from hybridops_tf.engine import process
-from hybridops_tf.operation import inputs, places, steps
+from hybridops_tf.operation import config_digest, inputs, places, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
-from hybridops_tf.record import transitions
+from hybridops_tf.record import applied, transitions
 from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     Command,
@@ -34,11 +34,12 @@ from hybridops_tf.record.lifecycle import (
     destroy_step,
 )
 from hybridops_tf.record.model import OperationRecord, utc_now
+from hybridops_tf.runtime.liveness import process_note
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Member, Stack
-from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
+from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport, write_report
 from hybridops_tf.stack.wiring import Wiring
 
 COMMANDS = ("apply", "destroy")
@@ -107,6 +108,22 @@ def run_stack(req: StackRequest) -> StackResult:
     return result
 
 
+def _junit_writer(path: Path | None) -> Callable[[StackReport], None] | None:
+    """The JUnit file of a run in progress, rewritten with its report (a killed run's file then
+    says it did not finish); quiet on failure: the end of the run writes it loudly."""
+    if path is None:
+        return None
+    from hybridops_tf.stack import junit
+
+    def write(report: StackReport) -> None:
+        try:
+            junit.write(path, junit.report_xml(report))
+        except OSError:
+            pass
+
+    return write
+
+
 def _write_junit(path: Path, document: str) -> bool:
     from hybridops_tf.stack import junit
 
@@ -130,7 +147,17 @@ def _run_stack(req: StackRequest) -> StackResult:
     req.runtime.ensure_root()
     _preflight(req, run_id)
     started_at = utc_now()
-    execution = _Execution(req, run_id)
+    runner = process_note()
+    live = LiveReport(req.runtime, StackReport(
+        req.stack.name, str(req.stack.file), run_id, req.command, started_at, None,
+        [MemberEntry(m.name, m.module_ref, MemberStatus.PENDING.value) for m in req.stack.members], runner),
+        also=_junit_writer(req.junit))
+    try:  # before any member starts: a runner killed from here on leaves a report saying so
+        live.start()
+    except OSError as err:
+        raise RefusedError(f"stack {req.stack.name}: could not write the stack report under "
+                           f"{req.runtime.root}: {err.strerror or err}; nothing was run") from None
+    execution = _Execution(req, run_id, live)
     resolutions = execution.run()
     members = []
     for m in req.stack.members:
@@ -140,7 +167,7 @@ def _run_stack(req: StackRequest) -> StackResult:
             run_id=result.run_id if result else None, error=result.error if result else None,
         ))
     report = StackReport(req.stack.name, str(req.stack.file), run_id, req.command, started_at,
-                         utc_now(), members)
+                         utc_now(), members, runner)
     path: Path | None = None
     try:
         path = write_report(req.runtime, report)
@@ -199,9 +226,10 @@ def _preflight(req: StackRequest, run_id: str) -> None:
 class _Execution:
     """One stack run: the scheduler loop in the main thread, member steps on workers."""
 
-    def __init__(self, req: StackRequest, run_id: str) -> None:
+    def __init__(self, req: StackRequest, run_id: str, live: LiveReport) -> None:
         self.req = req
         self.run_id = run_id
+        self.live = live
         self.store = req.runtime.store
         self.wiring = Wiring(req.stack, req.runtime)
         self.results: dict[str, MemberResult] = {}
@@ -236,6 +264,7 @@ class _Execution:
                     name = futures.pop(fut)
                     self.results[name] = result = self._result_of(fut)
                     sched.finish(name, result.status)
+                    self.live.member(name, result.status, result.run_id, result.error)
                     if req.listener is not None:
                         req.listener.member_finished(name, result)
             if process.FORWARDER.received is not None:
@@ -269,7 +298,10 @@ class _Execution:
 
     def _request(self, member: Member, command: str, values: dict[str, Any],
                  sensitive: frozenset[str]) -> ModuleRequest:
+        """The member's run, named in the stack report before it starts (LiveReport)."""
         listener = self.req.listener
+        run_id = new_run_id(command)
+        self.live.member(member.name, MemberStatus.RUNNING, run_id)
         if command == "apply":  # resolved.inputs.yml names each wired input's upstream output
             from hybridops_tf.inputs.values import StackInputs
 
@@ -277,7 +309,7 @@ class _Execution:
         return ModuleRequest(
             command=Command(command), target=member.target, runtime=self.req.runtime,
             stack_inputs=values, sensitive_inputs=sensitive,
-            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
+            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace, run_id=run_id,
             on_event=listener.event_sink(member.name) if listener else None,
             on_stderr=listener.stderr_sink(member.name) if listener else notices.engine_stderr,
         )
@@ -285,30 +317,41 @@ class _Execution:
     def _apply(self, member: Member) -> MemberResult:
         upstream = {u: self.results[u].outputs for u in member.depends_on}
         wired = self.wiring.for_apply(member, upstream)
+        action = "apply"
         if self.req.resume:
             rec = self.store.read(member.key)
-            if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
-                self._notify(member.name, "skip (ok, inputs unchanged)")
+            why = self._changes(member, rec, wired.values, wired.sensitive)
+            if rec is not None and not why:
+                self._notify(member.name, "skip (ok, nothing changed)")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
                                     changed=False)
-        self._notify(member.name, "apply")
+            if rec is not None and rec.status is Status.OK:
+                action = f"apply ({'; '.join(why)})"
+        self._notify(member.name, action)
         outcome = steps.run(self._request(member, "apply", wired.values, wired.sensitive))
         rec = outcome.record
         if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
             return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
         return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
 
-    def _unchanged(self, member: Member, rec: OperationRecord, values: dict[str, Any],
-                   sensitive: frozenset[str]) -> bool:
-        """--resume: `ok` with the digest of exactly these resolved inputs (as operation.run
-        computes it), in the same workspace."""
-        if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
-            return False
-        key = inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
+    def _changes(self, member: Member, rec: OperationRecord | None, values: dict[str, Any],
+                  sensitive: frozenset[str]) -> tuple[str, ...]:
+        """--resume: why `rec` does not vouch for applying the member now (record/applied.py);
+        () when it is `ok` and was applied from exactly this configuration, these resolved
+        inputs (digested as operation.run does), this engine and workspace."""
+        if rec is None:
+            return ("it has no record",)
+        rt = self.wiring.runtime
+        key = inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
-            return False
-        resolved = inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
-        return resolved.digest(key) == rec.inputs_digest
+            return ("no digest can match: the runtime root has no digest key",)
+        resolved = inputs.resolve(rt, member.target, None, (), values, sensitive)
+        info = rt.engine_info()
+        now = applied.AppliedFrom(
+            config_digest=config_digest.config_digest(member.directory, config_digest.env_values(resolved), key),
+            inputs_digest=resolved.digest(key), engine_binary=str(info.binary), engine_version=info.version,
+            workspace=member.workspace)
+        return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:
         """One engine call per member on the critical path: its `destroy` (an owned member: a
