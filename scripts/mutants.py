@@ -92,6 +92,9 @@ MUTANTS = (
     Mutant("the HTML report shows text unescaped", "hybridops_tf/picture/html.py",
            "    return escape(str(value), quote=True)\n", "    return str(value)\n",
            ("tests/unit/test_picture.py", "-k", "escapes")),
+    Mutant("the fold rescans a judged block per diagnostic", "hybridops_tf/engine/progress.py",
+           "            if block is None or block in self._judged:\n", "            if block is None:\n",
+           ("tests/unit/test_fold_growth.py", "-k", "postcondition")),
 )
 
 
