@@ -48,7 +48,7 @@ MUTANTS = (
            "        fsync_dir(self.path.parent)\n", "        pass\n",
            ("tests/unit/test_durable_write_order.py",)),
     Mutant("shared store writes without holding the lock", "hybridops_tf/store/postgres.py",
-           "                if not held:\n", "                if False:\n",
+           '_IF_HELD = "(SELECT yes FROM held)"\n', '_IF_HELD = "true"\n',
            ("tests/integration/test_shared_store_lock_check.py",)),
     Mutant("a second ref takes over another ref's state", "hybridops_tf/operation/places.py",
            "    if not others:\n", "    if True:\n",
