@@ -15,8 +15,9 @@ KEEPALIVE) cannot overwrite what the next holder wrote.
 A command uses one connection (issue 37): the store's own, which the first module lock
 borrows; reads, writes and the run's journal go through it too. Only a lock taken while
 another rides on that connection (a stack's members, each in its thread) gets one of its
-own. Each step is one statement, so one round trip: the schema check (with the keepalive
-settings), taking the lock (with naming its holder), each guarded write, letting go.
+own, and that run's journal goes through it (members journal side by side). Each step is
+one statement, so one round trip: the schema check (with the keepalive settings), taking the
+lock (with naming its holder), each guarded write, letting go.
 
 psycopg 3 is imported only by store/pgconn.py (the connection, the schema), and only when a
 PostgreSQL store is selected.
@@ -251,7 +252,14 @@ class PgStore:
     # -- the journal of each run ---------------------------------------------------------
 
     def journal(self, key: str, run_id: str) -> PgJournal:
-        return PgJournal(self.url, key, run_id, connection=self._connection)
+        return PgJournal(self.url, key, run_id, connection=lambda: self._journal_connection(key))
+
+    def _journal_connection(self, key: str) -> Any:
+        """The connection of `key`'s lock while this process holds it (the members of a stack
+        journal side by side, each on its own lock's connection), else the store's."""
+        held = self._held.get(key)
+        conn = held._conn if held is not None else None
+        return conn if conn is not None and not conn.closed else self._connection()
 
     def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None:
         """A run's meta or result, written now (StoreUnavailable when it cannot be)."""
