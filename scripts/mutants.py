@@ -48,7 +48,7 @@ MUTANTS = (
            "        fsync_dir(self.path.parent)\n", "        pass\n",
            ("tests/unit/test_durable_write_order.py",)),
     Mutant("shared store writes without holding the lock", "hybridops_tf/store/postgres.py",
-           "                if not held:\n", "                if False:\n",
+           '_IF_HELD = "(SELECT yes FROM held)"\n', '_IF_HELD = "true"\n',
            ("tests/integration/test_shared_store_lock_check.py",)),
     Mutant("a second ref takes over another ref's state", "hybridops_tf/operation/places.py",
            "    if not others:\n", "    if True:\n",
@@ -199,6 +199,9 @@ MUTANTS = (
     Mutant("the stack report never says a member started", "hybridops_tf/stack/runner.py",
            "        self.live.member(member.name, MemberStatus.RUNNING, run_id)\n", "        pass\n",
            ("tests/integration/test_stack_views_after_kill.py", "-k", "sigkilled")),
+    Mutant("the fold rescans a judged block per diagnostic", "hybridops_tf/engine/progress.py",
+           "            if block is None or block in self._judged:\n", "            if block is None:\n",
+           ("tests/unit/test_fold_growth.py", "-k", "postcondition")),
 )
 
 

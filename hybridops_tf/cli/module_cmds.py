@@ -202,7 +202,6 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
       hyops plan modules/sim/network --out network.tfplan --format markdown
     """
     from hybridops_tf.base.errors import HyopsError
-    from hybridops_tf.cli.plan_render import render_markdown, render_markdown_failure, render_plan
     from hybridops_tf.plan import planner
     from hybridops_tf.plan.request import PlanRequest
 
@@ -219,9 +218,15 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
         ))
     except HyopsError as err:
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too
+            from hybridops_tf.cli.plan_render import render_markdown_failure
+
             for line in render_markdown_failure(f"Plan: {ref or module_dir}", err.message):
                 click.echo(line)
         raise planner.reported_error(err, detailed) from None
+    # the renderer loads once the plan ran: the state parser it uses then came with the event
+    # parser, at the engine's first line, while the engine ran (tests/integration/test_startup.py)
+    from hybridops_tf.cli.plan_render import render_markdown, render_plan
+
     if output_format == "markdown":
         title = f"Plan: {tgt.ref}" + (f" (workspace {space})" if space else "")
         lines = render_markdown(outcome.plan_doc, title, f"{outcome.summary} (run {outcome.run_id})")

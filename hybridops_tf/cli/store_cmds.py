@@ -54,7 +54,7 @@ def init_cmd() -> None:
     Example:
       HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
     """
-    from hybridops_tf.store.postgres import StoreUnavailable, migrate
+    from hybridops_tf.store.pgconn import StoreUnavailable, migrate
     from hybridops_tf.store.url import redact_url
 
     url = _url()

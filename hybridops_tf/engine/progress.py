@@ -64,7 +64,7 @@ class ResourceTracker:
     then judged) makes that instance `error`; its id stays.
     """
 
-    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks", "_judged")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
@@ -73,7 +73,13 @@ class ResourceTracker:
         self._deleting: dict[str, list[str]] = {}  # address -> ids whose delete started, unsettled
         self._deletes_done: dict[str, int] = {}  # address -> deletes completed of those
         self._read: dict[str, None] = {}  # addresses whose object the run asked the provider about
-        self._blocks: dict[tuple[str, str], list[str]] = {}  # (type, name) -> instance addresses
+        # (type, name) -> its instance addresses, in order (a dict: membership is one lookup,
+        # where a list's would scan every instance of a counted block)
+        self._blocks: dict[tuple[str, str], dict[str, None]] = {}
+        # Blocks an error diagnostic naming only the block has judged, with no event about any
+        # of their instances since: judging one again changes nothing (see _condition_failed),
+        # so a diagnostic per instance (a postcondition every instance failed) costs one scan.
+        self._judged: set[tuple[str, str]] = set()
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
@@ -83,8 +89,9 @@ class ResourceTracker:
             return None
         addr = event.resource.addr
         block = (event.resource.resource_type, event.resource.resource_name)
-        if block[0] and addr not in self._blocks.setdefault(block, []):
-            self._blocks[block].append(addr)
+        if block[0]:
+            self._blocks.setdefault(block, {})[addr] = None
+            self._judged.discard(block)
         cur = self._by_addr.get(addr)
         new: ResourceProgress
         if isinstance(event, RefreshStart):
@@ -123,8 +130,7 @@ class ResourceTracker:
                     return cur  # a late tick never reopens a finished resource
                 new = replace(cur, elapsed_seconds=event.elapsed_seconds)
             else:
-                new = _set(cur, addr, Progress.STARTED, event.action)
-                new = replace(new, elapsed_seconds=event.elapsed_seconds)
+                new = _set(cur, addr, Progress.STARTED, event.action, elapsed_seconds=event.elapsed_seconds)
         elif isinstance(event, ApplyComplete):
             status = Progress.COMPLETE
             if event.action == "delete" and addr not in self._created:
@@ -134,16 +140,15 @@ class ResourceTracker:
             if event.action == "delete" and addr in self._created and cur is not None:
                 new = cur  # the deposed object's delete: the new object's progress stands
             else:
-                new = _set(cur, addr, status, event.action, event.id_key, event.id_value)
-                new = replace(new, elapsed_seconds=event.elapsed_seconds)
+                new = _set(cur, addr, status, event.action, event.id_key, event.id_value,
+                           elapsed_seconds=event.elapsed_seconds)
             for gone in self._deletes_completed(addr) if event.action == "delete" else ():
                 if gone not in new.deleted_ids:
                     new = replace(new, deleted_ids=(*new.deleted_ids, gone))
         elif isinstance(event, ApplyErrored):
             if event.action == "delete" and addr in self._created and cur is not None:
                 return cur  # the deposed object's delete failed: the state keeps it, as its own entry
-            new = _set(cur, addr, Progress.ERROR, event.action)
-            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+            new = _set(cur, addr, Progress.ERROR, event.action, elapsed_seconds=event.elapsed_seconds)
         else:
             return cur  # refresh and drift messages say nothing about this run's mutations
         self._by_addr[addr] = new
@@ -182,10 +187,13 @@ class ResourceTracker:
         if not diag.is_error:
             return None
         if diag.address:
-            candidates = [diag.address]
+            candidates: Iterable[str] = (diag.address,)
         else:
             block = diag.resource_block
-            candidates = self._blocks.get(block, []) if block is not None else []
+            if block is None or block in self._judged:
+                return None  # no block, or judged already: its instances are as that left them
+            self._judged.add(block)
+            candidates = self._blocks.get(block, {})
             if any(self._by_addr[a].status in (Progress.ERROR, Progress.STARTED)
                    for a in candidates if a in self._by_addr):
                 return None  # an instance of the block failed its call: the error is that one's
@@ -230,13 +238,20 @@ def _set(
     action: str,
     id_key: str | None = None,
     id_value: str | None = None,
+    elapsed_seconds: float | None = None,
 ) -> ResourceProgress:
-    """Advance `cur`, keeping what the plan said and the last id known when none is given."""
+    """Advance `cur`, keeping what the plan said and the last id known when none is given, and
+    its elapsed time when none is given. One copy per event: the fold of a large run makes one
+    for each of its events."""
     if cur is None:
-        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value)
+        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value,
+                                elapsed_seconds=elapsed_seconds)
     if id_value is None and action != "create":
         id_key, id_value = cur.id_key, cur.id_value
-    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value)
+    if elapsed_seconds is None:
+        elapsed_seconds = cur.elapsed_seconds
+    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value,
+                   elapsed_seconds=elapsed_seconds)
 
 
 def plan_was_read(events: Iterable[Event]) -> bool:

@@ -146,9 +146,11 @@ def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:
 def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, key: str | None = None) -> PreparedWrite:
     """rerun.inputs.yml of the module (of its record `key`, the ref plus `@workspace`
     outside the default one), secrets redacted, ready to commit. The caller commits it only
-    once `running` is persisted: a refused run leaves the module's files as they were."""
+    once `running` is persisted: a refused run leaves the module's files as they were. The
+    same inputs as the last run's leave the file untouched (every write of it is durable, so
+    a rerun with the same inputs needs no disk flush before its engine starts)."""
     text = resolved.rerun_yaml(f"rerun.inputs.yml of {key or target.ref} ({target.directory})")
-    return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"))
+    return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"), keep_same=True)
 
 
 def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:

@@ -25,22 +25,12 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import (
-    EVENTS_COMPLETE,
-    EngineRefusedResult,
-    EventLog,
-    ResultOutcome,
-    RunFolder,
-    RunMeta,
-    RunResult,
-    SettledResult,
-    StoppedResult,
-    new_run_id,
-)
+from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
 from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.runtime.run_result import RunResult  # loaded once the run ends (start-up cost)
 
 @dataclass
 class _Run:
@@ -72,6 +62,8 @@ def run(req: ModuleRequest) -> Outcome:
             running, rerun = _running_record(one, rt, engine, resolved)
             log = _persist_running(one, running, rerun)  # step 4
         except HyopsError as err:
+            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
             _finish(one, err.exit_code, StoppedResult(ResultOutcome.REFUSED, err.message))
             raise
         outcome = _execute(one, engine, running, log)  # steps 5-6
@@ -333,6 +325,8 @@ def _finish(one: _Run, code: int, result: RunResult) -> None:
 
 def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
     """result.json of a run that got as far as its engine."""
+    from hybridops_tf.runtime.run_result import EngineRefusedResult, SettledResult
+
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
         return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None)
     rec = outcome.record or running

@@ -33,15 +33,7 @@ from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import (
-    EventLog,
-    PlannedResult,
-    ResultOutcome,
-    RunFolder,
-    RunMeta,
-    StoppedResult,
-    new_run_id,
-)
+from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta, new_run_id
 
 if TYPE_CHECKING:  # the event parser is loaded at the engine's first line, after the spawn
     from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange
@@ -131,6 +123,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
 
             def on_line(line: str) -> None:
                 from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
+                from hybridops_tf.runtime import run_result  # noqa: F401  # for the end: loaded while the engine runs
 
                 log.append(redact_event_line(line))
                 event = parse_event(line)
@@ -172,10 +165,14 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
+        from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
         folder.finish(meta, err.exit_code, StoppedResult(ResultOutcome.FAILED, err.message))
         raise
     text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK
+    from hybridops_tf.runtime.run_result import PlannedResult
+
     folder.finish(meta, code, PlannedResult(text, pending))
     kept = folder.path / "plan.json" if doc else folder.path
     return PlanOutcome(None, code, run_id, folder.path, f"plan {req.target.ref}: {text} (run {run_id}, {kept})",
