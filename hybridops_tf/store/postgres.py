@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import atomic_write_text, register_private_root
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
 from hybridops_tf.store.local import JournalRead
 from hybridops_tf.store.schema import LATEST, MIGRATIONS, SCHEMA
@@ -341,9 +342,11 @@ class PgLock:
         deadline = time.monotonic() + self.timeout
         try:
             while not self._conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_id(self.key),)).fetchone()[0]:
+                INTERRUPTS.check(f"before the lock of {self.key} was taken; nothing was changed")
                 if time.monotonic() >= deadline:
                     raise LockBusyError(self._busy_message())
                 time.sleep(0.2)
+            INTERRUPTS.check(f"as the lock of {self.key} was taken; nothing was changed")  # closed below
             owner = Owner.current(self.run_id)
             self._conn.execute(
                 f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
