@@ -175,6 +175,8 @@ def sleeping(pid: int, *, any_thread: bool = False) -> bool:
 def delivered(pid: int, signum: int) -> bool:
     """True once `signum` is no longer pending for pid: its handler has been entered (a test
     that then frees what pid is parked on knows the signal came first)."""
+    if procs.state(pid) in (None, "Z", "X"):
+        return True  # it ended: nothing is pending any more
     try:
         status = Path(f"/proc/{pid}/status").read_text().splitlines()
     except OSError:

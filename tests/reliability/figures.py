@@ -28,6 +28,7 @@ FUZZ = "fuzz"  # one hostile input case: {target}
 SECURITY = "security"  # one security check: {check}
 REFACTOR_SEQUENCE = "refactor_sequence"  # one refactor walk: {variant, seed, stuck, duplicated, ...}
 REFACTOR_RUN = "refactor_run"  # one test's refactor walks: {variant, sequences, workers, seconds}
+SIGNAL = "signal"  # one drilled SIGINT/SIGTERM: {signal, inherited, delay, moment, exit_code, recovered}
 
 
 def note(kind: str, **fields: Any) -> None:

@@ -8,6 +8,7 @@ checked in child interpreters, so this test process keeps its own handlers."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -101,6 +102,75 @@ def test_a_settling_read_still_runs_after_a_signal_and_an_ordinary_one_does_not(
 
     assert captured.returncode == 0 and started.exists()
     assert captured.interrupted is None  # it was not sent the signal
+
+
+# An engine that, asked for `init` or `version`, says it is ready, waits for a signal and exits
+# 1 on it, as Terraform does when an interrupt cuts a command short.
+STOPPABLE_ENGINE = """#!{python}
+import os, signal, sys, time
+def stop(signum, frame):
+    sys.exit(1)
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+open(os.environ["READY_FILE"], "w").close()
+time.sleep(60)
+"""
+
+
+@pytest.fixture
+def stoppable_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    binary = tmp_path / "tofu"
+    binary.write_text(STOPPABLE_ENGINE.format(python=sys.executable))
+    binary.chmod(0o755)
+    monkeypatch.setenv("READY_FILE", str(tmp_path / "ready"))
+    return binary
+
+
+def _signal_when_ready(ready: Path, sig: int) -> None:
+    import threading
+    import time
+
+    def send() -> None:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), sig)  # to the process: its main thread runs the handler
+
+    threading.Thread(target=send, daemon=True).start()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_init_cut_short_by_the_signal_is_interrupted_not_failed(
+    stoppable_engine: Path, tmp_path: Path, sig: int
+) -> None:
+    from hybridops_tf.base.errors import Interrupted
+    from hybridops_tf.engine.binary import EngineInfo
+    from hybridops_tf.engine.runner import Engine
+
+    engine = Engine(EngineInfo(stoppable_engine, "1.0.3", "terraform"), tmp_path)
+    with process.FORWARDER:
+        _signal_when_ready(tmp_path / "ready", sig)
+        with pytest.raises(Interrupted) as info:
+            engine.init(None)
+
+    assert info.value.message.startswith(f"interrupted by {signal.Signals(sig).name}: `init`")
+    assert "failed" not in info.value.message
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_version_probe_cut_short_by_the_signal_is_interrupted_not_failed(
+    stoppable_engine: Path, tmp_path: Path, sig: int
+) -> None:
+    from hybridops_tf.base.errors import Interrupted
+    from hybridops_tf.engine import binary
+
+    with process.FORWARDER:
+        _signal_when_ready(tmp_path / "ready", sig)
+        with pytest.raises(Interrupted) as info:
+            binary.engine_info(stoppable_engine, None)
+
+    assert info.value.message.startswith(f"interrupted by {signal.Signals(sig).name}: the engine's version probe")
+    assert "failed" not in info.value.message
 
 
 def test_exit_codes_are_128_plus_the_signal() -> None:
