@@ -312,7 +312,10 @@ def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: E
     """The engine changed nothing (it refused the run, or a signal stopped it first): the
     record goes back to what it said, the attempt is kept in `last_attempt`."""
     req, store, folder = one.req, one.store, one.folder
-    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
+    said: int = code  # last_attempt keeps the exit hyops gives: 143 for SIGTERM (cli/interrupted.py)
+    if code == ExitCode.INTERRUPTED and process.FORWARDER.received is not None:
+        said = 128 + process.FORWARDER.received
+    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=said)
     try:
         if restored is None:
             store.delete(req.key)

@@ -34,6 +34,7 @@ from tests.integration.helpers import VM_PAIR_TF
 from tests.integration.hyops_cli import Hyops
 from tests.integration.stacks import StackEnv, statuses
 from tests.reliability import procs
+from tests.stackfiles import NETWORK_VM
 
 BUNDLED = [pytest.param(("bundled", sig, inherited), id=f"{sig}-{inherited}")
            for sig in phases.SIGNALS for inherited in phases.INHERITED]
@@ -73,6 +74,25 @@ def cell(request: pytest.FixtureRequest, tmp_path: Path, engine_path: str, runti
     return Cell(Hyops(tmp_path, runtime_root, engine, sim_root, {}), sig, inherited == "SIGINT-ignored")
 
 
+def _nothing_changed(cell: Cell, run: phases.Run, said: str, timeout: float = 180) -> str:
+    """hyops stopped before it changed anything: the rule's exit and line (saying `said`), no
+    record, no engine-made object. Returns stdout."""
+    code, out, err = run.finish(timeout=timeout)
+    assert said in phases.check_said(code, err, cell.sig)
+    assert cell.hyops.record("network") is None
+    assert cell.cloud_is_empty()
+    return out
+
+
+def _signal_while_parked(cell: Cell, run: phases.Run, verb: str, fifo: Path, data: bytes = b"") -> None:
+    """Wait until the engine running `verb` is parked opening `fifo`, signal hyops, then feed
+    the FIFO so the engine goes on and hyops shows what it does with the signal."""
+    parked = lambda: phases.engine_parked_on_fifo(run.pid, verb)  # noqa: E731
+    procs.wait_until(lambda: parked() or run.proc.poll() is not None, f"`{verb}` to park")
+    cell.signal(run)
+    phases.feed_while(parked, fifo, data, run)
+
+
 def _write_faults(tmp_path: Path, rules: list[dict[str, Any]]) -> dict[str, str]:
     path = tmp_path / "faults.yml"
     path.write_text(yaml.safe_dump({"rules": rules}))
@@ -106,13 +126,8 @@ def test_a_signal_during_start_up_stops_hyops_before_anything(cell: Cell, module
     run = cell.start("apply", "modules/network", block_signals=True)
     cell.signal(run)  # blocked: it waits through Python's start-up for hyops's own handling
 
-    code, out, err = run.finish()
-
-    line = phases.check_said(code, err, cell.sig)
-    assert "before anything was changed" in line
-    assert out == ""
+    assert _nothing_changed(cell, run, "before anything was changed") == ""
     assert not (cell.hyops.runtime_root / "state").exists() and not (cell.hyops.runtime_root / "runs").exists()
-    assert cell.cloud_is_empty()
 
 
 @pytest.mark.parametrize("cell", BUNDLED, indirect=True)
@@ -150,15 +165,12 @@ def test_a_signal_while_waiting_for_the_lock_ends_the_wait_and_changes_nothing(
         procs.wait_until(lambda: phases.sleeping(run.pid) or run.proc.poll() is not None,
                          "hyops to wait for the busy lock", interval=0.005)
         cell.signal(run)
-        code, out, err = run.finish(timeout=60)  # long before the lock is free or the timeout is up
+        # long before the lock is free or the timeout is up
+        _nothing_changed(cell, run, "before the lock of network was taken; nothing was changed", timeout=60)
     finally:
         lock.release()
 
-    line = phases.check_said(code, err, cell.sig)
-    assert "before the lock of network was taken; nothing was changed" in line
-    assert cell.hyops.record("network") is None
     assert _runs(cell.hyops, "network") == []
-    assert cell.cloud_is_empty()
 
 
 @pytest.mark.parametrize("cell", ENGINES, indirect=True)
@@ -169,18 +181,10 @@ def test_a_signal_during_the_engine_probe_is_interrupted_not_failed_and_starts_n
     fifo = tmp_path / "user-terraform.rc"
     os.mkfifo(fifo)
     run = cell.start("apply", "modules/network", env={**cell.hyops.env(), "TF_CLI_CONFIG_FILE": str(fifo)})
-    probing = lambda: phases.engine_parked_on_fifo(run.pid, "version")  # noqa: E731
-    procs.wait_until(lambda: probing() or run.proc.poll() is not None, "the version probe to park")
-    cell.signal(run)
-    phases.feed_while(probing, fifo, b"", run)
+    _signal_while_parked(cell, run, "version", fifo)
 
-    code, out, err = run.finish()
-
-    line = phases.check_said(code, err, cell.sig)
-    assert "nothing was changed" in line
+    _nothing_changed(cell, run, "nothing was changed")
     assert not (module / ".terraform").exists(), "init ran after the signal"
-    assert cell.hyops.record("network") is None
-    assert cell.cloud_is_empty()
 
 
 @pytest.mark.parametrize("cell", ENGINES, indirect=True)
@@ -191,19 +195,11 @@ def test_a_signal_during_init_is_interrupted_not_failed_and_starts_nothing_more(
     fifo = module / ".terraform.lock.hcl"
     os.mkfifo(fifo)
     run = cell.start("apply", "modules/network")
-    initialising = lambda: phases.engine_parked_on_fifo(run.pid, "init")  # noqa: E731
-    procs.wait_until(lambda: initialising() or run.proc.poll() is not None, "init to park")
-    cell.signal(run)
-    phases.feed_while(initialising, fifo, b"", run)
+    _signal_while_parked(cell, run, "init", fifo)
 
-    code, out, err = run.finish()
-
-    line = phases.check_said(code, err, cell.sig)
-    assert "no record or state was changed" in line or "nothing was changed" in line
-    assert cell.hyops.record("network") is None
+    _nothing_changed(cell, run, "nothing was changed")
     assert not any("apply" in procs.cmdline(p) for p in procs.engine_pids(module)), "an apply started"
     assert [_result(r)["outcome"] for r in _runs(cell.hyops, "network")] == ["interrupted"]
-    assert cell.cloud_is_empty()
 
 
 # --- while the engine runs ---------------------------------------------------------------------
@@ -217,7 +213,7 @@ def test_a_signal_while_the_apply_plans_stops_it_and_leaves_the_record_as_it_was
     first = cell.hyops("apply", "modules/network")
     assert first.returncode == 0, first.stderr
     before = cell.hyops.record("network")
-    gate = Gate.at(tmp_path)  # the refresh's read parks; only the signal ends it
+    gate = Gate.at(tmp_path)  # the refresh's read parks until the engine has the signal
     env = {**cell.hyops.env(), **_write_faults(tmp_path, [gate.rule(type="sim_network", op="read")])}
     run = cell.start("apply", "modules/network", env=env)
     try:
@@ -237,7 +233,7 @@ def test_a_signal_while_the_apply_plans_stops_it_and_leaves_the_record_as_it_was
     assert "before the apply changed anything" in line
     after = cell.hyops.record("network")
     assert after["status"] == "ok" and after["run_id"] == before["run_id"]
-    assert after["last_attempt"]["exit_code"] == 130
+    assert after["last_attempt"]["exit_code"] == code  # 130 or 143, as hyops exited
     assert _result(_runs(cell.hyops, "network")[-1])["outcome"] == "interrupted"
     assert len(cell.hyops.sim_objects()) == 1
 
@@ -286,10 +282,7 @@ def test_a_signal_while_the_record_settles_lets_the_evidence_be_read_and_exits_1
         os.mkfifo(config, 0o600)  # so the `show -json` that settles the failed run parks opening it
     finally:
         gate.release()
-    reading = lambda: phases.engine_parked_on_fifo(run.pid, "show")  # noqa: E731
-    procs.wait_until(lambda: reading() or run.proc.poll() is not None, "the settling `show -json` to park")
-    cell.signal(run)
-    phases.feed_while(reading, config, text, run)
+    _signal_while_parked(cell, run, "show", config, text)  # the `show -json` that settles the run
 
     code, out, err = run.finish()
 
@@ -304,16 +297,6 @@ def test_a_signal_while_the_record_settles_lets_the_evidence_be_read_and_exits_1
 
 # --- a stack ---------------------------------------------------------------------------------------
 
-NETWORK_THEN_VM = """\
-stack: demo
-modules:
-  - {name: network, path: network}
-  - name: vm
-    path: vm
-    depends_on: [network]
-    inputs_from: {network_id: network.network_id}
-"""
-
 
 @pytest.mark.parametrize("cell", ENGINES, indirect=True)
 def test_a_signal_between_two_members_starts_no_more_and_reports_the_rest_pending(
@@ -323,7 +306,7 @@ def test_a_signal_between_two_members_starts_no_more_and_reports_the_rest_pendin
     stack.directory.mkdir()
     stack.module("network")
     stack.module("vm")
-    stack.write(NETWORK_THEN_VM)
+    stack.write(NETWORK_VM)
     gate = Gate.at(tmp_path)
     env = {**cell.hyops.env(), **_write_faults(tmp_path, [gate.rule(type="sim_network", op="create")])}
     run = cell.start("stack", "apply", "stack/stack.yml", "--lock-timeout", "600", env=env)
