@@ -202,6 +202,59 @@ MUTANTS = (
     Mutant("the fold rescans a judged block per diagnostic", "hybridops_tf/engine/progress.py",
            "            if block is None or block in self._judged:\n", "            if block is None:\n",
            ("tests/unit/test_fold_growth.py", "-k", "postcondition")),
+    # Signals (docs/running.md: Signals): one rule from hyops's first line to its exit.
+    Mutant("the console script loads hyops before the signal handling", "hybridops_tf/cli/console.py",
+           "    INTERRUPTS.install()\n", "    pass\n",
+           ("tests/unit/test_interrupts.py", "-k", "installs_the_handling")),
+    Mutant("a signal before any command began is not acted on", "hybridops_tf/base/interrupts.py",
+           "        if self._process and (self._rest or not (self._held or self._depth)):\n", "        if False:\n",
+           ("tests/unit/test_interrupts.py", "-k", "exits_at_once")),
+    Mutant("a signal blocked during start-up stays blocked", "hybridops_tf/base/interrupts.py",
+           "        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)\n", "        pass\n",
+           ("tests/unit/test_interrupts.py", "-k", "blocked_during_start_up")),
+    Mutant("a settling read is sent the first signal", "hybridops_tf/base/interrupts.py",
+           "        if self.settling and number == 1:\n", "        if False:\n",
+           ("tests/unit/test_interrupts.py", "-k", "settling_read_is_not_sent")),
+    Mutant("an engine is sent one signal twice", "hybridops_tf/base/interrupts.py",
+           "        if self.sent.setdefault(number, mine) is not mine:\n", "        if False:\n",
+           ("tests/unit/test_interrupts.py", "-k", "caught_up_exactly_once")),
+    Mutant("an engine read starts after the signal", "hybridops_tf/engine/process.py",
+           "        if not settling:\n", "        if False:\n",
+           ("tests/unit/test_process.py", "-k", "ordinary_read_does_not_start")),
+    Mutant("a wait for a busy lock outlives the signal", "hybridops_tf/store/local.py",
+           '            INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")\n',
+           "            pass\n",
+           ("tests/integration/test_signal_matrix.py", "-k", "lock and SIGINT-SIGINT-ignored")),
+    Mutant("an init cut short by the signal is a failure", "hybridops_tf/engine/runner.py",
+           "        if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure\n",
+           "        if False:\n",
+           ("tests/unit/test_interrupts.py", "-k", "init_cut_short")),
+    Mutant("a version probe cut short by the signal is a failure", "hybridops_tf/engine/binary.py",
+           "    if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure\n",
+           "    if False:\n",
+           ("tests/unit/test_interrupts.py", "-k", "probe_cut_short")),
+    Mutant("an apply stopped while planning is settled error", "hybridops_tf/operation/steps.py",
+           "    if _stopped_before_any_change(req, reader, result, folder):\n", "    if False:\n",
+           ("tests/integration/test_signal_matrix.py", "-k", "plans and SIGINT-SIGINT-default")),
+    Mutant("the scheduler asks `done` before it looks for a signal", "hybridops_tf/stack/runner.py",
+           "            while True:\n"
+           "                if process.FORWARDER.received is not None and not self.interrupted:\n"
+           "                    self.interrupted = True\n"
+           "                    sched.interrupt()\n"
+           "                if sched.done:  # asked after the interrupt: one that came between two members ends here\n"
+           "                    break\n",
+           "            while not sched.done:\n"
+           "                if process.FORWARDER.received is not None and not self.interrupted:\n"
+           "                    self.interrupted = True\n"
+           "                    sched.interrupt()\n",
+           ("tests/unit/test_interrupts.py", "-k", "between_two_members")),
+    Mutant("a member stopped by the signal is reported error", "hybridops_tf/stack/runner.py",
+           "    return MemberStatus.INTERRUPTED if code == ExitCode.INTERRUPTED else MemberStatus.ERROR\n",
+           "    return MemberStatus.ERROR\n",
+           ("tests/integration/test_stack_apply.py", "-k", "sigint")),
+    Mutant("SIGTERM exits 130 like SIGINT", "hybridops_tf/cli/interrupted.py",
+           "    return exit_code(INTERRUPTS.received)\n", "    return ExitCode.INTERRUPTED\n",
+           ("tests/integration/test_signal_matrix.py", "-k", "lock and SIGTERM-SIGINT-default")),
 )
 
 

@@ -147,6 +147,8 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
               "status, guard and recovery checks:", ""]
     lines += _table(["command", "phase proved", "kills"], [[c, p, n] for (c, p), n in sorted(landed.items())])
 
+    lines += _signal_drill(by_kind.get("signal", []))
+
     races = by_kind.get("race", [])
     lines += ["", "## Races", "",
               "Contenders start together, half with `--lock-timeout 0` (they must lose with exit 4), "
@@ -204,6 +206,28 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     if not reasons:
         lines.append("- none")
     return "\n".join(lines) + "\n"
+
+
+def _signal_drill(drilled: list[dict[str, Any]]) -> list[str]:
+    """The signal drill's figures (tests/reliability/test_signal_drill.py)."""
+    lines = ["", "## Signal drill: SIGINT/SIGTERM at random moments", "",
+             "`hyops stack apply` of the demo stack from nothing, one signal 0 to 6 s after hyops "
+             "installed its handling, SIGINT inherited at default or ignored; each round checks the exit "
+             "(130/143, one line, no traceback), the report against the records, that no engine is left "
+             "and that every live object is claimed, then follows the advice. The moment is the one the "
+             "run report proves.", ""]
+    if not drilled:
+        return lines + ["No round ran (the drill was skipped or deselected)."]
+    rows: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for d in drilled:
+        rows[(d["signal"], d["inherited"], d["moment"])][d["recovered"]] += 1
+    lines += _table(["signal", "SIGINT inherited", "moment (proved)", "rounds", "then converged",
+                     "then refused (uncertain)"],
+                    [[s, i, m, sum(n.values()), n["converged"], n["refused (uncertain outcome)"]]
+                     for (s, i, m), n in sorted(rows.items())])
+    seeds = sorted({str(d["seed"]) for d in drilled})
+    lines += ["", f"Seeds (replay with HYOPS_SIGNAL_DRILL_SEED): {', '.join(seeds)}."]
+    return lines
 
 
 REFACTOR_FAILURES = ("stuck", "duplicated", "under_claiming", "diverged", "other")

@@ -179,6 +179,8 @@ def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str,
     run = f"{stack} destroy {stack_file}" if command == "destroy" else f"{stack} apply {stack_file} --resume"
     if status == "error":
         return f"fix the cause, then {code(run)} ({code(reconcile)} shows what is live)"
+    if status == "interrupted":  # stopped by a signal: what is live first, then go on
+        return f"{code(reconcile)}, then {code(run)}"
     if status == "pending":
         blocker = m.get("blocked_by")
         return f"{code(run)} once {text(str(blocker))} is fixed" if blocker else code(run)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf.cli.approval import auto_approve_option
+from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.options import (
     PassthroughCommand,
     cli_inputs,
@@ -100,6 +101,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
               help="Apply even though the record says the last outcome is uncertain.")
 @auto_approve_option
 @click.pass_context
+@handles_signals
 def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
               var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float,
               allow_uncertain: bool) -> None:
@@ -118,7 +120,7 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
       2    usage error, or the engine refused before changing anything (record unchanged)
       4    refused, nothing changed: lock busy, uncertain outcome, a saved plan for
            another module/workspace/engine or a stale one, or the answer was not `yes`
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
     \b
     Example:
@@ -135,6 +137,7 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
 @lock_option
 @auto_approve_option
 @click.pass_context
+@handles_signals
 def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
                 var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float) -> None:
     """Destroy MODULE_DIR; `destroyed` only once the state is confirmed empty.
@@ -150,7 +153,7 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
       1    the destroy failed or left resources (record error)
       2    usage error, or the engine refused before changing anything (record unchanged)
       4    refused, nothing changed: lock busy, or the answer was not `yes`
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
     \b
     Example:
@@ -174,6 +177,7 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
               help="Seconds the engine waits for its state lock (plan takes no hyops lock).")
 @click.pass_context
+@handles_signals
 def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
              var_options: tuple[str, ...], var_files: tuple[Path, ...], detailed_exitcode: bool,
              out: Path | None, output_format: str, lock_timeout: float) -> None:
@@ -188,9 +192,10 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
 
     \b
     Exit codes:
-      0  planned
-      1  the plan failed
-      2  usage error
+      0    planned
+      1    the plan failed
+      2    usage error
+      130  interrupted by SIGINT (143: SIGTERM); nothing was changed
     With --detailed-exitcode (or `-- -detailed-exitcode`): 0 no changes, 2 changes
     pending (the one place 2 means "changes"), 1 any error hyops reports (a misspelt
     option is still Click's 2).

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
+from hybridops_tf.base.errors import Interrupted
 from hybridops_tf.cli import render
+from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.options import input_options, lock_option, lookups_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import settings
@@ -65,6 +67,7 @@ def hyops_prefix(ctx: click.Context) -> str:
 @lookups_option
 @workspace_option
 @click.pass_context
+@handles_signals
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
                   forget: tuple[str, ...], forget_released: tuple[str, ...], imports: tuple[str, ...],
@@ -87,6 +90,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       2  usage error (e.g. a bad ADDRESS=ID, a lookups file that is not valid)
       3  findings (also --all with no records under the runtime root)
       4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-record)
+      130  interrupted by SIGINT (143: SIGTERM); records settled before it stay settled
 
     \b
     Example, after a red pipeline:
@@ -112,7 +116,13 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
         note=_note, parallelism=parallelism, lookups_file=lookups_file,
     )
-    report = reconcile(req)
+    try:
+        report = reconcile(req)
+    except Interrupted as err:
+        if req.read_only:
+            raise
+        raise Interrupted(f"{err.message}; what was written before it stays written; next: run the "
+                          "same reconcile again") from None
     for message, _ in report.errors:
         click.echo(f"hyops: error: {message}", err=True)
     if fmt == "json":

@@ -187,6 +187,18 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
 
 
 def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
+    from hybridops_tf.cli import interrupted
+
+    line = interrupted.module_line(outcome, command, ref, module_dir)
+    if line is not None and outcome.unchanged:  # a signal before anything changed: that line says it all
+        interrupted.say(line)
+        return
+    _echo_settled(outcome, command, ref, module_dir)
+    if line is not None:
+        interrupted.say(line)
+
+
+def _echo_settled(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
         kept = f"still {rec.status.value}, from run {rec.run_id}" if rec is not None else "still no record"

@@ -12,14 +12,14 @@ from typing import Any
 import click
 
 from hybridops_tf.base.errors import ExitCode
-from hybridops_tf.cli import render
+from hybridops_tf.cli import interrupted, render
 from hybridops_tf.cli.options import lock_option
 from hybridops_tf.cli.render import ProgressPrinter, format_option, table
 from hybridops_tf.cli.settings import settings
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
-                "error": "✗", "pending": "…"}
+                "error": "✗", "interrupted": "■", "pending": "…"}
 
 
 def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -136,6 +136,9 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         elif result.exit_code == ExitCode.FAILED:
             click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
                        "(destroyed members are skipped)")
+    line = interrupted.stack_line(result.report, command, str(stack_file))
+    if line is not None:
+        interrupted.say(line)
     ctx.exit(result.exit_code)
 
 
@@ -145,6 +148,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
               help="Skip members whose record is ok and was applied from the same configuration "
                    "files, inputs, engine and workspace as now.")
 @click.pass_context
+@interrupted.handles_signals
 def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
               lock_timeout: float, as_json: bool, output_format: str | None, resume: bool) -> None:
     """Apply every member of STACK_FILE in dependency order.
@@ -159,7 +163,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       1    a member failed
       2    invalid stack file
       4    refused before anything ran (a lock busy, an uncertain member)
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
     Example:
@@ -177,6 +181,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
 @click.option("--include-retained", is_flag=True,
               help="Also destroy members that are retained (record or retain_on_destroy).")
 @click.pass_context
+@interrupted.handles_signals
 def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
                 lock_timeout: float, as_json: bool, output_format: str | None, include_retained: bool) -> None:
     """Destroy STACK_FILE's members in reverse order, each one verified.
@@ -192,7 +197,7 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
       1    a member failed
       2    invalid stack file
       4    refused before anything ran (a lock busy)
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
     Example:

@@ -61,6 +61,12 @@ def run(req: ModuleRequest) -> Outcome:
             engine = _preflight(one, rt, resolved)  # step 3
             running, rerun = _running_record(one, rt, engine, resolved)
             log = _persist_running(one, running, rerun)  # step 4
+        except Interrupted as err:  # a signal before `running` was written (the probe, init, a read)
+            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+            said = err.message if "nothing was changed" in err.message else f"{err.message}; nothing was changed"
+            _finish(one, err.exit_code, StoppedResult(ResultOutcome.INTERRUPTED, said))
+            raise Interrupted(said) from None
         except HyopsError as err:
             from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
 
@@ -106,8 +112,7 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
-    if process.FORWARDER.received is not None:
-        raise Interrupted("interrupted before the engine started; nothing was changed")
+    process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
 
@@ -222,7 +227,10 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     _close_journal(journal)
     if _refused_by_engine(req, reader, result):
         return _settle_refusal(one, running, reader, result)
-    settled, code = run_settle.settle_run(req, engine, running, reader, result, folder, one.previous)
+    if _stopped_before_any_change(req, reader, result, folder):
+        return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
+    # the reads that settle from evidence run even after a signal (engine.for_settling)
+    settled, code = run_settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     return _write_settled(one, running, settled, code)
 
 
@@ -263,18 +271,53 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
     return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
 
 
+def _stopped_before_any_change(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult,
+                               folder: RunFolder) -> bool:
+    """A signal stopped the run before any resource change started: the engine never started
+    (process.run_streaming starts none after a signal), or it stopped while planning: its
+    complete event stream (the relay's marker, every line logged) holds no apply_start."""
+    if result.interrupted is None:
+        return False
+    if not result.started:
+        return True
+    if req.command not in (Command.APPLY, Command.DESTROY) or reader.log_error:
+        return False
+    if not (folder.path / EVENTS_COMPLETE).exists():
+        return False
+    from hybridops_tf.engine.vocabulary import Progress
+
+    return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
+
+
+def _stopped_before_why(req: ModuleRequest, result: process.ProcessResult) -> str:
+    name = process.FORWARDER.name() or "a signal"
+    how = (f"the engine stopped while planning (exit {result.returncode})" if result.started
+           else "the engine never started")
+    return f"interrupted by {name} before the {req.command} changed anything ({how}); the record is unchanged"
+
+
 def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
                     result: process.ProcessResult) -> Outcome:
     """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
     from hybridops_tf.engine.events import summarize_diagnostics
 
-    req, store, folder = one.req, one.store, one.folder
+    req, folder = one.req, one.folder
     why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
     message = (f"the engine refused the {req.command} before changing anything "
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
     # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check
     code = ExitCode.REFUSED if req.plan_file is not None else ExitCode.USAGE
-    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
+    return _settle_unchanged(one, running, message, code)
+
+
+def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: ExitCode) -> Outcome:
+    """The engine changed nothing (it refused the run, or a signal stopped it first): the
+    record goes back to what it said, the attempt is kept in `last_attempt`."""
+    req, store, folder = one.req, one.store, one.folder
+    said: int = code  # last_attempt keeps the exit hyops gives: 143 for SIGTERM (cli/interrupted.py)
+    if code == ExitCode.INTERRUPTED and process.FORWARDER.received is not None:
+        said = 128 + process.FORWARDER.received
+    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=said)
     try:
         if restored is None:
             store.delete(req.key)
@@ -283,11 +326,11 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
         inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
-                   f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "
+                   f"changed nothing: {err.strerror or err}; it still says 'running': run `hyops reconcile "
                    f"{req.target.directory} --ref {req.target.ref}`")
         notices.error(failure)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
-    return Outcome(restored, code, running.run_id, folder.path, message)
+    return Outcome(restored, code, running.run_id, folder.path, message, unchanged=True)
 
 
 def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode) -> Outcome:
@@ -325,10 +368,12 @@ def _finish(one: _Run, code: int, result: RunResult) -> None:
 
 def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
     """result.json of a run that got as far as its engine."""
-    from hybridops_tf.runtime.run_result import EngineRefusedResult, SettledResult
+    from hybridops_tf.runtime.run_result import EngineRefusedResult, ResultOutcome, SettledResult
 
-    if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
-        return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None)
+    if outcome.unchanged:  # the engine refused, or a signal stopped it first: nothing ran, record unchanged
+        stopped = ResultOutcome.INTERRUPTED if outcome.exit_code == ExitCode.INTERRUPTED else ResultOutcome.REFUSED
+        return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None,
+                                   outcome=stopped)
     rec = outcome.record or running
     return SettledResult(
         outcome=rec.status,  # "running" here means the settle write failed

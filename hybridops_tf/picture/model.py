@@ -37,6 +37,7 @@ LOOKS: dict[str, Look] = {
     "ok": Look("#d7f5dd", "#1a7f37", "", 2, "✓", "applied, and the engine said so"),
     "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already, nothing changed (--resume)"),
     "error": Look("#ffd8d3", "#b42318", "", 4, "✗", "failed: may be partly live"),
+    "interrupted": Look("#ffe7d9", "#b42318", "4 2", 4, "■", "stopped by SIGINT/SIGTERM: may be partly live"),
     "pending": Look("#ffffff", "#57606a", "6 4", 2, "…", "never started: blocked"),
     "running": Look("#fff3c4", "#9a6700", "10 3 2 3", 2, "▶", "running now"),
     "stale": Look("#ffe1bd", "#bc4c00", "2 2", 3, "?", "hyops stopped while it ran: outcome uncertain"),

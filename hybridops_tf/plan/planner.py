@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, OperationFailed
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
 from hybridops_tf.operation import inputs, places
@@ -141,6 +142,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                     on_line, folder.stderr_path)
             finally:
                 log.close()
+            if result.interrupted is not None:  # cut short (or never started): not a failed plan
+                raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning "
+                                  f"{req.target.ref}; nothing was changed")
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
                 from hybridops_tf.engine.events import summarize_diagnostics
 
@@ -167,7 +171,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     except HyopsError as err:
         from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
 
-        folder.finish(meta, err.exit_code, StoppedResult(ResultOutcome.FAILED, err.message))
+        stopped = ResultOutcome.INTERRUPTED if isinstance(err, Interrupted) else ResultOutcome.FAILED
+        folder.finish(meta, err.exit_code, StoppedResult(stopped, err.message))
         raise
     text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
@@ -657,7 +658,8 @@ def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None,
     argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=extra)
     result = engine.stream(argv, lines.append, None, stderr.append)
     if result.interrupted is not None:
-        raise Interrupted("interrupted while reading evidence; nothing was changed")
+        raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while reading evidence; "
+                          "nothing was changed")
     events = list(iter_events(lines))
     what = "refresh-only plan" if refresh_only else "plan"
     if result.returncode not in (0, 2):

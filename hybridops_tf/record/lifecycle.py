@@ -63,7 +63,8 @@ class MemberStatus(StrEnum):
 
     OK = "ok"
     ERROR = "error"
-    PENDING = "pending"
+    INTERRUPTED = "interrupted"  # SIGINT/SIGTERM stopped it; its record says what is known
+    PENDING = "pending"  # never started (record untouched)
     DESTROYED = "destroyed"
     ABSENT = "absent"
     RETAINED = "retained"

@@ -59,12 +59,13 @@ class ResultOutcome(StrEnum):
     REFUSED = "refused"  # a preflight refusal, or the engine refused before changing anything
     FAILED = "failed"  # a plan that failed
     PLANNED = "planned"
+    INTERRUPTED = "interrupted"  # SIGINT/SIGTERM stopped it before anything changed
 
 
 @dataclass(frozen=True)
 class StoppedResult:
     """result.json of a run stopped before its engine changed anything: `refused` (a
-    preflight refusal), or a plan that `failed`."""
+    preflight refusal), `interrupted` (a signal), or a plan that `failed`."""
 
     outcome: ResultOutcome
     error: str
@@ -75,13 +76,15 @@ class StoppedResult:
 
 @dataclass(frozen=True)
 class EngineRefusedResult:
-    """The engine refused the run before changing anything: the record is back to what it was."""
+    """The engine changed nothing (it refused the run, or a signal stopped it first): the
+    record is back to what it was."""
 
     error: str
     record_status: str | None  # the restored record's status; None when there is no record
+    outcome: ResultOutcome = ResultOutcome.REFUSED
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": ResultOutcome.REFUSED.value, "error": self.error,
+        return {"outcome": self.outcome.value, "error": self.error,
                 "record_status": self.record_status}
 
 

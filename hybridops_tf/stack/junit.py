@@ -1,7 +1,8 @@
 """`stack apply|destroy --junit FILE`: the stack run as a JUnit XML file CI systems show.
 
 Each member is a <testcase> (classname = the stack's name, name = the member): ok,
-skipped (`--resume`), destroyed, absent and retained pass; error fails with
+skipped (`--resume`), destroyed, absent and retained pass; error and interrupted (a signal
+stopped it mid-way) fail with
 <failure message=its error>; pending is <skipped message="blocked by X">. A run refused
 before any member ran is one failing case, `(preflight)`, so the CI view is never empty.
 Built from the run report (report.StackReport) only: what the file says, latest.json says.
@@ -22,7 +23,7 @@ from hybridops_tf.stack.report import MemberEntry, StackReport
 
 PREFLIGHT = "(preflight)"  # the case of a run refused before any member ran (not a member name)
 UNFINISHED = "(run)"  # the case of a run whose report has no end yet (not a member name)
-_FAILED = frozenset({"error", "running"})
+_FAILED = frozenset({"error", "running", "interrupted"})  # interrupted: a signal stopped it mid-way
 _NOT_RUN = frozenset({"pending"})
 # Characters XML 1.0 cannot carry (an engine's ANSI escape, say): shown as \xNN instead.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -145,7 +145,11 @@ def _run_stack(req: StackRequest) -> StackResult:
     except UsageError as err:
         raise UsageError(f"stack {req.stack.name}: {err.message}") from None
     req.runtime.ensure_root()
-    _preflight(req, run_id)
+    try:
+        _preflight(req, run_id)
+        stopped_first = False
+    except Interrupted:  # a signal before any member started: the report says none did
+        stopped_first = True
     started_at = utc_now()
     runner = process_note()
     live = LiveReport(req.runtime, StackReport(
@@ -158,7 +162,11 @@ def _run_stack(req: StackRequest) -> StackResult:
         raise RefusedError(f"stack {req.stack.name}: could not write the stack report under "
                            f"{req.runtime.root}: {err.strerror or err}; nothing was run") from None
     execution = _Execution(req, run_id, live)
-    resolutions = execution.run()
+    if stopped_first:
+        execution.interrupted = True
+        resolutions = {m.name: graph.Resolution(MemberStatus.PENDING) for m in req.stack.members}
+    else:
+        resolutions = execution.run()
     members = []
     for m in req.stack.members:
         res, result = resolutions[m.name], execution.results.get(m.name)
@@ -251,10 +259,12 @@ class _Execution:
         with process.FORWARDER, ThreadPoolExecutor(max_workers=req.parallelism,
                                                    thread_name_prefix="hyops-stack") as pool:
             futures: dict[Future[MemberResult], str] = {}
-            while not sched.done:
+            while True:
                 if process.FORWARDER.received is not None and not self.interrupted:
                     self.interrupted = True
                     sched.interrupt()
+                if sched.done:  # asked after the interrupt: one that came between two members ends here
+                    break
                 for name in sched.start():
                     futures[pool.submit(self._step, name)] = name
                 if not futures:
@@ -281,6 +291,8 @@ class _Execution:
     # --- one member (worker thread) -----------------------------------------------------------
     def _step(self, name: str) -> MemberResult:
         member = self.req.stack.member(name)
+        if process.FORWARDER.received is not None:  # it came as this member was handed out: never started
+            return MemberResult(MemberStatus.PENDING, changed=False)
         try:
             if self.req.command == "apply":
                 return self._apply(member)
@@ -332,7 +344,7 @@ class _Execution:
         rec = outcome.record
         if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
             return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
-        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+        return MemberResult(_failed(outcome.exit_code), run_id=outcome.run_id, error=outcome.message)
 
     def _changes(self, member: Member, rec: OperationRecord | None, values: dict[str, Any],
                   sensitive: frozenset[str]) -> tuple[str, ...]:
@@ -380,7 +392,7 @@ class _Execution:
         after = outcome.record
         if outcome.exit_code == ExitCode.OK and after is not None and after.status is Status.DESTROYED:
             return MemberResult(MemberStatus.DESTROYED, run_id=outcome.run_id)
-        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+        return MemberResult(_failed(outcome.exit_code), run_id=outcome.run_id, error=outcome.message)
 
     def _retain(self, member: Member, why: str) -> MemberResult:
         """Not destroyed on purpose: the record says `retained`, written under the module lock."""
@@ -405,6 +417,12 @@ class _Execution:
                     "its record is unchanged"))
         # no run folder: the record names the stack run; a kept failure still needs attention
         return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
+
+
+def _failed(code: int) -> MemberStatus:
+    """A member whose engine ran and did not succeed: `interrupted` when a signal stopped it
+    (its record says what the evidence shows), else `error`."""
+    return MemberStatus.INTERRUPTED if code == ExitCode.INTERRUPTED else MemberStatus.ERROR
 
 
 def _kept_failure(rec: OperationRecord) -> str | None:

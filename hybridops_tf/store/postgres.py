@@ -35,6 +35,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, register_private_root
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
 from hybridops_tf.store.local import JournalRead
 from hybridops_tf.store.pgconn import (
@@ -349,9 +350,11 @@ class PgLock:
         try:
             owner = Owner.current(self.run_id)
             while not self._take(owner):
+                INTERRUPTS.check(f"before the lock of {self.key} was taken; nothing was changed")
                 if time.monotonic() >= deadline:
                     raise LockBusyError(self._busy_message())
                 time.sleep(0.2)
+            INTERRUPTS.check(f"as the lock of {self.key} was taken; nothing was changed")  # released below
         except LockBusyError:
             self._release(unlocked=True)  # never taken: the connection carries no lock
             raise

@@ -77,6 +77,7 @@ def test_status_words_match_the_contract() -> None:
     assert {s.value for s in MemberStatus} == {
         "ok",
         "error",
+        "interrupted",
         "pending",
         "destroyed",
         "absent",

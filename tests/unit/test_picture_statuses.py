@@ -27,6 +27,7 @@ from tests.readers import parse_mermaid, parse_table, plain
 MEMBERS = {
     "net": ("ok", Status.OK),
     "vm": ("error", Status.ERROR),
+    "cut": ("interrupted", Status.ERROR),  # a signal stopped its engine; its record settled error
     "cfg": ("pending", None),
     "old": ("destroyed", Status.DESTROYED),
     "gone": ("absent", None),
@@ -36,7 +37,7 @@ MEMBERS = {
     "live": (None, Status.RUNNING),  # its lock held (by this test): running now
     "new": (None, None),  # never run: none
 }
-EXPECTED = {"net": "ok", "vm": "error", "cfg": "pending", "old": "destroyed", "gone": "absent",
+EXPECTED = {"net": "ok", "vm": "error", "cut": "interrupted", "cfg": "pending", "old": "destroyed", "gone": "absent",
             "kept": "retained", "same": "skipped", "busy": "running", "live": "running", "new": "none"}
 
 
@@ -63,7 +64,7 @@ def runtime_root(tmp_path: Path) -> Path:
             records.write(OperationRecord(f"vocab/{name}", status, f"apply-{name}"))
     entries = [MemberEntry(name, f"vocab/{name}", status, run_id=f"apply-{name}" if status != "pending" else None,
                            blocked_by="vm" if status == "pending" else None,
-                           error="boom" if status == "error" else None)
+                           error="boom" if status in ("error", "interrupted") else None)
                for name, (status, _) in MEMBERS.items() if status is not None]
     write_report(Runtime(root), StackReport("vocab", "stack.yml", "stack-apply-1", "apply", "2026-01-01T00:00:00Z",
                                    "2026-01-01T00:00:05Z", entries))

@@ -123,6 +123,9 @@ class ReplayEngine:
     def show_state_doc(self) -> dict[str, Any]:
         return self.state
 
+    def for_settling(self) -> ReplayEngine:
+        return self
+
 
 class FullDiskStore(RecordStore):
     """The local store on a disk that filled up after `running` was written."""
