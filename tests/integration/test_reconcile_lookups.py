@@ -309,6 +309,9 @@ def test_a_stack_whose_vm_create_was_lost_recovers_with_reconcile_write_and_resu
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     report = {m["name"]: m["status"] for m in json.loads(
         (hyops.runtime_root / "stacks" / "demo" / "latest.json").read_text())["members"]}
-    assert report == {"network": "skipped", "vm": "skipped", "config": "ok", "health": "ok"}
+    # the adopted vm's record came from an import, which vouches for no configuration: it
+    # runs again (a no-op apply), and the object it applies is the one adopted
+    assert report == {"network": "skipped", "vm": "ok", "config": "ok", "health": "ok"}
     assert [o["id"] for o in hyops.sim_objects() if o["type"] == "sim_vm"] == [vm["id"]]
+    assert hyops.record("demo/vm")["resources"]["sim_vm.this"]["id"] == vm["id"]
     assert reconcile(hyops, "--stack", "stack/stack.yml")[0] == 0
