@@ -83,6 +83,7 @@ class PgStore:
         self._schema_checked = False
         self._held: dict[str, PgLock] = {}
         self._held_lock = threading.Lock()
+        self._digest_key: bytes | None = None  # once read, the same for the store's life
 
     # -- connections ---------------------------------------------------------------------
 
@@ -299,8 +300,12 @@ class PgStore:
 
     def digest_key(self, create: bool) -> bytes | None:
         """The store's key for `inputs_digest`, shared by every runner (the first one makes it;
-        a concurrent first maker's insert loses and reads the winner's)."""
+        a concurrent first maker's insert loses and reads the winner's). Read once a command:
+        the inputs digest and the configuration digest both need it."""
         import secrets
+
+        if self._digest_key is not None:
+            return self._digest_key
 
         query = f"SELECT body FROM {SCHEMA}.documents WHERE kind = 'secret' AND name = 'digest.key'"
         rows = self._query(query)
@@ -311,7 +316,8 @@ class PgStore:
         if not rows:
             return None
         try:
-            return bytes.fromhex(rows[0][0])
+            self._digest_key = bytes.fromhex(rows[0][0])
+            return self._digest_key
         except ValueError:
             raise StoreUnavailable("the store's digest key is damaged (not hex); delete the row "
                                    "(documents, kind 'secret'): a new one is made, and `stack apply "

@@ -266,6 +266,7 @@ def test_sigint_stops_scheduling_and_reports_the_stopped_member_interrupted_and_
         assert stack_env.hyops.record("demo/config") is None
         assert 'type="interrupted"' in (stack_env.hyops.workdir / "junit.xml").read_text()
         shown = stack_env.stack("status", "stack/stack.yml")
-        assert shown.returncode == 0 and "interrupted" in shown.stdout
+        # 3: the vm's create was under way when it stopped; it may have made the vm (a suspect orphan)
+        assert shown.returncode == 3 and "interrupted" in shown.stdout
     finally:
         gate.release()

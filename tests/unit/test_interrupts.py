@@ -25,6 +25,7 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack import runner
 from hybridops_tf.stack.model import Member, Stack
+from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport
 from tests.unit.clitree import walk
 
 # --- who gets a signal ------------------------------------------------------------------------
@@ -324,8 +325,11 @@ def test_a_signal_between_two_members_ends_the_run_with_the_rest_pending(
         return runner.MemberResult(MemberStatus.OK, run_id=f"apply-{name}", outputs={})
 
     monkeypatch.setattr(runner._Execution, "_step", step)
-    req = runner.StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / "rt"), listener=_Finished())
-    execution = runner._Execution(req, "stack-apply-1")
+    rt = Runtime(tmp_path / "rt")
+    req = runner.StackRequest(stack=stack, command="apply", runtime=rt, listener=_Finished())
+    live = LiveReport(rt, StackReport("demo", str(stack.file), "stack-apply-1", "apply", "2026-01-01T00:00:00Z", None,
+                                      [MemberEntry(m.name, m.module_ref, "pending") for m in stack.members]))
+    execution = runner._Execution(req, "stack-apply-1", live)
 
     resolutions = execution.run()
 
