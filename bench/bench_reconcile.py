@@ -4,8 +4,11 @@ The evidence of a 10,000-resource module after a killed apply: a `show -json` st
 interrupted run's events.jsonl (planned, started, completed; a few creates never finished),
 a refresh-only plan stream with some drift, and a record listing every resource. Timed:
 parse_state + iter_events/ResourceTracker + PlanEvidence.from_events + compare, best of
-ROUNDS. Target: < 2 s at 10,000 resources, and linear growth (1k, 5k, 10k: the time per
-resource stays flat).
+ROUNDS, in CPU seconds of this process (the work is one thread of pure Python, so its CPU
+time is its cost, whatever else the machine runs; wall time on a shared machine adds the
+waits for a core). Targets (issue 37): < 1 s at 10,000 resources, and linear growth: at
+50,000 the time per resource within 1.5x of 1,000's. tests/unit/test_fold_growth.py guards
+the growth without a clock.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
 
 TITLE = "reconcile compare on a synthetic state + event log (parsers + compare, no engine)"
-SIZES = (1_000, 5_000, 10_000)
+SIZES = (1_000, 10_000, 50_000)
 ROUNDS = int(os.environ.get("HYOPS_BENCH_ROUNDS", "3"))
-TARGET_SECONDS = 2.0
+TARGET_SECONDS = 1.0  # at 10,000 resources
+TARGET_GROWTH = 1.5  # per resource, 50,000 against 1,000
 
 
 def _hook(kind: str, addr: str, **extra: Any) -> str:
@@ -73,17 +77,25 @@ def synthetic(n: int) -> tuple[str, list[str], list[str], OperationRecord]:
 def _once(state_text: str, events: list[str], refresh: list[str],
           record: OperationRecord) -> tuple[float, float, float, int]:
     gc.collect()  # a collection left over from building the data must not land in a timing
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     state = parse_state(state_text)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     progress = dict(ResourceTracker().feed_all(iter_events(events)).resources)
     drift = PlanEvidence.from_events(iter_events(refresh), 2)
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     ev = ModuleEvidence(where=Where("bench/vms", "modules/bench"), record=record, lock_free=True, state=state,
                         refresh=drift, last_run=progress)
     found = compare(ev, Commands())
-    t3 = time.perf_counter()
+    t3 = time.process_time()
     return t1 - t0, t2 - t1, t3 - t2, len(found)
+
+
+def _target(n: int, total: float, growth: float) -> tuple[str, str]:
+    if n == 10_000:
+        return f"< {TARGET_SECONDS:g} s", "yes" if total < TARGET_SECONDS else "NO"
+    if n == SIZES[-1]:
+        return f"per resource <= {TARGET_GROWTH:g}x 1k's", "yes" if growth <= TARGET_GROWTH else "NO"
+    return "", ""
 
 
 def run() -> list[dict[str, object]]:
@@ -95,12 +107,12 @@ def run() -> list[dict[str, object]]:
         total = sum(best[:3])
         per = total / n * 1e6
         base_per_resource = base_per_resource or per
+        target, met = _target(n, total, per / base_per_resource)
         rows.append({
             "resources": n, "parse state s": f"{best[0]:.3f}", "fold events s": f"{best[1]:.3f}",
-            "compare s": f"{best[2]:.3f}", "total s": f"{total:.3f}", "us/resource": f"{per:.1f}",
+            "compare s": f"{best[2]:.3f}", "total CPU s": f"{total:.3f}", "us/resource": f"{per:.1f}",
             "vs 1k per resource": f"{per / base_per_resource:.2f}x", "findings": best[3],
-            "target": (f"< {TARGET_SECONDS:g} s: " + ("ok" if total < TARGET_SECONDS else "MISSED"))
-            if n == SIZES[-1] else "",
+            "target": target, "met": met,
         })
     return rows
 

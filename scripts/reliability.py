@@ -147,6 +147,8 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
               "status, guard and recovery checks:", ""]
     lines += _table(["command", "phase proved", "kills"], [[c, p, n] for (c, p), n in sorted(landed.items())])
 
+    lines += _signal_drill(by_kind.get("signal", []))
+
     races = by_kind.get("race", [])
     lines += ["", "## Races", "",
               "Contenders start together, half with `--lock-timeout 0` (they must lose with exit 4), "
@@ -187,6 +189,7 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     lines += ["", f"Total fuzz cases: {sum(fuzz.values())}."]
 
     lines += _refactor_sequences(by_kind.get("refactor_sequence", []), by_kind.get("refactor_run", []))
+    lines += _drill(by_kind.get("drill", []))
 
     sec = Counter(f["check"] for f in by_kind.get("security", []))
     lines += ["", "## Security checks", ""]
@@ -203,6 +206,28 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
     if not reasons:
         lines.append("- none")
     return "\n".join(lines) + "\n"
+
+
+def _signal_drill(drilled: list[dict[str, Any]]) -> list[str]:
+    """The signal drill's figures (tests/reliability/test_signal_drill.py)."""
+    lines = ["", "## Signal drill: SIGINT/SIGTERM at random moments", "",
+             "`hyops stack apply` of the demo stack from nothing, one signal 0 to 6 s after hyops "
+             "installed its handling, SIGINT inherited at default or ignored; each round checks the exit "
+             "(130/143, one line, no traceback), the report against the records, that no engine is left "
+             "and that every live object is claimed, then follows the advice. The moment is the one the "
+             "run report proves.", ""]
+    if not drilled:
+        return lines + ["No round ran (the drill was skipped or deselected)."]
+    rows: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for d in drilled:
+        rows[(d["signal"], d["inherited"], d["moment"])][d["recovered"]] += 1
+    lines += _table(["signal", "SIGINT inherited", "moment (proved)", "rounds", "then converged",
+                     "then refused (uncertain)"],
+                    [[s, i, m, sum(n.values()), n["converged"], n["refused (uncertain outcome)"]]
+                     for (s, i, m), n in sorted(rows.items())])
+    seeds = sorted({str(d["seed"]) for d in drilled})
+    lines += ["", f"Seeds (replay with HYOPS_SIGNAL_DRILL_SEED): {', '.join(seeds)}."]
+    return lines
 
 
 REFACTOR_FAILURES = ("stuck", "duplicated", "under_claiming", "diverged", "other")
@@ -271,6 +296,29 @@ def _refactor_sequences(seqs: list[dict[str, Any]], runs: list[dict[str, Any]]) 
         commands.update(s.get("commands") or {})
     lines += ["", "Advice followed (commands run as reconcile printed them):", ""]
     lines += _table(["command", "times"], [[f"`hyops {c}`", n] for c, n in sorted(commands.items())])
+    return lines
+
+
+def _drill(runs: list[dict[str, Any]]) -> list[str]:
+    """The recovery drill's figures (tests/reliability/test_recovery_drill.py)."""
+    lines = ["", "## Recovery drill: faults that needed a person", "",
+             "Every create fault the sim has (`lose_response`, `fail_before_create`, `fail_after_create`), "
+             "once on each member's type of the 4-member demo stack, with the project's lookups file "
+             "(`hyops sim lookup` for the sim types); then `hyops reconcile --stack` and its advice, followed "
+             "as a pipeline would, and `stack apply --resume`. **needed a person**: a finding whose only way "
+             "forward was someone's decision (an `--import` of an id to find, a `--forget-orphan` after "
+             "checking). **suspect orphan**: the fault left one (without lookups, each of these needs a "
+             "person).", ""]
+    if not runs:
+        return lines + ["No scenario ran (the tests were skipped or deselected)."]
+    rows = []
+    for mode in sorted({r["mode"] for r in runs}):
+        group = [r for r in runs if r["mode"] == mode]
+        rows.append([mode, len(group), sum(bool(r["orphan"]) for r in group), sum(bool(r["person"]) for r in group),
+                     max(r["rounds"] for r in group)])
+    rows.append(["all", len(runs), sum(bool(r["orphan"]) for r in runs), sum(bool(r["person"]) for r in runs),
+                 max(r["rounds"] for r in runs)])
+    lines += _table(["fault", "faults", "left a suspect orphan", "needed a person", "most rounds of advice"], rows)
     return lines
 
 

@@ -10,6 +10,7 @@ through hybridops_tf.base.files.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -75,16 +76,24 @@ class PreparedWrite:
     `commit()` renames it into place (and fsyncs the directory), `discard()` removes it. Lets
     a caller do everything that can fail (space, permissions) before a point of no return,
     and only the rename after it.
+
+    `keep_same`: when `path` already holds exactly `data`, nothing is written and commit()
+    leaves it as it is: no temp file, no disk flush. Only for a file every writer writes
+    durably, so that what it holds is already on disk.
     """
 
-    def __init__(self, path: Path, data: bytes, *, durable: bool = True) -> None:
+    def __init__(self, path: Path, data: bytes, *, durable: bool = True, keep_same: bool = False) -> None:
         ensure_dir(path.parent)
         if path.is_symlink():
             raise OSError(f"refusing to replace symlink {path}")
         self.path = path
         self.durable = durable
+        self._tmp: str | None = None
+        self._same = keep_same and _holds(path, data)
+        if self._same:
+            return
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        self._tmp: str | None = tmp
+        self._tmp = tmp
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -97,6 +106,8 @@ class PreparedWrite:
             raise
 
     def commit(self) -> None:
+        if self._same:
+            return  # the file already holds the data, durably (see keep_same)
         if self._tmp is None:
             raise RuntimeError("prepared write already committed or discarded")
         try:
@@ -115,6 +126,17 @@ class PreparedWrite:
             except FileNotFoundError:
                 pass
             self._tmp = None
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """`path` is a regular file of mode FILE_MODE holding exactly `data`."""
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != FILE_MODE or st.st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:

@@ -3,8 +3,10 @@
 Sensitive inputs reach the engine only through its var file on a pipe; every copy that can end up
 in a file, a log or a terminal (meta.json argv, resolved.inputs.yml, rerun.inputs.yml, the engine's
 event lines in events.jsonl) goes through these helpers first, so "<redacted>" is the one spelling
-readers and tests look for. Imports nothing heavy: the event relay, a process of its own, loads it
-for the first line that mentions a secret.
+readers and tests look for. A variable declared `ephemeral = true` is withheld the same way, as
+"<ephemeral>" (sensitive and ephemeral at once: "<ephemeral>", the stricter word: no run keeps it).
+Imports nothing heavy: the event relay, a process of its own, loads it for the first line that
+mentions a secret.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 REDACTED = "<redacted>"
+EPHEMERAL = "<ephemeral>"
+PLACEHOLDERS = frozenset({REDACTED, EPHEMERAL})  # what a stored file holds instead of a value
 # What events.jsonl holds instead of a line that mentions a sensitive output but cannot be
 # parsed (and so redacted): a valid message of a type no engine sends.
 WITHHELD_LINE = ('{"type":"hyops_withheld","@message":"an engine line that mentions a sensitive '
@@ -49,27 +53,37 @@ def redact_event_line(line: str) -> str:
 _VAR_FLAGS = frozenset({"--var", "-var"})
 
 
-def redact_mapping(values: Mapping[str, Any], sensitive_names: Collection[str]) -> dict[str, Any]:
-    """Copy `values`, replacing the value of every sensitive name with REDACTED."""
-    return {name: REDACTED if name in sensitive_names else value for name, value in values.items()}
+def placeholder(name: str, sensitive_names: Collection[str],
+                ephemeral_names: Collection[str] = ()) -> str | None:
+    """What is stored instead of the value of `name`: EPHEMERAL, REDACTED, or None (its value)."""
+    if name in ephemeral_names:
+        return EPHEMERAL
+    return REDACTED if name in sensitive_names else None
 
 
-def redact_argv(argv: Sequence[str], sensitive_names: Collection[str]) -> list[str]:
-    """Copy argv with the VALUE of `--var NAME=VALUE` redacted for sensitive names.
+def redact_mapping(values: Mapping[str, Any], sensitive_names: Collection[str],
+                   ephemeral_names: Collection[str] = ()) -> dict[str, Any]:
+    """Copy `values`, each sensitive value as REDACTED and each ephemeral one as EPHEMERAL."""
+    return {name: placeholder(name, sensitive_names, ephemeral_names) or value for name, value in values.items()}
+
+
+def redact_argv(argv: Sequence[str], sensitive_names: Collection[str],
+                ephemeral_names: Collection[str] = ()) -> list[str]:
+    """Copy argv with the VALUE of `--var NAME=VALUE` withheld for sensitive and ephemeral names.
 
     Handles `--var NAME=VALUE`, `--var=NAME=VALUE` and the engine's `-var` forms after `--`,
     so meta.json can keep the exact command line without ever holding a secret.
     """
-    return _redact_vars(argv, lambda name: name in sensitive_names)
+    return _redact_vars(argv, lambda name: placeholder(name, sensitive_names, ephemeral_names))
 
 
 def redact_every_var(argv: Sequence[str]) -> list[str]:
     """Copy argv with the value of every `--var NAME=VALUE` redacted (the forms redact_argv
     reads), for a command that does not know which inputs are secret (reconcile)."""
-    return _redact_vars(argv, lambda _name: True)
+    return _redact_vars(argv, lambda _name: REDACTED)
 
 
-def _redact_vars(argv: Sequence[str], secret: Callable[[str], bool]) -> list[str]:
+def _redact_vars(argv: Sequence[str], secret: Callable[[str], str | None]) -> list[str]:
     redacted: list[str] = []
     value_follows = False
     for arg in argv:
@@ -88,8 +102,7 @@ def _redact_vars(argv: Sequence[str], secret: Callable[[str], bool]) -> list[str
     return redacted
 
 
-def _redact_assignment(text: str, secret: Callable[[str], bool]) -> str:
+def _redact_assignment(text: str, secret: Callable[[str], str | None]) -> str:
     name, eq, _value = text.partition("=")
-    if eq and secret(name.strip()):
-        return f"{name}={REDACTED}"
-    return text
+    shown = secret(name.strip()) if eq else None
+    return f"{name}={shown}" if shown is not None else text

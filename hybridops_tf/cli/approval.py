@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli.settings import settings
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 AUTO_APPROVE_ENV = "HYOPS_AUTO_APPROVE"
 QUESTION = "Do you want to perform these actions? Only 'yes' will be accepted:"
+AT_THE_QUESTION = "\nhyops: interrupted by {signal} at the question; nothing was changed; next: run the command again"
 ENGINE_SPELLINGS = frozenset({"-auto-approve", "--auto-approve"})
 CANCELLED = ExitCode.REFUSED  # nothing changed, as for every refusal before a mutation
 
@@ -64,7 +66,8 @@ def approved(read_line: Callable[[], str] | None = None, err: bool = False) -> b
     """Ask once; only `yes` approves (end of input and Ctrl-D do not)."""
     click.echo(f"\n{QUESTION} ", nl=False, err=err)
     try:
-        answer = (read_line or sys.stdin.readline)()
+        with INTERRUPTS.at_rest(AT_THE_QUESTION):  # Ctrl-C at the question: nothing ran yet, exit at once
+            answer = (read_line or sys.stdin.readline)()
     except EOFError:
         answer = ""
     return answer.strip() == "yes"

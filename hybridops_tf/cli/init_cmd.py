@@ -6,6 +6,9 @@ from pathlib import Path
 
 import click
 
+from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.cli import interrupted
+from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.options import (
     PassthroughCommand,
     lock_option,
@@ -30,6 +33,7 @@ class _InitCommand(PassthroughCommand):
 @module_options
 @lock_option
 @click.pass_context
+@handles_signals
 def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout: float) -> None:
     """Run the engine's `init` in MODULE_DIR [-- ENGINE_ARGS], under the module lock.
 
@@ -43,7 +47,7 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
       1    the engine's init failed
       2    usage error
       4    lock busy
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM); no record or state was changed
 
     \b
     Example:
@@ -57,5 +61,8 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
                        workspace(ctx, tgt.directory))
     if outcome.output:
         click.echo(outcome.output.rstrip("\n"))
-    click.echo(outcome.message, err=outcome.exit_code != 0)
+    if outcome.exit_code == ExitCode.INTERRUPTED:
+        interrupted.say(f"hyops: {outcome.message}; next: hyops init {module_dir} again")
+    else:
+        click.echo(outcome.message, err=outcome.exit_code != 0)
     ctx.exit(outcome.exit_code)

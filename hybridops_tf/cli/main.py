@@ -16,7 +16,7 @@ from typing import NoReturn
 import click
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import ExitCode, HyopsError, UsageError
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, UsageError
 from hybridops_tf.cli.settings import Settings
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
@@ -171,8 +171,18 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
 
 
 def _fail(ctx: click.Context, err: HyopsError) -> NoReturn:
-    click.echo(f"hyops: error: {err.message}", err=True)
+    _say(err)
     ctx.exit(err.exit_code)
+
+
+def _say(err: HyopsError) -> None:
+    """A HyopsError's one line: `hyops: error: ...`; a signal's is not an error (interrupted.py)."""
+    if isinstance(err, Interrupted):
+        from hybridops_tf.cli import interrupted
+
+        interrupted.say(interrupted.raised(err.message))
+    else:
+        click.echo(f"hyops: error: {err.message}", err=True)
 
 
 def _announce_created(choice: RootChoice) -> None:
@@ -192,7 +202,7 @@ def main() -> None:
     try:
         rc = cli.main(standalone_mode=False)
     except HyopsError as err:
-        click.echo(f"hyops: error: {err.message}", err=True)
+        _say(err)
         sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo("hyops: aborted", err=True)
@@ -222,7 +232,9 @@ _STORAGE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSP
 
 
 def entry() -> None:
-    """The `hyops` console script: main(), then exit without tearing the interpreter down.
+    """The `hyops` console script's work (cli/console.py installs the signal handling first):
+    main(), its exit code made 130/143 after a signal (interrupted.py), then exit without
+    tearing the interpreter down.
 
     Why: by the time main() returns, every record and run file is fsynced and closed and the
     module lock released; what is left is Python's own teardown of ~300 modules, some 20 ms
@@ -239,6 +251,9 @@ def entry() -> None:
     elif not isinstance(code, int):  # sys.exit("message") semantics
         print(code, file=sys.stderr)
         code = 1
+    from hybridops_tf.cli.interrupted import final_code
+
+    code = final_code(code)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

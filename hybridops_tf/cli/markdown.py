@@ -137,28 +137,31 @@ def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_fi
     (stack.report.status_document), with the member's record status now when it differs;
     `diagram` (a ```mermaid block of the stack) goes above the table. `stack apply|destroy
     --format markdown` print their run report the same way, under their own heading."""
+    from hybridops_tf.stack import view
+
     name = str(doc.get("stack"))
-    if doc.get("run_id") is None:
-        head = f"stack {name}: never run (records as they stand)"
-    else:
-        head = f"stack {name}: last {doc.get('command')} run {doc.get('run_id')}, finished {doc.get('finished_at')}"
+    if "state" not in doc:  # a run's own report, as `stack apply|destroy` print it: it finished
+        doc = {**doc, "state": view.NEVER_RUN if doc.get("run_id") is None else view.FINISHED}
+    uncertain = [f"**uncertain**: {text(line)}" for line in view.uncertain_lines(doc)]
     members = [m for m in doc.get("members", []) if isinstance(m, dict)]
     by_name = {m.get("name"): m for m in members}
     quoted = shlex.quote(stack_file)
-    rows = [(text(str(m.get("name"))), text(str(m.get("status"))), _member_why(m, by_name, record_now),
+    rows = [(text(str(m.get("name"))), text(str(m.get("status"))),
+             _member_why(m, by_name, record_now, doc.get("state") == view.RUNNING),
              _member_next(m, doc.get("command"), f"{hyops} stack", f"{hyops} reconcile --stack {quoted}", quoted))
             for m in members]
-    return [f"### {heading} {text(name)}", "", text(head), "", *([*diagram, ""] if diagram else []),
+    return [f"### {heading} {text(name)}", "", text(view.headline(doc)), "",
+            *([*uncertain, ""] if uncertain else []), *([*diagram, ""] if diagram else []),
             *table(("Member", "Status", "Why", "Next action"), rows)]
 
 
 def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
-                record_now: Mapping[str, str]) -> str:
-    status, parts = str(m.get("status")), []
+                record_now: Mapping[str, str], running: bool = False) -> str:
+    status, parts = str(m.get("status")), [f"uncertain: {why}" for why in m.get("uncertain") or ()]
     if status == "pending":
         blocker = m.get("blocked_by")
         parts.append(f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})" if blocker
-                     else "not started: the run was interrupted")
+                     else "waiting to start" if running else "not started: the run was interrupted")
     if m.get("error"):
         parts.append(str(m["error"]))
     if m.get("run_id"):
@@ -173,9 +176,13 @@ def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
 
 def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str, stack_file: str) -> str:
     status = str(m.get("status"))
+    if m.get("uncertain"):
+        return code(reconcile)  # what exists is not known: reconcile says, before anything runs
     run = f"{stack} destroy {stack_file}" if command == "destroy" else f"{stack} apply {stack_file} --resume"
     if status == "error":
         return f"fix the cause, then {code(run)} ({code(reconcile)} shows what is live)"
+    if status == "interrupted":  # stopped by a signal: what is live first, then go on
+        return f"{code(reconcile)}, then {code(run)}"
     if status == "pending":
         blocker = m.get("blocked_by")
         return f"{code(run)} once {text(str(blocker))} is fixed" if blocker else code(run)
@@ -198,7 +205,7 @@ def reconcile(report: Any, diagram: Sequence[str] = ()) -> list[str]:
 
     rows: list[tuple[str, ...]] = []
     for mod in report.modules:
-        name, status = text(mod.module_ref), text(str(mod.status))
+        name, status = text(mod.name), text(str(mod.status))
         for act in mod.actions:
             rows.append((name, status, text(f"{'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}"), ""))
         for f in mod.findings:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf.cli.approval import auto_approve_option
+from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.options import (
     PassthroughCommand,
     cli_inputs,
@@ -70,7 +71,8 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
 
 def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: str | None, inputs: Inputs,
                       lock_timeout: float, allow_uncertain: bool) -> None:
-    """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed)."""
+    """`hyops apply PLAN_FILE`: exactly that plan, never asked (it was reviewed); inputs given
+    only for its ephemeral variables, which no plan file keeps (plan/saved.py)."""
     from hybridops_tf.base.errors import UsageError
     from hybridops_tf.cli import approval
     from hybridops_tf.operation import steps as operation
@@ -80,14 +82,11 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
         raise UsageError(f"{plan_file} is a file: {command} takes a module directory; a saved destroy "
                          "plan is applied with `hyops apply FILE`")
     given, passthrough = cli_inputs(ctx, inputs[1], inputs[0], inputs[2], Path.cwd())
-    if given:
-        raise UsageError(f"{plan_file} is a saved plan and carries its inputs: drop --var/--inputs/"
-                         "--var-file (the engine takes no variables with a saved plan)")
     req = saved.saved_plan_request(saved.SavedPlanApply(
         plan_file=plan_file, runtime=settings(ctx).runtime,
         modules_root=settings(ctx).modules_root, ref=ref, workspace_of=lambda directory: workspace(ctx, directory),
         passthrough=approval.split_auto_approve(passthrough)[1], lock_timeout=lock_timeout,
-        allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(),
+        allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(), var_options=given,
     ))
     outcome = operation.run(req)
     echo_outcome(outcome, req.command, req.target.ref, str(req.target.directory))
@@ -102,6 +101,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
               help="Apply even though the record says the last outcome is uncertain.")
 @auto_approve_option
 @click.pass_context
+@handles_signals
 def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
               var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float,
               allow_uncertain: bool) -> None:
@@ -120,7 +120,7 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
       2    usage error, or the engine refused before changing anything (record unchanged)
       4    refused, nothing changed: lock busy, uncertain outcome, a saved plan for
            another module/workspace/engine or a stale one, or the answer was not `yes`
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
     \b
     Example:
@@ -137,6 +137,7 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
 @lock_option
 @auto_approve_option
 @click.pass_context
+@handles_signals
 def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
                 var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float) -> None:
     """Destroy MODULE_DIR; `destroyed` only once the state is confirmed empty.
@@ -152,7 +153,7 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
       1    the destroy failed or left resources (record error)
       2    usage error, or the engine refused before changing anything (record unchanged)
       4    refused, nothing changed: lock busy, or the answer was not `yes`
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
     \b
     Example:
@@ -176,6 +177,7 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=0, show_default=True, metavar="SECONDS",
               help="Seconds the engine waits for its state lock (plan takes no hyops lock).")
 @click.pass_context
+@handles_signals
 def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
              var_options: tuple[str, ...], var_files: tuple[Path, ...], detailed_exitcode: bool,
              out: Path | None, output_format: str, lock_timeout: float) -> None:
@@ -183,15 +185,17 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
 
     Creates, in-place updates, replaces (and which attribute forces them), deletes and reads,
     with changed attributes as `old -> new`; sensitive values print as (sensitive). The run
-    folder keeps the events and the redacted plan.json. Never changes a status. Arguments
-    after `--` go to the engine. --out FILE keeps the plan (and FILE.hyops.json, what it was
-    made for, no secrets) for `hyops apply FILE`.
+    folder keeps the events and the redacted plan.json. Never changes a status. Inputs: the
+    last run's (rerun.inputs.yml) under those given, as for destroy. Arguments after `--` go
+    to the engine. --out FILE keeps the plan (and FILE.hyops.json, what it was made for, no
+    secrets) for `hyops apply FILE`.
 
     \b
     Exit codes:
-      0  planned
-      1  the plan failed
-      2  usage error
+      0    planned
+      1    the plan failed
+      2    usage error
+      130  interrupted by SIGINT (143: SIGTERM); nothing was changed
     With --detailed-exitcode (or `-- -detailed-exitcode`): 0 no changes, 2 changes
     pending (the one place 2 means "changes"), 1 any error hyops reports (a misspelt
     option is still Click's 2).
@@ -203,7 +207,6 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
       hyops plan modules/sim/network --out network.tfplan --format markdown
     """
     from hybridops_tf.base.errors import HyopsError
-    from hybridops_tf.cli.plan_render import render_markdown, render_markdown_failure, render_plan
     from hybridops_tf.plan import planner
     from hybridops_tf.plan.request import PlanRequest
 
@@ -216,12 +219,19 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
             target=tgt, runtime=settings(ctx).runtime,
             workspace=space, var_options=given, passthrough=passthrough,
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
+            recorded_inputs=True,  # as destroy: the last run's inputs under those given
         ))
     except HyopsError as err:
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too
+            from hybridops_tf.cli.plan_render import render_markdown_failure
+
             for line in render_markdown_failure(f"Plan: {ref or module_dir}", err.message):
                 click.echo(line)
         raise planner.reported_error(err, detailed) from None
+    # the renderer loads once the plan ran: the state parser it uses then came with the event
+    # parser, at the engine's first line, while the engine ran (tests/integration/test_startup.py)
+    from hybridops_tf.cli.plan_render import render_markdown, render_plan
+
     if output_format == "markdown":
         title = f"Plan: {tgt.ref}" + (f" (workspace {space})" if space else "")
         lines = render_markdown(outcome.plan_doc, title, f"{outcome.summary} (run {outcome.run_id})")

@@ -171,6 +171,17 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def lookups_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--lookups FILE (env HYOPS_LOOKUPS): how reconcile asks the provider about suspect orphans."""
+    return click.option(
+        "--lookups", "lookups_file", metavar="FILE", envvar="HYOPS_LOOKUPS",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Lookups file: per resource type, a command that lists the provider's objects a lost "
+             "create may have made (env HYOPS_LOOKUPS; default: hyops.lookups.yml beside the runtime "
+             "root, when there is one).",
+    )(func)
+
+
 def lock_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--lock-timeout", type=click.FloatRange(min=0), default=0, show_default=True,

@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.interrupts import INTERRUPTS
+from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.settings import settings
 
 _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
@@ -35,6 +37,9 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
             click.echo(json.dumps(report_of(run, queued.rows).to_dict(), indent=2))
         elif fmt == "text":
             click.echo(run.run_id)
+        if INTERRUPTS.received is not None:  # it came as the run was written: it is queued all the same
+            interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()} after run {run.run_id} was queued: its "
+                            f"workers run it; next: hyops stack status {stack_file}")
         ctx.exit(ExitCode.OK)
     from hybridops_tf.stack.queue.wait import wait_run
 
@@ -48,8 +53,8 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
         click.echo(f"stack {stack.name} {command}: {counts} (run {run.run_id}, queued)")
         table(doc["members"], None)
     if waited.interrupted is not None:
-        click.echo(f"stopped waiting; run {run.run_id} goes on with its workers: "
-                   f"hyops stack status {stack_file}", err=True)
+        interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: stopped waiting; run {run.run_id} goes on "
+                        f"with its workers; next: hyops stack status {stack_file}")
         ctx.exit(128 + waited.interrupted)
     ctx.exit(exit_code(waited.rows))
 
@@ -92,6 +97,7 @@ class _WorkerPrinter:
 @click.option("-p", "--parallelism", type=click.IntRange(min=1), default=1, show_default=True,
               help="How many members this worker runs at the same time.")
 @click.pass_context
+@interrupted.handles_signals
 def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str | None, parallelism: int) -> None:
     """Run members of queued stack runs (`stack apply|destroy STACK --queue`).
 
@@ -124,4 +130,8 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
         on_lost=lambda lost: click.echo(f"[{lost.member}] ✗ interrupted: worker {lost.worker} lost "
                                         f"(run {lost.run_id})", err=True)))
     click.echo(f"worker {worker}: {len(result.ran)} member(s) run", err=True)
+    if INTERRUPTS.received is not None:
+        interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: worker {worker} took nothing new and the "
+                        "members it ran settled (above); other workers go on with their runs; next: "
+                        "`hyops stack status STACK_FILE` says where each run stands")
     ctx.exit(result.exit_code)

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
+from hybridops_tf.base.errors import Interrupted
 from hybridops_tf.cli import render
-from hybridops_tf.cli.options import input_options, lock_option, workspace, workspace_option
+from hybridops_tf.cli.interrupted import handles_signals
+from hybridops_tf.cli.options import input_options, lock_option, lookups_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import settings
 
@@ -51,6 +53,8 @@ def hyops_prefix(ctx: click.Context) -> str:
 @click.option("--write", is_flag=True, help="Settle records from evidence (under the module lock).")
 @click.option("--forget-orphan", "forget", multiple=True, metavar="ADDRESS",
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
+@click.option("--forget-released", "forget_released", multiple=True, metavar="ADDRESS",
+              help="Drop a released object you found gone (deleted by hand); recorded in a run folder. Repeatable.")
 @click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
               help="Adopt a live object into state with the engine's import. Repeatable.")
 @click.option("--forget-record", is_flag=True,
@@ -60,15 +64,22 @@ def hyops_prefix(ctx: click.Context) -> str:
               help="How many modules of --stack/--all are checked at the same time.")
 @input_options
 @lock_option
+@lookups_option
 @workspace_option
 @click.pass_context
+@handles_signals
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
-                  forget: tuple[str, ...], imports: tuple[str, ...], forget_record: bool, parallelism: int,
-                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float) -> None:
+                  forget: tuple[str, ...], forget_released: tuple[str, ...], imports: tuple[str, ...],
+                  forget_record: bool, parallelism: int,
+                  inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float,
+                  lookups_file: Path | None) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
-    Read-only unless --write, --import, --forget-orphan or --forget-record is given; never prompts.
+    Read-only unless --write, --import, --forget-orphan, --forget-released or --forget-record is
+    given; never prompts. With a lookups file, a suspect orphan whose type has a lookup is looked
+    up in the provider: `--write` adopts the one object found, or drops the orphan a complete
+    lookup found none of.
     `--format markdown` prints a table (module, status, why, next action) for a PR comment
     or $GITHUB_STEP_SUMMARY.
 
@@ -76,9 +87,10 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     Exit codes:
       0  consistent
       1  could not check (e.g. the engine failed) or an --import failed
-      2  usage error (e.g. a bad ADDRESS=ID)
+      2  usage error (e.g. a bad ADDRESS=ID, a lookups file that is not valid)
       3  findings (also --all with no records under the runtime root)
-      4  lock busy (--write, --import, --forget-orphan, --forget-record)
+      4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-record)
+      130  interrupted by SIGINT (143: SIGTERM); records settled before it stay settled
 
     \b
     Example, after a red pipeline:
@@ -97,13 +109,20 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     req = ReconcileRequest(
         runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
-        forget=forget, imports=imports, forget_record=forget_record, inputs_file=inputs_file,
+        forget=forget, forget_released=forget_released, imports=imports, forget_record=forget_record,
+        inputs_file=inputs_file,
         var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),
         workspace=workspace(ctx, module_dir or Path(".")) if not (all_ or stack_file) else None,
-        note=_note, parallelism=parallelism,
+        note=_note, parallelism=parallelism, lookups_file=lookups_file,
     )
-    report = reconcile(req)
+    try:
+        report = reconcile(req)
+    except Interrupted as err:
+        if req.read_only:
+            raise
+        raise Interrupted(f"{err.message}; what was written before it stays written; next: run the "
+                          "same reconcile again") from None
     for message, _ in report.errors:
         click.echo(f"hyops: error: {message}", err=True)
     if fmt == "json":
@@ -148,7 +167,7 @@ def _render(report: Report) -> None:
     seen: set[object] = set()
     for mod in report.modules:
         where = f" ({mod.module_dir})" if mod.module_dir else ""
-        click.echo(f"{mod.module_ref}{where}: record {mod.status}")
+        click.echo(f"{mod.name}{where}: record {mod.status}")
         for act in mod.actions:
             click.echo(f"  {'done' if act.ok else 'FAILED'}: {act.kind}: {act.detail}")
         rows = [(f.code.value, f.detail) for f in mod.findings]
@@ -156,7 +175,8 @@ def _render(report: Report) -> None:
         if not rows and mod.status != FORGOTTEN:
             click.echo("  consistent: the record agrees with the state and the live objects")
         for address, ident in mod.released:
-            click.echo(f"  released: {address} ({ident}) lives on, no longer managed (on purpose; nothing to do)")
+            click.echo(f"  released: {address} ({ident}) no longer managed, on purpose; it lived when released and "
+                       f"hyops sees it no more (once it is gone: --forget-released {address})")
         width = max((len(code) for code, _ in rows), default=0)
         for code, detail in rows:
             lines = _wrap(detail)
@@ -172,7 +192,7 @@ def _render(report: Report) -> None:
             if key and key not in seen:
                 seen.add(key)
                 about = " ".join([f.code.value, *f.addresses[:3]] + (["..."] if len(f.addresses) > 3 else []))
-                items.append((f"{about} in {mod.module_ref}", f.alternatives))
+                items.append((f"{about} in {mod.name}", f.alternatives))
         click.echo("")
     if items:
         click.echo("next actions, in order:")

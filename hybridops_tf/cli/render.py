@@ -98,6 +98,17 @@ def ascii_streams() -> None:
                 pass
 
 
+def clip(text: str, width: int) -> str:
+    """The first line of `text`, cut to `width` characters at a word with an ellipsis when
+    longer (a word longer than that is cut inside), for a table cell."""
+    line = (text.strip().splitlines() or [""])[0]
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1]
+    words = cut.rsplit(" ", 1)[0] if " " in cut.strip() and line[width - 1] != " " else cut
+    return words.rstrip() + "…"
+
+
 class ProgressPrinter:
     """Prints one line per resource event; on a TTY the line carries elapsed time live."""
 
@@ -176,10 +187,22 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
 
 
 def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
+    from hybridops_tf.cli import interrupted
+
+    line = interrupted.module_line(outcome, command, ref, module_dir)
+    if line is not None and outcome.unchanged:  # a signal before anything changed: that line says it all
+        interrupted.say(line)
+        return
+    _echo_settled(outcome, command, ref, module_dir)
+    if line is not None:
+        interrupted.say(line)
+
+
+def _echo_settled(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
     rec = outcome.record
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
-        kept = rec.status.value if rec is not None else "no record"
-        click.echo(f"hyops: error: {outcome.message} (still {kept}, run {outcome.run_id})", err=True)
+        kept = f"still {rec.status.value}, from run {rec.run_id}" if rec is not None else "still no record"
+        click.echo(f"hyops: error: {outcome.message} ({kept}; this attempt was run {outcome.run_id})", err=True)
         return
     status = rec.status.value if rec is not None else "unknown"
     click.echo(f"{command} {ref}: {status} (run {outcome.run_id})")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.cli.options import workspace, workspace_option
+from hybridops_tf.cli.options import lookups_option, workspace, workspace_option
 from hybridops_tf.cli.settings import settings
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
@@ -22,10 +22,11 @@ from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 @click.option("--ref", help="Module ref of MODULE_DIR (default: its path relative to the modules root).")
 @click.option("--no-reconcile", is_flag=True,
               help="Leave out the next commands: run no read-only reconcile (no engine call).")
+@lookups_option
 @workspace_option
 @click.pass_context
 def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: Path, ref: str | None,
-               no_reconcile: bool) -> None:
+               no_reconcile: bool, lookups_file: Path | None) -> None:
     """Write one HTML page of STACK_FILE, MODULE_DIR or --all, for a run artifact.
 
     TARGET is a stack file or a module directory (default: ./stack.yml when there is one,
@@ -59,7 +60,7 @@ def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: P
         runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         stack_file=stack_file, module_dir=module_dir, ref=ref, all_records=all_,
         workspace=workspace(ctx, module_dir) if module_dir is not None else None,
-        reconcile=not no_reconcile, hyops_prefix=hyops_prefix(ctx), note=_note))
+        reconcile=not no_reconcile, hyops_prefix=hyops_prefix(ctx), note=_note, lookups_file=lookups_file))
     atomic_write_text(html_file, html.render(data))
     click.echo(f"report: {html_file}")
 

@@ -156,6 +156,41 @@ def rm_cmd(ctx: click.Context, object_ids: tuple[str, ...], sim_root: Path | Non
         raise UsageError(str(err)) from None
 
 
+@sim_group.command("lookup")
+@_sim_root_option
+@click.pass_context
+def lookup_cmd(ctx: click.Context, sim_root: Path | None) -> None:
+    """Answer one reconcile lookup for a sim type: the request on stdin, the candidates on stdout.
+
+    What a lookups file runs for the simulated cloud's types: it reads one JSON request
+    (`{"type": "sim_vm", "planned": {...}, ...}`) and prints `{"candidates": [...]}`, every
+    live object of that type with its name and attributes, so the lookup is `complete`. In
+    hyops.lookups.yml: `sim_vm: {command: [hyops, sim, lookup], match: [name], complete: true}`.
+
+    \b
+    Exit codes:
+      0  answered (no candidate is an answer too)
+      2  the request is not JSON or names no sim type, or the sim root is unreadable
+
+    \b
+    Example:
+      echo '{"type": "sim_vm"}' | hyops sim lookup
+    """
+    from hybridops_tf.sim.lookup import LookupRequestError, answer
+
+    try:
+        request = json.loads(sys.stdin.read())
+    except ValueError as err:
+        raise UsageError(f"the lookup request on stdin is not JSON: {err}") from None
+    try:
+        doc = answer(request, SimStore(_sim_root(ctx, sim_root)))
+    except LookupRequestError as err:
+        raise UsageError(str(err)) from None
+    except StoreError as err:
+        raise UsageError(str(err)) from None
+    click.echo(json.dumps(doc, sort_keys=True))
+
+
 @sim_group.command("check-faults")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @_sim_root_option

@@ -12,14 +12,14 @@ from typing import Any
 import click
 
 from hybridops_tf.base.errors import ExitCode
-from hybridops_tf.cli import render
+from hybridops_tf.cli import interrupted, render
 from hybridops_tf.cli.options import lock_option
 from hybridops_tf.cli.render import ProgressPrinter, format_option, table
 from hybridops_tf.cli.settings import settings
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
-                "error": "✗", "pending": "…"}
+                "error": "✗", "interrupted": "■", "pending": "…"}
 
 
 def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -149,18 +149,23 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
             click.echo(f"report: {result.report_path}")
         if result.exit_code == ExitCode.FAILED and command == "apply":
             click.echo(f"next: fix the cause, then `hyops stack apply {stack_file} --resume` "
-                       "(ok members are skipped); `hyops reconcile` shows what is live")
+                       "(ok members with nothing changed are skipped); `hyops reconcile` shows what is live")
         elif result.exit_code == ExitCode.FAILED:
             click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
                        "(destroyed members are skipped)")
+    line = interrupted.stack_line(result.report, command, str(stack_file))
+    if line is not None:
+        interrupted.say(line)
     ctx.exit(result.exit_code)
 
 
 @stack_group.command("apply")
 @_run_options
 @click.option("--resume", is_flag=True,
-              help="Skip members whose record is ok with the same resolved inputs.")
+              help="Skip members whose record is ok and was applied from the same configuration "
+                   "files, inputs, engine and workspace as now.")
 @click.pass_context
+@interrupted.handles_signals
 def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
               lock_timeout: float, as_json: bool, output_format: str | None, resume: bool) -> None:
     """Apply every member of STACK_FILE in dependency order.
@@ -175,7 +180,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       1    a member failed
       2    invalid stack file
       4    refused before anything ran (a lock busy, an uncertain member)
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
     Example:
@@ -194,6 +199,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
 @click.option("--include-retained", is_flag=True,
               help="Also destroy members that are retained (record or retain_on_destroy).")
 @click.pass_context
+@interrupted.handles_signals
 def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_on_error: bool,
                 lock_timeout: float, as_json: bool, output_format: str | None, include_retained: bool) -> None:
     """Destroy STACK_FILE's members in reverse order, each one verified.
@@ -209,7 +215,7 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
       1    a member failed
       2    invalid stack file
       4    refused before anything ran (a lock busy)
-      130  interrupted
+      130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
     Example:
@@ -229,13 +235,18 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
 def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_format: str | None) -> None:
     """Show the last run of STACK_FILE: ok, failed, pending and why.
 
-    `--format markdown` prints a table (member, status, why, next action) for a PR
+    The last run report is read with every member's record now: a run whose runner stopped
+    before writing its end is shown as interrupted, its members as their records say, and a
+    member whose outcome is uncertain (a stale `running` record, suspect orphans) is named
+    first. `--format markdown` prints a table (member, status, why, next action) for a PR
     comment or $GITHUB_STEP_SUMMARY.
 
     \b
     Exit codes:
-      0  shown (whatever the members' statuses)
-      2  invalid stack file, or an unreadable run report
+      0  shown, and nothing uncertain
+      2  invalid stack file, or an unreadable run report or record
+      3  shown: the last run did not finish (its runner is gone), or a member's outcome is
+         uncertain (`hyops reconcile --stack STACK_FILE` says what is live)
 
     \b
     Example:
@@ -244,27 +255,29 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from hybridops_tf.cli.root_note import note_root
+    from hybridops_tf.stack import view
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.report import record_status, status_document
+    from hybridops_tf.stack.report import records_now, status_document
 
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+    runtime = settings(ctx).runtime
+    stack = load_stack(stack_file, runtime.hcl_cache())
     note_root(ctx)
-    doc = status_document(stack, settings(ctx).runtime)
+    entries = records_now(stack, runtime)
+    doc = status_document(stack, runtime, entries)
+    code = ExitCode.INCONSISTENT if view.is_uncertain(doc) else ExitCode.OK
     fmt = render.output_format(as_json, output_format)
     if fmt == "markdown":
-        _markdown_status(ctx, stack, stack_file, doc)
-        return
-    if fmt == "json":
+        _markdown_status(ctx, stack, stack_file, doc, entries=entries)
+    elif fmt == "json":
         click.echo(json.dumps(doc, indent=2))
-        return
-    if doc["run_id"] is None:
-        click.echo(f"stack {stack.name}: never run (records as they stand)")
     else:
-        click.echo(f"stack {stack.name}: last {doc['command']} run {doc['run_id']}, "
-                   f"finished {doc['finished_at']}")
-    store = settings(ctx).runtime.store
-    now = {m.name: record_status(store, m.key) for m in stack.members}
-    _table(doc["members"], now)
+        click.echo(view.headline(doc))
+        for line in view.uncertain_lines(doc):
+            click.echo(f"uncertain: {line}")
+        _table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
+        if code != ExitCode.OK:
+            click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")
+    ctx.exit(code)
 
 
 @stack_group.command("graph")
@@ -329,22 +342,22 @@ def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
 
 
 def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
-                     heading: str = "hyops stack status") -> None:
+                     heading: str = "hyops stack status", entries: dict[str, Any] | None = None) -> None:
     """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
     flowchart with each member's status, then the members' table with each one's next command."""
     from hybridops_tf.cli import markdown
     from hybridops_tf.cli.reconcile_cmds import hyops_prefix
     from hybridops_tf.picture.mermaid import markdown_block
-    from hybridops_tf.stack.report import record_status
+    from hybridops_tf.stack.report import records_now
 
-    store = settings(ctx).runtime.store
-    now = {m.name: record_status(store, m.key) for m in stack.members}
+    entries = records_now(stack, settings(ctx).runtime) if entries is None else entries
+    now = {name: e.shown_status for name, e in entries.items()}
     diagram = markdown_block(_picture(ctx, stack))
     for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):
         click.echo(line)
 
 
-def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> None:
+def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None, state: str | None = None) -> None:
     """Members with their status and why; pending ones name what blocked them."""
     by_name = {m.get("name"): m for m in members}
     header = ("MEMBER", "REF", "STATUS", *(("RECORD",) if record_now is not None else ()), "RUN / WHY")
@@ -353,14 +366,15 @@ def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None) -> 
         status = str(m.get("status"))
         if status == "pending":
             blocker = m.get("blocked_by")
-            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})"
-                   if blocker else "not started: the run was interrupted")
+            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})" if blocker
+                   else "waiting to start" if state == "running" else "not started: the run was interrupted")
         else:
             why = str(m.get("run_id") or "")
         if m.get("worker"):  # a queued run: which worker ran it
             why = f"{why} on {m['worker']}".strip()
         if m.get("error"):
-            why = f"{why}: {str(m['error']).splitlines()[0][:100]}" if why else str(m["error"])[:100]
+            error = render.clip(str(m["error"]), 100)
+            why = f"{why}: {error}" if why else error
         row = (str(m.get("name")), str(m.get("module_ref")), status,
                *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
         rows.append(row)

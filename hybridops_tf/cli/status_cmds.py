@@ -54,7 +54,10 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
     if all_:
         entries = status.all_entries(settings(ctx).runtime.store)
     else:
-        tgt = target(ctx, module_dir, ref)
+        try:
+            tgt = target(ctx, module_dir, ref)
+        except UsageError as err:  # `hyops status` where no module is: the project's top, most often
+            raise UsageError(f"{err.message}; `hyops status --all` lists every record") from None
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
         entries = [status.entry(settings(ctx).runtime.store, key)]
     for e in entries:

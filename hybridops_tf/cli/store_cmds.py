@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.errors import Interrupted, UsageError
+from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.settings import settings
 
 
@@ -41,6 +42,7 @@ def store_group() -> None:
 
 
 @store_group.command("init")
+@handles_signals
 def init_cmd() -> None:
     """Create or migrate the store's schema (idempotent; a newer schema is refused).
 
@@ -49,12 +51,13 @@ def init_cmd() -> None:
       0  the schema is at this hyops's version
       2  no store selected, or its schema is newer than this hyops knows
       4  the server could not be reached or written; nothing was changed
+      130  interrupted by SIGINT (143: SIGTERM); the migration is one transaction
 
     \b
     Example:
       HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
     """
-    from hybridops_tf.store.postgres import StoreUnavailable, migrate
+    from hybridops_tf.store.pgconn import StoreUnavailable, migrate
     from hybridops_tf.store.url import redact_url
 
     url = _url()
@@ -106,6 +109,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
 @store_group.command("import-local")
 @click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.pass_context
+@handles_signals
 def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     """Copy the records, rerun inputs and stack reports of a local runtime ROOT (default: the
     runtime root in use) into the store. Idempotent; the local copy is kept. A record the
@@ -116,6 +120,7 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
       0  imported (unreadable local records are skipped with a warning)
       2  no store selected, or ROOT holds no records
       4  the server could not be reached or a record's lock is held; nothing more was written
+      130  interrupted by SIGINT (143: SIGTERM); what was copied stays, run it again for the rest
 
     \b
     Example:
@@ -129,6 +134,10 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          "root to import, e.g. `hyops store import-local path/to/.hyops`")
-    counts = import_local(source, settings(ctx).runtime.shared())
+    try:
+        counts = import_local(source, settings(ctx).runtime.shared())
+    except Interrupted as err:  # each record goes under its lock: what was copied stays
+        raise Interrupted(f"{err.message}; the records copied before it stay copied; next: run "
+                          "`hyops store import-local` again (it keeps what the store already holds)") from None
     click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
                f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import EngineError, EngineNotFound
+from hybridops_tf.base.errors import EngineError, EngineNotFound, Interrupted
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, process
 
 CACHE_SCHEMA_VERSION = 1
@@ -141,6 +142,9 @@ def engine_info(binary: Path, cache_file: Path | None = None, *, remember: bool 
     if isinstance(hit, dict) and isinstance(hit.get("version"), str):
         return EngineInfo(binary, hit["version"], hit.get("kind", "terraform"))
     captured = process.run_capture(commands.version(binary))
+    if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure
+        raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: the engine's version probe "
+                          f"(`{binary} version -json`) stopped (exit {captured.returncode}); nothing was changed")
     if captured.returncode != 0:
         first = (captured.stderr.strip().splitlines() or ["no output"])[0]
         raise EngineError(f"engine {binary} failed `version -json` (exit {captured.returncode}): {first}")

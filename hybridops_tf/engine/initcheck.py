@@ -15,50 +15,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.engine.module_tree import config_files, module_tree
 
 STAMP_VERSION = 1
-_LOCAL_SOURCE = re.compile(r'\bsource\s*=\s*"(\.\.?/[^"]*)"')
-_MAX_DIRS = 256  # bound on the local module tree walk
 
 
 def _stamp_path(marker_dir: Path, module_dir: Path) -> Path:
     return marker_dir / (hashlib.sha256(str(module_dir.resolve()).encode()).hexdigest()[:32] + ".init.json")
 
 
-def _config_files(directory: Path) -> list[Path]:
-    try:
-        return sorted(p for p in directory.iterdir() if p.name.endswith((".tf", ".tf.json")) and p.is_file())
-    except OSError:
-        return []
-
-
-def _tree(module_dir: Path) -> list[Path]:
-    """The root and every local child module directory it calls, recursively, each once."""
-    pending = [module_dir.resolve()]
-    seen: list[Path] = []
-    while pending and len(seen) < _MAX_DIRS:
-        directory = pending.pop(0)
-        if directory in seen or not directory.is_dir():
-            continue
-        seen.append(directory)
-        for path in _config_files(directory):
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            pending.extend((directory / src).resolve() for src in _LOCAL_SOURCE.findall(text))
-    return seen
-
-
 def files_fingerprint(module_dir: Path) -> str:
     parts = []
-    for directory in _tree(module_dir):
-        for path in [*_config_files(directory), directory / ".terraform.lock.hcl"]:
+    for directory in module_tree(module_dir):
+        for path in [*config_files(directory), directory / ".terraform.lock.hcl"]:
             try:
                 st = path.stat()
             except OSError:
@@ -73,8 +46,8 @@ def requirements(module_dir: Path) -> str:
     A file that does not parse makes the digest unique, so init runs and the engine reports
     the syntax error itself."""
     projection: list[Any] = []
-    for directory in _tree(module_dir):
-        for path in _config_files(directory):
+    for directory in module_tree(module_dir):
+        for path in config_files(directory):
             try:
                 doc = _parse(path)
             except Exception as err:  # noqa: BLE001 - any parse failure: let init and the engine say why
@@ -87,9 +60,9 @@ def requirements(module_dir: Path) -> str:
 
 
 def _parse(path: Path) -> Any:
-    """One configuration file as python-hcl2 (or json, for .tf.json) reads it; raises on any
-    syntax the parser does not take."""
-    if path.name.endswith(".tf.json"):
+    """One configuration file as python-hcl2 (or json, for .tf.json/.tofu.json) reads it;
+    raises on any syntax the parser does not take."""
+    if path.name.endswith(".json"):
         return json.loads(path.read_text(encoding="utf-8"))
     import hcl2
 
@@ -174,7 +147,7 @@ def _write_stamp(marker_dir: Path, module_dir: Path, doc: dict[str, Any]) -> Non
 def backend_type(module_dir: Path) -> str | None:
     """The backend the root module declares (`backend "pg" {}` -> "pg"), None for none or
     when its files do not parse (init and the engine then say why)."""
-    for path in _config_files(module_dir):
+    for path in config_files(module_dir):
         try:
             if "backend" not in path.read_text(encoding="utf-8", errors="replace"):
                 continue  # the parser costs ~0.1 s to load: only files that may declare one

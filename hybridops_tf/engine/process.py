@@ -34,14 +34,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import IO, Any
 
 from hybridops_tf.base.errors import EngineNotStarted
 from hybridops_tf.base.files import open_append
+from hybridops_tf.base.interrupts import HANDLED, INTERRUPTS
 from hybridops_tf.engine import relay as relay_protocol
 
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+FORWARDED_SIGNALS = HANDLED
 
 # Set for every engine run: no prompts, no "run terraform apply next" hints, no update check.
 AUTOMATION_ENV = {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}
@@ -73,56 +73,7 @@ class Captured:
     stdout: str
     stderr: str
     interrupted: int | None = None
-
-
-class SignalForwarder:
-    """Process-wide: remembers SIGINT/SIGTERM and passes them to every live engine.
-
-    Handlers can only be installed from the main thread; stack runs enter it once in the
-    main thread and run engines from worker threads, which register their children here.
-    """
-
-    def __init__(self) -> None:
-        self._children: set[subprocess.Popen[Any]] = set()
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._saved: dict[int, Any] = {}
-        self.received: int | None = None
-
-    def __enter__(self) -> SignalForwarder:
-        if threading.current_thread() is threading.main_thread():
-            if self._depth == 0:
-                self.received = None
-                for sig in FORWARDED_SIGNALS:
-                    self._saved[sig] = signal.signal(sig, self._handle)
-            self._depth += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self._depth -= 1
-            if self._depth == 0:
-                for sig, handler in self._saved.items():
-                    signal.signal(sig, handler)
-                self._saved.clear()
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.received = signum
-        with self._lock:
-            children = list(self._children)
-        for child in children:
-            _send(child, signum)
-
-    def register(self, child: subprocess.Popen[Any], *, catch_up: bool = False) -> None:
-        """Track child; with catch_up, pass on a signal that arrived while it was spawning."""
-        with self._lock:
-            self._children.add(child)
-        if catch_up and self.received is not None:
-            _send(child, self.received)
-
-    def unregister(self, child: subprocess.Popen[Any]) -> None:
-        with self._lock:
-            self._children.discard(child)
+    timed_out: bool = False  # the timeout passed: its process group was killed (returncode is then -9)
 
 
 def _send(child: subprocess.Popen[Any], signum: int) -> None:
@@ -141,7 +92,8 @@ def _send(child: subprocess.Popen[Any], signum: int) -> None:
             pass
 
 
-FORWARDER = SignalForwarder()
+# The process-wide signal state (base/interrupts.py), under the name the engine's callers use.
+FORWARDER = INTERRUPTS
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -286,7 +238,7 @@ def run_streaming(
             if log is not None:
                 log.close()
             raise
-        FORWARDER.register(proc, catch_up=True)
+        key = FORWARDER.register(lambda signum: _send(proc, signum), catch_up=True)
         source = relay.stdout if relay is not None else proc.stdout
         try:
             assert source is not None and stderr is not None
@@ -308,7 +260,8 @@ def run_streaming(
             returncode = proc.wait()
             tee.join()
         finally:
-            FORWARDER.unregister(proc)
+            interrupted = FORWARDER.received
+            FORWARDER.unregister(key)
             if proc.poll() is None:  # our own callback failed: never leave the engine orphaned
                 _send(proc, signal.SIGINT)
                 if relay is not None and relay.stdout is not None:
@@ -320,7 +273,7 @@ def run_streaming(
                 if relay.stdout is not None:
                     relay.stdout.close()
                 os.close(control)  # only now: its end of file tells a relay that we are gone
-        return ProcessResult(returncode=returncode, interrupted=FORWARDER.received)
+        return ProcessResult(returncode=returncode, interrupted=interrupted)
 
 
 def _spawn_with_relay(
@@ -384,24 +337,59 @@ def _tee_stderr(stream: IO[bytes], log: IO[bytes] | None, on_line: Callable[[str
 
 
 def run_capture(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                stdin_data: bytes | None = None) -> Captured:
-    """Run a read-only engine command to completion and return its output.
+                stdin_data: bytes | None = None, settling: bool = False, timeout: float | None = None,
+                cwd: Path | None = None) -> Captured:
+    """Run a read-only command to completion and return its output.
 
-    Unlike run_streaming it runs even after a signal: reading state after an interrupted
-    apply is how the record learns what the engine left behind.
+    After a signal nothing new starts: Interrupted, unless `settling` (a read that settles
+    a run from evidence, such as `show -json` after an interrupted apply: the record needs
+    it). A settling read is not sent the first signal; any other run gets every signal, and
+    `interrupted` says which one reached it first.
+
+    With `timeout` (seconds), a command still running then is killed with its whole process
+    group (it leads its own session) and `timed_out` says so: reconcile's lookups
+    (reconcile/lookup/ask.py) run a user's command that may hang, and a hung read must not
+    hang hyops. `cwd` is where the command starts (default: ours).
     """
     with FORWARDER:
+        if not settling:
+            FORWARDER.check(f"before `{next((a for a in argv[1:] if not a.startswith('-')), argv[0])}` started")
         # dies with us too
-        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        FORWARDER.register(proc)
+        proc = _spawn(argv, env, stdin_data=stdin_data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      cwd=str(cwd) if cwd is not None else None)
+        key = FORWARDER.register(lambda signum: _send(proc, signum), settling=settling, catch_up=True)
+        timed_out = False
         try:
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                out, err = _kill_and_drain(proc)
         finally:
-            FORWARDER.unregister(proc)
+            forwarded = FORWARDER.forwarded(key)
+            FORWARDER.unregister(key)
         return Captured(
             proc.returncode,
             out.decode("utf-8", errors="replace"),
             err.decode("utf-8", errors="replace"),
-            interrupted=FORWARDER.received,
+            interrupted=forwarded,
+            timed_out=timed_out,
         )
 
+
+_DRAIN_SECONDS = 5.0  # after the kill: a child that left the group may still hold our pipes
+
+
+def _kill_and_drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """SIGKILL the command's process group, then read what it wrote; pipes a straying
+    grandchild keeps open are abandoned after _DRAIN_SECONDS rather than waited on."""
+    _send(proc, signal.SIGKILL)
+    try:
+        out, err = proc.communicate(timeout=_DRAIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        proc.wait()
+        out, err = b"", b""
+    return out or b"", err or b""

@@ -42,6 +42,7 @@ class ResourceProgress:
     elapsed_seconds: float | None = None
     prior_ids: tuple[str, ...] = ()  # objects this address held as the run began (refresh, deletes)
     deleted_ids: tuple[str, ...] = ()  # objects whose delete this run saw complete
+    deleting_ids: tuple[str, ...] = ()  # objects whose delete this run started (completed or not)
     previous_address: str | None = None  # a `moved` block's `from`: the object's address before
     importing_id: str | None = None  # an `import` block's id: the object the plan adopts here
     condition_failed: bool = False  # a pre/postcondition of this resource failed in the run
@@ -54,13 +55,16 @@ class ResourceTracker:
     lookup. Rules: planned_change -> pending (never downgrades a started resource);
     apply_start -> started; apply_complete -> complete, or destroyed for a delete;
     apply_errored -> error. A create_before_destroy replace completes its create before the
-    deposed object's delete, so a delete completing after a create of the same address
-    leaves the resource complete, not destroyed. An error diagnostic pointing into a resource
+    deposed object's delete: that delete (after a create of the same address in this run) is
+    another object's, so it leaves the address's progress as the create left it (complete,
+    `create`, the new id), whether it completes, fails or is cut short; only the ids it
+    retires are noted. The deposed object's own fate is the state's to tell (its entry). An
+    error diagnostic pointing into a resource
     block whose instance completed in this run (a failed postcondition: the object was made,
     then judged) makes that instance `error`; its id stays.
     """
 
-    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks", "_judged")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
@@ -69,7 +73,13 @@ class ResourceTracker:
         self._deleting: dict[str, list[str]] = {}  # address -> ids whose delete started, unsettled
         self._deletes_done: dict[str, int] = {}  # address -> deletes completed of those
         self._read: dict[str, None] = {}  # addresses whose object the run asked the provider about
-        self._blocks: dict[tuple[str, str], list[str]] = {}  # (type, name) -> instance addresses
+        # (type, name) -> its instance addresses, in order (a dict: membership is one lookup,
+        # where a list's would scan every instance of a counted block)
+        self._blocks: dict[tuple[str, str], dict[str, None]] = {}
+        # Blocks an error diagnostic naming only the block has judged, with no event about any
+        # of their instances since: judging one again changes nothing (see _condition_failed),
+        # so a diagnostic per instance (a postcondition every instance failed) costs one scan.
+        self._judged: set[tuple[str, str]] = set()
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
@@ -79,8 +89,9 @@ class ResourceTracker:
             return None
         addr = event.resource.addr
         block = (event.resource.resource_type, event.resource.resource_name)
-        if block[0] and addr not in self._blocks.setdefault(block, []):
-            self._blocks[block].append(addr)
+        if block[0]:
+            self._blocks.setdefault(block, {})[addr] = None
+            self._judged.discard(block)
         cur = self._by_addr.get(addr)
         new: ResourceProgress
         if isinstance(event, RefreshStart):
@@ -102,39 +113,42 @@ class ResourceTracker:
                 importing_id=event.importing_id,
             )
         elif isinstance(event, ApplyStart):
-            # the deposed half of a create_before_destroy must not replace the new object's id
+            # the deposed half of a create_before_destroy: another object than the new one here
             deposed = event.action == "delete" and addr in self._created
             if event.action == "delete" and event.id_value:
                 self._deleting.setdefault(addr, []).append(event.id_value)
                 cur = _with_prior(cur, addr, event.id_value)
-            id_key = None if deposed or event.action == "create" else event.id_key
-            id_value = None if deposed or event.action == "create" else event.id_value
-            new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
+            if deposed and cur is not None:
+                new = cur
+            else:
+                id_key = None if event.action == "create" else event.id_key
+                id_value = None if event.action == "create" else event.id_value
+                new = _set(cur, addr, Progress.STARTED, event.action, id_key, id_value)
         elif isinstance(event, ApplyProgress):
             if cur is not None and cur.status is not Progress.PENDING:
                 if cur.status is not Progress.STARTED:
                     return cur  # a late tick never reopens a finished resource
                 new = replace(cur, elapsed_seconds=event.elapsed_seconds)
             else:
-                new = _set(cur, addr, Progress.STARTED, event.action)
-                new = replace(new, elapsed_seconds=event.elapsed_seconds)
+                new = _set(cur, addr, Progress.STARTED, event.action, elapsed_seconds=event.elapsed_seconds)
         elif isinstance(event, ApplyComplete):
             status = Progress.COMPLETE
             if event.action == "delete" and addr not in self._created:
                 status = Progress.DESTROYED
             elif event.action == "create":
                 self._created.add(addr)
-            keep_new_id = event.action == "delete" and addr in self._created
-            id_key = cur.id_key if keep_new_id and cur else event.id_key
-            id_value = cur.id_value if keep_new_id and cur else event.id_value
-            new = _set(cur, addr, status, event.action, id_key, id_value)
-            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+            if event.action == "delete" and addr in self._created and cur is not None:
+                new = cur  # the deposed object's delete: the new object's progress stands
+            else:
+                new = _set(cur, addr, status, event.action, event.id_key, event.id_value,
+                           elapsed_seconds=event.elapsed_seconds)
             for gone in self._deletes_completed(addr) if event.action == "delete" else ():
                 if gone not in new.deleted_ids:
                     new = replace(new, deleted_ids=(*new.deleted_ids, gone))
         elif isinstance(event, ApplyErrored):
-            new = _set(cur, addr, Progress.ERROR, event.action)
-            new = replace(new, elapsed_seconds=event.elapsed_seconds)
+            if event.action == "delete" and addr in self._created and cur is not None:
+                return cur  # the deposed object's delete failed: the state keeps it, as its own entry
+            new = _set(cur, addr, Progress.ERROR, event.action, elapsed_seconds=event.elapsed_seconds)
         else:
             return cur  # refresh and drift messages say nothing about this run's mutations
         self._by_addr[addr] = new
@@ -173,10 +187,13 @@ class ResourceTracker:
         if not diag.is_error:
             return None
         if diag.address:
-            candidates = [diag.address]
+            candidates: Iterable[str] = (diag.address,)
         else:
             block = diag.resource_block
-            candidates = self._blocks.get(block, []) if block is not None else []
+            if block is None or block in self._judged:
+                return None  # no block, or judged already: its instances are as that left them
+            self._judged.add(block)
+            candidates = self._blocks.get(block, {})
             if any(self._by_addr[a].status in (Progress.ERROR, Progress.STARTED)
                    for a in candidates if a in self._by_addr):
                 return None  # an instance of the block failed its call: the error is that one's
@@ -204,9 +221,11 @@ class ResourceTracker:
 
 
 def _with_prior(cur: ResourceProgress | None, addr: str, ident: str) -> ResourceProgress:
-    """`cur` knowing that `ident` was at `addr` before this run changed it."""
+    """`cur` knowing that `ident` was at `addr` before this run started deleting it."""
     if cur is None:
-        return ResourceProgress(addr, Progress.PENDING, "delete", prior_ids=(ident,))
+        return ResourceProgress(addr, Progress.PENDING, "delete", prior_ids=(ident,), deleting_ids=(ident,))
+    if ident not in cur.deleting_ids:
+        cur = replace(cur, deleting_ids=(*cur.deleting_ids, ident))
     if ident in cur.prior_ids:
         return cur
     return replace(cur, prior_ids=(*cur.prior_ids, ident))
@@ -219,13 +238,20 @@ def _set(
     action: str,
     id_key: str | None = None,
     id_value: str | None = None,
+    elapsed_seconds: float | None = None,
 ) -> ResourceProgress:
-    """Advance `cur`, keeping what the plan said and the last id known when none is given."""
+    """Advance `cur`, keeping what the plan said and the last id known when none is given, and
+    its elapsed time when none is given. One copy per event: the fold of a large run makes one
+    for each of its events."""
     if cur is None:
-        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value)
+        return ResourceProgress(addr, status, action, id_key=id_key, id_value=id_value,
+                                elapsed_seconds=elapsed_seconds)
     if id_value is None and action != "create":
         id_key, id_value = cur.id_key, cur.id_value
-    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value)
+    if elapsed_seconds is None:
+        elapsed_seconds = cur.elapsed_seconds
+    return replace(cur, status=status, action=action, id_key=id_key, id_value=id_value,
+                   elapsed_seconds=elapsed_seconds)
 
 
 def plan_was_read(events: Iterable[Event]) -> bool:

@@ -6,13 +6,15 @@ reads as the contract, not as argv plumbing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.base.errors import EngineError
+from hybridops_tf.base.errors import EngineError, Interrupted
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.binary import EngineInfo
 
@@ -32,6 +34,13 @@ class Engine:
     # disk. Stdin, not a pass_fds descriptor: Terraform 1.0 re-executes itself (panicwrap)
     # passing on only fds 0-2, so /dev/fd/3 and up do not reach the process that reads it.
     inputs: str | None = None
+    # Reads that settle a run from evidence: they may start after a signal, which they are not
+    # sent (process.run_capture); one that fails is evidence unreadable, never an interrupt.
+    settling: bool = False
+
+    def for_settling(self) -> Engine:
+        """This engine, for the reads that settle the run it just made."""
+        return dataclasses.replace(self, settling=True)
 
     def argv(self, builder: Callable[..., list[str]], *args: Any, **kwargs: Any) -> list[str]:
         argv = builder(self.info.binary, self.module_dir, *args, **kwargs)
@@ -75,13 +84,20 @@ class Engine:
         captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
         if log_path is not None:
             atomic_write_text(log_path, captured.stdout + captured.stderr)
+        if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure
+            raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: `init` in {self.module_dir} "
+                              f"stopped (exit {captured.returncode}); no record or state was changed")
         if captured.returncode != 0:
             detail = error_blocks(captured.stderr or captured.stdout)
             where = f"; the whole output: {log_path}" if log_path is not None else ""
             raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}{where}")
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
-        captured = process.run_capture(argv, env=self.env, **self._stdin(argv))
+        captured = process.run_capture(argv, env=self.env, settling=self.settling,
+                                       stdin_data=self._stdin(argv).get("stdin_data"))
+        if captured.returncode != 0 and captured.interrupted is not None and not self.settling:
+            raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: `{' '.join(argv[2:4])}` "
+                              f"stopped (exit {captured.returncode})")
         if captured.returncode != 0:
             raise EngineError(
                 f"`{' '.join(argv[1:])}` failed (exit {captured.returncode}): "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.base.redact import REDACTED
+from hybridops_tf.base.redact import placeholder
 
 # Terraform/OpenTofu read TF_VAR_x as raw text for these types and for untyped variables,
 # and as an HCL expression for every other type constraint (configs/named_values.go).
@@ -33,6 +33,7 @@ class VariableSpec:
     sensitive: bool = False
     type_expr: str | None = None  # e.g. "string", "map(string)"; None when untyped
     description: str | None = None
+    ephemeral: bool = False  # `ephemeral = true` (Terraform >= 1.10): no run keeps its value
 
     @property
     def takes_literal(self) -> bool:
@@ -104,7 +105,7 @@ def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, O
     return dict(_load_module(module_dir, cache_dir)[1])
 
 
-_DISK_CACHE_VERSION = 1
+_DISK_CACHE_VERSION = 2  # 2: variables say `ephemeral`
 _ON_DISK: set[tuple[Path, Path]] = set()  # (module dir, cache dir) already holding this parse
 
 
@@ -127,8 +128,9 @@ def _read_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, .
 
 
 def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, ...], module: _Module) -> None:
-    """Best effort. A sensitive variable's default is stored as REDACTED: it is only ever
-    shown redacted (defaults are not passed to the engine), and secrets never touch disk."""
+    """Best effort. A sensitive (ephemeral) variable's default is stored as "<redacted>"
+    ("<ephemeral>"): it is only ever shown so (defaults are not passed to the engine), and
+    secrets never touch disk."""
     from dataclasses import asdict
 
     from hybridops_tf.base.files import atomic_write_text
@@ -136,8 +138,9 @@ def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, 
     variables = {}
     for name, spec in module[0].items():
         doc = asdict(spec)
-        if spec.sensitive and not spec.required:
-            doc["default"] = REDACTED
+        withheld = placeholder(name, {name} if spec.sensitive else (), {name} if spec.ephemeral else ())
+        if withheld is not None and not spec.required:
+            doc["default"] = withheld
         variables[name] = doc
     try:
         text = json.dumps({"schema_version": _DISK_CACHE_VERSION, "directory": str(directory),
@@ -293,6 +296,7 @@ def _build_module(parsed: list[tuple[Path, dict[str, Any]]]) -> _Module:
             sensitive=_as_bool(body.get("sensitive")),
             type_expr=_expression(body.get("type")),
             description=body.get("description"),
+            ephemeral=_as_bool(body.get("ephemeral")),
         )
         for name, body in merged["variable"].items()
     }

@@ -9,8 +9,10 @@ reads the first ones itself; hyops only reads them to check and record what the 
 use. The explicit ones leave in the clear only through `ResolvedInputs.var_file()`: one
 tfvars text that the engine reads as `-var-file=/dev/fd/0` from a pipe (engine/runner.py),
 so they keep -var-file precedence and never reach argv, the environment or a disk file.
-Everything stored or shown says "<redacted>" for sensitive variables, and `digest(key)`
-only hashes them, keyed (HMAC) so that a record and a guess list never recover a secret.
+Everything stored or shown says "<redacted>" for sensitive variables and "<ephemeral>" for
+ephemeral ones (`ephemeral = true`, Terraform >= 1.10); `digest(key)` only hashes sensitive
+values, keyed (HMAC) so that a record and a guess list never recover a secret, and leaves
+ephemeral values out (the engine keeps them nowhere: a new token is no change).
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.base.redact import REDACTED, redact_argv, redact_mapping
+from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED, placeholder, redact_argv, redact_mapping
 from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outputs, read_variables, reason, remember
 
 __all__ = [
-    "DIGEST_PREFIX", "MIN_DIGEST_KEY_BYTES", "REDACTED", "CliInput", "InputLayer", "OutputSpec", "ResolvedInputs",
+    "DIGEST_PREFIX", "EPHEMERAL", "MIN_DIGEST_KEY_BYTES", "PLACEHOLDERS", "REDACTED", "CliInput", "InputLayer",
+    "MissingInputError", "OutputSpec", "ResolvedInputs",
     "VariableSpec", "dump_yaml", "load_inputs_file", "module_layers", "parse_var_option", "parse_var_options",
     "StackInputs", "read_outputs", "read_variables", "redact_argv", "remember", "resolve_inputs",
     "split_engine_flags",
@@ -103,6 +106,8 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
         return _json_inputs(text, path)
     if name.endswith(".tfvars"):
         return _hcl_inputs(text, path, strict=True)
+    if [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")] in ([], ["{}"]):
+        return {}  # no values (a rerun.inputs.yml of a module without inputs): yaml, ~15 ms, is not loaded
     try:
         import yaml
 
@@ -136,8 +141,9 @@ def _json_inputs(text: str, path: Path | str) -> dict[str, Any]:
 
 def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     """A `.tfvars` file (HCL attributes), via python-hcl2. A value python-hcl2 hands back
-    as `${...}` is an expression (`1 + 2`) or an interpolation hyops does not evaluate:
-    refused when hyops must pass the value on (strict), kept as written otherwise."""
+    as `${...}` is an expression: a constant one (`1 + 2`) is evaluated as the engine does
+    (inputs/constants.py); any other (a function call, a template) is refused when hyops must
+    pass the value on (strict), kept as written otherwise."""
     from hybridops_tf.inputs.declarations import parse_hcl_text
 
     data = parse_hcl_text(text, path)
@@ -145,12 +151,28 @@ def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     for name, value in data.items():
         if name.startswith("__"):  # python-hcl2's own bookkeeping (line numbers), not a variable
             continue
+        value = _constants(value)
         if strict and _is_expression(value):
             raise UsageError(f"inputs file {path}: the value of {name!r} is an expression hyops does "
-                             "not evaluate; write a literal value (or use a .tfvars.json file)")
+                             "not evaluate (it evaluates literals and the operators on them, such as "
+                             "`1 + 2`, not function calls or templates); write the value it gives")
         values[name] = value
     plain: dict[str, Any] = plain_value(values, f"inputs file {path}")
     return plain
+
+
+def _constants(value: Any) -> Any:
+    """`value` with each constant expression python-hcl2 left as `${...}` text evaluated."""
+    if isinstance(value, list):
+        return [_constants(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _constants(v) for k, v in value.items()}
+    if _is_expression(value):
+        from hybridops_tf.inputs.constants import evaluate
+
+        known, result = evaluate(value[2:-1])
+        return result if known else value
+    return value
 
 
 def _is_expression(value: Any) -> bool:
@@ -192,6 +214,14 @@ def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
         return {key: plain_value(item, where, budget) for key, item in value.items()}
     raise UsageError(f"{where}: a YAML {type(value).__name__} cannot be passed to the engine; "
                      "use a string, number, bool, list or map")
+
+
+class MissingInputError(UsageError):
+    """A required variable no source sets (exit 2, nothing run); `names` says which."""
+
+    def __init__(self, message: str, names: Sequence[str]) -> None:
+        super().__init__(message)
+        self.names = tuple(names)
 
 
 @dataclass(frozen=True)
@@ -272,6 +302,18 @@ def split_engine_flags(passthrough: Sequence[str]) -> tuple[list[CliInput], list
 MODULE_VAR_FILES = ("terraform.tfvars", "terraform.tfvars.json")
 
 
+def module_var_files(directory: Path) -> list[str]:
+    """The var files the engine reads from a root module directory on its own, in its order:
+    terraform.tfvars, terraform.tfvars.json, then *.auto.tfvars and *.auto.tfvars.json in
+    lexical order of their names."""
+    try:
+        autos = sorted(p.name for p in directory.iterdir()
+                       if p.name.endswith((".auto.tfvars", ".auto.tfvars.json")) and p.is_file())
+    except OSError:
+        autos = []
+    return [n for n in MODULE_VAR_FILES if (directory / n).is_file()] + autos
+
+
 def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
                   environ: Mapping[str, str] | None = None) -> list[InputLayer]:
     """What the engine reads on its own, lowest first: the caller's TF_VAR_<name> for
@@ -283,12 +325,7 @@ def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
                 if f"TF_VAR_{name}" in env}
     layers = [InputLayer("env", from_env, explicit=False, strict=False)]
     directory = Path(directory)
-    try:
-        autos = sorted(p.name for p in directory.iterdir()
-                       if p.name.endswith((".auto.tfvars", ".auto.tfvars.json")) and p.is_file())
-    except OSError:
-        autos = []
-    for name in [n for n in MODULE_VAR_FILES if (directory / n).is_file()] + autos:
+    for name in module_var_files(directory):
         path = directory / name
         try:
             text = path.read_text(encoding="utf-8")
@@ -325,13 +362,23 @@ class ResolvedInputs:
     sources: Mapping[str, str] = field(default_factory=dict)  # the winning source of each value
     overridden: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # lower sources, per name
     warnings: tuple[str, ...] = ()  # undeclared names in files: the engine only warns too
+    ephemeral_names: frozenset[str] = frozenset()  # `ephemeral = true`: never stored, not even digested
 
     def source_of(self, name: str) -> str:
         return self.sources.get(name, "default")
 
+    def withheld(self, name: str) -> str | None:
+        """What is stored instead of `name`'s value ("<ephemeral>", "<redacted>"), or None."""
+        return placeholder(name, self.sensitive_names, self.ephemeral_names)
+
     def redacted(self) -> dict[str, Any]:
-        """Every value, sensitive ones as "<redacted>": for display."""
-        return redact_mapping(self.values, self.sensitive_names)
+        """Every value, sensitive ones as "<redacted>", ephemeral ones as "<ephemeral>": for display."""
+        return redact_mapping(self.values, self.sensitive_names, self.ephemeral_names)
+
+    def set_ephemeral(self) -> tuple[str, ...]:
+        """The ephemeral variables given a value (any source but their default): the engine wants
+        them again to apply a plan it saved, which keeps no ephemeral value."""
+        return tuple(sorted(n for n in self.ephemeral_names if n in self.sources))
 
     def rerun_names(self) -> list[str]:
         """What a rerun needs: the explicit inputs, and values from the caller's TF_VAR_
@@ -340,16 +387,19 @@ class ResolvedInputs:
         return sorted(set(self.explicit) | {n for n in self.values if self.sources.get(n) == "env"})
 
     def rerun_inputs(self) -> dict[str, Any]:
-        """rerun.inputs.yml's values, sensitive ones as "<redacted>"."""
-        return redact_mapping({n: self.values[n] for n in self.rerun_names()}, self.sensitive_names)
+        """rerun.inputs.yml's values, sensitive ones as "<redacted>", ephemeral ones as "<ephemeral>"."""
+        return redact_mapping({n: self.values[n] for n in self.rerun_names()}, self.sensitive_names,
+                              self.ephemeral_names)
 
-    def var_file(self) -> str | None:
-        """The explicit inputs as one tfvars text, secrets included, for the engine's
-        `-var-file=/dev/fd/0` only (never a disk file or argv). HCL, not JSON: the engine
-        reads a var file as JSON only when its name ends in `.json`. None when empty."""
-        if not self.explicit:
+    def var_file(self, only: frozenset[str] | None = None) -> str | None:
+        """The explicit inputs (those named in `only`, when given) as one tfvars text, secrets
+        included, for the engine's `-var-file=/dev/fd/0` only (never a disk file or argv). HCL,
+        not JSON: the engine reads a var file as JSON only when its name ends in `.json`. None
+        when empty."""
+        chosen = {n: v for n, v in self.explicit.items() if only is None or n in only}
+        if not chosen:
             return None
-        return "".join(f"{name} = {_hcl(value)}\n" for name, value in self.explicit.items())
+        return "".join(f"{name} = {_hcl(value)}\n" for name, value in chosen.items())
 
     def resolved_yaml(self, header: str = "") -> str:
         """resolved.inputs.yml: every variable, its value (sensitive: "<redacted>"), the
@@ -365,7 +415,7 @@ class ResolvedInputs:
         lines += ["# Each variable: the value the engine used and its source; sources rank, lowest first:",
                   "#   default < env (TF_VAR_) < terraform.tfvars < terraform.tfvars.json < *.auto.tfvars(.json)",
                   "#   < stack < inputs_from < recorded < --inputs/--var-file files and --var, in the order given.",
-                  f"# Sensitive values are {REDACTED}."]
+                  f"# Sensitive values are {REDACTED}, ephemeral ones {EPHEMERAL}."]
         if not doc:
             return "\n".join(lines) + "\n{}\n"
         import yaml
@@ -380,7 +430,8 @@ class ResolvedInputs:
         lines = [f"# {line}".rstrip() for line in header.splitlines()]
         lines += ["# The inputs a rerun needs: explicit ones and the caller's TF_VAR_ values; the module's",
                   "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.",
-                  f"# Usable as `--inputs`; sensitive values are {REDACTED}: pass them with --var."]
+                  f"# Usable as `--inputs`; sensitive values are {REDACTED} and ephemeral ones {EPHEMERAL}:",
+                  "# pass them with --var."]
         text = "\n".join(lines) + "\n"
         if not values:
             return text + "{}\n"
@@ -393,10 +444,13 @@ class ResolvedInputs:
         the explicit inputs (order-independent), secrets included, under the runtime root's
         random key (run_inputs.digest_key). Unkeyed, a short guess list would find a secret
         from its digest. The versioned prefix keeps an older scheme's digest (a plain
-        sha256) from ever matching: such a record is simply not skipped."""
+        sha256) from ever matching: such a record is simply not skipped. An ephemeral value
+        counts only as given ("<ephemeral>"): nothing of it is kept, and the engine keeps no
+        trace of it either (a new token changes nothing applied)."""
         if len(key) < MIN_DIGEST_KEY_BYTES:
             raise ValueError("inputs digest key too short")
-        canonical = json.dumps(self.explicit, sort_keys=True, separators=(",", ":"),
+        kept = {n: EPHEMERAL if n in self.ephemeral_names else v for n, v in self.explicit.items()}
+        canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"),
                                ensure_ascii=False, allow_nan=False)
         mac = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
         return DIGEST_PREFIX + mac
@@ -457,17 +511,18 @@ def resolve_inputs(
                 explicit.pop(name, None)
     missing = [] if opaque else [n for n in sorted(specs) if specs[n].required and n not in origin]
     if len(missing) == 1:
-        raise UsageError(f"missing required input {missing[0]!r} for {module_dir}: "
-                         f"pass --var {missing[0]}=... or add it to --inputs")
+        raise MissingInputError(f"missing required input {missing[0]!r} for {module_dir}: "
+                                f"pass --var {missing[0]}=... or add it to --inputs", missing)
     if missing:
-        raise UsageError(f"missing required inputs {', '.join(map(repr, missing))} for "
-                         f"{module_dir}: pass --var NAME=... for each or add them to --inputs")
+        raise MissingInputError(f"missing required inputs {', '.join(map(repr, missing))} for "
+                                f"{module_dir}: pass --var NAME=... for each or add them to --inputs", missing)
     for name, value in explicit.items():
         _check_transport(specs[name], value, origin[name])
     return ResolvedInputs(
         values=values,
         explicit=explicit,
         sensitive_names=frozenset(name for name, spec in specs.items() if spec.sensitive),
+        ephemeral_names=frozenset(name for name, spec in specs.items() if spec.ephemeral),
         sources=origin,
         overridden={n: tuple(v) for n, v in overridden.items()},
         warnings=tuple(warnings),
@@ -482,9 +537,9 @@ def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
     name = spec.name
     if _has_nul(value):
         raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
-    if value == REDACTED:
-        raise UsageError(f"input '{name}' from {source} is the placeholder {REDACTED!r} "
-                         f"(secrets are never stored): pass the real value with --var {name}=...")
+    if isinstance(value, str) and value in PLACEHOLDERS:
+        raise UsageError(f"input '{name}' from {source} is the placeholder {value!r} "
+                         f"(secrets and ephemeral values are never stored): pass the real value with --var {name}=...")
     if spec.type_expr not in _PRIMITIVE_TYPES or not isinstance(value, (list, dict)):
         return
     kind = "a list" if isinstance(value, list) else "a map"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, initcheck, process
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, record_key
@@ -40,8 +41,10 @@ def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
         if captured.returncode == 0:
             initcheck.remember_init(target.directory, layout.init_cache(ws.root))
     output = captured.stdout + captured.stderr
-    if captured.interrupted is not None:
-        return InitOutcome(ExitCode.INTERRUPTED, output, f"init of {target.ref} interrupted")
+    if captured.interrupted is not None:  # the signal reached it: whatever it exited with, it was cut short
+        return InitOutcome(ExitCode.INTERRUPTED, output, f"interrupted by {signal_name(captured.interrupted)}: "
+                           f"init of {target.ref} stopped (engine exit {captured.returncode}); no record "
+                           "or state was changed")
     if captured.returncode != 0:
         return InitOutcome(ExitCode.FAILED, output,
                            f"init of {target.ref} failed (engine exit {captured.returncode}); nothing else ran")

@@ -1,8 +1,8 @@
 """A run's inputs: resolved from every layer (step 1), digested under the runtime root's key,
 and written twice: resolved.inputs.yml in the run folder, rerun.inputs.yml beside the module.
 
-Secrets are redacted in both files; the digest is keyed, so a short guess list cannot find a
-secret from the record's `inputs_digest` either.
+Secrets are redacted in both files, ephemeral values too; the digest is keyed, so a short guess
+list cannot find a secret from the record's `inputs_digest` either.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def resolve(
     extra_sensitive: frozenset[str] = frozenset(),
     stack_sources: Mapping[str, str] | None = None,
     recorded: str | None = None,
+    rerun_key: str | None = None,
 ) -> ResolvedInputs:
     """Step 1: every input parses, names a declared variable, and covers the required ones,
     counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
@@ -51,7 +52,9 @@ def resolve(
     var_options: `--var` texts, or the command line's CliInputs in the order given
     (--var, --inputs/--var-file files, the engine's -var/-var-file); an inputs_file comes
     before them, and before it the record key `recorded`'s rerun.inputs.yml, when given
-    (`hyops destroy`: what exists was built with the last run's inputs; given ones win).
+    (`hyops destroy`, `hyops plan`: what exists was built with the last run's inputs; given ones
+    win). Without it, a required input none of them sets names the record key `rerun_key`'s
+    rerun.inputs.yml, when there is one: the inputs the last run used.
     stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
     marks inputs secret although their variable is not (a value wired from a sensitive
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
@@ -60,16 +63,23 @@ def resolve(
     specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
-    resolved = inputs_mod.resolve_inputs(
-        specs,
-        stack_inputs=stack_inputs,
-        module_dir=str(target.directory),
-        stack_source="stack",
-        stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
-        base_layers=inputs_mod.module_layers(target.directory, specs),
-        layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
-                *(layer for item in given for layer in _layer(rt, target, item, specs))],
-    )
+    try:
+        resolved = inputs_mod.resolve_inputs(
+            specs,
+            stack_inputs=stack_inputs,
+            module_dir=str(target.directory),
+            stack_source="stack",
+            stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
+            base_layers=inputs_mod.module_layers(target.directory, specs),
+            layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
+                    *(layer for item in given for layer in _layer(rt, target, item, specs))],
+        )
+    except inputs_mod.MissingInputError as err:
+        path = rt.rerun_inputs_path(rerun_key) if rerun_key is not None and recorded is None else None
+        if path is None or not path.is_file():
+            raise
+        raise inputs_mod.MissingInputError(f"{err.message} (the last run's inputs: --inputs {shown(path)})",
+                                           err.names) from None
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
@@ -80,8 +90,25 @@ def resolve(
     return resolved
 
 
+def shown(path: Path) -> str:
+    """A path as a person types it here: relative to the current directory when below it."""
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def recorded_names(resolved: ResolvedInputs) -> list[str]:
+    """The inputs whose value came from the last run's rerun.inputs.yml."""
+    return sorted(n for n, source in resolved.sources.items() if source.startswith(RECORDED))
+
+
+RECORDED = "recorded"  # the source label of a value from the last run's rerun.inputs.yml
+
+
 def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
-    """The last run's inputs of record `key`, its secrets left out (they were never written)."""
+    """The last run's inputs of record `key`, its secret and ephemeral ones left out (they were
+    never written)."""
     path = rt.rerun_inputs_path(key)
     if not path.is_file():
         return []
@@ -90,8 +117,8 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
-    usable = {k: v for k, v in recorded.items() if k in specs and v != inputs_mod.REDACTED}
-    return [InputLayer(f"recorded ({path.name} of the last run)", usable, strict=False)]
+    usable = {k: v for k, v in recorded.items() if k in specs and v not in inputs_mod.PLACEHOLDERS}
+    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)]
 
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
@@ -101,6 +128,11 @@ def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str
     if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
         rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner
     return [InputLayer(item.label, inputs_mod.load_inputs_file(path), strict=False)]
+
+
+def given_names(rt: Runtime, target: ModuleTarget, items: Sequence[CliInput], specs: Mapping[str, Any]) -> set[str]:
+    """The variables the command line's inputs set (UsageError when one cannot be read)."""
+    return {name for item in items for layer in _layer(rt, target, item, specs) for name in layer.values}
 
 
 def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:
@@ -114,9 +146,11 @@ def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:
 def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, key: str | None = None) -> PreparedWrite:
     """rerun.inputs.yml of the module (of its record `key`, the ref plus `@workspace`
     outside the default one), secrets redacted, ready to commit. The caller commits it only
-    once `running` is persisted: a refused run leaves the module's files as they were."""
+    once `running` is persisted: a refused run leaves the module's files as they were. The
+    same inputs as the last run's leave the file untouched (every write of it is durable, so
+    a rerun with the same inputs needs no disk flush before its engine starts)."""
     text = resolved.rerun_yaml(f"rerun.inputs.yml of {key or target.ref} ({target.directory})")
-    return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"))
+    return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"), keep_same=True)
 
 
 def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:

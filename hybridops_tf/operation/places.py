@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,6 +111,68 @@ def refuse_shared_state(command: str, target: ModuleTarget, workspace: str | Non
         f"state and each record would lie about the other's objects. Run it as --ref {other.module_ref}, "
         "or keep it in a workspace of its own (--workspace NAME); nothing was run"
     )
+
+
+def refuse_other_root(command: str, target: ModuleTarget, workspace: str | None, runtime_root: Path,
+                      shared: bool) -> None:
+    """UsageError when the runtime root the module's own folder belongs to (the nearest `.hyops`
+    above it) is not this command's and holds a record claiming the module's engine state: a
+    command run from another folder would keep a second record, in a second root, of that same
+    state, where the two-refs check of one root cannot see it. Called before anything is written,
+    so the wrong root is not even created. Where that root claims nothing there, a command that
+    is about to create its own root is warned. A shared store keeps every record in one place:
+    nothing to check."""
+    if shared:
+        return
+    import os
+
+    from hybridops_tf.base import notices
+    from hybridops_tf.runtime import discover
+
+    other = discover.module_root(target.directory, os.environ)
+    if other is None or os.path.realpath(other) == os.path.realpath(runtime_root):
+        return
+    place = Place.of(target.directory, workspace)
+    claiming = [rec for rec in discover.records_in(other) if rec.status not in CLAIMS_EMPTY and rec.module_dir
+                and Place.of(rec.module_dir, rec.workspace) == place]
+    if not claiming:
+        if not runtime_root.exists():
+            notices.warning(f"{target.directory} is in the folder of the runtime root {other}, but this command "
+                            f"creates and uses {runtime_root}: pass --runtime-root {other} (or run it from that "
+                            "folder) to keep one root")
+        return
+    rec = claiming[0]
+    ref = f" --ref {rec.module_ref}" + (f" --workspace {place.workspace}" if place.workspace != DEFAULT_WORKSPACE
+                                        else "")
+    raise UsageError(
+        f"{command} of {target.ref} refused: {place.directory} is module {rec.module_ref}'s in the runtime root "
+        f"{other}, the one its folder belongs to, whose record ({rec.status}) claims what the engine's state there "
+        f"holds; this command's root is {runtime_root}, and a second root would keep a second record of that same "
+        f"state. Run it as `hyops --runtime-root {other} {command} {target.directory}{ref}` (or from the folder "
+        "holding that root); nothing was run")
+
+
+def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str | None]], store: Store,
+                   runtime_root: Path, stack_file: Path) -> None:
+    """For a stack, before anything is written: UsageError naming the first member (name,
+    target, workspace) whose engine state another root's record claims, or another ref's record
+    here while the member's own claims nothing. Each would be refused when its turn came, after
+    the members before it ran; a default ref that clashes with an earlier standalone record is
+    fixed by `ref:` in the stack file."""
+    claimed: dict[Place, tuple[str, ...]] | None = None
+    for name, target, workspace in members:
+        try:
+            refuse_other_root(command, target, workspace, runtime_root, store.shared)
+        except UsageError as err:
+            raise UsageError(f"nothing was run: member {name}: {err.message}") from None
+        claimed = claims_in(store) if claimed is None else claimed
+        mine, others = standing(claimed, Place.of(target.directory, workspace), target.ref)
+        if others and not mine:
+            where = f" (workspace {workspace})" if workspace else ""
+            raise UsageError(
+                f"nothing was run: member {name} ({target.ref}): {target.directory}{where} is module {others[0]}'s, "
+                f"whose record claims what the engine's state there holds; give the member `ref: {others[0]}` in "
+                f"{stack_file} to run it as that record (or a `workspace:` of its own)")
 
 
 def _marker_path(runtime_root: Path, place: Place) -> Path:

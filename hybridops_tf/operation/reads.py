@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import EngineError, Interrupted
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.record import transitions
@@ -66,7 +67,7 @@ def planned_creates(engine: Engine) -> tuple[str, ...] | None:
     argv = engine.argv(commands.plan, None, extra=["-refresh=false"])
     result = engine.stream(argv, lines.append, None, lambda _line: None)
     if result.interrupted is not None:
-        raise Interrupted("interrupted while planning; nothing was changed")
+        raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning; nothing was changed")
     if result.returncode != 0:
         return None
     return fold(iter_events(lines))

@@ -63,3 +63,4 @@ class Outcome:
     run_id: str
     run_dir: Path | None
     message: str
+    unchanged: bool = False  # the engine changed nothing (refused, or stopped first): the record is as it was

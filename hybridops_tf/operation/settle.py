@@ -29,13 +29,17 @@ if TYPE_CHECKING:
 
 
 def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, reader: StreamReader,
-               result: process.ProcessResult, folder: RunFolder) -> tuple[OperationRecord, ExitCode]:
+               result: process.ProcessResult, folder: RunFolder,
+               before: OperationRecord | None = None) -> tuple[OperationRecord, ExitCode]:
     """Step 6: the record the evidence supports, and the exit code. Success is claimed only
-    on whole evidence: the state read back after the run, and every event logged."""
+    on whole evidence: the state read back after the run, and every event logged. `before`:
+    the record as the run found it (an import keeps the failure it follows)."""
     try:
         settled, succeeded = _settle(req, engine, running, reader, result)
     except EngineError as err:  # evidence could not be read after the run: stay honest
         settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
+    if req.command == Command.IMPORT:
+        settled = transitions.after_import(settled, before)
     if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success
         log_err = reader.log_error[0]
         succeeded = False

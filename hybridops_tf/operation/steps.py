@@ -17,7 +17,7 @@ from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Int
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.operation import inputs, places, reads
+from hybridops_tf.operation import config_digest, inputs, places, reads
 from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
@@ -25,22 +25,12 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import (
-    EVENTS_COMPLETE,
-    EngineRefusedResult,
-    EventLog,
-    ResultOutcome,
-    RunFolder,
-    RunMeta,
-    RunResult,
-    SettledResult,
-    StoppedResult,
-    new_run_id,
-)
+from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
 from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.runtime.run_result import RunResult  # loaded once the run ends (start-up cost)
 
 @dataclass
 class _Run:
@@ -58,8 +48,10 @@ class _Run:
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = req.runtime
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                              req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None)  # step 1
+                              req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None,
+                              rerun_key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = rt.store
     rt.ensure_root()
@@ -69,7 +61,15 @@ def run(req: ModuleRequest) -> Outcome:
             engine = _preflight(one, rt, resolved)  # step 3
             running, rerun = _running_record(one, rt, engine, resolved)
             log = _persist_running(one, running, rerun)  # step 4
+        except Interrupted as err:  # a signal before `running` was written (the probe, init, a read)
+            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+            said = err.message if "nothing was changed" in err.message else f"{err.message}; nothing was changed"
+            _finish(one, err.exit_code, StoppedResult(ResultOutcome.INTERRUPTED, said))
+            raise Interrupted(said) from None
         except HyopsError as err:
+            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
             _finish(one, err.exit_code, StoppedResult(ResultOutcome.REFUSED, err.message))
             raise
         outcome = _execute(one, engine, running, log)  # steps 5-6
@@ -81,7 +81,8 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
     """The run folder with meta.json (first), journaled in a shared store: a refusal here
     leaves no result.json (there may be no folder to hold it)."""
     previous = store.read(req.key)
-    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
+                         resolved.ephemeral_names)
     try:
         folder = RunFolder.create(req.runtime.root, req.key, run_id)
         folder.write_meta(meta.to_json())
@@ -105,12 +106,13 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: one.previous, one.store,
                                rt.root)  # before init: nothing runs for it
     engine = rt.engine_for(req.target, resolved, req.workspace, one.folder)
+    if req.plan_file is not None:  # a saved plan keeps every value but the ephemeral ones (plan/saved.py)
+        engine.inputs = resolved.var_file(only=resolved.ephemeral_names)
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
-    if process.FORWARDER.received is not None:
-        raise Interrupted("interrupted before the engine started; nothing was changed")
+    process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
 
@@ -138,6 +140,9 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
     digest = inputs.inputs_digest(rt, resolved)
+    applied = None  # a refresh, an import or a saved plan applies no configuration of today's
+    if req.command == Command.APPLY and req.plan_file is None:
+        applied = config_digest.of_run(req.target.directory, resolved, inputs.digest_key(rt))
     inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = run_settle.following_state(req, engine, one.previous.resources)
@@ -151,7 +156,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         command=req.command, module_ref=req.target.ref, module_dir=str(req.target.directory),
         run_id=one.folder.run_id, owner=Owner.current(one.folder.run_id), resolved_inputs_file=str(resolved_file),
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
-        engine=RecordEngine.of(engine.info), workspace=req.workspace,
+        engine=RecordEngine.of(engine.info), workspace=req.workspace, config_digest=applied,
     ), inherited, known)
     return running, rerun
 
@@ -222,14 +227,17 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     _close_journal(journal)
     if _refused_by_engine(req, reader, result):
         return _settle_refusal(one, running, reader, result)
-    settled, code = run_settle.settle_run(req, engine, running, reader, result, folder)
+    if _stopped_before_any_change(req, reader, result, folder):
+        return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
+    # the reads that settle from evidence run even after a signal (engine.for_settling)
+    settled, code = run_settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     return _write_settled(one, running, settled, code)
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     extra = list(req.passthrough)
-    if req.plan_file is not None:  # it carries its variables: no var file, so nothing fed on stdin
-        return commands.apply_saved(engine.info.binary, engine.module_dir, req.plan_file, extra)
+    if req.plan_file is not None:  # it carries its variables: a var file only for ephemeral ones
+        return engine.argv(commands.apply_saved, req.plan_file, extra)
     if req.command == Command.APPLY:
         return engine.argv(commands.apply, extra)
     if req.command == Command.DESTROY:
@@ -263,31 +271,66 @@ def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process
     return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
 
 
+def _stopped_before_any_change(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult,
+                               folder: RunFolder) -> bool:
+    """A signal stopped the run before any resource change started: the engine never started
+    (process.run_streaming starts none after a signal), or it stopped while planning: its
+    complete event stream (the relay's marker, every line logged) holds no apply_start."""
+    if result.interrupted is None:
+        return False
+    if not result.started:
+        return True
+    if req.command not in (Command.APPLY, Command.DESTROY) or reader.log_error:
+        return False
+    if not (folder.path / EVENTS_COMPLETE).exists():
+        return False
+    from hybridops_tf.engine.vocabulary import Progress
+
+    return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
+
+
+def _stopped_before_why(req: ModuleRequest, result: process.ProcessResult) -> str:
+    name = process.FORWARDER.name() or "a signal"
+    how = (f"the engine stopped while planning (exit {result.returncode})" if result.started
+           else "the engine never started")
+    return f"interrupted by {name} before the {req.command} changed anything ({how}); the record is unchanged"
+
+
 def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
                     result: process.ProcessResult) -> Outcome:
     """Nothing changed: the record goes back to what it said (exit 2), the attempt is kept."""
     from hybridops_tf.engine.events import summarize_diagnostics
 
-    req, store, folder = one.req, one.store, one.folder
+    req, folder = one.req, one.folder
     why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
     message = (f"the engine refused the {req.command} before changing anything "
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
     # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check
     code = ExitCode.REFUSED if req.plan_file is not None else ExitCode.USAGE
-    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=code)
+    return _settle_unchanged(one, running, message, code)
+
+
+def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: ExitCode) -> Outcome:
+    """The engine changed nothing (it refused the run, or a signal stopped it first): the
+    record goes back to what it said, the attempt is kept in `last_attempt`."""
+    req, store, folder = one.req, one.store, one.folder
+    said: int = code  # last_attempt keeps the exit hyops gives: 143 for SIGTERM (cli/interrupted.py)
+    if code == ExitCode.INTERRUPTED and process.FORWARDER.received is not None:
+        said = 128 + process.FORWARDER.received
+    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=said)
     try:
         if restored is None:
             store.delete(req.key)
         else:
-            store.write(restored)
+            store.write(restored, stamp=False)  # it says what it said: only last_attempt is new
         inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
-                   f"refused the run: {err.strerror or err}; it still says 'running': run `hyops reconcile "
+                   f"changed nothing: {err.strerror or err}; it still says 'running': run `hyops reconcile "
                    f"{req.target.directory} --ref {req.target.ref}`")
         notices.error(failure)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
-    return Outcome(restored, code, running.run_id, folder.path, message)
+    return Outcome(restored, code, running.run_id, folder.path, message, unchanged=True)
 
 
 def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode) -> Outcome:
@@ -325,8 +368,12 @@ def _finish(one: _Run, code: int, result: RunResult) -> None:
 
 def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
     """result.json of a run that got as far as its engine."""
-    if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # the engine refused: nothing ran, record unchanged
-        return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None)
+    from hybridops_tf.runtime.run_result import EngineRefusedResult, ResultOutcome, SettledResult
+
+    if outcome.unchanged:  # the engine refused, or a signal stopped it first: nothing ran, record unchanged
+        stopped = ResultOutcome.INTERRUPTED if outcome.exit_code == ExitCode.INTERRUPTED else ResultOutcome.REFUSED
+        return EngineRefusedResult(outcome.message, outcome.record.status.value if outcome.record else None,
+                                   outcome=stopped)
     rec = outcome.record or running
     return SettledResult(
         outcome=rec.status,  # "running" here means the settle write failed

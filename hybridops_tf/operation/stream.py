@@ -26,7 +26,8 @@ class StreamReader:
 
     The event parser (its ~25 message classes) is imported at the first line, which comes
     after the spawn: the import then overlaps the engine's own start-up instead of adding to
-    hyops's overhead before it (issue #3's budget).
+    hyops's overhead before it (issue #3's budget). So is what result.json is made of
+    (runtime/run_result.py), needed only once the engine has exited.
     """
 
     def __init__(self, on_event: Callable[[Event], None] | None, folder: RunFolder, log: EventLog,
@@ -68,6 +69,7 @@ class StreamReader:
     def __call__(self, line: str) -> None:
         from hybridops_tf.engine.events import OutputsMessage, parse_event
         from hybridops_tf.engine.relay import LOG_ERROR, parse_notice
+        from hybridops_tf.runtime import run_result  # noqa: F401  # the run's end needs it: loaded while the engine runs
 
         notice = parse_notice(line)
         if notice is not None:  # the relay's, not the engine's

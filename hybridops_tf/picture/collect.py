@@ -42,6 +42,7 @@ class ReportRequest:
     reconcile: bool = True  # run the read-only reconcile for the next commands
     hyops_prefix: str = "hyops"
     note: Callable[[str], None] | None = None
+    lookups_file: Path | None = None  # the reconcile's lookups file (None: the project top's, if any)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,7 @@ class RunView:
     run_id: str | None
     started_at: str | None
     finished_at: str | None
+    state: str | None = None  # stack/view.py: never_run, running, finished, interrupted
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,8 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache())
-    doc = status_document(stack, req.runtime)
     entries = {m.name: entry(store, m.key) for m in stack.members}
+    doc = status_document(stack, req.runtime, entries)
     advised = _by_key(advice, [m.key for m in stack.members])
     pic = picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
     in_report = {str(m.get("name")): m for m in doc["members"] if isinstance(m, dict)}
@@ -143,7 +145,8 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
             never.append(tl.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
         elif run_id and node.status != "skipped" and (member.name in in_report or doc.get("run_id") is None):
             runs.append(tl.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
-    run = RunView(doc.get("command"), doc.get("run_id"), doc.get("started_at"), doc.get("finished_at"))
+    run = RunView(doc.get("command"), doc.get("run_id"), doc.get("started_at"), doc.get("finished_at"),
+                  doc.get("state"))
     return ReportData(title=f"stack {stack.name}", generated_at=_now(), source=store.describe(),
                       hyops_version=__version__, engine=_engine_line(req), picture=pic, run=run,
                       timeline=tl.build(runs, never), modules=tuple(views),
@@ -155,15 +158,17 @@ def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     from hybridops_tf.stack.report import status_document
 
     store = runtime.store
-    doc = status_document(stack, runtime)
-    return picture(stack, doc, {m.name: record_now(entry(store, m.key)) for m in stack.members})
+    entries = {m.name: entry(store, m.key) for m in stack.members}
+    doc = status_document(stack, runtime, entries)
+    return picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
 
 
 def record_now(e: StatusEntry) -> RecordNow:
     """A status entry as the picture needs it."""
     if e.record is None:
         return RecordNow("corrupt" if e.problem else "none")
-    return RecordNow(e.record.status.value, stale=e.stale, engine_alive=e.engine_alive is not None)
+    return RecordNow(e.record.status.value, stale=e.stale, engine_alive=e.engine_alive is not None,
+                     orphans=len(e.record.suspect_orphans))
 
 
 def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, member: str | None = None,
@@ -210,7 +215,7 @@ def _reconcile(req: ReportRequest) -> Report | None:
         runtime=req.runtime, modules_root=req.modules_root,
         module_dir=req.module_dir if req.stack_file is None and not req.all_records else None,
         ref=req.ref, stack_file=req.stack_file, all_records=req.all_records,
-        hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace))
+        hyops_prefix=req.hyops_prefix, note=req.note, workspace=req.workspace, lookups_file=req.lookups_file))
 
 
 def _single_key(req: ReportRequest) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hybridops_tf.picture.model import StackPicture
 
 # Graphviz has three line styles; LOOKS' SVG dash patterns map onto them by their first dash.
-_DOT_SHAPES = {"error": "octagon", "pending": "box", "none": "box"}
+_DOT_SHAPES = {"error": "octagon", "interrupted": "octagon", "pending": "box", "none": "box"}
 
 
 def _esc(text: str) -> str:

@@ -105,18 +105,32 @@ def _story(data: ReportData) -> str:
         run = (f"The last {pic.command} of stack {pic.stack}" if pic.run_id
                else f"Stack {pic.stack} (never run as a stack)")
         failed = [n for n in pic.nodes if n.status == "error"]
+        unknown = [n for n in pic.nodes if n.uncertain]
+        if pic.state == "interrupted":  # what is not known comes before anything green
+            parts.append(f"{_e(run)} did not finish: its runner stopped before writing its end "
+                         f"(started {_e(pic.started_at or '?')}).")
+            run = "Each member as its record says now"
+        elif pic.state == "running":
+            parts.append(f"{_e(run)} is still running (started {_e(pic.started_at or '?')}).")
+            run = "So far"
+        if unknown:
+            parts.append("<b>Uncertain</b>: " + "; ".join(
+                f"<b>{_e(n.name)}</b> ({_e('; '.join(n.uncertain))})" for n in unknown) + ".")
         if failed:
             first = failed[0]
             why = f": {first.detail[0]}" if first.detail else ""
             parts.append(f"{run} stopped at <b>{_e(first.name)}</b> (error{_e(why)}).")
         else:
             parts.append(f"{run}:")
-        for status in ("error", "ok", "skipped", "running", "pending", "destroyed", "absent", "retained", "none"):
+        for status in ("error", "interrupted", "ok", "skipped", "running", "pending", "destroyed", "absent",
+                       "retained", "none"):
             names = [n for n in groups.get(status, []) if not (status == "error" and failed and n == failed[0].name)]
             if names:
-                word = {"pending": "never started (pending)", "none": "never run"}.get(status, status)
+                word = {"pending": "never started (pending)", "none": "never run",
+                        "interrupted": "stopped by a signal (interrupted)"}.get(status, status)
                 parts.append(f"{_e(word)}: {_e(', '.join(names))}.")
-        colour = "red" if failed or groups.get("pending") else "green"
+        colour = ("red" if failed or groups.get("pending") or groups.get("interrupted") or unknown
+                  or pic.state == "interrupted" else "green")
         return f'<p class="story {colour}">{" ".join(parts)}</p>'
     bad = [m for m in data.modules if _kind(m.status) in ("error", "stale", "running", "none")]
     colour = "red" if bad else "green"
@@ -130,7 +144,9 @@ def _meta(data: ReportData) -> str:
             ("hyops", data.hyops_version), ("engine", data.engine)]
     if data.run is not None and data.run.run_id:
         run = data.run
-        rows.append(("last run", f"{run.command} {run.run_id}, {run.started_at} to {run.finished_at}"))
+        end = {"interrupted": "did not finish (its runner stopped)", "running": "still running"}.get(
+            run.state or "", f"to {run.finished_at}")
+        rows.append(("last run", f"{run.command} {run.run_id}, {run.started_at} {end}"))
     return '<dl class="meta">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows) + "</dl>"
 
 
@@ -198,7 +214,7 @@ def _module(m: ModuleView) -> str:
 
 def _resources(m: ModuleView) -> str:
     rows = [(r.status, r.address, r.action + (" (tainted)" if r.tainted else ""), r.id or "") for r in m.resources]
-    rows += [("released", address, "no longer managed, lives on", ident) for address, ident in m.released]
+    rows += [("released", address, "no longer managed, alive when released", ident) for address, ident in m.released]
     if not rows:
         return "<p>No resources recorded.</p>"
     order = {s: i for i, s in enumerate(_RESOURCE_ORDER)}

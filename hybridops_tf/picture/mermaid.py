@@ -21,7 +21,7 @@ _ENTITIES = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "#": "#35;",
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # kind -> (open, close) of the node's shape: a failure stands out as a hexagon, members
 # that never ran are rounded; the rest are boxes.
-_SHAPES = {"error": ("{{", "}}"), "pending": ("(", ")"), "none": ("(", ")")}
+_SHAPES = {"error": ("{{", "}}"), "interrupted": ("{{", "}}"), "pending": ("(", ")"), "none": ("(", ")")}
 
 
 def node_ids(picture: StackPicture) -> dict[str, str]:

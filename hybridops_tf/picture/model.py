@@ -35,8 +35,9 @@ class Look:
 # `stale`, a `running` record nobody runs any more.
 LOOKS: dict[str, Look] = {
     "ok": Look("#d7f5dd", "#1a7f37", "", 2, "✓", "applied, and the engine said so"),
-    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already with the same inputs (--resume)"),
+    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already, nothing changed (--resume)"),
     "error": Look("#ffd8d3", "#b42318", "", 4, "✗", "failed: may be partly live"),
+    "interrupted": Look("#ffe7d9", "#b42318", "4 2", 4, "■", "stopped by SIGINT/SIGTERM: may be partly live"),
     "pending": Look("#ffffff", "#57606a", "6 4", 2, "…", "never started: blocked"),
     "running": Look("#fff3c4", "#9a6700", "10 3 2 3", 2, "▶", "running now"),
     "stale": Look("#ffe1bd", "#bc4c00", "2 2", 3, "?", "hyops stopped while it ran: outcome uncertain"),
@@ -52,9 +53,13 @@ _DETAIL_WIDTH = 60
 
 
 def kind_of(status: str, record: RecordNow | None) -> str:
-    """The LOOKS key for a member status (an unknown word is drawn as `none`)."""
-    if status == "running" and record is not None and record.stale:
+    """The LOOKS key for a member status (an unknown word is drawn as `none`); a record that
+    is a stale `running` now is drawn `stale` whatever the last run said (never green), one
+    whose dead hyops's engine still runs `running`."""
+    if record is not None and record.stale:
         return "stale"
+    if record is not None and record.engine_alive:
+        return "running"
     return status if status in LOOKS else "none"
 
 
@@ -66,6 +71,7 @@ class RecordNow:
     status: str
     stale: bool = False
     engine_alive: bool = False
+    orphans: int = 0  # suspect orphans the record lists
 
     @property
     def shown(self) -> str:
@@ -93,6 +99,7 @@ class Node:
     owned_by: str | None = None
     retain_on_destroy: bool = False
     workspace: str | None = None
+    uncertain: tuple[str, ...] = ()  # why what exists is not known (stack/view.py)
 
     @property
     def look(self) -> Look | None:
@@ -123,6 +130,8 @@ class StackPicture:
     command: str | None = None  # the last run's, when statuses are drawn
     run_id: str | None = None
     finished_at: str | None = None
+    state: str | None = None  # the last run's (stack/view.py): never_run, running, finished, interrupted
+    started_at: str | None = None
 
     @property
     def with_status(self) -> bool:
@@ -161,7 +170,9 @@ def picture(stack: Stack, doc: Mapping[str, object] | None = None,
         stack=stack.name, stack_file=str(stack.file), nodes=tuple(nodes), edges=edges,
         command=_text(doc.get("command")) if doc is not None else None,
         run_id=_text(doc.get("run_id")) if doc is not None else None,
-        finished_at=_text(doc.get("finished_at")) if doc is not None else None)
+        finished_at=_text(doc.get("finished_at")) if doc is not None else None,
+        state=_text(doc.get("state")) if doc is not None else None,
+        started_at=_text(doc.get("started_at")) if doc is not None else None)
 
 
 def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, Mapping[str, object]],
@@ -169,6 +180,10 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
     status = _text(entry.get("status")) or "none"
     blocked_by, error = _text(entry.get("blocked_by")), _text(entry.get("error"))
     detail: list[str] = []
+    uncertain = entry.get("uncertain")
+    uncertain = tuple(str(u) for u in uncertain) if isinstance(uncertain, list) else ()
+    if record is not None and (record.stale or record.engine_alive) and status != "running":
+        detail.append(f"uncertain: record now {record.shown}")
     if status == "pending":
         if blocked_by:
             detail.append(f"blocked by {blocked_by} ({_text(entries.get(blocked_by, {}).get('status')) or '?'})")
@@ -181,8 +196,11 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
             detail.append("outcome uncertain: hyops stopped")
         elif record.engine_alive:
             detail.append("engine still running")
-    elif record is not None and status in _RECORDED and record.shown != status:
+    elif record is not None and status in _RECORDED and record.shown != status and not (
+            record.stale or record.engine_alive):
         detail.append(f"record now: {record.shown}")
+    if record is not None and record.orphans:
+        detail.append(f"{record.orphans} suspect orphan(s)")
     if status == "none":
         detail.append("never run")
     if _text(entry.get("worker")):  # a queued run: the worker that ran it
@@ -190,7 +208,7 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
     return Node(name=node.name, module_ref=node.module_ref, layer=node.layer, status=status,
                 kind=kind_of(status, record), detail=tuple(detail), blocked_by=blocked_by,
                 run_id=_text(entry.get("run_id")), error=error, owned_by=node.owned_by,
-                retain_on_destroy=node.retain_on_destroy, workspace=node.workspace)
+                retain_on_destroy=node.retain_on_destroy, workspace=node.workspace, uncertain=uncertain)
 
 
 def _layers(stack: Stack) -> dict[str, int]:

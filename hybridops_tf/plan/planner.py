@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, OperationFailed
+from hybridops_tf.base import notices
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed
+from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
 from hybridops_tf.operation import inputs, places
@@ -32,15 +34,7 @@ from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import (
-    EventLog,
-    PlannedResult,
-    ResultOutcome,
-    RunFolder,
-    RunMeta,
-    StoppedResult,
-    new_run_id,
-)
+from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta, new_run_id
 
 if TYPE_CHECKING:  # the event parser is loaded at the engine's first line, after the spawn
     from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange
@@ -92,10 +86,17 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     with a plan that has something to show, the saved-plan code with `--out`."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
                                rt.root)  # its plan would be of another ref's state
     resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                              req.sensitive_inputs, recorded=key if req.recorded_inputs else None)
+                              req.sensitive_inputs, recorded=key if req.recorded_inputs else None, rerun_key=key)
+    reused = inputs.recorded_names(resolved)
+    if reused:  # apply does not take them by itself: say so, with the file that gives it the same
+        path = inputs.shown(rt.rerun_inputs_path(key, fetch=False))
+        destroy = req.destroy or "-destroy" in {commands.flag_name(arg) for arg in req.passthrough}
+        notices.note(f"planned with the last run's {', '.join(reused)} ({path}; inputs given win)"
+                     + ("" if destroy else f": `hyops apply` takes the same with --inputs {path}"))
     mode = "apply"
     if req.out is not None:
         from hybridops_tf.plan import saved
@@ -104,7 +105,8 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     rt.ensure_root()
     run_id = new_run_id("plan")
     folder = RunFolder.create(req.runtime.root, record_key(req.target.ref, req.workspace), run_id)
-    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names)
+    meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
+                         resolved.ephemeral_names)
     folder.write_meta(meta.to_json())
     summary: list[ChangeSummary] = []
     changes: list[PlannedChange] = []  # every change, move, import and forget the plan shows
@@ -122,6 +124,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
 
             def on_line(line: str) -> None:
                 from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
+                from hybridops_tf.runtime import run_result  # noqa: F401  # for the end: loaded while the engine runs
 
                 log.append(redact_event_line(line))
                 event = parse_event(line)
@@ -139,6 +142,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                     on_line, folder.stderr_path)
             finally:
                 log.close()
+            if result.interrupted is not None:  # cut short (or never started): not a failed plan
+                raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning "
+                                  f"{req.target.ref}; nothing was changed")
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
                 from hybridops_tf.engine.events import summarize_diagnostics
 
@@ -163,10 +169,15 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:
-        folder.finish(meta, err.exit_code, StoppedResult(ResultOutcome.FAILED, err.message))
+        from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+        stopped = ResultOutcome.INTERRUPTED if isinstance(err, Interrupted) else ResultOutcome.FAILED
+        folder.finish(meta, err.exit_code, StoppedResult(stopped, err.message))
         raise
     text = summary_text(summary[-1]) if summary else "plan complete"
     code = CHANGES_PENDING if detailed and pending else ExitCode.OK
+    from hybridops_tf.runtime.run_result import PlannedResult
+
     folder.finish(meta, code, PlannedResult(text, pending))
     kept = folder.path / "plan.json" if doc else folder.path
     return PlanOutcome(None, code, run_id, folder.path, f"plan {req.target.ref}: {text} (run {run_id}, {kept})",

@@ -65,7 +65,8 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
             plan_file=plan_file, runtime=req.runtime,
             modules_root=req.modules_root, ref=req.target.ref, workspace_of=lambda _dir: req.workspace,
             passthrough=req.passthrough, lock_timeout=req.lock_timeout, allow_uncertain=req.allow_uncertain,
-            argv=req.argv, on_event=req.on_event,
+            argv=req.argv, on_event=req.on_event, reviewed=True,
+            var_options=[i if isinstance(i, CliInput) else CliInput("--var", i) for i in req.var_options],
         )))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

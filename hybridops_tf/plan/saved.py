@@ -10,7 +10,12 @@ another module, workspace or engine, or whose state moved on since it was made (
 own "Saved plan is stale" check, done here first so the refusal leaves the record alone).
 
 The inputs of the apply are the plan's own (its `variables` in `show -json`): the engine
-takes no -var-file with a saved plan, and the record then describes what was applied.
+takes no other value with a saved plan, and the record then describes what was applied. The
+one exception is an ephemeral variable (`ephemeral = true`, Terraform >= 1.10): no plan file
+keeps its value, so the engine wants it again at apply, and only it. The sidecar names the
+ephemeral variables the plan was made with; `hyops apply FILE` takes exactly those again
+(--var, --var-file or TF_VAR_, as for any run), refuses any other input, and refuses to start
+(exit 2) without them.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.engine import commands
+from hybridops_tf.inputs.values import CliInput
+from hybridops_tf.operation import inputs as run_inputs
 from hybridops_tf.operation.request import ModuleRequest
-from hybridops_tf.record.address import resolve_module
+from hybridops_tf.record.address import ModuleTarget, resolve_module
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import utc_now
 
@@ -68,6 +75,7 @@ class Sidecar:
     inputs_digest: str
     inputs: Mapping[str, str]  # explicit input name -> its source ("--var", "--inputs FILE", ...)
     sensitive_inputs: tuple[str, ...] = ()  # secret although their variable is not (wired ones)
+    ephemeral_inputs: tuple[str, ...] = ()  # ephemeral variables set for the plan: wanted again at apply
     partial_flags: tuple[str, ...] = ()  # -target/-replace given to the plan
     run_id: str = ""
     created_at: str = ""
@@ -85,7 +93,7 @@ class Sidecar:
             module_ref=req.target.ref, module_dir=str(req.target.directory), workspace=req.workspace,
             mode=mode, engine=dict(engine), inputs_digest=digest,
             inputs={name: resolved.source_of(name) for name in sorted(resolved.explicit)},
-            sensitive_inputs=tuple(sorted(req.sensitive_inputs)),
+            sensitive_inputs=tuple(sorted(req.sensitive_inputs)), ephemeral_inputs=resolved.set_ephemeral(),
             partial_flags=tuple(partial_run_flags(req.passthrough)), run_id=run_id, created_at=utc_now(),
         )
 
@@ -105,6 +113,7 @@ class Sidecar:
                 workspace=doc.get("workspace"), mode=str(doc["mode"]), engine=dict(doc["engine"]),
                 inputs_digest=str(doc["inputs_digest"]), inputs=dict(doc["inputs"]),
                 sensitive_inputs=tuple(doc.get("sensitive_inputs") or ()),
+                ephemeral_inputs=tuple(doc.get("ephemeral_inputs") or ()),
                 partial_flags=tuple(doc.get("partial_flags") or ()), run_id=str(doc.get("run_id", "")),
                 created_at=str(doc.get("created_at", "")), plan_sha256=str(doc["plan_sha256"]),
             )
@@ -195,12 +204,13 @@ def refuse_stale(engine: Engine, plan_file: Path, sidecar: Sidecar) -> None:
 
 
 def planned_inputs(engine: Engine, plan_file: Path, sidecar: Sidecar) -> dict[str, Any]:
-    """The explicit inputs the plan was made with, as the plan holds them (in memory only)."""
+    """The explicit inputs the plan was made with, as the plan holds them (in memory only): all
+    but the ephemeral ones, which no plan holds."""
     variables = engine.show_plan_doc(plan_file).get("variables")
     if not isinstance(variables, Mapping):
         variables = {}
     values: dict[str, Any] = {}
-    for name in sidecar.inputs:
+    for name in (n for n in sidecar.inputs if n not in sidecar.ephemeral_inputs):
         entry = variables.get(name)
         if not isinstance(entry, Mapping) or "value" not in entry:
             raise EngineError(f"`show -json {plan_file}` holds no value for input {name!r}; nothing was run")
@@ -222,6 +232,28 @@ class SavedPlanApply:
     allow_uncertain: bool = False
     argv: Sequence[str] = ()
     on_event: Any = None
+    var_options: Sequence[CliInput] = ()  # the ephemeral inputs, given again (no plan keeps them)
+    reviewed: bool = False  # the plan was made just now from these very inputs (plan/reviewed.py)
+
+
+def _refuse_inputs(req: SavedPlanApply, sidecar: Sidecar, target: ModuleTarget) -> None:
+    """UsageError (nothing run) when the inputs given name a variable the plan fixed (unless the
+    plan was made from them just now), or leave out an ephemeral one the plan was made with."""
+    from hybridops_tf.inputs import values as inputs_mod
+
+    specs = inputs_mod.read_variables(target.directory, req.runtime.hcl_cache())
+    given = run_inputs.given_names(req.runtime, target, req.var_options, specs)
+    fixed = sorted(n for n in given if not (n in specs and specs[n].ephemeral))
+    if fixed and not req.reviewed:
+        raise UsageError(f"{req.plan_file} is a saved plan and carries its inputs: drop {', '.join(map(repr, fixed))} "
+                         "(the engine takes only ephemeral variables again with a saved plan)")
+    own = {n for layer in inputs_mod.module_layers(target.directory, specs) for n in layer.values}
+    missing = [n for n in sidecar.ephemeral_inputs if n not in given and n not in own]
+    if missing:
+        again = " ".join(f"--var {n}=..." for n in missing)
+        raise UsageError(f"{req.plan_file} was made with the ephemeral input(s) {', '.join(missing)}, which no "
+                         f"plan file keeps: give them again ({again}, a --var-file, or TF_VAR_{missing[0]}); "
+                         "nothing was run")
 
 
 def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
@@ -239,11 +271,13 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
         raise RefusedError(f"{plan_file} was made by engine version {made_with} "
                            f"({sidecar.engine.get('binary')}), not {engine.info.version} ({engine.info.binary}): "
                            "apply it with that engine (--engine PATH) or plan again; nothing was run")
+    _refuse_inputs(req, sidecar, target)
     refuse_stale(engine, plan_file, sidecar)
     values = planned_inputs(engine, plan_file, sidecar)
     return ModuleRequest(
         command=Command(sidecar.mode), target=target, runtime=req.runtime,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
+        var_options=req.var_options,
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,
         allow_uncertain=req.allow_uncertain, argv=req.argv, workspace=sidecar.workspace,
         on_event=req.on_event, plan_file=plan_file,

@@ -16,7 +16,8 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import ReconcileMeta, RunFolder, new_run_id
+from hybridops_tf.runtime.run_folder import RunFolder, new_run_id
+from hybridops_tf.runtime.run_result import ReconcileMeta
 
 
 @contextmanager

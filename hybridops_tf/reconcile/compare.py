@@ -20,6 +20,7 @@ from typing import Any
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.reconcile import rules
+from hybridops_tf.reconcile.lookup import advice
 from hybridops_tf.reconcile.model import (
     PRIORITY,
     Alternative,
@@ -29,6 +30,7 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
+from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.transitions import UNNAMED_ORPHAN
@@ -93,6 +95,10 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         found.append(_finding(ev, Code.STATE_AFTER_DESTROY, (
             f"the record says {rec.status.value} but the state holds {len(live)} resource(s): "
             f"{_names(live)}; treat them as live"), [cmd.destroy(ev.where)], live))
+    if rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None:
+        moved = rules.moved_in_state(ev)
+        if moved:
+            found.append(_moved(ev, moved, cmd))
     if (rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None
             and rec.outputs is not None):
         diff = _outputs_diff(rec.outputs, outputs_plain(state.outputs))
@@ -100,7 +106,35 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
             found.append(_finding(ev, Code.OUTPUTS_MISMATCH, (
                 f"the recorded outputs differ from the state's: {diff}; downstream modules "
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
+    if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
+        found.extend(_member_changes(ev, rec, cmd, missing=any(f.code is Code.STATE_MISSING for f in found)))
     return sorted(found, key=lambda f: PRIORITY[f.code])
+
+
+def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, missing: bool) -> list[Finding]:
+    """An `ok` stack member that `stack apply` would change: what it was applied from differs
+    from the stack now (config_changed), or its plan has changes (plan_changes)."""
+    why = [w for w in ev.applied_changes or () if w != UNKNOWN_CONFIG]
+    if why:
+        return [_finding(ev, Code.CONFIG_CHANGED, (
+            f"the record says ok (run {rec.run_id}), but since that apply {'; '.join(why)}: the stack "
+            "has not applied what it holds now; `stack apply --resume` applies this member again (a "
+            "no-op apply where its plan shows no change)"), [cmd.stack_apply(ev.where)])]
+    if missing or ev.plan is None or not ev.plan.changes:
+        return []
+    changes = ev.plan.changes
+    shown = ", ".join(f"{c.action} {c.address}" for c in changes[:_LISTED])
+    more = f" and {len(changes) - _LISTED} more" if len(changes) > _LISTED else ""
+    detail = (f"the record says ok (run {rec.run_id}), but the plan of its configuration now has "
+              f"{len(changes)} change(s): {shown}{more}")
+    if ev.applied_changes:  # the record does not say what it applied: --resume applies it again
+        detail += f"; {UNKNOWN_CONFIG}, so `stack apply --resume` applies it again"
+        return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where)], [c.address for c in changes])]
+    detail += ("; nothing it was applied from changed (configuration, inputs, engine), so `stack apply "
+               "--resume` would skip it: apply the stack without --resume (members with nothing to "
+               "change apply as no-ops)")
+    return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where, resume=False)],
+                     [c.address for c in changes])]
 
 
 def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
@@ -287,9 +321,11 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
                                    f"holds at {address}; delete it, then --forget-orphan"), checked]
         else:
             steps.append(forget)
-        found.append(_finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
-                              alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
-                              planned_attributes=dict(attributes) if attributes is not None else None))
+        finding = _finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
+                           alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
+                           planned_attributes=dict(attributes) if attributes is not None else None)
+        lookup = (ev.lookups or {}).get(address)
+        found.append(advice.amend(finding, what, lookup, ev, cmd) if lookup is not None else finding)
     return found
 
 
@@ -305,6 +341,18 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
         [], [c.address for c in drift], alternatives=[
             Alternative(cmd.apply(ev.where), "to put the live objects back as configured"),
             Alternative(cmd.destroy(ev.where), "to remove what is left of the module")])
+
+
+def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Finding:
+    """The state holds objects the record knows under other addresses (a `state mv` by hand):
+    nothing is lost, but the record names the old ones until `--write` follows the objects."""
+    olds = sorted(moved)
+    parts = [f"{old} is at {moved[old]}" for old in olds[:_LISTED]]
+    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
+    return _finding(ev, Code.MOVED_IN_STATE, (
+        f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
+        "the record still names the old ones: --write follows the objects (nothing remote changes)"),
+        [cmd.write(ev.where)], olds)
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:
@@ -334,8 +382,14 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
         if command == "destroy":
             apply = Alternative(apply.command, "to keep the module: re-create what the destroy removed")
             destroy = Alternative(destroy.command, "to finish the destroy (fix the cause first)")
-        return _finding(ev, Code.PARTIAL_APPLY, detail, [],
-                        alternatives=[destroy, apply] if command == "destroy" else [apply, destroy])
+        choices = [destroy, apply] if command == "destroy" else [apply, destroy]
+        if ev.where.stack_file and command != "destroy":
+            choices = [Alternative(cmd.stack_apply(ev.where), (
+                "fix the cause first (the configuration, or the stack file): it applies this member "
+                "with the stack's inputs as they are now, then every member that waits on it")),
+                Alternative(apply.command, "to apply this member alone, with the stack file's inputs as "
+                            "they are now (the members that wait on it stay pending)"), destroy]
+        return _finding(ev, Code.PARTIAL_APPLY, detail, [], alternatives=choices)
     return _finding(ev, Code.PARTIAL_APPLY, detail, actions)
 
 

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
-from hybridops_tf.base.redact import REDACTED
+from hybridops_tf.base.interrupts import name as signal_name
+from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -53,8 +54,9 @@ from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_p
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import places, reads
+from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
-from hybridops_tf.record import layout, transitions
+from hybridops_tf.record import applied, layout, transitions
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -74,6 +76,7 @@ class Target:
     workspace: str | None = None
     fallback_inputs: Mapping[str, Any] | None = None  # stack inputs, when no rerun.inputs.yml
     stack_file: Path | None = None  # set when the module is reconciled as a stack member
+    unwired: tuple[str, ...] = ()  # a member's inputs whose value now is unknown (reconcile/members.py)
 
     @property
     def key(self) -> str:
@@ -150,8 +153,9 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     suggested `hyops apply`/`destroy` runs with the inputs the last run used.
 
     A redacted value, or a required variable (read from the module's HCL) the file lacks,
-    gets a placeholder, `NAME=<secret>` or `NAME=<value>`; a non-sensitive value passed to
-    this reconcile with `--var` is carried as given. Never a secret value.
+    gets a placeholder, `NAME=<secret>`, `NAME=<ephemeral>` (a variable declared ephemeral,
+    which no run keeps) or `NAME=<value>`; a non-sensitive value passed to this reconcile
+    with `--var` is carried as given. Never a secret or ephemeral value.
     """
     rerun = runtime.rerun_inputs_path(target.key)
     try:
@@ -171,15 +175,16 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     extra: list[str] = []
     for name in sorted(set(values) | set(specs)):
         spec = specs.get(name)
-        secret = bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
-        if name in values and values[name] != REDACTED:
+        ephemeral = bool(spec is not None and spec.ephemeral) or values.get(name) == EPHEMERAL
+        secret = ephemeral or bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
+        if name in values and values[name] not in PLACEHOLDERS:
             continue
         if name not in values and (spec is None or not spec.required or name in supplied):
             continue
         if name in given and not secret:
             extra.append(given[name])
         else:
-            extra.append(f"{name}=<secret>" if secret else f"{name}=<value>")
+            extra.append(f"{name}={EPHEMERAL}" if ephemeral else f"{name}=<secret>" if secret else f"{name}=<value>")
     head = ("--inputs", _display(rerun)) if values else ()
     return (*head, *(part for text in extra for part in ("--var", text)))
 
@@ -251,11 +256,14 @@ class EngineEvidence:
     planned_attributes: dict[str, dict[str, Any]] | None = None
     plan_kind: str | None = None  # None: no normal plan; "plain"; "attributes" (saved and shown)
     final: bool = False  # no plan can be run (no engine, inputs missing): nothing more to read
+    # a stack member's ok record against the stack now (reconcile/members.py), read once init
+    # has run: the lock file an apply would read is there then
+    applied_changes: tuple[str, ...] | None = None
 
     def changes(self) -> dict[str, Any]:
         return {"state": self.state, "refresh": self.refresh, "plan": self.plan,
                 "errored_state": self.errored_state, "unchecked": self.unchecked + self.plan_unchecked,
-                "planned_attributes": self.planned_attributes}
+                "planned_attributes": self.planned_attributes, "applied_changes": self.applied_changes}
 
 
 def _plan_wanted(record: OperationRecord | None) -> str | None:
@@ -308,11 +316,14 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     exists = directory is not None and directory.is_dir()
     workspace = target.workspace or (record.workspace if record else None)
     shown = None if directory is None else display_dir(directory, opts.runtime.root.parent)
+    member = None if target.stack_file is None else members.Member(
+        directory, workspace, target.fallback_inputs or {}, target.unwired)
     where = Where(target.module_ref, shown, workspace,
                   exists and directory is not None and bool(hooks.applying(directory)),
                   inputs_args=rerun_args(target, opts.runtime, directory if exists else None,
                                          opts.var_options),
-                  stack_file=_display(target.stack_file) if target.stack_file else None)
+                  stack_file=_display(target.stack_file) if target.stack_file else None,
+                  stack_args=members.stack_args(member, record, opts.runtime) if member else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
                           record_path=store.where(target.key), lock_free=lock_free)
@@ -355,7 +366,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
     if opts.lock_held or store.read_lock_needs_files(target.key):
-        parts = _engine_evidence(module, record, opts, reuse)
+        parts = _engine_evidence(module, record, opts, reuse, member)
         return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     # Hold the module lock while the engine reads (its plans take the engine's state lock):
     # an apply that starts meanwhile is refused with exit 4, nothing changed, instead of
@@ -364,7 +375,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
 
     try:
         with store.lock(target.key, "reconcile-read", timeout=0):
-            parts = _engine_evidence(module, record, opts, reuse)
+            parts = _engine_evidence(module, record, opts, reuse, member)
             return _stale_imports(_replanned(_with(base, **parts.changes()), unseen), directory), parts
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
@@ -469,11 +480,20 @@ def _live_engine(runtime_root: Path, module_ref: str, run_id: str) -> Any:
         return None
 
 
+def _judged(changed: tuple[str, ...] | None) -> bool:
+    """An ok member whose record vouches for the stack now, or cannot say: its plan decides
+    (any other change is config_changed already, and --resume applies it)."""
+    return changed is not None and set(changed) <= {applied.UNKNOWN_CONFIG}
+
+
 def _engine_evidence(target: Target, record: OperationRecord | None, opts: GatherOptions,
-                     reuse: EngineEvidence | None = None) -> EngineEvidence:
-    """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan."""
+                     reuse: EngineEvidence | None = None, member: members.Member | None = None) -> EngineEvidence:
+    """errored.tfstate, `show -json`, the refresh-only plan and (for error/running) the plan;
+    for a stack `member` its record against the stack now and, when that does not already say
+    it must be applied again, the plan too, unless drift says so: `plan_changes`."""
     assert target.directory is not None
-    want = _plan_wanted(record)
+    changed = reuse.applied_changes if reuse is not None else None
+    want = _plan_wanted(record) or ("plain" if _judged(changed) else None)
     if want is None and reuse is not None and _lost_ids(record, reuse.state):
         want = "plain"
     if reuse is not None and (kept := _reusable(reuse, want)) is not None:
@@ -490,9 +510,16 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
         engine = _engine(opts, target.directory, resolved, target.workspace, target.module_ref)
     except (EngineError, RefusedError) as err:
         return EngineEvidence(errored_state=errored, unchecked=(err.message,), final=True)
+    if reuse is None and member is not None:  # after init, as a run compares it
+        changed = members.applied_changes(member, record, opts.runtime, opts.engine)
+    judge = _judged(changed)
+    want = want or ("plain" if judge else None)
     read = reuse if reuse is not None else _read_state_and_refresh(engine, target.directory, errored, inputs_problem)
+    read = dataclasses.replace(read, applied_changes=changed)
     if want is None and _lost_ids(record, read.state):
         want = "plain"  # lost from state, or no longer declared: only the plan tells which
+    elif judge and _plan_wanted(record) is None and not _plain_plan_tells(read, resolved):
+        want = None
     if read.final or want is None:
         return read
     if read.refresh is not None and not read.refresh.drift:
@@ -505,6 +532,15 @@ def _engine_evidence(target: Target, record: OperationRecord | None, opts: Gathe
         (plan, why), attributes = _plan(engine, refresh_only=False, refresh=refresh_again), None
     return dataclasses.replace(read, plan=plan, plan_unchecked=(why,) if why else (), planned_attributes=attributes,
                                plan_kind=want)
+
+
+def _plain_plan_tells(read: EngineEvidence, resolved: inputs_mod.ResolvedInputs | None) -> bool:
+    """An ok member's plan says something drift has not said already, with the values it
+    was applied with (a sensitive one is only `<redacted>` in rerun.inputs.yml: a plan with
+    that would show a change that is not there)."""
+    if read.refresh is None or read.refresh.drift or resolved is None:
+        return False
+    return REDACTED not in resolved.values.values()
 
 
 def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inputs_problem: str | None
@@ -622,7 +658,8 @@ def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None,
     argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=extra)
     result = engine.stream(argv, lines.append, None, stderr.append)
     if result.interrupted is not None:
-        raise Interrupted("interrupted while reading evidence; nothing was changed")
+        raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while reading evidence; "
+                          "nothing was changed")
     events = list(iter_events(lines))
     what = "refresh-only plan" if refresh_only else "plan"
     if result.returncode not in (0, 2):

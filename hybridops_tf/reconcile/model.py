@@ -23,6 +23,7 @@ from hybridops_tf.engine.events import (
 )
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
+from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
 
@@ -41,12 +42,16 @@ class Code(StrEnum):
     STALE_RUNNING = "stale_running"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
+    ORPHAN_FOUND = "orphan_found"
     SUSPECT_ORPHAN = "suspect_orphan"
     TAINTED = "tainted"
     DRIFT = "drift"
     PARTIAL_APPLY = "partial_apply"
     STATE_AFTER_DESTROY = "state_after_destroy"
+    MOVED_IN_STATE = "moved_in_state"
     OUTPUTS_MISMATCH = "outputs_mismatch"
+    CONFIG_CHANGED = "config_changed"
+    PLAN_CHANGES = "plan_changes"
     NO_RECORD = "no_record"
 
 
@@ -89,6 +94,7 @@ class Finding:
     alternatives: tuple[Alternative, ...] = ()
     evidence: OrphanEvidence | None = None  # suspect_orphan only
     planned_attributes: Mapping[str, Any] | None = None  # suspect_orphan: what the create was planned with
+    lookup: Mapping[str, Any] | None = None  # orphan_found/suspect_orphan: what its lookups answered
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"code": self.code.value, "module_ref": self.module_ref,
@@ -100,6 +106,8 @@ class Finding:
             doc["evidence"] = self.evidence.value
         if self.planned_attributes is not None:
             doc["planned_attributes"] = dict(self.planned_attributes)
+        if self.lookup is not None:
+            doc["lookup"] = dict(self.lookup)
         return doc
 
 
@@ -158,6 +166,9 @@ class Where:
     uses_sim: bool = False
     inputs_args: tuple[str, ...] = ()  # `--inputs <rerun.inputs.yml>` when the module ran before
     stack_file: str | None = None  # reconciled as a member of this stack
+    # A stack member's inputs as the stack file gives them now, as `--var` arguments (secrets
+    # and values reconcile cannot know as placeholders); None when not a member or never run.
+    stack_args: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,14 +182,24 @@ class Commands:
         return shlex.quote(where.display_dir) if where.display_dir else "MODULE_DIR"
 
     def _module(self, command: str, where: Where, *extra: str) -> str:
-        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref), *extra]
+        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref),
+                 *(("--workspace", shlex.quote(where.workspace)) if where.workspace else ()), *extra]
         return " ".join(parts)
 
     def apply(self, where: Where) -> str:
-        """A stack member that never ran gets its inputs from the stack's wiring."""
-        if where.stack_file and not where.inputs_args:
-            return f"{self.hyops} stack apply {shlex.quote(where.stack_file)} --resume"
+        """A stack member that never ran gets its inputs from the stack's wiring; one that ran,
+        the stack file's inputs as they are now (its rerun.inputs.yml may hold an input the
+        stack file no longer gives)."""
+        if where.stack_file:
+            if where.stack_args is None:
+                return self.stack_apply(where)
+            return self._module("apply", where, *map(shlex.quote, where.stack_args))
         return self._module("apply", where, *map(shlex.quote, where.inputs_args))
+
+    def stack_apply(self, where: Where, resume: bool = True) -> str:
+        """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
+        return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
+            " --resume" if resume else "")
 
     def destroy(self, where: Where) -> str:
         return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
@@ -252,6 +273,11 @@ class ModuleEvidence:
     forgotten: bool = False  # --forget-record dropped its record: nothing to judge
     # No record, and other refs' records claim this directory and workspace's engine state.
     claimed_by: tuple[str, ...] = ()
+    # Per suspect orphan: what its lookups answered (reconcile/lookup/consult.py); None: none asked.
+    lookups: Mapping[str, OrphanLookup] | None = None
+    # A stack member's `ok` record against the stack now (record/applied.py): why it does not
+    # vouch for what `stack apply` would apply; None when not judged (not a member, not ok).
+    applied_changes: tuple[str, ...] | None = None
 
     @property
     def stale(self) -> bool:
@@ -276,6 +302,7 @@ class ActionKind(StrEnum):
     REFRESH = "refresh"
     IMPORT = "import"
     FORGET_ORPHAN = "forget-orphan"
+    FORGET_RELEASED = "forget-released"
     FORGET_RECORD = "forget-record"
     ERROR = "error"  # a write that could not be made
 
@@ -308,7 +335,13 @@ class ModuleReport:
     unchecked: tuple[str, ...] = ()
     actions: tuple[Action, ...] = ()
     addressed: tuple[str, ...] = ()  # addresses a successful --forget-orphan/--import dealt with
-    released: tuple[tuple[str, str], ...] = ()  # (address, id): alive, unmanaged on purpose (information)
+    released: tuple[tuple[str, str], ...] = ()  # (address, id): unmanaged on purpose, alive then (information)
+    workspace: str | None = None  # the record's workspace; None: the default one
+
+    @property
+    def name(self) -> str:
+        """The module as a person tells it from its other workspaces' records."""
+        return self.module_ref + (f" in workspace {self.workspace}" if self.workspace else "")
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -316,6 +349,8 @@ class ModuleReport:
             "checked": not self.unchecked,
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.workspace:
+            doc["workspace"] = self.workspace
         if self.released:
             doc["released"] = [{"address": a, "id": i} for a, i in self.released]
         if self.unchecked:

@@ -38,8 +38,9 @@ def parse_import(text: str) -> tuple[str, str]:
     raise UsageError(f"--import {text!r}: expected ADDRESS=ID, e.g. --import sim_network.this=net-1a2b3c4d")
 
 
-def forget(target: Target, address: str, ctx: WriteContext) -> Action:
-    """Drop one suspect orphan from the record, under the lock, leaving an audit run folder."""
+def forget(target: Target, address: str, ctx: WriteContext, *, why: str | None = None) -> Action:
+    """Drop one suspect orphan from the record, under the lock, leaving an audit run folder;
+    `why` is what decided it when no person did (a complete lookup that found nothing)."""
     rt = ctx.gather.runtime
     store = rt.store
     with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
@@ -58,7 +59,7 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
         updated.run_id = run_id
         folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-orphan",
                                       ctx.argv, address=address,
-                                      forgotten=[o.to_dict() for o in gone])
+                                      forgotten=[o.to_dict() for o in gone], **({"why": why} if why else {}))
         try:
             store.write(updated)
         except OSError as err:
@@ -70,9 +71,11 @@ def forget(target: Target, address: str, ctx: WriteContext) -> Action:
             "outcome": "forgotten", "address": address, "forgotten": [o.to_dict() for o in gone],
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],
+            **({"why": why} if why else {}),
         })
+    because = f": {why}" if why else ""
     return Action(ActionKind.FORGET_ORPHAN, f"forgot suspect orphan {address} (by {meta.user}@{meta.host}, "
-                  f"run {run_id})", run_id=run_id)
+                  f"run {run_id}){because}", run_id=run_id)
 
 
 def import_(target: Target, address: str, object_id: str, ctx: WriteContext) -> Action:

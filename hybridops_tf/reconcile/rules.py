@@ -171,14 +171,15 @@ def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
     return {a: i for a, i in _lost(ev).items() if a not in released}
 
 
-def moved_in_state(ev: ModuleEvidence) -> list[str]:
-    """Record keys whose object the state holds under another key (a `state mv`)."""
+def moved_in_state(ev: ModuleEvidence) -> dict[str, str]:
+    """Record keys whose object the state holds under another key (a `state mv`), each with
+    that key."""
     if ev.state is None or ev.record is None:
-        return []
+        return {}
     view = transitions.state_view(ev.state.resources)
     where = {o.id: key for key, o in view.items() if o.id}
-    return [key for key, entry in (ev.record.resources or {}).items()
-            if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED]
+    return {key: where[entry.id] for key, entry in (ev.record.resources or {}).items()
+            if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED}
 
 
 def orphan_blockers(ev: ModuleEvidence) -> list[str]:

@@ -24,10 +24,13 @@ from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrup
 from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.operation import places
-from hybridops_tf.reconcile import orphans, retire, rules, targets
+from hybridops_tf.reconcile import orphans, released, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
+from hybridops_tf.reconcile.lookup import adopt, consult
+from hybridops_tf.reconcile.lookup import spec as lookup_spec
+from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.reconcile.model import (
     FORGOTTEN,
     Action,
@@ -54,6 +57,7 @@ class ReconcileRequest:
     all_records: bool = False
     write: bool = False
     forget: tuple[str, ...] = ()
+    forget_released: tuple[str, ...] = ()  # released objects a person found gone
     imports: tuple[str, ...] = ()
     forget_record: bool = False  # drop a record whose engine state another ref's record claims too
     inputs_file: Path | None = None
@@ -64,10 +68,11 @@ class ReconcileRequest:
     note: Callable[[str], None] | None = None
     workspace: str | None = None  # a single module's workspace (None: the default one)
     parallelism: int = DEFAULT_PARALLELISM  # modules checked at the same time
+    lookups_file: Path | None = None  # --lookups/HYOPS_LOOKUPS (None: the project top's hyops.lookups.yml, if any)
 
     @property
     def read_only(self) -> bool:
-        return not (self.write or self.forget or self.imports or self.forget_record)
+        return not (self.write or self.forget or self.forget_released or self.imports or self.forget_record)
 
 
 def _targets(req: ReconcileRequest) -> list[Target]:
@@ -75,6 +80,7 @@ def _targets(req: ReconcileRequest) -> list[Target]:
     if chosen > 1:
         raise UsageError("pass one of MODULE_DIR, --stack FILE or --all")
     single_only = [name for name, given in (("--forget-orphan", req.forget), ("--import", req.imports),
+                                            ("--forget-released", req.forget_released),
                                             ("--inputs", req.inputs_file), ("--var", req.var_options),
                                             ("--ref", req.ref), ("--forget-record", req.forget_record))
                    if given]
@@ -98,6 +104,7 @@ def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
 
 def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
+    lookups = lookup_spec.load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
     chosen = _targets(req)
     if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
         return Report((), ((f"no records under {req.runtime.root}: nothing to reconcile, so nothing "
@@ -115,7 +122,7 @@ def reconcile(req: ReconcileRequest) -> Report:
     cmd = Commands(req.hyops_prefix, engine_display(info))
     workers = max(1, min(req.parallelism, len(chosen)))
     with process.FORWARDER, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hyops-reconcile") as pool:
-        checked = _by_directory(pool, chosen, lambda t: _check(req, t, ctx, read_opts, imports))
+        checked = _by_directory(pool, chosen, lambda t: _check(req, t, ctx, read_opts, imports, lookups))
     modules: list[ModuleReport] = []
     errors: list[tuple[str, int]] = []
     for target, one in zip(chosen, checked, strict=True):
@@ -125,7 +132,7 @@ def reconcile(req: ReconcileRequest) -> Report:
             module_ref=target.module_ref, status=_status(ev),
             module_dir=str(target.directory) if target.directory else (ev.record.module_dir if ev.record else None),
             findings=tuple(compare(ev, cmd)), unchecked=ev.unchecked, actions=tuple(one.actions),
-            addressed=one.addressed, released=_released(ev)))
+            addressed=one.addressed, released=_released(ev), workspace=target.workspace))
     return Report(tuple(modules), tuple(errors))
 
 
@@ -159,32 +166,50 @@ class _Checked:
 
 
 def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext, read_opts: GatherOptions,
-           imports: list[tuple[str, str]]) -> _Checked:
-    """One module (on a worker thread): the writes asked for, then the evidence to report."""
+           imports: list[tuple[str, str]], lookups: lookup_spec.Lookups) -> _Checked:
+    """One module (on a worker thread): the writes asked for, then the evidence to report
+    (with what the lookups answered about its suspect orphans)."""
     if req.read_only:
-        return _Checked(gather(target, read_opts))
-    actions, failed, addressed, settled = _mutate(req, target, ctx, imports)
+        return _Checked(_looked_up(req, target, gather(target, read_opts), lookups))
+    asked: dict[str, OrphanLookup] = {}
+    actions, failed, addressed, settled = _mutate(req, target, ctx, imports, lookups, asked)
     if any(a.kind is ActionKind.FORGET_RECORD and a.ok for a in actions):
         return _Checked(forgotten(target, req.runtime), tuple(actions), tuple(failed), addressed)
     ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
-    return _Checked(ev, tuple(actions), tuple(failed), addressed)
+    return _Checked(_looked_up(req, target, ev, lookups, asked), tuple(actions), tuple(failed), addressed)
+
+
+def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,
+               asked: dict[str, OrphanLookup] | None = None) -> ModuleEvidence:
+    """The evidence with its suspect orphans' lookups: asked now, or (after `--write` asked
+    them) those answers again for the orphans that remain, so nothing is asked twice."""
+    if not lookups:
+        return ev
+    if asked:
+        left = {o: asked[o] for o in consult.suspects(ev) if o in asked}
+        return consult.with_lookups(ev, left)
+    return consult.with_lookups(ev, consult.consult(ev, target, lookups, req.runtime, req.argv))
 
 
 def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
-            imports: list[tuple[str, str]]
+            imports: list[tuple[str, str]], lookups: lookup_spec.Lookups | None = None,
+            asked: dict[str, OrphanLookup] | None = None,
             ) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...], Settled | None]:
     """--write, --forget-orphan, --import, --write: stop at the first refusal or failure.
 
     Also returns the addresses a successful --forget-orphan/--import dealt with: the exit
     code then says whether their findings are gone (Report.exit_code); and the last settle
-    when nothing changed the module after it (its evidence is then the report's).
+    when nothing changed the module after it (its evidence is then the report's). With
+    `--write` and lookups, what they answered about the suspect orphans goes into `asked`
+    and is acted on (lookup/adopt.py) right after the first settle.
     """
     actions: list[Action] = []
     addressed: list[str] = []
     last: Settled | None = None
+    adopted = False
     try:
         if req.forget_record:
-            if req.write or req.forget or imports:
+            if req.write or req.forget or req.forget_released or imports:
                 raise UsageError("--forget-record drops the record: pass it alone, without --write, "
                                  "--import or --forget-orphan")
             return [retire.forget_record(target, ctx)], [], (), None
@@ -203,10 +228,25 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         if req.write:
             last = settle_write.settle(target, ctx)
             actions += last.actions
+            if lookups:
+                ev = last.evidence if last.evidence is not None else gather(target, ctx.gather)
+                found = consult.consult(ev, target, lookups, req.runtime, req.argv) or {}
+                if asked is not None:
+                    asked.update(found)
+                named = set(req.forget) | {address for address, _ in imports}  # a person's own call wins
+                done, ok = adopt.adopt(target, {o: f for o, f in found.items() if o not in named}, ev, ctx)
+                actions += done
+                adopted = bool(done)
+                last = None if done else last
+                if not ok:
+                    return actions, [(f"{target.module_ref}: {done[-1].detail}", done[-1].exit_code or 1)], (), None
         for address in req.forget:
             last = None
             actions.append(orphans.forget(target, address, ctx))
             addressed.append(address)
+        for address in req.forget_released:
+            last = None
+            actions.append(released.forget_released(target, address, ctx))
         for address, object_id in imports:
             last = None
             action = orphans.import_(target, address, object_id, ctx)
@@ -214,7 +254,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
             if not action.ok:
                 return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], (), None
             addressed.append(address)
-        if req.write and (req.forget or imports):
+        if req.write and (req.forget or imports or adopted):
             last = settle_write.settle(target, ctx)
             actions += last.actions
     except Interrupted:
@@ -226,8 +266,8 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
 
 
 def _released(ev: ModuleEvidence) -> tuple[tuple[str, str], ...]:
-    """Objects alive and unmanaged on purpose: the record's released list, and those the
-    configuration stopped declaring since (what `--write` would list)."""
+    """Objects unmanaged on purpose, alive when released: the record's released list, and those
+    the configuration stopped declaring since (what `--write` would list)."""
     listed = [(o.address, o.id) for o in ev.record.released] if ev.record is not None else []
     listed += [(entry_address(a), i) for a, i in sorted(rules.no_longer_managed(ev).items())]
     return tuple(dict.fromkeys(listed))

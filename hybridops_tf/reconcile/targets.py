@@ -39,11 +39,15 @@ def all_records(store: Store) -> list[Target]:
     return sorted(targets, key=lambda t: t.key)
 
 
+_NONE = object()
+
+
 def stack_members(stack_file: Path, runtime: Runtime) -> list[Target]:
     """Every member of the stack, in file order, with its stack inputs as fallback inputs.
 
-    A member's inputs come from its rerun.inputs.yml when it ran before; otherwise from the
-    stack file, with `inputs_from` filled from upstream records' (non-sensitive) outputs.
+    A member's plans take its rerun.inputs.yml when it ran before; otherwise the stack file's
+    inputs, with `inputs_from` filled from upstream records' (non-sensitive) outputs, which
+    are also what its advice and `config_changed` compare against (reconcile/members.py).
     """
     try:
         from hybridops_tf.stack.loader import load_stack
@@ -56,14 +60,19 @@ def stack_members(stack_file: Path, runtime: Runtime) -> list[Target]:
     targets = []
     for member in stack.members:
         fallback: dict[str, Any] = dict(member.inputs)
+        unwired: list[str] = []
         for name, wire in member.inputs_from.items():
+            unwired.append(name)
             if wire.sensitive:
                 continue
             try:
                 upstream = store.read(refs[wire.upstream])
             except CorruptRecordError:
                 upstream = None
-            if upstream is not None and wire.output in (upstream.outputs or {}):
-                fallback[name] = upstream.outputs[wire.output]  # type: ignore[index]
-        targets.append(Target(member.module_ref, member.directory, member.workspace, fallback, stack_file))
+            value = (upstream.outputs or {}).get(wire.output, _NONE) if upstream is not None else _NONE
+            if value is not _NONE and value != {"sensitive": True}:  # a record never holds a secret
+                fallback[name] = value
+                unwired.pop()
+        targets.append(Target(member.module_ref, member.directory, member.workspace, fallback, stack_file,
+                              tuple(unwired)))
     return targets

@@ -63,12 +63,13 @@ class MemberStatus(StrEnum):
 
     OK = "ok"
     ERROR = "error"
-    PENDING = "pending"
+    INTERRUPTED = "interrupted"  # a signal stopped it, or its queued run lost its worker; the record says more
+    PENDING = "pending"  # never started (record untouched)
     DESTROYED = "destroyed"
     ABSENT = "absent"
     RETAINED = "retained"
     SKIPPED = "skipped"
-    INTERRUPTED = "interrupted"  # started, then stopped before it could end (a queued run's lost worker)
+    RUNNING = "running"  # only in the report of a run in progress: it started, not yet finished
 
 
 # Outcomes that claim "nothing of this module may exist remotely".

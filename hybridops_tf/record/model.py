@@ -194,6 +194,7 @@ class OperationRecord:
     resolved_inputs_file: str | None = None
     rerun_inputs_file: str | None = None
     inputs_digest: str | None = None
+    config_digest: str | None = None  # the configuration an apply applied (operation/config_digest.py)
     workspace: str | None = None
     outputs: dict[str, Any] | None = None
     resources: dict[str, ResourceEntry] | None = None
@@ -214,7 +215,7 @@ class OperationRecord:
         }
         for name in (
             "module_dir", "active_command", "failed_command", "last_error", "started_at",
-            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "workspace",
+            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "config_digest", "workspace",
             "outputs", "previous_outputs",
         ):
             value = getattr(self, name)
@@ -259,7 +260,7 @@ class OperationRecord:
                   updated_at=doc["updated_at"])
         for name in (
             "module_dir", "active_command", "failed_command", "last_error", "started_at",
-            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "workspace",
+            "resolved_inputs_file", "rerun_inputs_file", "inputs_digest", "config_digest", "workspace",
         ):
             value = doc.get(name)
             if value is not None and not isinstance(value, str):

@@ -54,6 +54,7 @@ class RunStart:
     inputs_digest: str
     engine: RecordEngine
     workspace: str | None = None
+    config_digest: str | None = None  # an apply of the configuration only (record/applied.py)
 
 
 def begin(
@@ -80,6 +81,7 @@ def begin(
     rec.resolved_inputs_file = start.resolved_inputs_file
     rec.rerun_inputs_file = start.rerun_inputs_file
     rec.inputs_digest = start.inputs_digest
+    rec.config_digest = start.config_digest
     rec.engine = start.engine
     rec.workspace = start.workspace
     rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, inherited_orphans)
@@ -189,6 +191,8 @@ def objects_after_run(
             merged[addr] = merged.pop(old)
     for addr, p in progress.items():
         prev = merged.get(addr)
+        if _deposed_delete(prev, p, state.get(addr) if state is not None else None):
+            continue  # only a deposed object was deleted there: the current one's entry stands
         prev_id = prev.id if prev is not None and _live(prev) else None  # a destroyed id never comes back
         ident = p.id_value
         if ident is None and prev_id is not None:
@@ -209,6 +213,15 @@ def objects_after_run(
         _merge_state(merged, progress, state, converged)
         released = _settle_absent(merged, progress, state, run_id, converged)
     return Objects(merged, released)
+
+
+def _deposed_delete(prev: ResourceEntry | None, p: ResourceProgress, now: StateObject | None) -> bool:
+    """The run's deletes at this address were all of deposed objects (a create_before_destroy's
+    old one, left by an earlier run): none was of the object the entry knows, which the state
+    still holds at the address."""
+    return (p.action == "delete" and prev is not None and _live(prev) and now is not None
+            and now.deposed is None and now.id == prev.id and bool(p.deleting_ids)
+            and prev.id not in p.deleting_ids)
 
 
 def released_after(known: list[ReleasedObject], new: Iterable[ReleasedObject],
@@ -524,6 +537,19 @@ def imported(
     rec.failed_command = running.failed_command or Command.APPLY
     rec.last_error = f"{address} was imported into state; run `hyops reconcile` to settle the module"
     return rec
+
+
+def after_import(settled: OperationRecord, before: OperationRecord | None) -> OperationRecord:
+    """An import adopts one object beside a failure it does not fix: an `error` record keeps the
+    failed command and error of the run it follows, with what the import did (or why it failed)
+    after it. The run's real failure is never lost to a note about the adoption."""
+    if settled.status is not Status.ERROR or before is None or before.status is not Status.ERROR \
+            or not before.last_error:
+        return settled
+    out = copy.deepcopy(settled)
+    out.failed_command = before.failed_command or settled.failed_command
+    out.last_error = f"{before.last_error}; then {settled.last_error}" if settled.last_error else before.last_error
+    return out
 
 
 def engine_refused(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.record import layout
+from hybridops_tf.record.model import OperationRecord
 
 ROOT_NAME = ".hyops"
 CEILING_ENV = "HYOPS_CEILING_DIRECTORIES"
@@ -99,6 +100,31 @@ def choose(given: Path | None, how_given: str | None, cwd: Path, environ: Mappin
     if given is not None:
         return RootChoice(Path(os.path.abspath(given)), how_given or HOW_OPTION)
     return discover(cwd, ceilings_from_env(environ.get(CEILING_ENV)))
+
+
+def module_root(directory: Path, environ: Mapping[str, str]) -> Path | None:
+    """The runtime root a command run in `directory` (a module's folder) would find, walking up
+    as `discover` does; None when there is none (a command there would make one)."""
+    found = discover(directory, ceilings_from_env(environ.get(CEILING_ENV)))
+    return found.path if found.how == HOW_FOUND else None
+
+
+def records_in(root: Path) -> list[OperationRecord]:
+    """The readable records of another root's local store, read as files (no lock: a look
+    only; a corrupt or unreadable one is skipped)."""
+    import json
+
+    found = []
+    try:
+        folders = sorted(layout.records_dir(root).iterdir())
+    except OSError:
+        return []
+    for folder in folders:
+        try:
+            found.append(OperationRecord.from_dict(json.loads((folder / layout.RECORD_FILE).read_text("utf-8"))))
+        except (OSError, ValueError, RecursionError):
+            continue
+    return found
 
 
 def record_count(root: Path) -> int:

@@ -132,3 +132,30 @@ def live_engine(runtime_root: Path, module_ref: str, run_id: str) -> LiveEngine 
     if st is not None and st.state not in ("Z", "X"):
         return found
     return found if _group_survives(pid, started) else None
+
+
+def process_note(pid: int | None = None) -> dict[str, object]:
+    """Who this process is, for a document others check with `process_alive` (a stack run
+    report names its runner so: a run whose runner is gone never finished)."""
+    pid = os.getpid() if pid is None else pid
+    return {"pid": pid, "host": host_name(), "boot_id": boot_id(), "start_time": start_time(pid)}
+
+
+def process_alive(note: object) -> bool | None:
+    """Whether the process a `process_note` names still runs: None when that cannot be told
+    from here (another host, or a note that does not say), False when it is gone (its pid is
+    free or reused, or the machine rebooted since), True when it runs."""
+    if not isinstance(note, dict):
+        return None
+    try:
+        pid, host, started = int(note["pid"]), str(note["host"]), note.get("start_time")
+    except (KeyError, TypeError, ValueError):
+        return None
+    if host != host_name() or pid <= 1:
+        return None
+    if note.get("boot_id") is not None and note.get("boot_id") != boot_id():
+        return False
+    st = _stat(pid)
+    if st is None or st.state in ("Z", "X"):
+        return False
+    return started is None or st.start_time == started

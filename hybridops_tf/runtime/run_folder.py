@@ -1,7 +1,8 @@
 """The run folder of one command on one module (docs/contract.md: Files under the runtime root).
 
 meta.json is written first and result.json last, so `result.json` existing means the run
-finished; events.jsonl gets each engine line as it arrives, before it is parsed.
+finished; events.jsonl gets each engine line as it arrives, before it is parsed. What
+result.json says is run_result.py's, loaded only once a run ends (start-up cost).
 """
 
 from __future__ import annotations
@@ -12,21 +13,21 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hybridops_tf import __version__
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
-from hybridops_tf.base.redact import redact_argv, redact_every_var
+from hybridops_tf.base.redact import redact_argv
 from hybridops_tf.record import layout
-from hybridops_tf.record.lifecycle import Command, Status
+from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import Owner, utc_now
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
     from hybridops_tf.record.address import ModuleTarget
+    from hybridops_tf.runtime.run_result import RunResult
     from hybridops_tf.store import Store
 
 SCHEMA_VERSION = 1
@@ -55,7 +56,7 @@ class RunMeta:
     preflight found it; RunFolder.finish adds `finished_at` and `exit_code` after these."""
 
     command: Command
-    argv: list[str]  # redacted: a secret given with `-var` never reaches the disk
+    argv: list[str]  # redacted: a secret or ephemeral value given with `-var` never reaches the disk
     module_ref: str
     module_dir: str
     run_id: str
@@ -70,10 +71,11 @@ class RunMeta:
 
     @classmethod
     def start(cls, command: str, argv: Sequence[str], target: ModuleTarget, workspace: str | None,
-              run_id: str, sensitive_names: frozenset[str]) -> RunMeta:
+              run_id: str, sensitive_names: frozenset[str], ephemeral_names: frozenset[str] = frozenset()) -> RunMeta:
         owner = Owner.current(run_id)
         return cls(
-            command=Command(command), argv=redact_argv(list(argv), sensitive_names), module_ref=target.ref,
+            command=Command(command), argv=redact_argv(list(argv), sensitive_names, ephemeral_names),
+            module_ref=target.ref,
             module_dir=str(target.directory), run_id=run_id, workspace=workspace, started_at=utc_now(),
             hyops_version=__version__, python=".".join(map(str, sys.version_info[:3])),
             pid=owner.pid, host=owner.host, user=owner.user,
@@ -85,100 +87,6 @@ class RunMeta:
         if self.engine is not None:
             doc["engine"] = self.engine.to_json()
         return doc
-
-
-@dataclass(frozen=True)
-class ReconcileMeta:
-    """meta.json of a reconcile that changed a record (`--write`, `--forget-orphan`), in its
-    keys' order: which action, who, when, then the action's own details (`details`, last)."""
-
-    action: str
-    argv: list[str]  # every `--var` value redacted
-    module_ref: str
-    module_dir: str | None
-    run_id: str
-    started_at: str
-    hyops_version: str
-    pid: int
-    host: str
-    user: str
-    details: dict[str, Any]
-
-    @classmethod
-    def start(cls, action: str, argv: Sequence[str], module_ref: str, module_dir: str | None,
-              run_id: str, details: dict[str, Any]) -> ReconcileMeta:
-        who = Owner.current(run_id)
-        return cls(
-            action=action, argv=redact_every_var(argv), module_ref=module_ref, module_dir=module_dir,
-            run_id=run_id, started_at=utc_now(), hyops_version=__version__, pid=who.pid, host=who.host,
-            user=who.user, details=details,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"command": Command.RECONCILE.value}
-        doc.update((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "details")
-        return {**doc, **self.details}
-
-
-class ResultOutcome(StrEnum):
-    """result.json's `outcome` of a run that did not settle a record (a settled one says the
-    record's Status)."""
-
-    REFUSED = "refused"  # a preflight refusal, or the engine refused before changing anything
-    FAILED = "failed"  # a plan that failed
-    PLANNED = "planned"
-
-
-@dataclass(frozen=True)
-class StoppedResult:
-    """result.json of a run stopped before its engine changed anything: `refused` (a
-    preflight refusal), or a plan that `failed`."""
-
-    outcome: ResultOutcome
-    error: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.value, "error": self.error}
-
-
-@dataclass(frozen=True)
-class EngineRefusedResult:
-    """The engine refused the run before changing anything: the record is back to what it was."""
-
-    error: str
-    record_status: str | None  # the restored record's status; None when there is no record
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": ResultOutcome.REFUSED.value, "error": self.error,
-                "record_status": self.record_status}
-
-
-@dataclass(frozen=True)
-class SettledResult:
-    """A run settled from evidence: the record's status (`running` when the settle write
-    failed), its error, and what it knows of the module's objects."""
-
-    outcome: Status
-    error: str | None
-    resources: dict[str, dict[str, Any]]
-    suspect_orphans: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.value, "error": self.error, "resources": self.resources,
-                "suspect_orphans": self.suspect_orphans}
-
-
-@dataclass(frozen=True)
-class PlannedResult:
-    summary: str  # "1 to add, 0 to change, 0 to destroy"
-    changes_pending: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": ResultOutcome.PLANNED.value, "summary": self.summary,
-                "changes_pending": self.changes_pending}
-
-
-RunResult = StoppedResult | EngineRefusedResult | SettledResult | PlannedResult
 
 
 @dataclass

@@ -1,10 +1,14 @@
 """`stack apply|destroy --junit FILE`: the stack run as a JUnit XML file CI systems show.
 
 Each member is a <testcase> (classname = the stack's name, name = the member): ok,
-skipped (`--resume`), destroyed, absent and retained pass; error fails with
+skipped (`--resume`), destroyed, absent and retained pass; error and interrupted (a signal
+stopped it mid-way) fail with
 <failure message=its error>; pending is <skipped message="blocked by X">. A run refused
 before any member ran is one failing case, `(preflight)`, so the CI view is never empty.
 Built from the run report (report.StackReport) only: what the file says, latest.json says.
+The run writes the file with its report as it goes (report.LiveReport), so a runner killed
+mid-run leaves a file that fails: a `(run)` case saying the run did not finish, and each
+member it saw start and not end failing as `running` (its outcome unknown).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.stack.report import MemberEntry, StackReport
 
 PREFLIGHT = "(preflight)"  # the case of a run refused before any member ran (not a member name)
-_FAILED = frozenset({"error", "interrupted"})
+UNFINISHED = "(run)"  # the case of a run whose report has no end yet (not a member name)
+_FAILED = frozenset({"error", "running", "interrupted"})  # interrupted: a signal stopped it mid-way
 _NOT_RUN = frozenset({"pending"})
 # Characters XML 1.0 cannot carry (an engine's ANSI escape, say): shown as \xNN instead.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -48,7 +53,9 @@ def _case(suite: ET.Element, stack: str, member: MemberEntry) -> None:
     if member.worker:  # a queued run: the worker that ran it, and when
         where += f" on worker {member.worker} ({member.started_at or '?'} to {member.finished_at or '?'})"
     if member.status in _FAILED:
-        error = member.error or "failed (no detail recorded)"
+        error = member.error or ("did not finish: its outcome is unknown until `hyops stack status` or "
+                                 "`hyops reconcile` reads its record" if member.status == "running"
+                                 else "failed (no detail recorded)")
         failure = ET.SubElement(case, "failure", message=_clean(error), type=member.status)
         failure.text = _clean(f"{error}\n{where}")
         return
@@ -81,10 +88,18 @@ def report_xml(report: StackReport) -> str:
     """The JUnit document of one stack run."""
     root = ET.Element("testsuites", name=_clean(f"hyops stack {report.command} {report.stack}"))
     members = report.members
-    suite = _suite(root, report.stack, len(members), sum(m.status in _FAILED for m in members),
+    unfinished = report.finished_at is None
+    suite = _suite(root, report.stack, len(members) + unfinished,
+                   sum(m.status in _FAILED for m in members) + unfinished,
                    sum(m.status in _NOT_RUN for m in members), timestamp=report.started_at,
                    time=_seconds(report.started_at, report.finished_at))
     _properties(suite, {"command": report.command, "run_id": report.run_id, "stack_file": report.stack_file})
+    if unfinished:
+        case = ET.SubElement(suite, "testcase", classname=_clean(report.stack), name=UNFINISHED)
+        message = (f"the stack {report.command} {report.run_id} did not finish (this file was written while it "
+                   "ran): if nothing replaced it, its runner stopped; `hyops stack status "
+                   f"{report.stack_file}` says what each member's record holds now")
+        ET.SubElement(case, "failure", message=_clean(message), type="unfinished").text = _clean(message)
     for member in members:
         _case(suite, report.stack, member)
     return _document(root)

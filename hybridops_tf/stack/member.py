@@ -3,8 +3,10 @@
 `stack apply|destroy` (runner.py) runs members on threads of one process; a queued run
 (stack/queue/) runs them on workers of many. Either way a member is exactly this step: the
 per-module contract of a standalone run through `operation.steps.run` (record, lock, run
-folder), its inputs wired from its upstreams (wiring.py), `--resume`'s skip, destroy's
-skip/retain rules. The caller fills `results` with its upstreams' ends before the step.
+folder), its inputs wired from its upstreams (wiring.py), `--resume`'s skip by what would
+change (record/applied.py), destroy's skip/retain rules, and a member's run id named where the
+run's report is (`on_run`) before its engine may start. The caller fills `results` with its
+upstreams' ends before the step.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from hybridops_tf.base.errors import (
     Interrupted,
     RefusedError,
 )
-from hybridops_tf.operation import inputs, steps
+from hybridops_tf.engine import process
+from hybridops_tf.operation import config_digest, inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
-from hybridops_tf.record import transitions
+from hybridops_tf.record import applied, transitions
 from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     Command,
@@ -36,6 +39,7 @@ from hybridops_tf.record.lifecycle import (
 )
 from hybridops_tf.record.model import LockBusyError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.wiring import Wiring
 
@@ -54,6 +58,12 @@ class MemberResult:
     # --lock-timeout, the engine's init or its registry, a signal before the engine started):
     # a queued run tries it again (stack/queue); an in-process run does not
     retryable: bool = False
+
+
+# A member's run id, before its engine may start: the run's report names it (report.LiveReport
+# for `stack apply`, the queued run's row for a worker), so a runner killed from then on leaves a
+# report whose member the record of that run settles (stack/view.py).
+OnRun = Callable[[str, str], None]  # (member name, its run id)
 
 
 class StackListener(Protocol):
@@ -83,9 +93,10 @@ class StackRequest:
 class MemberSteps:
     """The step of one member (called on a worker thread), and what it needs of its run."""
 
-    def __init__(self, req: StackRequest, run_id: str) -> None:
+    def __init__(self, req: StackRequest, run_id: str, on_run: OnRun | None = None) -> None:
         self.req = req
         self.run_id = run_id
+        self.on_run = on_run
         self.store = req.runtime.store
         self.wiring = Wiring(req.stack, req.runtime)
         self.results: dict[str, MemberResult] = {}
@@ -97,6 +108,8 @@ class MemberSteps:
 
     def _step(self, name: str) -> MemberResult:
         member = self.req.stack.member(name)
+        if process.FORWARDER.received is not None:  # it came as this member was handed out: never started
+            return MemberResult(MemberStatus.PENDING, changed=False, retryable=True)
         try:
             if self.req.command == "apply":
                 return self._apply(member)
@@ -116,7 +129,11 @@ class MemberSteps:
 
     def _request(self, member: Member, command: str, values: dict[str, Any],
                  sensitive: frozenset[str]) -> ModuleRequest:
+        """The member's run, named in the run's report before it starts (on_run)."""
         listener = self.req.listener
+        run_id = new_run_id(command)
+        if self.on_run is not None:
+            self.on_run(member.name, run_id)
         if command == "apply":  # resolved.inputs.yml names each wired input's upstream output
             from hybridops_tf.inputs.values import StackInputs
 
@@ -124,7 +141,7 @@ class MemberSteps:
         return ModuleRequest(
             command=Command(command), target=member.target, runtime=self.req.runtime,
             stack_inputs=values, sensitive_inputs=sensitive,
-            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace,
+            lock_timeout=self.req.lock_timeout, argv=self.req.argv, workspace=member.workspace, run_id=run_id,
             on_event=listener.event_sink(member.name) if listener else None,
             on_stderr=listener.stderr_sink(member.name) if listener else notices.engine_stderr,
         )
@@ -132,30 +149,41 @@ class MemberSteps:
     def _apply(self, member: Member) -> MemberResult:
         upstream = {u: self.results[u].outputs for u in member.depends_on}
         wired = self.wiring.for_apply(member, upstream)
+        action = "apply"
         if self.req.resume:
             rec = self.store.read(member.key)
-            if rec is not None and self._unchanged(member, rec, wired.values, wired.sensitive):
-                self._notify(member.name, "skip (ok, inputs unchanged)")
+            why = self._changes(member, rec, wired.values, wired.sensitive)
+            if rec is not None and not why:
+                self._notify(member.name, "skip (ok, nothing changed)")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
                                     changed=False)
-        self._notify(member.name, "apply")
+            if rec is not None and rec.status is Status.OK:
+                action = f"apply ({'; '.join(why)})"
+        self._notify(member.name, action)
         outcome = steps.run(self._request(member, "apply", wired.values, wired.sensitive))
         rec = outcome.record
         if outcome.exit_code == ExitCode.OK and rec is not None and rec.status is Status.OK:
             return MemberResult(MemberStatus.OK, run_id=outcome.run_id, outputs=rec.outputs)
-        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+        return MemberResult(_failed(outcome.exit_code), run_id=outcome.run_id, error=outcome.message)
 
-    def _unchanged(self, member: Member, rec: OperationRecord, values: dict[str, Any],
-                   sensitive: frozenset[str]) -> bool:
-        """--resume: `ok` with the digest of exactly these resolved inputs (as operation.run
-        computes it), in the same workspace."""
-        if rec.status is not Status.OK or not rec.inputs_digest or rec.workspace != member.workspace:
-            return False
-        key = inputs.digest_key(self.wiring.runtime, create=False)  # none yet: no digest can match
+    def _changes(self, member: Member, rec: OperationRecord | None, values: dict[str, Any],
+                 sensitive: frozenset[str]) -> tuple[str, ...]:
+        """--resume: why `rec` does not vouch for applying the member now (record/applied.py);
+        () when it is `ok` and was applied from exactly this configuration, these resolved
+        inputs (digested as operation.run does), this engine and workspace."""
+        if rec is None:
+            return ("it has no record",)
+        rt = self.wiring.runtime
+        key = inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
-            return False
-        resolved = inputs.resolve(self.wiring.runtime, member.target, None, (), values, sensitive)
-        return resolved.digest(key) == rec.inputs_digest
+            return ("no digest can match: the runtime root has no digest key",)
+        resolved = inputs.resolve(rt, member.target, None, (), values, sensitive)
+        info = rt.engine_info()
+        now = applied.AppliedFrom(
+            config_digest=config_digest.config_digest(member.directory, config_digest.env_values(resolved), key),
+            inputs_digest=resolved.digest(key), engine_binary=str(info.binary), engine_version=info.version,
+            workspace=member.workspace)
+        return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:
         """One engine call per member on the critical path: its `destroy` (an owned member: a
@@ -184,7 +212,7 @@ class MemberSteps:
         after = outcome.record
         if outcome.exit_code == ExitCode.OK and after is not None and after.status is Status.DESTROYED:
             return MemberResult(MemberStatus.DESTROYED, run_id=outcome.run_id)
-        return MemberResult(MemberStatus.ERROR, run_id=outcome.run_id, error=outcome.message)
+        return MemberResult(_failed(outcome.exit_code), run_id=outcome.run_id, error=outcome.message)
 
     def _retain(self, member: Member, why: str) -> MemberResult:
         """Not destroyed on purpose: the record says `retained`, written under the module lock."""
@@ -209,6 +237,12 @@ class MemberSteps:
                     "its record is unchanged"))
         # no run folder: the record names the stack run; a kept failure still needs attention
         return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
+
+
+def _failed(code: int) -> MemberStatus:
+    """A member whose engine ran and did not succeed: `interrupted` when a signal stopped it
+    (its record says what the evidence shows), else `error`."""
+    return MemberStatus.INTERRUPTED if code == ExitCode.INTERRUPTED else MemberStatus.ERROR
 
 
 def _kept_failure(rec: OperationRecord) -> str | None:

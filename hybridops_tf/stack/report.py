@@ -4,22 +4,30 @@ After a red stack run this is the honest picture: which members are ok, which fa
 which never ran (pending, with the member that blocked them), each with the run_id of its
 own run folder. `stack status` prints it, filling in members it does not know yet from
 their records, so the answer never depends on having run the stack before.
+
+A run writes its report before any member starts (`finished_at` null, the runner named),
+again as each member starts (`running`, with the run_id its record will carry) and ends,
+and last with `finished_at`: a runner killed at any point leaves a report that says so, and
+`status_document` reads it with every member's record now (stack/view.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime.root import STACK_REPORT, Runtime
+from hybridops_tf.stack import view
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.store import Store
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -58,9 +66,11 @@ class StackReport:
     started_at: str | None
     finished_at: str | None
     members: list[MemberEntry] = field(default_factory=list)
+    runner: dict[str, Any] | None = None  # liveness.process_note of the run's process
+    queue: bool = False  # a queued run (stack/queue): kept by the shared store, not by one process
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc = {
             "schema_version": SCHEMA_VERSION,
             "stack": self.stack,
             "stack_file": self.stack_file,
@@ -70,6 +80,11 @@ class StackReport:
             "finished_at": self.finished_at,
             "members": [m.to_dict() for m in self.members],
         }
+        if self.runner is not None:
+            doc["runner"] = self.runner
+        if self.queue:
+            doc["queue"] = True
+        return doc
 
     def counts(self) -> dict[str, int]:
         """status -> how many members, in the vocabulary's order (ok, error, pending, ...)."""
@@ -115,22 +130,81 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
     return doc
 
 
-def record_status(store: Store, module_ref: str) -> str:
-    """A member's record status now, "none" without a record (a corrupt one raises, exit 2)."""
-    rec = store.read(module_ref)
-    return rec.status.value if rec is not None else NO_RECORD
+class LiveReport:
+    """The report of a run in progress, written again whenever a member starts or ends, so
+    that a runner killed at any point leaves a report saying how far it got. The first write
+    raises (the run must not start unseen); later ones warn once and let the run go on (the
+    member records still say what happened). `also` gets every version written (the JUnit
+    file). Member threads call it: one write at a time."""
+
+    def __init__(self, runtime: Runtime, report: StackReport,
+                 also: Callable[[StackReport], None] | None = None) -> None:
+        self.runtime = runtime
+        self.report = report
+        self.also = also
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def start(self) -> None:
+        with self._lock:
+            self._write()
+
+    def member(self, name: str, status: MemberStatus, run_id: str | None = None, error: str | None = None) -> None:
+        """`name` is now `status` (run_id: its run, which its record carries or will)."""
+        with self._lock:
+            self.report.members = [replace(m, status=status.value, run_id=run_id, blocked_by=None, error=error)
+                                   if m.name == name else m for m in self.report.members]
+            try:
+                self._write()
+            except OSError as err:
+                if not self._warned:
+                    self._warned = True
+                    notices.warning(f"could not update the stack report under {self.runtime.root}: "
+                                    f"{err.strerror or err}; the member records still say what happened")
+
+    def _write(self) -> None:
+        write_report(self.runtime, self.report)
+        if self.also is not None:
+            self.also(self.report)
 
 
-def status_document(stack: Stack, runtime: Runtime) -> dict[str, Any]:
-    """`stack status --json`: the last run report as stored; members it does not list (never
-    run by this stack) are added with their record's status, or "none"."""
+def records_now(stack: Stack, runtime: Runtime) -> dict[str, Any]:
+    """member name -> its status entry now (runtime.status.StatusEntry: the record, stale or
+    engine alive, or the reason it is unreadable)."""
+    from hybridops_tf.runtime.status import entry
+
     store = runtime.store
+    return {m.name: entry(store, m.key) for m in stack.members}
+
+
+def record_now(e: Any) -> view.RecordNow:
+    """A status entry as stack/view.py reads it."""
+    rec = e.record
+    if rec is None:
+        return view.RecordNow("corrupt" if e.problem else NO_RECORD)
+    return view.RecordNow(rec.status.value, rec.run_id, stale=e.stale, engine_alive=e.engine_alive is not None,
+                          active_command=rec.active_command, last_error=rec.last_error,
+                          orphans=tuple(o.address for o in rec.suspect_orphans))
+
+
+def status_document(stack: Stack, runtime: Runtime, entries: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`stack status --json`: the last run report read with every member's record now
+    (stack/view.py: the run's `state`, members as their records say, `uncertain`); members
+    it does not list (never run by this stack) are added with their record's status, or
+    "none". `entries`: records_now, when the caller has read them already."""
+    from hybridops_tf.runtime.liveness import process_alive
+
+    entries = records_now(stack, runtime) if entries is None else entries
     doc = read_report(runtime, stack.name)
     if doc is None:
         doc = StackReport(stack.name, str(stack.file), None, None, None, None).to_dict()
     known = {m.get("name") for m in doc["members"] if isinstance(m, dict)}
     for member in stack.members:
         if member.name not in known:
-            doc["members"].append(MemberEntry(member.name, member.module_ref,
-                                              record_status(store, member.key)).to_dict())
-    return doc
+            e = entries[member.name]
+            shown = NO_RECORD if e.record is None else e.record.status.value
+            if e.record is None and e.problem:
+                raise UsageError(e.problem)  # a corrupt record: exit 2, as reading it always was
+            doc["members"].append(MemberEntry(member.name, member.module_ref, shown).to_dict())
+    records = {name: record_now(e) for name, e in entries.items()}
+    return view.judge(doc, records, process_alive(doc.get("runner")))

@@ -12,21 +12,24 @@ refused whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import ExitCode, HyopsError, RefusedError
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError, UsageError
 from hybridops_tf.engine import process
+from hybridops_tf.operation import places
 from hybridops_tf.record.lifecycle import MemberStatus, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, utc_now
+from hybridops_tf.runtime.liveness import process_note
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.member import MemberResult, MemberSteps, StackListener, StackRequest
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.stack.report import MemberEntry, StackReport, write_report
+from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport, write_report
 
 __all__ = ["COMMANDS", "MemberResult", "StackListener", "StackRequest", "StackResult", "exit_code_of", "run_stack"]
 
@@ -60,6 +63,22 @@ def run_stack(req: StackRequest) -> StackResult:
     return result
 
 
+def _junit_writer(path: Path | None) -> Callable[[StackReport], None] | None:
+    """The JUnit file of a run in progress, rewritten with its report (a killed run's file then
+    says it did not finish); quiet on failure: the end of the run writes it loudly."""
+    if path is None:
+        return None
+    from hybridops_tf.stack import junit
+
+    def write(report: StackReport) -> None:
+        try:
+            junit.write(path, junit.report_xml(report))
+        except OSError:
+            pass
+
+    return write
+
+
 def _write_junit(path: Path, document: str) -> bool:
     from hybridops_tf.stack import junit
 
@@ -75,11 +94,30 @@ def _run_stack(req: StackRequest) -> StackResult:
     if req.command not in COMMANDS:
         raise ValueError(f"unsupported stack command {req.command!r}")
     run_id = new_run_id(f"stack-{req.command}")
+    refuse_places(req.stack, req.command, req.runtime)  # before anything is written
     req.runtime.ensure_root()
-    _preflight(req, run_id)
+    try:
+        _preflight(req, run_id)
+        stopped_first = False
+    except Interrupted:  # a signal before any member started: the report says none did
+        stopped_first = True
     started_at = utc_now()
-    execution = _Execution(req, run_id)
-    resolutions = execution.run()
+    runner = process_note()
+    live = LiveReport(req.runtime, StackReport(
+        req.stack.name, str(req.stack.file), run_id, req.command, started_at, None,
+        [MemberEntry(m.name, m.module_ref, MemberStatus.PENDING.value) for m in req.stack.members], runner),
+        also=_junit_writer(req.junit))
+    try:  # before any member starts: a runner killed from here on leaves a report saying so
+        live.start()
+    except OSError as err:
+        raise RefusedError(f"stack {req.stack.name}: could not write the stack report under "
+                           f"{req.runtime.root}: {err.strerror or err}; nothing was run") from None
+    execution = _Execution(req, run_id, live)
+    if stopped_first:
+        execution.interrupted = True
+        resolutions = {m.name: graph.Resolution(MemberStatus.PENDING) for m in req.stack.members}
+    else:
+        resolutions = execution.run()
     members = []
     for m in req.stack.members:
         res, result = resolutions[m.name], execution.results.get(m.name)
@@ -88,7 +126,7 @@ def _run_stack(req: StackRequest) -> StackResult:
             run_id=result.run_id if result else None, error=result.error if result else None,
         ))
     report = StackReport(req.stack.name, str(req.stack.file), run_id, req.command, started_at,
-                         utc_now(), members)
+                         utc_now(), members, runner)
     path: Path | None = None
     try:
         path = write_report(req.runtime, report)
@@ -136,6 +174,17 @@ def _preflight(req: StackRequest, run_id: str) -> None:
         refuse_uncertain(req.stack, records)
 
 
+def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
+    """UsageError (exit 2) naming the first member whose engine state another root's record, or
+    another ref's, claims (operation/places.py): a stack run over it starts nothing (a queued
+    one too)."""
+    try:
+        places.refuse_members(command, [(m.name, m.target, m.workspace) for m in stack.members],
+                              runtime.store, runtime.root, stack.file)
+    except UsageError as err:
+        raise UsageError(f"stack {stack.name}: {err.message}") from None
+
+
 def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
     """RefusedError naming the first member whose record's outcome is uncertain (a stale
     `running`, suspect orphans): a stack apply over it starts nothing (a queued one too)."""
@@ -150,12 +199,17 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
 
 
 class _Execution(MemberSteps):
-    """One stack run: the scheduler loop in the main thread, member steps on workers."""
+    """One stack run: the scheduler loop in the main thread, member steps on workers; each
+    member's start and end go to the live report."""
 
-    def __init__(self, req: StackRequest, run_id: str) -> None:
-        super().__init__(req, run_id)
+    def __init__(self, req: StackRequest, run_id: str, live: LiveReport) -> None:
+        super().__init__(req, run_id, on_run=self._started)
+        self.live = live
         self.crash: BaseException | None = None
         self.interrupted = False
+
+    def _started(self, name: str, member_run_id: str) -> None:
+        self.live.member(name, MemberStatus.RUNNING, member_run_id)
 
     def run(self) -> dict[str, graph.Resolution]:
         req = self.req
@@ -165,10 +219,12 @@ class _Execution(MemberSteps):
         with process.FORWARDER, ThreadPoolExecutor(max_workers=req.parallelism,
                                                    thread_name_prefix="hyops-stack") as pool:
             futures: dict[Future[MemberResult], str] = {}
-            while not sched.done:
+            while True:
                 if process.FORWARDER.received is not None and not self.interrupted:
                     self.interrupted = True
                     sched.interrupt()
+                if sched.done:  # asked after the interrupt: one that came between two members ends here
+                    break
                 for name in sched.start():
                     futures[pool.submit(self._step, name)] = name
                 if not futures:
@@ -178,6 +234,7 @@ class _Execution(MemberSteps):
                     name = futures.pop(fut)
                     self.results[name] = result = self._result_of(fut)
                     sched.finish(name, result.status)
+                    self.live.member(name, result.status, result.run_id, result.error)
                     if req.listener is not None:
                         req.listener.member_finished(name, result)
             if process.FORWARDER.received is not None:

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record import layout
 
 if TYPE_CHECKING:
     pass
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
+
+LOCK_POLL_SECONDS = 0.1  # a wait for a busy lock looks for a signal this often
 
 
 class ModuleLock:
@@ -36,7 +40,7 @@ class ModuleLock:
 
         try:
             ensure_dir(self.owner_path.parent)
-            self._lock.acquire()
+            self._acquire()
         except Timeout:
             raise LockBusyError(self._busy_message()) from None
         except OSError as err:
@@ -54,6 +58,24 @@ class ModuleLock:
             pass  # the holder note is a courtesy; the lock itself is what protects
         return self
 
+    def _acquire(self) -> None:
+        """Wait for the lock up to `timeout`, a little at a time: nothing new starts after a
+        signal, so one that comes while waiting (or as the lock is taken) ends the wait."""
+        from filelock import Timeout
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")
+            try:
+                self._lock.acquire(timeout=max(0.0, min(LOCK_POLL_SECONDS, deadline - time.monotonic())))
+                break
+            except Timeout:
+                if time.monotonic() >= deadline:
+                    raise
+        if INTERRUPTS.received is not None:
+            self._lock.release()
+            INTERRUPTS.check(f"as the lock of {self.module_ref} was taken; nothing was changed")
+
     def __exit__(self, *exc: object) -> None:
         try:
             self.owner_path.unlink()
@@ -62,8 +84,6 @@ class ModuleLock:
         self._lock.release()
 
     def _busy_message(self) -> str:
-        import time
-
         # The holder writes its note right after the flock, so a missing note or one left by a
         # killed holder (SIGKILL skips __exit__) is only trusted once it names a live process.
         deadline = time.monotonic() + 2.0
@@ -196,8 +216,11 @@ class RecordStore:
         except (ValueError, RecursionError) as err:
             raise CorruptRecordError(path, str(err)) from None
 
-    def write(self, record: OperationRecord) -> None:
-        record.updated_at = utc_now()
+    def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
+        """Replace the record atomically; `updated_at` set to now unless `stamp` is False (a
+        record put back as it was: an import, a run the engine refused)."""
+        if stamp:
+            record.updated_at = utc_now()
         text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
         atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
 

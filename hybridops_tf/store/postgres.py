@@ -5,115 +5,67 @@ the engine lines recovery needs, the spawn, the result) and documents (rerun inp
 reports) live in the `hyops` schema of one database, so a runner that never saw a run's
 folder can recover from it. Run folders stay local as artifacts.
 
-The lock is a session advisory lock held on a dedicated connection for the whole
-operation: a runner that dies loses its connection and so its lock, which makes "a
-`running` record whose lock is free is stale" exact across machines. Every write of an
-operation goes through that connection and first checks the lock is still held, so a
-runner cut off from the server (the server ended its session: see KEEPALIVE) cannot
-overwrite what the next holder wrote.
+The lock is a session advisory lock held for the whole operation: a runner that dies loses
+its connection and so its lock, which makes "a `running` record whose lock is free is
+stale" exact across machines. Every write of an operation goes through the lock's connection
+in one statement that writes only if the server still shows this session holding the lock
+(`_IF_HELD`), so a runner cut off from the server (the server ended its session: see
+KEEPALIVE) cannot overwrite what the next holder wrote.
 
-psycopg 3 is imported only here, and only when a PostgreSQL store is selected.
+A command uses one connection (issue 37): the store's own, which the first module lock
+borrows; reads, writes and the run's journal go through it too. Only a lock taken while
+another rides on that connection (a stack's members, each in its thread) gets one of its
+own, and that run's journal goes through it (members journal side by side). Each step is
+one statement, so one round trip: the schema check (with the keepalive settings), taking the
+lock (with naming its holder), each guarded write, letting go.
+
+psycopg 3 is imported only by store/pgconn.py (the connection, the schema), and only when a
+PostgreSQL store is selected.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, register_private_root
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
 from hybridops_tf.store.local import JournalRead
-from hybridops_tf.store.schema import LATEST, MIGRATIONS, SCHEMA
+from hybridops_tf.store.pgconn import (
+    _HELD_BY,
+    StoreUnavailable,
+    _first_line,
+    _lock_parts,
+    _psycopg,
+    check_schema,
+    connect,
+    lock_id,
+)
+from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
-# TCP keepalives on both ends of every connection: the client notices a dead server, and
-# the server ends the session of a runner it cannot reach after about idle + interval *
-# count seconds (10 + 5 * 3 = 25 s), which releases that runner's advisory locks.
-KEEPALIVE = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-SERVER_KEEPALIVE = ("SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; "
-                    "SET tcp_keepalives_count = 3")
-CONNECT_TIMEOUT = 5
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block
 JOURNAL_FLUSH_TIMEOUT = 10.0
 
-
-class StoreUnavailable(OSError):
-    """The server could not be reached or written: callers treat it as a failed write."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.strerror = message
+# Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
+_IF_HELD = "(SELECT yes FROM held)"
 
 
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError:
-        raise UsageError("--store postgresql://... needs psycopg 3: pip install "
-                         "'hybridops-tf[postgres]'") from None
-    return psycopg
+def _guarded(sql: str, classid_objid: bool) -> str:
+    """`sql` (a write that names _IF_HELD in its condition) as one statement: it writes only
+    while this session holds the lock whose (classid, objid) lead the parameters, and
+    answers whether it does. Without them (no lock to check) it always writes."""
+    held = (f"SELECT count(*) > 0 AS yes {_HELD_BY} AND pid = pg_backend_pid()" if classid_objid
+            else "SELECT true AS yes")
+    return f"WITH held AS ({held}), done AS ({sql}) SELECT yes FROM held"
 
-
-def lock_id(key: str) -> int:
-    """The advisory lock of a record key: 64 bits of its SHA-256, as PostgreSQL's bigint."""
-    return int.from_bytes(hashlib.sha256(b"hyops-record:" + key.encode("utf-8")).digest()[:8],
-                          "big", signed=True)
-
-
-def _lock_parts(key: str) -> tuple[int, int]:
-    """(classid, objid) under which pg_locks shows the bigint advisory lock of `key`."""
-    unsigned = lock_id(key) & 0xFFFFFFFFFFFFFFFF
-    return unsigned >> 32, unsigned & 0xFFFFFFFF
-
-
-_HELD_BY = ("FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
-            "AND classid = %s::oid AND objid = %s::oid "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
-
-
-def connect(url: str, *, server_keepalive: bool = False) -> Any:
-    """An autocommit connection; StoreUnavailable when the server cannot be reached."""
-    psycopg = _psycopg()
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                               application_name="hyops", **KEEPALIVE)
-        if server_keepalive:
-            conn.execute(SERVER_KEEPALIVE)
-    except psycopg.Error as err:
-        line = _first_line(err)
-        raise StoreUnavailable(f"cannot reach the store {redact_url(url)}: {line}{_login_hint(line)}") from None
-    return conn
-
-
-def _login_hint(line: str) -> str:
-    """Where the password goes, when the server asked for one and got none (or a wrong one)."""
-    if "no password supplied" in line:
-        return ("; the server asks for a password: give it in PGPASSWORD (a CI secret) or in "
-                "a PGPASSFILE, never in the store URL")
-    if "password authentication failed" in line:
-        return "; check the password given in PGPASSWORD or PGPASSFILE"
-    return ""
-
-
-def _first_line(err: BaseException) -> str:
-    """The driver's message, first line, with any URL password in it masked (libpq may quote
-    the connection string it could not parse)."""
-    text = str(err).strip().splitlines()
-    line = text[0] if text else type(err).__name__
-    from hybridops_tf.store.url import selected_url
-
-    url = selected_url()
-    password = urlsplit(url).password if url else None
-    if password:
-        line = line.replace(password, "***")
-    return redact_url(line)
 
 
 class PgStore:
@@ -127,18 +79,61 @@ class PgStore:
         register_private_root(runtime_root)
         self._conn: Any = None
         self._conn_lock = threading.Lock()
+        self._lent = False  # a module lock rides on self._conn
+        self._schema_checked = False
         self._held: dict[str, PgLock] = {}
         self._held_lock = threading.Lock()
+        self._digest_key: bytes | None = None  # once read, the same for the store's life
 
     # -- connections ---------------------------------------------------------------------
 
+    def _open(self) -> Any:
+        """A new connection with the server's keepalives set; the process's first also checks
+        the schema, in the same round trip."""
+        if self._schema_checked:
+            return connect(self.url, server_keepalive=True)
+        conn = connect(self.url)
+        try:
+            check_schema(conn, self.url, keepalive=True)
+        except BaseException:
+            conn.close()
+            raise
+        self._schema_checked = True
+        return conn
+
     def _connection(self) -> Any:
+        """The store's connection: the command's one (a lock may ride on it)."""
         with self._conn_lock:
             if self._conn is None or self._conn.closed:
-                conn = connect(self.url)
-                check_schema(conn, self.url)
-                self._conn = conn
+                self._conn = self._open()
+                self._lent = False
             return self._conn
+
+    def _borrow(self) -> tuple[Any, bool]:
+        """A connection for a module lock, and whether it is the store's own: that one when no
+        other lock rides on it, else a new one (the members of a stack lock at once)."""
+        with self._conn_lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = self._open()
+                self._lent = False
+            if not self._lent:
+                self._lent = True
+                return self._conn, True
+        return self._open(), False
+
+    def _give_back(self, conn: Any, own: bool, unlocked: bool) -> None:
+        """A lock's connection after the lock: the store's own stays open unless its unlock
+        was not confirmed (the lock might still ride on it: closing ends it for sure)."""
+        with self._conn_lock:
+            if own and conn is self._conn:
+                self._lent = False
+                if unlocked:
+                    return
+                self._conn = None
+        try:
+            conn.close()
+        except Exception:  # a broken connection: closing it is all that is left
+            pass
 
     def _query(self, sql: str, params: tuple[Any, ...] = (), key: str | None = None) -> list[tuple[Any, ...]]:
         """Rows of a read (on the lock's connection when this process holds `key`'s lock: an
@@ -158,13 +153,18 @@ class PgStore:
                                f"{_first_line(err)}; nothing was changed") from None
 
     def _drop_connection(self) -> None:
+        """Forget the store's connection after an error, so the next use reconnects; kept
+        while a module lock rides on it and it is still open (closing it would end the lock)."""
         with self._conn_lock:
             if self._conn is not None:
+                if self._lent and not self._conn.closed:
+                    return
                 try:
                     self._conn.close()
                 except Exception:  # closing a broken connection: nothing more to learn
                     pass
                 self._conn = None
+                self._lent = False
 
     def _write(self, key: str | None, sql: str, params: tuple[Any, ...]) -> None:
         """One write, on the lock's connection when this process holds `key`'s lock (and
@@ -175,7 +175,7 @@ class PgStore:
             if held is not None:
                 held.write(sql, params)
             else:
-                self._connection().execute(sql, params)
+                self._connection().execute(_guarded(sql, False), params)
         except StoreUnavailable:
             raise
         except psycopg.Error as err:
@@ -207,18 +207,19 @@ class PgStore:
         return doc if isinstance(doc, dict) else None
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
-        """Upsert the record (`updated_at` set to now unless `stamp` is False: an import)."""
+        """Upsert the record (`updated_at` set to now unless `stamp` is False: an import, a record
+        put back as it was)."""
         from hybridops_tf.record.address import record_key
 
         if stamp:
             record.updated_at = utc_now()
         key = record_key(record.module_ref, record.workspace)
-        self._write(key, f"INSERT INTO {SCHEMA}.records (key, doc, updated_at) VALUES (%s, %s::jsonb, now()) "
-                         "ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc, updated_at = now()",
+        self._write(key, f"INSERT INTO {SCHEMA}.records (key, doc, updated_at) SELECT %s, %s::jsonb, now() "
+                         f"WHERE {_IF_HELD} ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc, updated_at = now()",
                     (key, json.dumps(record.to_dict())))
 
     def delete(self, key: str) -> None:
-        self._write(key, f"DELETE FROM {SCHEMA}.records WHERE key = %s", (key,))
+        self._write(key, f"DELETE FROM {SCHEMA}.records WHERE key = %s AND {_IF_HELD}", (key,))
 
     def keys(self) -> list[str]:
         return [row[0] for row in self._query(f"SELECT key FROM {SCHEMA}.records ORDER BY key")]
@@ -254,12 +255,19 @@ class PgStore:
     # -- the journal of each run ---------------------------------------------------------
 
     def journal(self, key: str, run_id: str) -> PgJournal:
-        return PgJournal(self.url, key, run_id)
+        return PgJournal(self.url, key, run_id, connection=lambda: self._journal_connection(key))
+
+    def _journal_connection(self, key: str) -> Any:
+        """The connection of `key`'s lock while this process holds it (the members of a stack
+        journal side by side, each on its own lock's connection), else the store's."""
+        held = self._held.get(key)
+        conn = held._conn if held is not None else None
+        return conn if conn is not None and not conn.closed else self._connection()
 
     def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None:
         """A run's meta or result, written now (StoreUnavailable when it cannot be)."""
-        self._write(key, f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
-                    (key, run_id, kind, json.dumps(doc, default=str)))
+        self._write(key, f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) SELECT %s, %s, %s, %s "
+                         f"WHERE {_IF_HELD}", (key, run_id, kind, json.dumps(doc, default=str)))
 
     def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
         """What the journal holds of a run; None when it holds nothing of it."""
@@ -274,9 +282,9 @@ class PgStore:
     # -- documents (rerun inputs, stack reports) -----------------------------------------
 
     def put_document(self, kind: str, name: str, text: str) -> None:
-        self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
-                          "ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, updated_at = now()",
-                    (kind, name, text))
+        self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) SELECT %s, %s, %s, now() "
+                          f"WHERE {_IF_HELD} ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, "
+                          "updated_at = now()", (kind, name, text))
 
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         """Bring the store's copy of a document to `path` (the local file readers use)."""
@@ -292,19 +300,24 @@ class PgStore:
 
     def digest_key(self, create: bool) -> bytes | None:
         """The store's key for `inputs_digest`, shared by every runner (the first one makes it;
-        a concurrent first maker's insert loses and reads the winner's)."""
+        a concurrent first maker's insert loses and reads the winner's). Read once a command:
+        the inputs digest and the configuration digest both need it."""
         import secrets
+
+        if self._digest_key is not None:
+            return self._digest_key
 
         query = f"SELECT body FROM {SCHEMA}.documents WHERE kind = 'secret' AND name = 'digest.key'"
         rows = self._query(query)
         if not rows and create:
-            self._write(None, f"INSERT INTO {SCHEMA}.documents (kind, name, body) VALUES ('secret', 'digest.key', %s) "
-                              "ON CONFLICT (kind, name) DO NOTHING", (secrets.token_hex(32),))
+            self._write(None, f"INSERT INTO {SCHEMA}.documents (kind, name, body) SELECT 'secret', 'digest.key', %s "
+                              f"WHERE {_IF_HELD} ON CONFLICT (kind, name) DO NOTHING", (secrets.token_hex(32),))
             rows = self._query(query)
         if not rows:
             return None
         try:
-            return bytes.fromhex(rows[0][0])
+            self._digest_key = bytes.fromhex(rows[0][0])
+            return self._digest_key
         except ValueError:
             raise StoreUnavailable("the store's digest key is damaged (not hex); delete the row "
                                    "(documents, kind 'secret'): a new one is made, and `stack apply "
@@ -321,7 +334,8 @@ class PgStore:
 
 
 class PgLock:
-    """The module lock as a session advisory lock on its own connection."""
+    """The module lock as a session advisory lock, on the store's connection (or, while
+    another lock rides on that, on one of its own)."""
 
     def __init__(self, store: PgStore, key: str, run_id: str, timeout: float) -> None:
         self.store = store
@@ -329,38 +343,48 @@ class PgLock:
         self.run_id = run_id
         self.timeout = timeout
         self._conn: Any = None
+        self._own = False  # self._conn is the store's connection, given back after the lock
         self._guard = threading.Lock()
 
     def __enter__(self) -> PgLock:
         psycopg = _psycopg()
         try:
-            self._conn = connect(self.store.url, server_keepalive=True)
-            check_schema(self._conn, self.store.url)
+            self._conn, self._own = self.store._borrow()
         except StoreUnavailable as err:
             raise RefusedError(f"{err.strerror}; nothing was changed") from None
         deadline = time.monotonic() + self.timeout
         try:
-            while not self._conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_id(self.key),)).fetchone()[0]:
+            owner = Owner.current(self.run_id)
+            while not self._take(owner):
+                INTERRUPTS.check(f"before the lock of {self.key} was taken; nothing was changed")
                 if time.monotonic() >= deadline:
                     raise LockBusyError(self._busy_message())
                 time.sleep(0.2)
-            owner = Owner.current(self.run_id)
-            self._conn.execute(
-                f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
-                "VALUES (%s, pg_backend_pid(), %s, %s, %s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
-                "backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, pid = EXCLUDED.pid, "
-                "os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since",
-                (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now()))
+            INTERRUPTS.check(f"as the lock of {self.key} was taken; nothing was changed")  # released below
+        except LockBusyError:
+            self._release(unlocked=True)  # never taken: the connection carries no lock
+            raise
         except psycopg.Error as err:
-            self._close()
+            self._release(unlocked=False)
             raise RefusedError(f"cannot take the lock of {self.key} in {redact_url(self.store.url)}: "
                                f"{_first_line(err)}; nothing was changed") from None
         except BaseException:
-            self._close()
+            self._release(unlocked=False)
             raise
         with self.store._held_lock:
             self.store._held[self.key] = self
         return self
+
+    def _take(self, owner: Owner) -> bool:
+        """Try the lock and, when it is granted, name its holder: one statement."""
+        row = self._conn.execute(
+            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
+            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
+            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
+            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
+            "RETURNING true",
+            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
+        return row is not None
 
     def _busy_message(self) -> str:
         deadline = time.monotonic() + 2.0  # the holder names itself right after it locks
@@ -382,36 +406,33 @@ class PgLock:
             return list(self._conn.execute(sql, params).fetchall())
 
     def write(self, sql: str, params: tuple[Any, ...]) -> None:
-        """A write in one transaction that first proves this session still holds the lock."""
-        classid, objid = _lock_parts(self.key)
+        """A write (`sql` names _IF_HELD in its condition) in one statement that writes only
+        while the server shows this session holding the lock; StoreUnavailable when it does not."""
         with self._guard:
             if self._conn is None or self._conn.closed:
                 raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
-            with self._conn.transaction():
-                held = self._conn.execute(f"SELECT count(*) {_HELD_BY} AND pid = pg_backend_pid()",
-                                          (classid, objid)).fetchone()[0]
-                if not held:
-                    raise StoreUnavailable(f"the store no longer shows this run holding the lock of {self.key}")
-                self._conn.execute(sql, params)
+            held = self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0]
+        if not held:
+            raise StoreUnavailable(f"the store no longer shows this run holding the lock of {self.key}")
 
     def __exit__(self, *exc: object) -> None:
         with self.store._held_lock:
             if self.store._held.get(self.key) is self:
                 del self.store._held[self.key]
+        unlocked = False
         try:
-            self._conn.execute(f"DELETE FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid = pg_backend_pid()",
-                               (self.key,))
-            self._conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id(self.key),))
+            unlocked = bool(self._conn.execute(
+                f"WITH gone AS (DELETE FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid = pg_backend_pid()) "
+                "SELECT pg_advisory_unlock(%s)", (self.key, lock_id(self.key))).fetchone()[0])
         except Exception:  # the session is gone, and its lock with it
             pass
-        self._close()
+        self._release(unlocked)
 
-    def _close(self) -> None:
+    def _release(self, unlocked: bool) -> None:
+        """Done with the connection: the store's own goes back to it (closed, unless the lock
+        is surely gone from it), one of its own is closed."""
         if self._conn is not None:
-            try:
-                self._conn.close()
-            except Exception:  # a broken connection: closing it is all that is left
-                pass
+            self.store._give_back(self._conn, self._own, unlocked)
             self._conn = None
 
 
@@ -425,10 +446,13 @@ class PgJournal:
     at close (the journal is then incomplete, and recovery stays conservative: a run whose
     journal is not complete may have created what it does not name)."""
 
-    def __init__(self, url: str, key: str, run_id: str) -> None:
+    def __init__(self, url: str, key: str, run_id: str, connection: Callable[[], Any] | None = None) -> None:
+        """connection: the store's (shared with the run's lock and writes); without it the
+        journal opens one of its own and closes it at the end."""
         self.url = url
         self.key = key
         self.run_id = run_id
+        self._shared = connection
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=JOURNAL_QUEUE)
         self.dropped = 0
         self.error: str | None = None
@@ -461,13 +485,13 @@ class PgJournal:
             kind, text = item
             try:
                 if conn is None:
-                    conn = connect(self.url)
+                    conn = self._shared() if self._shared is not None else connect(self.url)
                 conn.execute(f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
                              (self.key, self.run_id, kind, text))
             except Exception as err:  # noqa: BLE001 - any failure: the run goes on, the journal says so
                 self.error = _first_line(err)
                 self.dropped += 1
-        if conn is not None:
+        if conn is not None and self._shared is None:
             try:
                 conn.close()
             except Exception:  # closing: nothing more to learn
@@ -485,50 +509,3 @@ class PgJournal:
             why = f": {self.error}" if self.error else " (the store was too slow)"
             return f"{self.dropped} engine lines of {self.run_id} did not reach the store's journal{why}"
         return None
-
-
-def check_schema(conn: Any, url: str) -> int:
-    """The store's schema version; UsageError (exit 2) when it is missing, older or newer."""
-    psycopg = _psycopg()
-    try:
-        row = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.schema_version",)).fetchone()
-        version = None
-        if row[0] is not None:
-            version = conn.execute(f"SELECT max(version) FROM {SCHEMA}.schema_version").fetchone()[0]
-    except psycopg.Error as err:
-        raise StoreUnavailable(f"cannot read the store {redact_url(url)}: {_first_line(err)}") from None
-    if version is None:
-        raise UsageError(f"the store {redact_url(url)} has no hyops schema: run `hyops store init` "
-                         "(with the same --store) once")
-    if version > LATEST:
-        raise UsageError(f"the store {redact_url(url)} has schema version {version}, newer than this hyops "
-                         f"knows ({LATEST}): upgrade hyops; nothing was changed")
-    if version < LATEST:
-        raise UsageError(f"the store {redact_url(url)} has schema version {version}: run `hyops store init` "
-                         f"to migrate it to {LATEST}")
-    return version
-
-
-def migrate(url: str) -> tuple[int, int]:
-    """Apply the migrations the store lacks; (version before, version after)."""
-    psycopg = _psycopg()
-    conn = connect(url)
-    try:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_id("hyops-schema"),))
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-            conn.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_version "
-                         "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
-            before = conn.execute(f"SELECT coalesce(max(version), 0) FROM {SCHEMA}.schema_version").fetchone()[0]
-            if before > LATEST:
-                raise UsageError(f"the store {redact_url(url)} has schema version {before}, newer than this "
-                                 f"hyops knows ({LATEST}): upgrade hyops; nothing was changed")
-            for version, sql in MIGRATIONS:
-                if version > before:
-                    conn.execute(sql if isinstance(sql, str) else sql())
-                    conn.execute(f"INSERT INTO {SCHEMA}.schema_version (version) VALUES (%s)", (version,))
-    except psycopg.Error as err:
-        raise RefusedError(f"cannot migrate the store {redact_url(url)}: {_first_line(err)}") from None
-    finally:
-        conn.close()
-    return before, LATEST

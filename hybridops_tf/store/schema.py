@@ -21,7 +21,7 @@ PROCRASTINATE_VERSION = "3.10.0"  # the schema installed is this version's (pypr
 
 
 def queue_schema() -> str:
-    """Migration 2's second half: procrastinate's schema (its `schema.sql`, as its own
+    """Migration 3: procrastinate's schema (its `schema.sql`, as its own
     `procrastinate schema --apply` installs it) in QUEUE_SCHEMA."""
     try:
         import procrastinate
@@ -35,6 +35,7 @@ def queue_schema() -> str:
                          f"'procrastinate=={PROCRASTINATE_VERSION}'")
     return (f"CREATE SCHEMA {QUEUE_SCHEMA};\nSET LOCAL search_path TO {QUEUE_SCHEMA};\n"
             + SchemaManager.get_schema())
+
 
 Migration = str | Callable[[], str]  # a callable is asked for its SQL when the migration runs
 

@@ -20,11 +20,13 @@ def selected_url() -> str | None:
     return _configured if _configured is not None else (os.environ.get("HYOPS_STORE") or None)
 
 
-_PASSWORD_IN_URL = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^@/?#]*)@", re.I)
-_PASSWORD_PARAM = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.I)
+# Compiled on first use (re keeps them), not at import: every command imports this module, few
+# print a URL, and these two cost more to compile than the rest of the module to load.
+_PASSWORD_IN_URL = r"(?P<head>[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^@/?#]*)@"
+_PASSWORD_PARAM = r"(?P<head>[?&]password=)(?P<password>[^&#]*)"
 
 
 def redact_url(url: str) -> str:
     """The URL as it may be printed: any password replaced by `***`."""
-    url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***@", url)
-    return _PASSWORD_PARAM.sub(lambda m: f"{m['head']}***", url)
+    url = re.sub(_PASSWORD_IN_URL, lambda m: f"{m['head']}***@", url, flags=re.I)
+    return re.sub(_PASSWORD_PARAM, lambda m: f"{m['head']}***", url, flags=re.I)

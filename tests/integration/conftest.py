@@ -23,7 +23,15 @@ from hybridops_tf.sim.cliconfig import SIM_SOURCE
 from hybridops_tf.sim.install import mirror_dir, sim_engine_env, write_cli_config
 from tests.integration.helpers import EngineResult
 from tests.integration.hyops_cli import Hyops
-from tests.integration.modern import NULL_HEADER, NULL_SOURCE, NULL_SOURCE_TOFU, cli_config_text, lay_null_provider
+from tests.integration.modern import (
+    EPHEMERAL_MINIMUM,
+    NULL_HEADER,
+    NULL_SOURCE,
+    NULL_SOURCE_TOFU,
+    cli_config_text,
+    engine_release,
+    lay_null_provider,
+)
 from tests.integration.shared_store import SharedStore
 from tests.integration.stacks import StackEnv
 from tests.pgcluster import PgCluster, pg_cluster_session
@@ -137,6 +145,17 @@ def init_and_apply(run_engine: Callable[..., EngineResult]) -> Callable[..., Eng
 def modern_hyops(tmp_path: Path, modern_engine: str, runtime_root: Path, sim_root: Path) -> Hyops:
     """`hyops` on the modern engine (tests/conftest.py), with the `hyops` fixture's roots and environment."""
     return Hyops(tmp_path, runtime_root, modern_engine, sim_root, {})
+
+
+@pytest.fixture
+def ephemeral_hyops(modern_hyops: Hyops) -> Hyops:
+    """`modern_hyops` on an engine that knows ephemeral variables (>= 1.10); else skipped, saying
+    which engine was found."""
+    release = engine_release(modern_hyops.engine)
+    if release is None or release < EPHEMERAL_MINIMUM:
+        pytest.skip(f"ephemeral variables need terraform or tofu >= {'.'.join(map(str, EPHEMERAL_MINIMUM))}; "
+                    f"the modern engine found is {modern_hyops.engine} ({'.'.join(map(str, release or ())) or '?'})")
+    return modern_hyops
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from pathlib import Path
 from hybridops_tf.sim.install import engine_platform
 
 MODERN_MINIMUM = (1, 7)
+EPHEMERAL_MINIMUM = (1, 10)  # `ephemeral = true` on a variable
 ENGINE_NAMES = ("terraform", "tofu")
 VERSION_TIMEOUT_SECONDS = 30
 
@@ -90,6 +91,12 @@ def find_modern_engine() -> tuple[str | None, list[str]]:
                 return binary, seen
             seen.append(f"{binary} ({version or 'no version -json'})")
     return None, seen
+
+
+def engine_release(binary: str) -> tuple[int, ...] | None:
+    """The engine's version as a tuple, (1, 11, 4); None when it cannot be read."""
+    version = engine_version(binary)
+    return _release(version) if version is not None else None
 
 
 # ----- HashiCorp's null provider from the test mirror -----

@@ -163,3 +163,35 @@ def test_an_uncertain_record_is_refused_on_a_terminal_before_any_question(
 
     assert refused.returncode == 4, refused.output
     assert "hyops reconcile" in refused.output and QUESTION not in refused.output
+
+
+EPHEMERAL_TF = """
+variable "token" {
+  type      = string
+  ephemeral = true
+}
+resource "terraform_data" "this" {
+  input = "asked"
+  provisioner "local-exec" {
+    command     = "test -n \\"$TOKEN\\""
+    environment = { TOKEN = var.token }
+  }
+}
+"""
+
+
+def test_an_approved_apply_takes_an_ephemeral_value_from_the_plan_to_the_apply(ephemeral_hyops: Hyops) -> None:
+    """The reviewed plan keeps no ephemeral value (the engine saves none in a plan file): the
+    apply after `yes` gets it again, from the command line it was given on, and keeps it nowhere."""
+    module = ephemeral_hyops.workdir / "modules" / "eph"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(EPHEMERAL_TF)
+    token = "tok-asked-5c1e"
+
+    accepted = _on_terminal(ephemeral_hyops, ["apply", "modules/eph", "--var", f"token={token}"], "yes")
+
+    assert accepted.returncode == 0, accepted.output
+    assert ephemeral_hyops.record("eph")["status"] == "ok"
+    held = [p for p in ephemeral_hyops.workdir.rglob("*") if p.is_file() and ".terraform" not in p.parts
+            and token.encode() in p.read_bytes()]
+    assert held == []

@@ -550,7 +550,7 @@ def module_ref(store: SharedStore) -> str:
 # The hyops calls of the STACK variant's jobs, as the recipes' lines are extracted by the unit
 # test ($VARS -> PLACEHOLDER); test_the_stack_variant asserts each job makes exactly these.
 STACK_APPLY_CALLS = [(f"stack apply {STACK} --junit hyops-junit.xml", 1),
-                     (f"stack status {STACK} --format markdown", 0), (f"report {STACK} --html hyops-report.html", 0)]
+                     (f"report {STACK} --html hyops-report.html", 0), (f"stack status {STACK} --format markdown", 0)]
 REPORT = (f"report {MODULE} --html hyops-report.html", 0)
 STACK_RECONCILE_CALLS = [(f"reconcile --stack {STACK} --format markdown", 3)]
 
@@ -586,8 +586,8 @@ def test_the_recipe_runs_as_written_plan_apply_and_reconcile_after_a_failed_appl
     assert {n: j.status for n, j in main.items()} == {"plan": "skipped", "apply": "success",
                                                      "reconcile": "skipped"}, main["apply"].log()
     apply = main["apply"]
-    assert apply.hyops_calls() == [(f"apply {MODULE}", 0), (f"status {MODULE} --format markdown", 0),
-                                   REPORT], apply.log()
+    assert apply.hyops_calls() == [(f"apply {MODULE}", 0), REPORT, (f"status {MODULE} --format markdown", 0)
+                                   ], apply.log()
     ref = module_ref(healthy.store)
     assert plan_md.startswith(f"### Plan: {ref}\n"), plan_md  # the plan summary names the module
     assert healthy.store.record(ref)["status"] == "ok", healthy.store.record(ref)  # type: ignore[index]
@@ -609,8 +609,8 @@ def test_the_recipe_runs_as_written_plan_apply_and_reconcile_after_a_failed_appl
     apply, reconcile = main["apply"], main["reconcile"]
     assert {n: j.status for n, j in main.items()} == {"plan": "skipped", "apply": "failure",
                                                      "reconcile": "failure"}, apply.log() + reconcile.log()
-    assert apply.hyops_calls() == [(f"apply {MODULE}", 1), (f"status {MODULE} --format markdown", 0),
-                                   REPORT], apply.log()
+    assert apply.hyops_calls() == [(f"apply {MODULE}", 1), REPORT, (f"status {MODULE} --format markdown", 0)
+                                   ], apply.log()
     assert "hyops-report.html" in apply.artifacts, apply.artifacts
     ref = module_ref(broken.store)
     assert broken.store.record(ref)["status"] == "error", broken.store.record(ref)  # type: ignore[index]
@@ -648,8 +648,9 @@ def test_the_stack_variant(
 ) -> None:
     """STACK set at the top of the file (the recipe's other mode): the stack apply fails at the
     vm; the JUnit report, `stack status` and, on the next runner, `reconcile --stack` tell the
-    story; a person then runs the summary's next command in their own checkout: its --inputs
-    names the member's rerun.inputs.yml under .hyops, which hyops brings from the store."""
+    story; a person then runs the summary's module command in their own checkout: it carries
+    the member's inputs as the stack file gives them now (as `--var`), wired from the
+    upstream records the store holds, never a rerun.inputs.yml that may be stale."""
     project = new_project("stack")
     project.faults = faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_after_create", "times": 1}])
     main = recipe.on_main(project, STACK=STACK)

@@ -68,6 +68,24 @@ def test_an_unknown_engine_flag_keeps_an_ok_record_ok(hyops: Hyops, pair: Path) 
     _assert_unchanged_ok(hyops, "pair", before, result)
 
 
+def test_an_engine_refusal_names_the_run_the_record_is_from_and_keeps_its_updated_time(
+        hyops: Hyops, pair: Path) -> None:
+    """The refusal said "(still ok, run <the refused attempt>)", naming a run that settled
+    nothing as the record's, and the record's `updated_at` moved although its status did not."""
+    assert hyops("apply", "modules/pair").returncode == 0
+    before = hyops.record("pair")
+    before["updated_at"] = "2020-01-02T03:04:05Z"  # an apply long ago: a refusal the same second shows nothing
+    hyops.write_record("pair", before)
+
+    result = hyops("apply", "modules/pair", "--", "-bogus-flag")
+
+    after = hyops.record("pair")
+    attempt = after["last_attempt"]["run_id"]
+    assert result.returncode == 2, result.stderr
+    assert after["updated_at"] == before["updated_at"]
+    assert f"still ok, from run {before['run_id']}; this attempt was run {attempt})" in result.stderr
+
+
 def test_a_failing_variable_validation_keeps_an_ok_record_ok(hyops: Hyops, tmp_path: Path) -> None:
     """Sequence: apply ok, then an apply whose value fails the variable's validation block."""
     _validated(tmp_path)

@@ -175,6 +175,25 @@ def test_tfvars_and_tfvars_json_files_are_accepted_by_inputs(hyops: Hyops, requi
         assert resolved(hyops, "req")["cidr"] == {"value": "10.11.0.0/16", "source": f"{option} {name}"}
 
 
+def test_a_constant_expression_in_a_var_file_reaches_the_engine_as_its_value(
+        hyops: Hyops, required: Path, tmp_path: Path) -> None:
+    """`octet = 1 + 2` in a var file, which the engine evaluates: hyops refused it (exit 2)."""
+    (required / "main.tf").write_text(REQUIRED_TF.replace("  cidr = var.cidr\n", '  cidr = "10.${var.octet}.0.0/16"\n')
+                                      + 'variable "octet" {\n  type = number\n}\n')
+    values = tmp_path / "consts.tfvars"
+    values.write_text('octet = (1 + 2) * 4 - 1\ncidr = "unused"\n')
+
+    out = hyops("apply", "modules/req", "--var-file", str(values))
+
+    assert out.returncode == 0, out.stderr
+    assert network_cidr(hyops) == "10.11.0.0/16"
+    assert resolved(hyops, "req")["octet"] == {"value": 11, "source": f"--var-file {values}"}
+    refused = values.with_name("call.tfvars")
+    refused.write_text("octet = max(1, 2)\ncidr = \"x\"\n")
+    call = hyops("apply", "modules/req", "--var-file", str(refused))
+    assert call.returncode == 2 and "'octet'" in call.stderr, call.stderr
+
+
 def test_an_undeclared_name_in_a_file_is_a_warning_but_in_a_var_an_error(
         hyops: Hyops, required: Path, tmp_path: Path) -> None:
     """As the engine: an undeclared value in a var file is a warning, in -var an error."""
@@ -211,6 +230,23 @@ def test_destroy_without_inputs_reuses_the_recorded_rerun_inputs(hyops: Hyops, r
     assert doc["cidr"]["value"] == "10.20.0.0/16" and doc["cidr"]["source"].startswith("recorded")
     assert doc["name"]["value"] == "given" and doc["name"]["source"] == "--var"
     assert doc["name"]["overrides"][-1].startswith("recorded")
+
+
+def test_plan_without_inputs_reuses_the_recorded_ones_and_a_missing_input_names_the_file(
+        hyops: Hyops, required: Path) -> None:
+    """`hyops plan MODULE` after an apply given `--var cidr=...`: exit 2 ("missing required input
+    'cidr'"), although destroy reuses rerun.inputs.yml, and neither error named that file."""
+    assert hyops("apply", "modules/req", "--var", "cidr=10.22.0.0/16").returncode == 0
+    recorded = "runtime/config/modules/req/rerun.inputs.yml"
+
+    plan = hyops("plan", "modules/req", "--detailed-exitcode")
+    changed = hyops("plan", "modules/req", "--var", "name=other", "--detailed-exitcode")
+    apply = hyops("apply", "modules/req")
+
+    assert plan.returncode == 0, plan.stdout + plan.stderr  # no change: the recorded cidr was used
+    assert recorded in plan.stderr, plan.stderr  # and it says so, with the file `apply` would take
+    assert changed.returncode == 2, changed.stdout + changed.stderr  # given inputs still win
+    assert apply.returncode == 2 and f"--inputs {recorded}" in apply.stderr, apply.stderr
 
 
 def test_destroy_without_inputs_after_an_apply_with_none_still_works(hyops: Hyops, required: Path) -> None:

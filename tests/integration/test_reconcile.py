@@ -65,6 +65,26 @@ def test_lost_create_response_is_a_suspect_orphan_until_import_adopts_it_and_wri
     assert len(hyops.sim_objects()) == 1  # adopted, never duplicated
 
 
+def test_an_import_keeps_the_failure_of_the_run_it_follows(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]
+) -> None:
+    """`--import` adopts one object beside a failure it does not fix: the record used to say
+    only that the object was imported, and the apply's own error was lost."""
+    module_copy("network")
+    faults_file([{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}])
+    assert hyops("apply", "modules/network").returncode == 1
+    failure = hyops.record("network")["last_error"]
+    [live] = hyops.sim_objects()
+
+    imported = hyops("reconcile", "modules/network", "--import", f"sim_network.this={live['id']}")
+
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    rec = hyops.record("network")
+    assert rec["status"] == "error" and rec["failed_command"] == "apply"
+    assert rec["last_error"].startswith(failure), rec["last_error"]
+    assert "sim_network.this was imported" in rec["last_error"]
+
+
 def _kill_inside_the_vm_create(hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path) -> str:
     """The pair applied (network only), then an apply adding the vm killed (hyops, then its
     engine) while the provider holds the vm create's answer: the vm exists, nothing says so.

@@ -5,7 +5,9 @@ Per module: one refresh-only plan, the state read from the module's local state 
 `show -json` only where the engine keeps its state elsewhere or an errored.tfstate must be
 compared); a normal plan only for an `error` or `running` record (or one with suspect
 orphans), with `-refresh=false` when the refresh-only plan showed no drift; `--write` reads
-all of it once, under the lock, and reports from it.
+all of it once, under the lock, and reports from it. `--stack` also plans each `ok` member
+(`-refresh=false`), to judge what `stack apply` would change, unless its configuration or
+inputs already say so (config_changed) or drift does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.integration.hyops_cli import Hyops
+from tests.integration.stacks import StackEnv
+from tests.stackfiles import NETWORK_VM
 
 SEP = "\x1f"
 
@@ -151,3 +155,36 @@ def test_after_drift_the_plan_of_an_error_record_refreshes(
     assert calls == ["plan -refresh-only", "plan"]
     [module] = doc["modules"]
     assert any("create sim_network.this" in f["detail"] for f in module["findings"])
+
+
+def stack_reconcile_calls(hyops: Hyops, log: Path) -> tuple[list[str], dict]:
+    log.unlink(missing_ok=True)
+    done = hyops("reconcile", "--stack", "stack/stack.yml", "--json")
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    return engine_calls(log), json.loads(done.stdout)
+
+
+def test_a_healthy_stack_member_costs_a_refresh_only_plan_and_a_plan(
+    counted: Hyops, stack_env: StackEnv, calls_log: Path
+) -> None:
+    stack_env.write(NETWORK_VM)
+    assert counted("stack", "apply", "stack/stack.yml").returncode == 0
+
+    calls, doc = stack_reconcile_calls(counted, calls_log)
+
+    assert sorted(calls) == ["plan -refresh-only", "plan -refresh-only", "plan -refresh=false", "plan -refresh=false"]
+    assert doc["consistent"] is True
+
+
+def test_a_stack_member_whose_configuration_changed_is_not_planned(
+    counted: Hyops, stack_env: StackEnv, calls_log: Path
+) -> None:
+    stack_env.write(NETWORK_VM)
+    assert counted("stack", "apply", "stack/stack.yml").returncode == 0
+    vm_tf = stack_env.directory / "vm" / "main.tf"
+    vm_tf.write_text(vm_tf.read_text().replace('"demo-vm"', '"demo-vm-v2"'))
+
+    calls, doc = stack_reconcile_calls(counted, calls_log)
+
+    assert sorted(calls) == ["plan -refresh-only", "plan -refresh-only", "plan -refresh=false"]
+    assert [[f["code"] for f in m["findings"]] for m in doc["modules"]] == [[], ["config_changed"]]

@@ -120,6 +120,35 @@ def test_a_replace_whose_create_response_was_lost_is_a_suspect_orphan_though_the
     assert sorted(o["name"] for o in hyops.sim_objects()) == ["net-a", "net-b"]  # no second net-b
 
 
+def test_a_create_before_destroy_replace_records_the_new_object_created_even_when_the_old_delete_fails(
+    hyops: Hyops, tmp_path: Path, faults_file: Callable[..., Path]
+) -> None:
+    """Sequence: apply net-a; a create_before_destroy replace to net-b whose delete of net-a
+    fails; then an apply that deletes the deposed net-a. The healthy net-b used to be recorded
+    `error` with `action: delete` beside the deposed entry, and `action: delete` after the cleanup."""
+    _module(tmp_path, "cbd", CBD_NETWORK_TF)
+    assert hyops("apply", "modules/cbd").returncode == 0
+    old_id = hyops.record("cbd")["resources"]["sim_network.net"]["id"]
+    faults_file([{"type": "sim_network", "op": "delete", "mode": "fail_delete", "times": 1}])
+
+    failed = hyops("apply", "modules/cbd", "--var", "name=net-b")
+
+    assert failed.returncode == 1, failed.stderr
+    new_id = next(o["id"] for o in hyops.sim_objects() if o["name"] == "net-b")
+    resources = hyops.record("cbd")["resources"]
+    assert resources["sim_network.net"] == {"status": "complete", "action": "create", "id": new_id}
+    [(key, deposed)] = [(k, e) for k, e in resources.items() if k != "sim_network.net"]
+    assert (deposed["status"], deposed["action"], deposed["id"]) == ("error", "delete", old_id)
+
+    cleaned = hyops("apply", "modules/cbd", "--var", "name=net-b")
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    resources = hyops.record("cbd")["resources"]
+    assert resources["sim_network.net"] == {"status": "complete", "action": "create", "id": new_id}
+    assert resources[key]["status"] == "destroyed"
+    assert [o["name"] for o in hyops.sim_objects()] == ["net-b"]
+
+
 def test_a_replace_whose_new_object_landed_tainted_in_state_is_not_a_suspect(
     hyops: Hyops, tmp_path: Path, faults_file: Callable[..., Path]
 ) -> None:

@@ -123,7 +123,9 @@ def test_a_moved_block_moves_the_entry_with_its_id_and_reconcile_stays_consisten
     assert _sim_ids(modern, "sim_vm") == []
 
 
-def test_a_state_mv_by_hand_is_never_state_missing_and_write_follows_the_object(hyops: Hyops) -> None:
+def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows_the_object(hyops: Hyops) -> None:
+    """A read-only reconcile said consistent while the record still named the old address, and
+    nothing said that `--write` follows the object."""
     module = _module(hyops, NETWORK_AND_VM)
     _run(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
@@ -131,13 +133,17 @@ def test_a_state_mv_by_hand_is_never_state_missing_and_write_follows_the_object(
     _engine(hyops, module, "state", "mv", "sim_vm.a", "sim_vm.web")
 
     report = _reconcile(hyops, module)
-    assert report["consistent"], report
+    assert not report["consistent"], report
+    [found] = report["modules"][0]["findings"]
+    assert (found["code"], found["addresses"]) == ("moved_in_state", ["sim_vm.a"])
+    assert found["next_actions"] == [f"hyops reconcile {module.relative_to(hyops.workdir)} --ref m --write"]
     assert not any("--import" in step for step in _advice(report)), _advice(report)
 
     _run(hyops, "reconcile", str(module), "--write")
     resources = _resources(hyops)
     assert "sim_vm.a" not in resources and resources["sim_vm.web"]["id"] == vm
     _assert_honest_ok(hyops)
+    assert _reconcile(hyops, module)["consistent"]
     _run(hyops, "apply", str(module))
     assert _resources(hyops)["sim_vm.web"]["id"] == vm
     _destroy_verified(hyops, module)
@@ -183,6 +189,34 @@ def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops:
     assert rec["status"] == "ok" and "sim_vm.a" not in rec["resources"]
     assert [(o["address"], o["id"]) for o in rec["released"]] == [("sim_vm.a", vm)]
     _destroy_verified(hyops, module)
+
+
+def test_a_released_object_deleted_later_is_never_said_to_live_and_forget_released_drops_it(hyops: Hyops) -> None:
+    """A released object is alive when released; hyops no longer sees it. Deleted later in the
+    cloud, it was still reported "lives on" forever, with no way to drop it from the record."""
+    module = _module(hyops, NETWORK_AND_VM)
+    _run(hyops, "apply", str(module))
+    vm = _resources(hyops)["sim_vm.a"]["id"]
+    (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0])
+    _engine(hyops, module, "state", "rm", "sim_vm.a")
+    _run(hyops, "reconcile", str(module), "--write")
+    _run(hyops, "sim", "rm", vm)  # deleted by hand, in the cloud
+
+    shown = _run(hyops, "reconcile", str(module))
+    [line] = [ln for ln in shown.stdout.splitlines() if "released:" in ln]
+    assert "lives on" not in line and "--forget-released sim_vm.a" in line, line
+
+    forgot = _run(hyops, "reconcile", str(module), "--forget-released", "sim_vm.a")
+    rec = _record(hyops)
+    assert "released" not in rec and rec["status"] == "ok", rec
+    assert "released:" not in _run(hyops, "reconcile", str(module)).stdout
+    audit = hyops.runtime_root / "runs" / "m" / rec["run_id"]
+    meta, result = (json.loads((audit / name).read_text()) for name in ("meta.json", "result.json"))
+    assert (meta["action"], result["forgotten"]) == ("forget-released", [
+        {"address": "sim_vm.a", "id": vm, "run_id": result["forgotten"][0]["run_id"],
+         "at": result["forgotten"][0]["at"]}]), forgot.stdout
+    missing = hyops("reconcile", str(module), "--forget-released", "sim_vm.a")
+    assert missing.returncode == 2 and "is not released" in missing.stderr, missing.stderr
 
 
 def test_a_state_rm_whose_block_is_still_declared_is_state_missing_with_an_import_that_works(hyops: Hyops) -> None:
@@ -350,8 +384,9 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
     (module / "main.tf").write_text(NULL_HEADER + text)
     _engine(dataclasses.replace(null_modern, extra_env={}), module, "state", "mv", "null_resource.b",
             "null_resource.moved_by_hand", env=null_modern.extra_env)
-    report = _reconcile(null_modern, module)
-    assert report["consistent"] and not _advice(report), report
+    report = _reconcile(null_modern, module)  # the record names null_resource.b until --write or a run
+    assert [f["code"] for m in report["modules"] for f in m["findings"]] == ["moved_in_state"], report
+    assert not any("--import" in step for step in _advice(report)), report
 
     (module / "main.tf").write_text(NULL_HEADER + text.split('resource "null_resource" "moved_by_hand"')[0]
                                     + "removed {\n  from = null_resource.moved_by_hand\n"

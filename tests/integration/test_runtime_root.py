@@ -150,6 +150,7 @@ def test_a_read_only_runtime_root_is_one_line_on_every_command_never_a_traceback
 
     root = tmp_path / "proj" / ".hyops"
     root.mkdir(mode=0o700)
+    (project / "stk" / "stack.yml").write_text(STACK + "    ref: proj/stk/net\n")  # the member is that record
     assert run(tmp_path, "--runtime-root", str(root), "apply", "proj/stk/net").returncode == 0
     with read_only_bind(root):
         for args in READ_ONLY_COMMANDS:
@@ -157,3 +158,60 @@ def test_a_read_only_runtime_root_is_one_line_on_every_command_never_a_traceback
             assert "Traceback" not in out.stderr, f"{args}: {out.stderr}"
             assert out.returncode in (0, 1, 3, 4), f"{args}: exit {out.returncode}: {out.stderr}"
             assert out.returncode == 0 or "Read-only file system" in out.stderr, f"{args}: {out.stderr}"
+
+
+def test_an_apply_from_a_folder_without_the_modules_root_is_refused_naming_the_other_root(
+        project: Path, tmp_path: Path, run) -> None:
+    """Sequence: `cd stk/net && hyops apply` (makes stk/net/.hyops, ref net), then `hyops apply
+    stk/net` from the project folder, then from a folder outside the project. Each quietly made a
+    second runtime root with a second ref on the same engine state: the two-refs refusal works
+    only within one root."""
+    module = project / "stk" / "net"
+    first = run(module, "apply")
+    assert first.returncode == 0, first.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    from_top = run(project, "apply", "stk/net")
+    from_outside = run(elsewhere, "apply", str(module), "--ref", "net")
+
+    for refused in (from_top, from_outside):
+        assert refused.returncode == 2, refused.stderr
+        assert str(module / ".hyops") in refused.stderr and "--runtime-root" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert not (project / ".hyops").exists() and not (elsewhere / ".hyops").exists()
+    assert sorted(p.name for p in (module / ".hyops" / "state" / "modules").iterdir()) == ["net"]
+    given = run(project, "--runtime-root", str(module / ".hyops"), "apply", "stk/net", "--ref", "net")
+    assert given.returncode == 0, given.stderr
+
+
+README_FIRST_COMMANDS = (  # the README's "use it where you used the engine", as written there
+    "hyops apply infra/network",
+    "cd infra/network && hyops apply",
+    "hyops status && hyops outputs",
+)
+
+
+def test_the_readme_first_commands_work_as_written_from_the_folders_it_names(tmp_path: Path, run) -> None:
+    """The README said `cd infra/network && hyops apply`, then `hyops status && hyops outputs`
+    "from the project's top": the apply made infra/network/.hyops, and at the top both
+    commands failed (`module directory . holds no .tf files`)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for line in README_FIRST_COMMANDS:
+        assert f"\n{line}" in readme, f"README.md no longer starts a line with {line!r}: update this test"
+    project = tmp_path / "project"
+    module = project / "infra" / "network"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(PAIR_TF)
+
+    first = run(project, "apply", "infra/network")
+    again = run(module, "apply")
+    status, outputs = run(module, "status"), run(module, "outputs")
+    from_top = run(project, "status")
+
+    for result in (first, again, status, outputs):
+        assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (project / ".hyops" / "state" / "modules").iterdir()) == ["infra__network"]
+    assert not (module / ".hyops").exists()
+    assert "network_id" in outputs.stdout
+    assert from_top.returncode == 2 and "hyops status --all" in from_top.stderr, from_top.stderr

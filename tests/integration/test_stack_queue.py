@@ -109,10 +109,15 @@ def test_three_workers_run_a_nine_member_stack_and_a_killed_ones_member_is_repor
     names = [o["name"] for o in runners[1].sim_objects() if o["type"] == "sim_network"]
     assert sorted(n for n in names if n != "b3") == sorted(done)  # one object per name
 
+    # the merged view: the run finished, b3's record is a stale `running` of the run the report
+    # named before its engine started, so it is uncertain and `stack status` exits 3
     status = runners[2]("stack", "status", "stack.yml", "--json")
-    assert status.returncode == 0, status.stderr
-    shown = {m["name"]: m for m in json.loads(status.stdout)["members"]}
+    assert status.returncode == 3, status.stderr
+    doc = json.loads(status.stdout)
+    shown = {m["name"]: m for m in doc["members"]}
+    assert doc["state"] == "finished" and doc["queue"] is True
     assert shown["b3"]["status"] == "interrupted" and shown["b3"]["worker"] == holder
+    assert shown["b3"]["run_id"] == pg_store.record("nine/b3")["run_id"] and shown["b3"]["uncertain"]
     assert shown["a1"]["worker"] in {"w0", "w1", "w2"} and shown["a1"]["finished_at"]
 
 
@@ -136,3 +141,62 @@ def test_a_second_job_of_a_member_never_runs_it_again(
     done = pg_store.sql("SELECT count(*) FROM hyops_queue.procrastinate_jobs WHERE args->>'member' = 'a1' "
                         "AND status = 'succeeded'")
     assert int(done) == 2  # both jobs ended; only the first ran the member
+
+
+def test_a_queued_resume_skips_what_would_not_change_and_applies_a_changed_member(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    first = hy("stack", "apply", "stack.yml", "--queue")
+    assert first.returncode == 0, first.stderr
+    assert worker(hy, "w0").communicate(timeout=600)[0]
+    main_tf = hy.workdir / "m" / "a1" / "main.tf"
+    main_tf.write_text(main_tf.read_text() + "\n# a commit touched a1\n")
+
+    queued = hy("stack", "apply", "stack.yml", "--queue", "--resume")
+    assert queued.returncode == 0, queued.stderr
+    job = worker(hy, "w1")
+    out = job.communicate(timeout=600)[0]
+
+    assert job.returncode == 0, out
+    rows = member_rows(pg_store, queued.stdout.strip())
+    assert rows["a1"]["status"] == "ok" and engine_runs(pg_store, "nine/a1") == 2
+    assert {rows[n]["status"] for n in NINE if n != "a1"} == {"skipped"}  # as `stack apply --resume` decides
+    assert all(engine_runs(pg_store, f"nine/{n}") == 1 for n in NINE if n != "a1")
+    assert "[a1] apply (its configuration changed)" in out
+
+
+def test_signals_stop_the_waiting_and_the_worker_and_the_run_goes_on_without_them(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    gate = Gate.at(tmp_path)  # never released while w0 lives: only the signal ends a1's create
+    faults_file([gate.rule(type="sim_network", op="create", name="a1")])
+    waiter = hy.start("stack", "apply", "stack.yml", "--queue", "--wait")
+    run_id = wait_for(lambda: pg_store.sql("SELECT run_id FROM hyops.queue_runs").strip(), what="the queued run")
+    waiter.send_signal(signal.SIGINT)
+    _, said = waiter.communicate(timeout=60)
+    assert waiter.returncode == 130, said
+    assert f"stopped waiting; run {run_id} goes on with its workers" in said
+
+    w0 = worker(hy, "w0")
+    try:
+        gate.wait_started(w0)  # w0 took a1, the first ready member, and its engine creates
+        w0.send_signal(signal.SIGTERM)
+        out = w0.communicate(timeout=120)[0]
+    finally:
+        gate.release()
+    assert w0.returncode == 143, out
+    assert "hyops: interrupted by SIGTERM: worker w0 took nothing new" in out
+    assert [r["worker"] for r in member_rows(pg_store, run_id).values() if r["worker"]] == ["w0"]
+
+    w1 = worker(hy, "w1")
+    assert w1.communicate(timeout=600)[0] is not None and w1.returncode == 0
+    rows = member_rows(pg_store, run_id)
+    assert (rows["a1"]["status"], rows["a1"]["worker"]) == ("interrupted", "w0")  # stopped, not lost
+    assert "interrupted by SIGTERM" in rows["a1"]["error"]
+    assert pg_store.record("nine/a1")["status"] == "error"  # settled from evidence by w0
+    assert (rows["b1"]["status"], rows["b1"]["blocked_by"]) == ("pending", "a1")
+    assert {rows[n]["status"] for n in ("a2", "a3", "b2", "b3", "c2")} == {"ok"}
+    assert {rows[n]["worker"] for n in ("a2", "a3", "b2", "b3", "c2")} == {"w1"}

@@ -65,6 +65,26 @@ def assert_nothing_ran(env: StackEnv) -> None:
     assert env.hyops.sim_calls() == []
 
 
+def test_a_member_whose_default_ref_clashes_with_a_standalone_record_is_exit_2_naming_the_ref_to_give(
+        stack_env: StackEnv) -> None:
+    """The network applied alone (ref stack/network), then the stack (its member's default ref
+    demo/network): the member was `error` and the stack exit 1 although nothing ran; the fix is
+    `ref:` in the stack file."""
+    stack_env.write()
+    alone = stack_env.hyops("apply", "stack/network")
+    assert alone.returncode == 0, alone.stderr
+    calls = len(stack_env.hyops.sim_calls())
+
+    result = stack_env.stack("apply", "stack/stack.yml")
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "member network" in result.stderr and "ref: stack/network" in result.stderr, result.stderr
+    root = stack_env.hyops.runtime_root
+    assert sorted(p.name for p in (root / "state" / "modules").iterdir()) == ["stack__network"]
+    assert not (root / "stacks").exists()
+    assert len(stack_env.hyops.sim_calls()) == calls
+
+
 def test_a_symlink_out_of_the_stack_directory_is_exit_2(stack_env: StackEnv, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

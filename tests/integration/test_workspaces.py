@@ -60,3 +60,25 @@ def test_a_bad_workspace_name_is_exit_2(hyops: Hyops, module_copy) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert hyops.record("network") is None
+
+
+def test_reconcile_all_names_each_record_s_workspace_and_its_commands_pass_it(hyops: Hyops, module_copy) -> None:
+    """`reconcile --all` listed both records of a module as `network`, and the commands it
+    advised for the stg one acted on the default workspace."""
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0
+    assert hyops("apply", "modules/network", "--workspace", "stg", "--var", "name=stg-net").returncode == 0
+    [stg_net] = [o["id"] for o in hyops.sim_objects() if o["name"] == "stg-net"]
+    assert hyops("sim", "rm", stg_net).returncode == 0  # stg drifts: its network vanished
+
+    text = hyops("reconcile", "--all")
+    doc = hyops("reconcile", "--all", "--json")
+
+    assert text.returncode == doc.returncode == 3, text.stdout + text.stderr
+    heads = [line for line in text.stdout.splitlines() if ": record " in line]
+    assert len(heads) == 2 and sum("workspace stg" in line for line in heads) == 1, heads
+    modules = json.loads(doc.stdout)["modules"]
+    assert [(m["module_ref"], m.get("workspace")) for m in modules] == [("network", None), ("network", "stg")]
+    advised = [c for f in modules[1]["findings"]
+               for c in [*f["next_actions"], *(a["command"] for a in f["alternatives"])] if c.startswith("hyops ")]
+    assert advised and all("--workspace stg" in c for c in advised), advised

@@ -28,6 +28,8 @@ FUZZ = "fuzz"  # one hostile input case: {target}
 SECURITY = "security"  # one security check: {check}
 REFACTOR_SEQUENCE = "refactor_sequence"  # one refactor walk: {variant, seed, stuck, duplicated, ...}
 REFACTOR_RUN = "refactor_run"  # one test's refactor walks: {variant, sequences, workers, seconds}
+DRILL = "drill"  # one recovery drill scenario: {type, mode, orphan, person, rounds, commands}
+SIGNAL = "signal"  # one drilled SIGINT/SIGTERM: {signal, inherited, delay, moment, exit_code, recovered}
 
 
 def note(kind: str, **fields: Any) -> None:

@@ -3,8 +3,9 @@
 A stack member runs the per-module contract, so a kill of `hyops stack` must leave every
 member's record as honest as a kill of `hyops apply`: members that finished are settled,
 the one in flight says `running` (stale), members that never started have no new record,
-the run report is the old one or the new one (never torn), every lock is free, and a
-`stack destroy` afterwards leaves nothing alive that no record names.
+the run report is the old one or the killed run's (never torn; `stack status` then shows
+that run interrupted and exits 3), every lock is free, and a `stack destroy` afterwards
+leaves nothing alive that no record names.
 """
 
 from __future__ import annotations
@@ -111,9 +112,14 @@ def _check_after_stack_kill(rig: StackRig, phase: str, report_before: bytes | No
     if report_now is not None:
         json.loads(report_now)  # never torn
     status = h("stack", "status", "stack/stack.yml", "--json")
-    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
-    json.loads(status.stdout)
+    assert "Traceback" not in status.stderr, status.stderr
+    shown = json.loads(status.stdout)
+    uncertain = {m["module_ref"] for m in shown["members"] if m.get("uncertain")}
+    if report_now is not None and json.loads(report_now)["finished_at"] is None:
+        assert shown["state"] == "interrupted", shown  # a run killed after it started says so
+    assert status.returncode == (3 if shown["state"] == "interrupted" or uncertain else 0), status.stdout
     if in_flight is not None:
+        assert in_flight in uncertain, shown
         rec = h("reconcile", "--stack", "stack/stack.yml", "--json")
         assert rec.returncode == 3, rec.stdout + rec.stderr
         found = {(m["module_ref"], f["code"]) for m in json.loads(rec.stdout)["modules"] for f in m["findings"]}

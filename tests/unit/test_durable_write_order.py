@@ -90,3 +90,39 @@ def test_a_local_record_write_is_durable_in_the_same_order(tmp_path: Path, sysca
     assert_durable_order(syscalls, store.record_path("demo/network"))
     rec = store.read("demo/network")
     assert rec is not None and rec.run_id == "apply-2"
+
+
+def test_a_kept_write_of_what_the_file_already_holds_flushes_and_renames_nothing(
+    tmp_path: Path, syscalls: list[Call]
+) -> None:
+    """rerun.inputs.yml of a rerun with the same inputs (operation/inputs.py): every write of it
+    is durable, so the bytes it holds are on disk already; writing them again would only add
+    two disk flushes before the engine may start."""
+    from hybridops_tf.base.files import PreparedWrite
+
+    target = tmp_path / "rerun.inputs.yml"
+    atomic_write_bytes(target, b"region: eu\n")
+    syscalls.clear()
+
+    same = PreparedWrite(target, b"region: eu\n", keep_same=True)
+    same.commit()
+
+    assert syscalls == []
+    assert target.read_bytes() == b"region: eu\n" and sorted(tmp_path.iterdir()) == [target]
+    changed = PreparedWrite(target, b"region: us\n", keep_same=True)  # control: new bytes are written durably
+    changed.commit()
+    assert_durable_order(syscalls, target)
+    assert target.read_bytes() == b"region: us\n"
+
+
+def test_a_kept_write_rewrites_a_file_whose_mode_is_not_private(tmp_path: Path, syscalls: list[Call]) -> None:
+    from hybridops_tf.base.files import PreparedWrite
+
+    target = tmp_path / "rerun.inputs.yml"
+    target.write_bytes(b"region: eu\n")
+    target.chmod(0o644)
+
+    PreparedWrite(target, b"region: eu\n", keep_same=True).commit()
+
+    assert_durable_order(syscalls, target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600

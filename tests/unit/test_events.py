@@ -389,7 +389,22 @@ def test_create_before_destroy_replace_ends_complete_not_destroyed() -> None:
         ev("apply_complete", "a.b", action="delete"),
     )
     p = t.resources["a.b"]
-    assert (p.status, p.id_value, p.planned_action) == (S.COMPLETE, "new", "replace")
+    assert (p.status, p.action, p.id_value, p.planned_action) == (S.COMPLETE, "create", "new", "replace")
+    assert p.deleted_ids == ("old",)
+
+
+def test_create_before_destroy_replace_whose_old_delete_fails_leaves_the_new_object_complete() -> None:
+    t = fold(
+        ev("planned_change", "a.b", action="replace", reason="cannot_update"),
+        ev("apply_start", "a.b", action="create"),
+        ev("apply_complete", "a.b", action="create", id_value="new"),
+        ev("apply_start", "a.b", action="delete", id_value="old"),
+        ev("apply_progress", "a.b", action="delete"),
+        ev("apply_errored", "a.b", action="delete"),
+    )
+    p = t.resources["a.b"]
+    assert (p.status, p.action, p.id_value, p.deleted_ids, p.deleting_ids) == (
+        S.COMPLETE, "create", "new", (), ("old",))
 
 
 def test_replace_whose_create_never_completes_is_in_flight() -> None:

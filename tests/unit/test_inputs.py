@@ -11,6 +11,7 @@ import pytest
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.inputs import declarations
 from hybridops_tf.inputs.values import (
+    EPHEMERAL,
     REDACTED,
     CliInput,
     InputLayer,
@@ -145,6 +146,20 @@ def test_unquoted_labels_from_older_python_hcl2_are_accepted(
     specs = read_variables(write_module(module.parent / "old", {"main.tf": "# old"}))
     assert specs["region"] == VariableSpec("region", False, "eu", False, "string")
     assert specs["key"].required and specs["key"].sensitive
+
+
+def test_an_ephemeral_variable_is_read_and_its_default_is_kept_off_the_disk_cache(tmp_path: Path) -> None:
+    root = write_module(tmp_path / "m", {"main.tf": 'variable "tok" {\n  ephemeral = true\n  default = "d-9f"\n}\n'
+                                                    'variable "plain" {}\n'})
+    cache = tmp_path / "cache"
+    specs = read_variables(root, cache)
+    declarations.remember(root, cache)
+
+    assert specs["tok"].ephemeral and not specs["plain"].ephemeral
+    assert all("d-9f" not in f.read_text() for f in cache.iterdir())
+    declarations._CACHE.clear()
+    again = read_variables(root, cache)
+    assert again["tok"].ephemeral and again["tok"].default == EPHEMERAL
 
 
 # --- cache --------------------------------------------------------------------------------
@@ -392,9 +407,15 @@ def test_tfvars_and_tfvars_json_files_are_read_by_their_names(tmp_path: Path) ->
     assert load_inputs_file(js) == {"name": "j", "n": None}
 
 
+def test_a_tfvars_file_gives_the_value_of_a_constant_expression(tmp_path: Path) -> None:
+    hcl = tmp_path / "consts.tfvars"
+    hcl.write_text('n = 1 + 2\nl = [2 * 2, -1]\nm = { on = 1 < 2 }\n')
+    assert load_inputs_file(hcl) == {"n": 3, "l": [4, -1], "m": {"on": True}}
+
+
 @pytest.mark.parametrize(("name", "text", "fragment"), [
     ("x.tfvars", "a = = 1\n", "cannot parse"),
-    ("x.tfvars", "a = 1 + 2\n", "an expression hyops does not evaluate"),
+    ("x.tfvars", "a = max(1, 2)\n", "an expression hyops does not evaluate"),
     ("x.tfvars.json", "[1]", "must be a JSON object"),
     ("x.tfvars.json", "{", "is not valid JSON"),
 ])
@@ -447,6 +468,21 @@ def test_redacted_and_rerun_inputs_never_contain_the_secret(module: Path) -> Non
         assert SECRET not in text and REDACTED in text
 
 
+def test_ephemeral_values_are_withheld_like_secrets_and_left_out_of_the_digest() -> None:
+    specs = {"tok": VariableSpec("tok", True, ephemeral=True), "pw": spec("pw", sensitive=True), "n": spec("n")}
+    first = resolve_inputs(specs, var_options={"tok": SECRET, "pw": "p", "n": "x"})
+    rotated = resolve_inputs(specs, var_options={"tok": SECRET + "-next", "pw": "p", "n": "x"})
+
+    assert first.redacted()["tok"] == EPHEMERAL and first.redacted()["pw"] == REDACTED
+    assert first.rerun_inputs() == {"tok": EPHEMERAL, "pw": REDACTED, "n": "x"}
+    assert SECRET not in first.resolved_yaml() + first.rerun_yaml()
+    assert first.digest(b"k" * 32) == rotated.digest(b"k" * 32)  # a new token changes nothing applied
+    assert first.var_file(only=first.ephemeral_names) == f'tok = "{SECRET}"\n'
+    assert first.set_ephemeral() == ("tok",)
+    with pytest.raises(UsageError, match="placeholder '<ephemeral>'"):
+        resolve_inputs(specs, inputs_file={"tok": EPHEMERAL, "pw": "p"})
+
+
 def test_var_file_holds_every_explicit_input_as_hcl_that_parses_back() -> None:
     from hcl2 import loads
     from hcl2.utils import SerializationOptions
@@ -495,6 +531,12 @@ def test_digest_ignores_order_and_changes_with_any_value() -> None:
 ])
 def test_redact_argv_hides_sensitive_var_values(argv: list[str], expected: list[str]) -> None:
     assert redact_argv(argv, {"password"}) == expected
+
+
+def test_redact_argv_withholds_an_ephemeral_value_as_ephemeral() -> None:
+    argv = ["--var", "tok=x", "--", "-var=pw=y", "-var", "n=z"]
+    assert redact_argv(argv, {"pw", "tok"}, {"tok"}) == [
+        "--var", f"tok={EPHEMERAL}", "--", f"-var=pw={REDACTED}", "-var", "n=z"]
 
 
 def test_redact_every_var_hides_each_var_value_and_nothing_else() -> None:

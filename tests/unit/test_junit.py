@@ -66,7 +66,8 @@ def test_pending_is_skipped_with_what_blocked_it() -> None:
 
 
 def test_a_destroy_run_passes_destroyed_absent_and_retained() -> None:
-    report = StackReport("demo", "s.yml", "stack-destroy-1", "destroy", None, None, [
+    report = StackReport("demo", "s.yml", "stack-destroy-1", "destroy", "2026-01-01T00:00:00Z",
+                         "2026-01-01T00:00:09Z", [
         MemberEntry("vm", "demo/vm", "destroyed"), MemberEntry("net", "demo/net", "absent"),
         MemberEntry("db", "demo/db", "retained", error="retained, but its last apply failed: x")])
 

@@ -105,10 +105,12 @@ def test_a_running_record_nobody_runs_is_drawn_stale_and_says_so() -> None:
 
 
 def test_a_member_whose_record_moved_on_since_the_run_says_what_it_is_now() -> None:
-    pic = picture(DEMO, RED, {"network": RecordNow("running", stale=True)})
+    pic = picture(DEMO, RED, {"network": RecordNow("running", stale=True), "vm": RecordNow("ok")})
 
-    assert pic.node("network").status == "ok"
-    assert pic.node("network").detail == ("record now: running (stale)",)
+    assert pic.node("network").status == "ok"  # what the run said, as `stack status --json` says it
+    assert pic.node("network").kind == "stale"  # but never drawn green: its outcome is uncertain now
+    assert pic.node("network").detail == ("uncertain: record now running (stale)",)
+    assert pic.node("vm").detail[-1] == "record now: ok"
 
 
 def test_every_status_has_its_own_look_that_differs_in_line_or_glyph_not_only_colour() -> None:

@@ -14,10 +14,11 @@ import stat
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted
 from hybridops_tf.engine import process
 from hybridops_tf.engine.process import ProcessResult
 
@@ -307,7 +308,7 @@ def test_a_signal_received_before_spawn_means_the_engine_never_starts(
     assert guard_signals == []
 
 
-def test_run_capture_still_reads_after_a_signal_and_does_not_pass_it_on(
+def test_a_settling_read_still_runs_after_a_signal_and_is_not_sent_it(
     tmp_path: Path, guard_signals: list[int]
 ) -> None:
     """Settling an interrupted apply needs `show -json`: it must run, and not be killed."""
@@ -315,13 +316,58 @@ def test_run_capture_still_reads_after_a_signal_and_does_not_pass_it_on(
 
     with process.FORWARDER:
         signal.raise_signal(signal.SIGTERM)
-        captured = process.run_capture(py(f"open({str(started)!r}, 'w').close(); print('state')"))
+        captured = process.run_capture(py(f"open({str(started)!r}, 'w').close(); print('state')"),
+                                       settling=True)
 
     assert started.exists()
     assert captured.returncode == 0, "the earlier signal was forwarded to the read-only command"
     assert captured.stdout == "state\n"
-    assert captured.interrupted == signal.SIGTERM
+    assert captured.interrupted is None  # no signal reached it
     assert guard_signals == []
+
+
+def test_after_a_signal_an_ordinary_read_does_not_start(tmp_path: Path, guard_signals: list[int]) -> None:
+    """Nothing new starts after the first signal (an `init`, a version probe, a plan's read)."""
+    started = tmp_path / "engine-started"
+
+    with process.FORWARDER:
+        signal.raise_signal(signal.SIGINT)
+        with pytest.raises(Interrupted, match="^interrupted by SIGINT before"):
+            process.run_capture(py(f"open({str(started)!r}, 'w').close()"))
+
+    assert not started.exists()
+    assert guard_signals == []
+
+
+def test_a_signal_that_reaches_a_read_is_said_on_its_result(tmp_path: Path, guard_signals: list[int]) -> None:
+    marker = tmp_path / "child-got-signal"
+    result: list[process.Captured] = []
+
+    ready = tmp_path / "child-got-signal.ready"  # its handlers are in place
+    script = SIGNAL_AWARE.replace('print("ready", flush=True)', 'open(marker + ".ready", "w").close()')
+
+    def read() -> None:
+        result.append(process.run_capture(py(script, marker)))
+
+    with process.FORWARDER:
+        thread = threading.Thread(target=read)
+        thread.start()
+        _wait_for(ready.exists)
+        os.kill(os.getpid(), signal.SIGTERM)
+        thread.join()
+
+    assert marker.read_text() == str(int(signal.SIGTERM))
+    assert result[0].interrupted == signal.SIGTERM
+    assert guard_signals == []
+
+
+def _wait_for(predicate: Any, timeout: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
 
 
 def test_a_fresh_top_level_run_forgets_a_signal_from_an_earlier_run(tmp_path: Path) -> None:

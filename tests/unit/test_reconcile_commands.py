@@ -22,8 +22,13 @@ def test_a_stack_member_that_never_ran_is_applied_through_its_stack() -> None:
     assert Commands().apply(where) == "hyops stack apply modules/sim/stack.yml --resume"
 
 
-def test_a_stack_member_that_ran_is_applied_alone_with_its_inputs() -> None:
+def test_a_stack_member_that_ran_is_applied_alone_with_the_stack_files_inputs_now() -> None:
+    # its rerun.inputs.yml may hold an input the stack file no longer gives (issue 38)
     where = Where("demo/vm", "modules/sim/vm", inputs_args=("--inputs", "r.yml"),
-                  stack_file="modules/sim/stack.yml")
+                  stack_file="modules/sim/stack.yml", stack_args=("--var", "size=large", "--var", "token=<secret>"))
 
-    assert Commands().apply(where) == "hyops apply modules/sim/vm --ref demo/vm --inputs r.yml"
+    assert Commands().apply(where) == ("hyops apply modules/sim/vm --ref demo/vm --var size=large "
+                                       "--var 'token=<secret>'")
+    assert Commands().destroy(where) == "hyops destroy modules/sim/vm --ref demo/vm --inputs r.yml"
+    assert Commands().stack_apply(where) == "hyops stack apply modules/sim/stack.yml --resume"
+    assert Commands().stack_apply(where, resume=False) == "hyops stack apply modules/sim/stack.yml"

@@ -228,6 +228,18 @@ def test_recorded_outputs_that_differ_from_state_are_outputs_mismatch_without_sh
     assert finding.next_actions == (f"hyops apply {R}",)
 
 
+def test_an_object_the_state_holds_at_another_address_is_moved_in_state_until_write_follows_it() -> None:
+    rec = record(Status.OK, resources={"sim_vm.a": ("complete", "create", "vm-1")})
+    ev = evidence(record=rec, state=state("sim_vm.web", ids={"sim_vm.web": "vm-1"}), refresh=quiet(),
+                  plan=quiet())
+
+    finding = only(compare(ev, CMD), Code.MOVED_IN_STATE)
+
+    assert "sim_vm.a is at sim_vm.web" in finding.detail
+    assert finding.addresses == ("sim_vm.a",)
+    assert finding.next_actions == (f"hyops reconcile {R} --write",)
+
+
 def test_objects_the_record_knows_but_the_state_lost_are_state_missing_with_exact_imports() -> None:
     rec = record(Status.OK, resources={"sim_network.this": ("complete", "create", "net-1a2b3c4d"),
                                        "sim_vm.this": ("complete", "create", None)})
@@ -260,14 +272,14 @@ def test_errored_statefile_comes_first_and_pushes_with_the_engine_in_use() -> No
     assert "records ok" not in only(found, Code.PARTIAL_APPLY).detail  # not before the push
 
 
-def test_a_workspace_is_named_in_the_state_push_and_global_options_in_every_hyops_command() -> None:
+def test_a_workspace_is_named_in_the_state_push_and_every_hyops_command_with_the_global_options() -> None:
     ev = evidence(where=Where(REF, DIR, workspace="blue"), errored_state=True, record=record(Status.OK),
                   state=state("sim_network.this"), refresh=quiet())
 
     finding = only(compare(ev, Commands("hyops --runtime-root /rt", "/opt/tf/terraform")), Code.ERRORED_STATEFILE)
 
     assert finding.next_actions == (f"TF_WORKSPACE=blue /opt/tf/terraform -chdir={DIR} state push errored.tfstate",
-                                    f"hyops --runtime-root /rt reconcile {R}")
+                                    f"hyops --runtime-root /rt reconcile {R} --workspace blue")
 
 
 def test_a_module_directory_with_spaces_is_quoted_in_next_actions() -> None:

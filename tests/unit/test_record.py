@@ -49,6 +49,7 @@ def full_record() -> OperationRecord:
         resolved_inputs_file="/rt/runs/platform__network/r/resolved.inputs.yml",
         rerun_inputs_file="/rt/config/modules/platform__network/rerun.inputs.yml",
         inputs_digest="sha256:abc",
+        config_digest="hmac-sha256:config-v1:abc",
         workspace="blue",
         outputs={"network_id": "net-1", "token": {"sensitive": True}},
         resources={

@@ -84,6 +84,28 @@ def test_a_deposed_object_is_its_own_entry_and_its_completed_delete_retires_it()
     assert missing_from_state(cleaned.resources, {"sim_vm.a": StateObject("vm-new")}) == []
 
 
+def test_deleting_only_a_deposed_object_leaves_the_current_entry_as_it_was() -> None:
+    deposed = deposed_entry_key("sim_vm.a", "00aa")
+    known = {"sim_vm.a": entry("complete", "create", "vm-new"),
+             deposed: ResourceEntry(ResourceStatus.ERROR, "delete", "vm-old", None, "00aa")}
+    cleanup = ResourceProgress("sim_vm.a", Progress.DESTROYED, "delete", "delete", id_value="vm-old",
+                               deleted_ids=("vm-old",), deleting_ids=("vm-old",))
+    failed_again = ResourceProgress("sim_vm.a", Progress.ERROR, "delete", "delete", id_value="vm-old",
+                                    deleting_ids=("vm-old",))
+    current_fails = ResourceProgress("sim_vm.a", Progress.ERROR, "delete", "delete", id_value="vm-new",
+                                     deleting_ids=("vm-new",))
+    both = {"sim_vm.a": StateObject("vm-new"), deposed: StateObject("vm-old", deposed="00aa")}
+
+    cleaned = objects_after_run(known, {"sim_vm.a": cleanup}, {"sim_vm.a": StateObject("vm-new")}, run_id=RUN)
+    still = objects_after_run(known, {"sim_vm.a": failed_again}, both, run_id=RUN)
+    destroy_failed = objects_after_run(known, {"sim_vm.a": current_fails}, both, run_id=RUN)
+
+    assert cleaned.resources["sim_vm.a"] == still.resources["sim_vm.a"] == entry("complete", "create", "vm-new")
+    assert cleaned.resources[deposed].status is ResourceStatus.DESTROYED
+    assert still.resources[deposed].status is ResourceStatus.ERROR
+    assert destroy_failed.resources["sim_vm.a"] == entry("error", "delete", "vm-new")
+
+
 def test_a_destroyed_id_is_never_inherited_by_a_later_failed_create() -> None:
     known = {"sim_vm.web[0]": entry("destroyed", "delete", "vm-dead")}
     progress = {"sim_vm.web[0]": ResourceProgress("sim_vm.web[0]", Progress.ERROR, "create", "create")}

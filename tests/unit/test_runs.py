@@ -13,16 +13,14 @@ from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import plan_was_read
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Command, Status
-from hybridops_tf.runtime.run_folder import (
+from hybridops_tf.runtime.run_folder import RunFolder, RunMeta, may_hold_unseen_creates
+from hybridops_tf.runtime.run_result import (
     EngineRefusedResult,
     PlannedResult,
     ResultOutcome,
-    RunFolder,
-    RunMeta,
     RunResult,
     SettledResult,
     StoppedResult,
-    may_hold_unseen_creates,
 )
 from hybridops_tf.store.local import RecordStore
 

@@ -17,10 +17,13 @@ from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine, Reso
 from hybridops_tf.record.transitions import (
     UNNAMED_ORPHAN,
     RunStart,
+    StateObject,
+    after_import,
     apply_succeeded,
     begin,
     destroy_verified,
     failed,
+    imported,
     interrupted_run_orphans,
     new_suspect_orphans,
     resources_after_run,
@@ -232,6 +235,24 @@ def test_failed_is_error_with_command_and_reason_and_no_owner() -> None:
     assert rec.active_command is None
     assert rec.owner is None
     assert rec.run_id == "apply-2"
+
+
+def test_an_import_keeps_the_failed_command_and_error_of_the_run_it_follows() -> None:
+    before = failed_record()
+    running = begin(before, start("import", "import-3"))
+    adopted = imported(running, "sim_vm.a", {"sim_vm.a": StateObject("vm-1"), "sim_network.n": StateObject("net-1")})
+    refused = failed(running, command="import", error="import of sim_vm.a failed: no such object",
+                     recovered_outputs=None, resources=None, orphans=[])
+
+    kept, kept_refused = after_import(adopted, before), after_import(refused, before)
+
+    assert kept.status is Status.ERROR and kept.failed_command == "apply"
+    assert kept.last_error == ("sim_vm.a: create failed; then sim_vm.a was imported into state; run "
+                               "`hyops reconcile` to settle the module")
+    assert kept.suspect_orphans == []
+    assert kept_refused.failed_command == "apply"
+    assert kept_refused.last_error == "sim_vm.a: create failed; then import of sim_vm.a failed: no such object"
+    assert after_import(adopted, None) == adopted
 
 
 def test_failed_without_recovered_outputs_keeps_the_known_ones() -> None:

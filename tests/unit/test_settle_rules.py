@@ -123,11 +123,14 @@ class ReplayEngine:
     def show_state_doc(self) -> dict[str, Any]:
         return self.state
 
+    def for_settling(self) -> ReplayEngine:
+        return self
+
 
 class FullDiskStore(RecordStore):
     """The local store on a disk that filled up after `running` was written."""
 
-    def write(self, record: OperationRecord) -> None:
+    def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
 

@@ -67,8 +67,9 @@ def test_status_prints_the_report_as_stored_and_adds_members_it_lacks(tmp_path: 
 
     assert doc["members"][:2] == stored.to_dict()["members"]
     assert doc["members"][2] == {"name": "config", "module_ref": "demo/config", "status": "none"}
-    assert {k: v for k, v in doc.items() if k != "members"} == {
+    assert {k: v for k, v in doc.items() if k not in ("members", "state")} == {
         k: v for k, v in stored.to_dict().items() if k != "members"}
+    assert doc["state"] == "finished"
 
 
 def test_an_unreadable_report_is_refused_and_kept(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.store import postgres
+from hybridops_tf.store import pgconn
 from hybridops_tf.store.schema import QUEUE_SCHEMA, QUEUE_SEARCH_PATH
 
 QUEUE = "hyops-stack"  # each run's jobs are in a queue of their own: queue_of(run_id)
@@ -78,8 +78,8 @@ def quiet() -> None:
 
 
 def connect(url: str) -> Any:
-    """An autocommit connection (store/postgres.connect) with the queue's schema on its path."""
-    conn = postgres.connect(url)
+    """An autocommit connection (store/pgconn.connect) with the queue's schema on its path."""
+    conn = pgconn.connect(url)
     conn.execute(f"SET search_path TO {QUEUE_SCHEMA}")
     return conn
 
@@ -99,7 +99,7 @@ def worker_app(url: str, task: Callable[..., Any], pool_size: int) -> Any:
     quiet()
     connector = procrastinate.PsycopgConnector(
         conninfo=url, min_size=1, max_size=pool_size,
-        kwargs={"options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker", **postgres.KEEPALIVE})
+        kwargs={"options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker", **pgconn.KEEPALIVE})
     app = procrastinate.App(connector=connector)
     app.task(name=TASK, pass_context=True,
              retry=procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT,

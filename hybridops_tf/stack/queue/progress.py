@@ -75,6 +75,6 @@ def requeue(conn: Any, run: QueuedRun, name: str, worker: str, error: str) -> bo
     row = next(r for r in rows if r.name == name)
     if row.status != RUNNING or row.worker != worker:
         return False
-    row.set(status=QUEUED, error=error, attempts=row.attempts + 1, worker=None, started_at=None)
+    row.set(status=QUEUED, error=error, attempts=row.attempts + 1, worker=None, started_at=None, member_run_id=None)
     tables.save(conn, run.run_id, rows)
     return True

@@ -1,9 +1,11 @@
 """`hyops stack apply|destroy STACK --queue`: record a stack run in the shared store and queue
 its ready members; workers (`hyops stack work`) do the rest.
 
-Nothing runs here. The stack is validated (stack/loader.py did), the members' records are read
-(a corrupt one is exit 2) and, for apply, an uncertain one refuses the run as `stack apply`
-does (exit 4); then the run, its members and the first jobs are written in one transaction.
+Nothing runs here. The stack is validated (stack/loader.py did), its members' places are
+checked as `stack apply` checks them (another ref's or another root's state: exit 2), the
+members' records are read (a corrupt one is exit 2) and, for apply, an uncertain one refuses
+the run as `stack apply` does (exit 4); a signal before the run is written queues nothing;
+then the run, its members and the first jobs are written in one transaction.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import Owner, utc_now
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
@@ -22,7 +25,7 @@ from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Stack
 from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun, RunOptions
-from hybridops_tf.stack.runner import COMMANDS, refuse_uncertain
+from hybridops_tf.stack.runner import COMMANDS, refuse_places, refuse_uncertain
 
 
 @dataclass(frozen=True)
@@ -49,9 +52,11 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions)
     if not store.shared:
         raise UsageError("--queue needs the shared store: pass --store postgresql://USER@HOST:PORT/DB or set "
                          "HYOPS_STORE (docs/shared-store.md), on this runner and every worker")
+    refuse_places(stack, command, runtime)
     records = {m.name: store.read(m.key) for m in stack.members}  # corrupt: exit 2
     if command == "apply":
         refuse_uncertain(stack, records)
+    INTERRUPTS.check("before the run was queued; nothing was queued")
     run_id = new_run_id(f"stack-{command}")
     now = utc_now()
     owner = Owner.current(run_id)

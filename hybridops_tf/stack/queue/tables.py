@@ -174,6 +174,15 @@ def claim(conn: Any, run_id: str, name: str, worker: str, job_id: int, now: str)
     return row is not None
 
 
+def name_member_run(conn: Any, run_id: str, name: str, worker: str, member_run_id: str) -> bool:
+    """The run id of a member this worker runs, before its engine may start; False when the
+    run no longer counts the member as this worker's (it was given up as lost)."""
+    row = conn.execute(f"UPDATE {SCHEMA}.queue_members SET member_run_id = %s "
+                       "WHERE run_id = %s AND name = %s AND status = %s AND worker = %s RETURNING name",
+                       (member_run_id, run_id, name, RUNNING, worker)).fetchone()
+    return row is not None
+
+
 def finish_run(conn: Any, run_id: str, now: str) -> None:
     conn.execute(f"UPDATE {SCHEMA}.queue_runs SET finished_at = %s WHERE run_id = %s", (now, run_id))
 

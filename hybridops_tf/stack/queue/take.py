@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import HyopsError
 from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.record.model import utc_now
@@ -99,7 +100,8 @@ class Taker:
         steps = MemberSteps(StackRequest(
             stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,
             resume=run.options.resume, include_retained=run.options.include_retained,
-            lock_timeout=run.options.lock_timeout, argv=self.argv, listener=self.listener), run.run_id)
+            lock_timeout=run.options.lock_timeout, argv=self.argv, listener=self.listener), run.run_id,
+            on_run=lambda member_name, member_run_id: self._started(run.run_id, member_name, member_run_id))
         steps.results.update(self._upstreams(run, stack, name))
         result = steps.step(name)
         after = self.runtime.store.read(member.key)
@@ -107,6 +109,24 @@ class Taker:
                 after is not None and before is not None and after.run_id != before.run_id):
             result.retryable = False  # its record changed: something ran, never again by itself
         return result
+
+    def _started(self, run_id: str, name: str, member_run_id: str) -> None:
+        """The member's run id in its row and the run's report before its engine may start, as
+        `stack apply` names it (stack/member.py: OnRun): a worker killed from here on leaves a
+        report whose member that run's record settles (stack/view.py). A store that cannot take
+        it is a warning: the member's end writes it again."""
+        try:
+            conn = jobs.connect(self.url)
+            try:
+                with conn.transaction():
+                    tables.lock_run(conn, run_id)
+                    if tables.name_member_run(conn, run_id, name, self.name, member_run_id):
+                        view.publish(conn, run_id)
+            finally:
+                conn.close()
+        except Exception as err:  # noqa: BLE001 - psycopg's errors: the member goes on, its end says it
+            notices.warning(f"could not name run {member_run_id} of {name} in queued run {run_id}: "
+                            f"{str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}")
 
     def _upstreams(self, run: QueuedRun, stack: Stack, name: str) -> dict[str, MemberResult]:
         """How the members this one waits for ended in the run, with their recorded outputs."""

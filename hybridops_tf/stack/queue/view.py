@@ -22,7 +22,8 @@ def report_of(run: QueuedRun, rows: list[MemberRow]) -> StackReport:
                            run_id=r.member_run_id, error=r.error, worker=r.worker, started_at=r.started_at,
                            finished_at=r.finished_at if r.ended else None)
                for r in sorted(rows, key=lambda r: r.position)]
-    return StackReport(run.stack, run.stack_file, run.run_id, run.command, run.started_at, run.finished_at, members)
+    return StackReport(run.stack, run.stack_file, run.run_id, run.command, run.started_at, run.finished_at, members,
+                       queue=True)
 
 
 def publish(conn: Any, run_id: str) -> None:

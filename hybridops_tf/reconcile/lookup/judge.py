@@ -1,0 +1,194 @@
+"""From a lookup's candidates to a verdict per suspect orphan: pure (no I/O, no clock).
+
+The one rule: never adopt on a guess. A candidate is dropped when any known state or record
+holds its id (it is some other address's object, or a released one), and when one of the
+lookup's `match` attributes differs from the value the create was planned with. Then:
+- exactly one left, and every `match` attribute had a planned value: FOUND (`--write`
+  imports it at the orphan's address);
+- none left and the lookup is `complete`: NONE (the create made nothing; `--write` drops the
+  orphan);
+- none left from a lookup that is not complete: NOT_FOUND (nothing proven: today's advice);
+- one or more left while a `match` attribute had no planned value (unknown at plan time, or
+  sensitive): UNMATCHED; two or more: SEVERAL; one that is also another orphan's only or
+  listed candidate: SHARED. None of these is ever adopted: each candidate is named, with
+  its exact `--import`, for a person to choose.
+- the command failed, hung or printed garbage: FAILED (today's advice, and why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from hybridops_tf.reconcile.lookup.protocol import Candidate
+
+UNNAMED = "*"  # record/transitions.py's UNNAMED_ORPHAN: the orphan no plan could name
+
+
+class Outcome(StrEnum):
+    FOUND = "found"
+    NONE = "none"
+    NOT_FOUND = "not_found"
+    UNMATCHED = "unmatched"
+    SEVERAL = "several"
+    SHARED = "shared"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one lookup said about one address, and what is left of its candidates."""
+
+    address: str  # where the object would be adopted
+    type: str
+    outcome: Outcome
+    source: str  # the lookup, as a person recognises it (command, file, type)
+    complete: bool = False
+    match: tuple[str, ...] = ()
+    kept: tuple[Candidate, ...] = ()
+    held: tuple[str, ...] = ()  # ids dropped: a known state or record holds them
+    differ: tuple[str, ...] = ()  # ids dropped: a `match` attribute differs from the planned value
+    unplanned: tuple[str, ...] = ()  # `match` attributes the plan gave no value (unknown or sensitive)
+    why: str = ""  # FAILED: what went wrong
+    in_state: bool = False  # the address holds another object in state: a found one is a second object
+    also_for: tuple[str, ...] = ()  # SHARED: the other addresses whose candidate it is
+
+    @property
+    def found(self) -> Candidate | None:
+        return self.kept[0] if self.outcome is Outcome.FOUND else None
+
+    @property
+    def adoptable(self) -> bool:
+        """`--write` imports it: one candidate, at an address the state does not hold."""
+        return self.outcome is Outcome.FOUND and not self.in_state
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"address": self.address, "type": self.type, "outcome": self.outcome.value,
+                               "lookup": self.source, "complete": self.complete, "match": list(self.match),
+                               "candidates": [c.to_dict() for c in self.kept]}
+        for name in ("held", "differ", "unplanned", "also_for"):
+            if getattr(self, name):
+                doc[{"held": "dropped_held", "differ": "dropped_differ"}.get(name, name)] = list(getattr(self, name))
+        if self.why:
+            doc["why"] = self.why
+        if self.in_state:
+            doc["in_state"] = True
+        return doc
+
+
+@dataclass(frozen=True)
+class OrphanLookup:
+    """Every lookup asked about one suspect orphan: one for a named orphan, one per planned
+    create for the unnamed `*`; `not_asked` says why some or all could not be asked."""
+
+    orphan: str
+    asks: tuple[Judgement, ...] = ()
+    not_asked: str = ""
+    run_id: str | None = None  # the reconcile run folder that keeps what was asked and answered
+
+    @property
+    def adoptable(self) -> tuple[Judgement, ...]:
+        return tuple(a for a in self.asks if a.adoptable)
+
+    @property
+    def settled(self) -> bool:
+        """Every object the orphan's create may have made is accounted for: adopted (found) or
+        proven never made (none, from a complete lookup). Then the orphan can go."""
+        return (bool(self.asks) and not self.not_asked
+                and all(a.adoptable or a.outcome is Outcome.NONE for a in self.asks))
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"orphan": self.orphan, "settled": self.settled,
+                               "asks": [a.to_dict() for a in self.asks]}
+        if self.not_asked:
+            doc["not_asked"] = self.not_asked
+        if self.run_id:
+            doc["run_id"] = self.run_id
+        return doc
+
+
+def resource_type(address: str) -> str | None:
+    """`module.a["k"].sim_vm.this[0]` -> `sim_vm`; None for a data source or no address."""
+    parts: list[str] = []
+    depth, quoted, word = 0, False, ""
+    for ch in address:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "[":
+            depth += 1
+        elif not quoted and ch == "]":
+            depth -= 1
+        elif ch == "." and depth == 0 and not quoted:
+            parts.append(word)
+            word = ""
+            continue
+        if depth == 0 and not quoted and ch not in '[]"':
+            word += ch
+    parts.append(word)
+    while len(parts) >= 2 and parts[0] == "module":
+        parts = parts[2:]
+    if len(parts) != 2 or not parts[0] or parts[0] == "data":
+        return None
+    return parts[0]
+
+
+def judge(address: str, type_name: str, source: str, *, match: Collection[str], complete: bool,
+          planned: Mapping[str, Any], candidates: Iterable[Candidate], held: Collection[str],
+          in_state: bool = False) -> Judgement:
+    """The verdict of one answered lookup (see the module docstring)."""
+    kept: list[Candidate] = []
+    dropped_held: list[str] = []
+    dropped_differ: list[str] = []
+    for candidate in candidates:
+        if candidate.id in held:
+            dropped_held.append(candidate.id)
+        elif any(m in planned and candidate.attributes.get(m, _MISSING) != planned[m] for m in match):
+            dropped_differ.append(candidate.id)
+        else:
+            kept.append(candidate)
+    unplanned = tuple(m for m in match if m not in planned)
+    if not kept:
+        outcome = Outcome.NONE if complete else Outcome.NOT_FOUND
+    elif unplanned:
+        outcome = Outcome.UNMATCHED
+    elif len(kept) == 1:
+        outcome = Outcome.FOUND
+    else:
+        outcome = Outcome.SEVERAL
+    return Judgement(address, type_name, outcome, source, complete, tuple(match), tuple(kept), tuple(dropped_held),
+                     tuple(dropped_differ), unplanned, in_state=in_state)
+
+
+def failed(address: str, type_name: str, source: str, why: str, *, complete: bool = False,
+           in_state: bool = False) -> Judgement:
+    return Judgement(address, type_name, Outcome.FAILED, source, complete, why=why, in_state=in_state)
+
+
+def disambiguate(lookups: Mapping[str, OrphanLookup]) -> dict[str, OrphanLookup]:
+    """A found object that is also a candidate kept for another address (two orphans of one
+    type whose lookups cannot tell them apart) is nobody's for sure: SHARED, never adopted."""
+    owners: dict[str, list[str]] = {}
+    for lookup in lookups.values():
+        for ask in lookup.asks:
+            for candidate in ask.kept:
+                owners.setdefault(candidate.id, []).append(ask.address)
+    out: dict[str, OrphanLookup] = {}
+    for orphan, lookup in lookups.items():
+        asks = []
+        for ask in lookup.asks:
+            found = ask.found
+            others = [a for a in owners.get(found.id, []) if a != ask.address] if found is not None else []
+            asks.append(replace(ask, outcome=Outcome.SHARED, also_for=tuple(dict.fromkeys(others)))
+                        if others else ask)
+        out[orphan] = replace(lookup, asks=tuple(asks))
+    return out
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
