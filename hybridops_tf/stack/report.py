@@ -89,11 +89,15 @@ class StackReport:
         return out
 
 
-def write_report(runtime: Runtime, report: StackReport) -> Path:
-    """The report beside the records: the local file, and the shared store's copy when one is used."""
+def write_report(runtime: Runtime, report: StackReport, *, durable: bool = True) -> Path:
+    """The report beside the records: the local file, and the shared store's copy when one is used.
+
+    durable=False (a run's updates as members start and end) skips the disk flushes: a runner
+    that dies leaves what it wrote in the page cache, and only a machine that loses power can
+    lose an update, after which the member records (written durably) still say what happened."""
     path = layout.stack_report(runtime.root, report.stack)
     text = json.dumps(report.to_dict(), indent=2) + "\n"
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, durable=durable)
     store = runtime.store
     if store.shared:
         store.put_document(STACK_REPORT, report.stack, text)
@@ -145,15 +149,15 @@ class LiveReport:
             self.report.members = [replace(m, status=status.value, run_id=run_id, blocked_by=None, error=error)
                                    if m.name == name else m for m in self.report.members]
             try:
-                self._write()
+                self._write(durable=False)  # the run's first and last writes are durable
             except OSError as err:
                 if not self._warned:
                     self._warned = True
                     notices.warning(f"could not update the stack report under {self.runtime.root}: "
                                     f"{err.strerror or err}; the member records still say what happened")
 
-    def _write(self) -> None:
-        write_report(self.runtime, self.report)
+    def _write(self, durable: bool = True) -> None:
+        write_report(self.runtime, self.report, durable=durable)
         if self.also is not None:
             self.also(self.report)
 
