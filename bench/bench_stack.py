@@ -54,6 +54,14 @@ case "$cmd" in
     ui "plan" '"change":{{'"$res"',"action":"create"}},"type":"planned_change"'
     ui "creating" '"hook":{{'"$res"',"action":"create"}},"type":"apply_start"'
     sleep "${{BENCH_APPLY_SECONDS:-0}}"
+    # the state file, as a real engine writes it locally before it reports the create (hyops
+    # reads it instead of asking `show -json`, as it does after a real engine's apply)
+    st='{{"version":4,"terraform_version":"1.6.0","serial":1,"lineage":"bench",'
+    st="$st"'"outputs":{{"id":{{"value":"%s","type":"string"}}}},'
+    st="$st"'"resources":[{{"mode":"managed","type":"terraform_data","name":"this",'
+    st="$st"'"provider":"provider[\\"terraform.io/builtin/terraform\\"]",'
+    st="$st"'"instances":[{{"schema_version":0,"attributes":{{"id":"%s"}}}}]}}]}}\\n'
+    printf "$st" "$name" "$name" > "$dir/terraform.tfstate"
     created='"action":"create","id_key":"id","id_value":"'"$name"'","elapsed_seconds":1'
     ui "created" '"hook":{{'"$res"','"$created"'}},"type":"apply_complete"'
     changes='"add":1,"change":0,"remove":0,"import":0,"operation":"apply"'

@@ -139,7 +139,8 @@ def _read_stamp(marker_dir: Path, module_dir: Path) -> dict[str, Any] | None:
 def _write_stamp(marker_dir: Path, module_dir: Path, doc: dict[str, Any]) -> None:
     try:
         atomic_write_text(_stamp_path(marker_dir, module_dir),
-                          json.dumps({"schema_version": STAMP_VERSION, **doc}) + "\n")
+                          json.dumps({"schema_version": STAMP_VERSION, **doc}) + "\n",
+                          durable=False)  # a cache: a stamp lost is an `init` run again
     except OSError:
         pass
 

@@ -83,7 +83,7 @@ class Engine:
 
         captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
         if log_path is not None:
-            atomic_write_text(log_path, captured.stdout + captured.stderr)
+            atomic_write_text(log_path, captured.stdout + captured.stderr, durable=False)  # a log, as run files are
         if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure
             raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: `init` in {self.module_dir} "
                               f"stopped (exit {captured.returncode}); no record or state was changed")

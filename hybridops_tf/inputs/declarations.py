@@ -146,7 +146,7 @@ def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, 
         text = json.dumps({"schema_version": _DISK_CACHE_VERSION, "directory": str(directory),
                            "fingerprint": [list(f) for f in fingerprint], "variables": variables,
                            "outputs": {n: asdict(o) for n, o in module[1].items()}})
-        atomic_write_text(_disk_cache_path(cache_dir, directory), text)
+        atomic_write_text(_disk_cache_path(cache_dir, directory), text, durable=False)  # a cache: lost, parsed again
     except (OSError, TypeError, ValueError):
         pass  # a default JSON cannot hold, or an unwritable cache: parse again next time
 

@@ -160,19 +160,32 @@ def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str 
     the members before it ran; a default ref that clashes with an earlier standalone record is
     fixed by `ref:` in the stack file."""
     claimed: dict[Place, tuple[str, ...]] | None = None
+    passed: list[tuple[Place, str]] = []
     for name, target, workspace in members:
         try:
             refuse_other_root(command, target, workspace, runtime_root, store.shared)
         except UsageError as err:
             raise UsageError(f"nothing was run: member {name}: {err.message}") from None
         claimed = claims_in(store) if claimed is None else claimed
-        mine, others = standing(claimed, Place.of(target.directory, workspace), target.ref)
+        place = Place.of(target.directory, workspace)
+        mine, others = standing(claimed, place, target.ref)
+        if not others:
+            passed.append((place, target.ref))
         if others and not mine:
             where = f" (workspace {workspace})" if workspace else ""
             raise UsageError(
                 f"nothing was run: member {name} ({target.ref}): {target.directory}{where} is module {others[0]}'s, "
                 f"whose record claims what the engine's state there holds; give the member `ref: {others[0]}` in "
                 f"{stack_file} to run it as that record (or a `workspace:` of its own)")
+    if store.shared:
+        return
+    # Every member passed: each one's own run reads its marker instead of every record again (a
+    # first stack run would otherwise read all records once per member). Another ref reaching a
+    # place meanwhile finds no record of the member there, passes, and overwrites the marker, so
+    # the member's run then reads the records and finds it. Written only now: a refused stack
+    # writes nothing, not even the runtime root.
+    for place, ref in passed:
+        _write_marker(_marker_path(runtime_root, place), place, ref)
 
 
 def _marker_path(runtime_root: Path, place: Place) -> Path:

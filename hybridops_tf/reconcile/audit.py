@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.errors import ExitCode, OperationFailed, RefusedError, UsageError
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import RunFolder, new_run_id
@@ -58,3 +58,16 @@ def close_run(runtime: Runtime, folder: RunFolder, meta: ReconcileMeta, exit_cod
         runtime.store.journal_doc(meta.module_ref, folder.run_id, "result", {"exit_code": exit_code, **result})
     except OSError as err:
         notices.warning(f"could not journal the result of {folder.run_id}: {err.strerror or err}")
+
+
+def write_record(runtime: Runtime, key: str, folder: RunFolder, meta: ReconcileMeta, updated: OperationRecord,
+                 address: str, result: dict[str, Any]) -> None:
+    """Write `updated` inside its audit run and close the run with `result`; a write that fails
+    closes the run failed and raises OperationFailed (the record is as it was: `address` still listed)."""
+    try:
+        runtime.store.write(updated)
+    except OSError as err:
+        message = f"could not write {runtime.store.where(key)}: {err.strerror or err}; {address} is still listed"
+        close_run(runtime, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
+        raise OperationFailed(message) from None
+    close_run(runtime, folder, meta, ExitCode.OK, result)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
+from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.operation import steps
 from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
@@ -42,7 +42,6 @@ def forget(target: Target, address: str, ctx: WriteContext, *, why: str | None =
     """Drop one suspect orphan from the record, under the lock, leaving an audit run folder;
     `why` is what decided it when no person did (a complete lookup that found nothing)."""
     rt = ctx.gather.runtime
-    store = rt.store
     with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
                              "there is no suspect orphan to forget") as (record, run_id):
         gone = [o for o in record.suspect_orphans if o.address == address]
@@ -60,14 +59,7 @@ def forget(target: Target, address: str, ctx: WriteContext, *, why: str | None =
         folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-orphan",
                                       ctx.argv, address=address,
                                       forgotten=[o.to_dict() for o in gone], **({"why": why} if why else {}))
-        try:
-            store.write(updated)
-        except OSError as err:
-            message = (f"could not write {store.where(target.key)}: {err.strerror or err}; "
-                       f"{address} is still listed")
-            audit.close_run(rt, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
-            raise OperationFailed(message) from None
-        audit.close_run(rt, folder, meta, ExitCode.OK, {
+        audit.write_record(rt, target.key, folder, meta, updated, address, {
             "outcome": "forgotten", "address": address, "forgotten": [o.to_dict() for o in gone],
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from hybridops_tf.base.errors import ExitCode, OperationFailed, UsageError
+from hybridops_tf.base.errors import UsageError
 from hybridops_tf.reconcile import audit
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.model import Action, ActionKind
@@ -23,7 +23,6 @@ from hybridops_tf.reconcile.write import WriteContext
 def forget_released(target: Target, address: str, ctx: WriteContext) -> Action:
     """Drop `address` from the record's `released`, under the lock, leaving an audit run folder."""
     rt = ctx.gather.runtime
-    store = rt.store
     with audit.locked_record(rt, target.key, target.module_ref, ctx.lock_timeout,
                              "there is no released object to forget") as (record, run_id):
         gone = [o for o in record.released if o.address == address]
@@ -37,13 +36,7 @@ def forget_released(target: Target, address: str, ctx: WriteContext) -> Action:
         forgotten = [o.to_dict() for o in gone]
         folder, meta = audit.open_run(rt, target.key, record.module_dir, run_id, "forget-released",
                                       ctx.argv, address=address, forgotten=forgotten)
-        try:
-            store.write(updated)
-        except OSError as err:
-            message = f"could not write {store.where(target.key)}: {err.strerror or err}; {address} is still listed"
-            audit.close_run(rt, folder, meta, ExitCode.FAILED, {"outcome": "failed", "error": message})
-            raise OperationFailed(message) from None
-        audit.close_run(rt, folder, meta, ExitCode.OK, {
+        audit.write_record(rt, target.key, folder, meta, updated, address, {
             "outcome": "forgotten", "address": address, "forgotten": forgotten,
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_released": [o.to_dict() for o in updated.released],

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from hybridops_tf.base.errors import ExitCode, RefusedError
+from hybridops_tf.base.errors import ExitCode, OperationFailed, RefusedError
 from hybridops_tf.reconcile import audit
+from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 
 
@@ -41,3 +43,23 @@ def test_the_audit_meta_names_the_action_then_its_details_then_its_end(tmp_path:
                              "exit_code"]
     assert (written["command"], written["action"], written["address"]) == ("reconcile", "forget-orphan", "sim_vm.a")
     assert json.loads((folder.path / "result.json").read_text())["outcome"] == "forgotten"
+
+
+def test_a_record_write_that_fails_closes_the_audit_run_failed_and_says_the_address_is_still_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = Runtime(tmp_path)
+
+    def no_space(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(runtime.store), "write", no_space)
+    folder, meta = audit.open_run(runtime, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan", ["reconcile"])
+
+    with pytest.raises(OperationFailed, match="sim_vm.a is still listed"):
+        audit.write_record(runtime, "demo__vm", folder, meta, cast(OperationRecord, None), "sim_vm.a",
+                           {"outcome": "forgotten"})
+
+    result = json.loads((folder.path / "result.json").read_text())
+    assert result["outcome"] == "failed" and "No space left on device" in result["error"]
+    assert json.loads((folder.path / "meta.json").read_text())["exit_code"] == ExitCode.FAILED
