@@ -268,6 +268,10 @@ MUTANTS = (
            "    if member.status in (QUEUED, RUNNING):\n        member.set(status=QUEUED)\n"
            "        tables.save(conn, run.run_id, rows)\n",
            ("tests/integration/test_stack_queue.py", "-k", "killed")),
+    Mutant("a worker's late end, after the run gave its member up, counts as served",
+           "hybridops_tf/stack/queue/work.py",
+           "    elif result.given_up or any(", "    elif any(",
+           ("tests/integration/test_stack_queue.py", "-k", "silent")),
 )
 
 

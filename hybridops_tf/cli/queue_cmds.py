@@ -111,7 +111,8 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
     \b
     Exit codes:
       0    served (every member it ran ended as it should)
-      1    a member it ran failed
+      1    a member it ran failed, or ended after the run gave it up (this
+           worker was silent past HYOPS_QUEUE_LOST_AFTER and found lost)
       2    no shared store, or no such --run
       4    the store could not be reached
       130  interrupted (143 for SIGTERM); its members settled first
@@ -128,7 +129,11 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
         runtime=settings(ctx).runtime, name=worker, parallelism=parallelism, until_idle=until_idle, run_id=run_id,
         listener=_WorkerPrinter(worker), argv=sys.argv[1:],
         on_lost=lambda lost: click.echo(f"[{lost.member}] ✗ interrupted: worker {lost.worker} lost "
-                                        f"(run {lost.run_id})", err=True)))
+                                        f"(run {lost.run_id})", err=True),
+        on_given_up=lambda end: click.echo(
+            f"[{end.member}] ended {end.result.status.value} after run {end.run_id} gave it up (worker {worker} "
+            "lost: its heartbeat was silent too long); the run still counts it interrupted and its dependants "
+            "pending; its record says what ran: `hyops stack status STACK_FILE`", err=True)))
     click.echo(f"worker {worker}: {len(result.ran)} member(s) run", err=True)
     if INTERRUPTS.received is not None:
         interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: worker {worker} took nothing new and the "

@@ -200,3 +200,37 @@ def test_signals_stop_the_waiting_and_the_worker_and_the_run_goes_on_without_the
     assert (rows["b1"]["status"], rows["b1"]["blocked_by"]) == ("pending", "a1")
     assert {rows[n]["status"] for n in ("a2", "a3", "b2", "b3", "c2")} == {"ok"}
     assert {rows[n]["worker"] for n in ("a2", "a3", "b2", "b3", "c2")} == {"w1"}
+
+
+def test_a_worker_silent_past_its_heartbeat_is_given_up_and_its_late_end_is_said_not_counted(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
+    queued = hy("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+
+    w0 = worker(hy, "w0")
+    try:
+        gate.wait_started(w0)  # w0 holds a1, its engine held at the create
+        os.kill(w0.pid, signal.SIGSTOP)  # the worker falls silent (a frozen runner), its engine lives on
+        w1 = worker(hy, "w1")
+        out1 = w1.communicate(timeout=600)[0]
+        assert w1.returncode == 0, out1
+        rows = member_rows(pg_store, run_id)
+        assert (rows["a1"]["status"], rows["a1"]["worker"]) == ("interrupted", "w0")
+        assert (rows["b1"]["status"], rows["b1"]["blocked_by"]) == ("pending", "a1")
+    finally:
+        os.kill(w0.pid, signal.SIGCONT)
+        gate.release()
+    out0 = w0.communicate(timeout=300)[0]
+
+    assert pg_store.record("nine/a1")["status"] == "ok"  # it did converge; the record says so
+    rows = member_rows(pg_store, run_id)
+    assert rows["a1"]["status"] == "interrupted" and rows["b1"]["status"] == "pending"  # the run's word stands
+    assert w0.returncode == 1, out0  # never a green worker whose member the run does not count
+    assert f"[a1] ended ok after run {run_id} gave it up (worker w0 lost" in out0
+    assert "Traceback" not in out0  # procrastinate cannot end the job the run closed; it is no error

@@ -28,6 +28,19 @@ from hybridops_tf.stack.queue.submit import stack_digest
 from hybridops_tf.stack.queue.tables import QueuedRun
 
 
+@dataclass(frozen=True)
+class MemberEnd:
+    """How a member this worker ran ended. `counted` is False when the run had given it up
+    meanwhile (this worker was silent past its heartbeat and found lost, lost.py): the run
+    still says `interrupted: worker NAME lost` and its dependants pending; only its record
+    says what the run did."""
+
+    run_id: str
+    member: str
+    result: MemberResult
+    counted: bool = True
+
+
 class CannotServe(HyopsError):
     """This worker's checkout cannot run the run's members (no such stack file, or another one)."""
 
@@ -41,7 +54,8 @@ class Taker:
     url: str
     listener: StackListener | None = None
     argv: Sequence[str] = ()
-    on_end: Callable[[str, MemberResult], None] | None = None
+    on_end: Callable[[MemberEnd], None] | None = None
+    given_up: set[int] = field(default_factory=set)  # job ids whose end the run no longer counted
     _stacks: dict[str, Stack | CannotServe] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -73,19 +87,22 @@ class Taker:
                 assert locked is not None
                 retry = result.retryable and attempts < jobs.RETRIES
                 if retry:
-                    progress.requeue(conn, locked, member, self.name, result.error or "")
+                    counted = progress.requeue(conn, locked, member, self.name, result.error or "")
                 else:
-                    progress.end_member(conn, app, locked, member, self.name, utc_now(),
-                                        status=result.status.value, error=result.error,
-                                        member_run_id=result.run_id)
-                view.publish(conn, run_id)
+                    counted = progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                                  status=result.status.value, error=result.error,
+                                                  member_run_id=result.run_id)
+                if counted:
+                    view.publish(conn, run_id)
+                else:  # its job left the queue when it was found lost: procrastinate cannot end it
+                    self.given_up.add(job_id)
         finally:
             conn.close()
         if self.listener is not None:
             self.listener.member_finished(member, result)
         if self.on_end is not None:
-            self.on_end(member, result)
-        if retry:
+            self.on_end(MemberEnd(run_id, member, result, counted))
+        if retry and counted:
             raise jobs.NotYetRun(result.error or "not run")
 
     def _run(self, run: QueuedRun, name: str) -> MemberResult:

@@ -24,7 +24,7 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.member import MemberResult, StackListener
 from hybridops_tf.stack.queue import jobs, lost, tables
-from hybridops_tf.stack.queue.take import Taker
+from hybridops_tf.stack.queue.take import MemberEnd, Taker
 
 _TICK = 0.1  # how soon a signal stops the worker
 IDLE_LOOK = 0.5  # seconds between two `--until-idle` looks at the queue
@@ -43,15 +43,18 @@ class WorkRequest:
     run_id: str | None = None
     listener: StackListener | None = None
     on_lost: Callable[[lost.Lost], None] | None = None
+    on_given_up: Callable[[MemberEnd], None] | None = None  # a member that ended after the run gave it up
     argv: Sequence[str] = ()
 
 
 @dataclass
 class WorkResult:
     """What this worker ran, member by member, and its exit code: 130/143 after a signal, 1
-    when a member it ran failed or was interrupted, else 0."""
+    when a member it ran failed or was interrupted, or ended after the run had given it up
+    (this worker was found lost meanwhile), else 0."""
 
     ran: list[tuple[str, MemberResult]] = field(default_factory=list)
+    given_up: list[MemberEnd] = field(default_factory=list)
     exit_code: int = ExitCode.OK
 
 
@@ -74,26 +77,31 @@ def work(req: WorkRequest) -> WorkResult:
     result = WorkResult()
     guard = threading.Lock()
 
-    def ended(member: str, outcome: MemberResult) -> None:
+    def ended(end: MemberEnd) -> None:
         with guard:
-            result.ran.append((member, outcome))
+            result.ran.append((end.member, end.result))
+            if not end.counted:
+                result.given_up.append(end)
+        if not end.counted and req.on_given_up is not None:
+            req.on_given_up(end)
 
     taker = Taker(req.name, req.runtime, url, req.listener, req.argv, ended)
     app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2)
     req.runtime.ensure_root()
     with process.FORWARDER:
-        asyncio.run(_serve(app, req, url, heartbeat))
+        asyncio.run(_serve(app, req, url, heartbeat, taker))
         signum = process.FORWARDER.received
     if signum is not None:
         result.exit_code = 128 + signum
-    elif any(r.status in (MemberStatus.ERROR, MemberStatus.INTERRUPTED) for _, r in result.ran):
+    elif result.given_up or any(r.status in (MemberStatus.ERROR, MemberStatus.INTERRUPTED) for _, r in result.ran):
         result.exit_code = ExitCode.FAILED
     return result
 
 
-async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat) -> None:
+async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat, taker: Taker) -> None:
     from procrastinate.worker import Worker
 
+    asyncio.get_running_loop().set_exception_handler(_quiet_given_up(taker))
     async with app.open_async():
         worker = Worker(app, queues=[jobs.queue_of(req.run_id)] if req.run_id else None, name=req.name,
                         concurrency=req.parallelism, wait=True, install_signal_handlers=False,
@@ -118,6 +126,21 @@ async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat
                 if await asyncio.to_thread(_idle, url, req.run_id):
                     worker.stop()
         await running
+
+
+def _quiet_given_up(taker: Taker) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
+    """The event loop's error handler: procrastinate cannot end the job of a member the run
+    gave up (lost.py closed it as failed when this worker was found lost), and says so as an
+    unretrieved task error; the worker has said it plainly already (MemberEnd.counted). Any
+    other error is the loop's default report."""
+    from procrastinate.exceptions import ConnectorException
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), ConnectorException) and taker.given_up:
+            return
+        loop.default_exception_handler(context)
+
+    return handle
 
 
 def _idle(url: str, run_id: str | None) -> bool:
