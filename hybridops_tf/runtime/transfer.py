@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.record import layout
 from hybridops_tf.record.model import CorruptRecordError
+from hybridops_tf.runtime import live_journal
 from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT
 from hybridops_tf.store.local import RecordStore
 from hybridops_tf.store.postgres import PgStore
@@ -55,6 +57,14 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
     for folder in sorted(stacks.iterdir()) if stacks.is_dir() else []:
         report = layout.stack_report(source, folder.name)
         if report.is_file():
-            store.put_document(STACK_REPORT, folder.name, report.read_text(encoding="utf-8"))
+            text = report.read_text(encoding="utf-8")
+            if live_journal.journal_path(report).is_file():  # a run killed mid-way: what it journaled too
+                try:
+                    doc = json.loads(text)
+                except ValueError:
+                    doc = None  # unreadable: imported as it is, for `stack status` to refuse loudly
+                if isinstance(doc, dict):
+                    text = json.dumps(live_journal.fold(doc, report), indent=2) + "\n"
+            store.put_document(STACK_REPORT, folder.name, text)
             counts.documents += 1
     return counts

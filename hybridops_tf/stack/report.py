@@ -6,9 +6,10 @@ own run folder. `stack status` prints it, filling in members it does not know ye
 their records, so the answer never depends on having run the stack before.
 
 A run writes its report before any member starts (`finished_at` null, the runner named),
-again as each member starts (`running`, with the run_id its record will carry) and ends,
-and last with `finished_at`: a runner killed at any point leaves a report that says so, and
-`status_document` reads it with every member's record now (stack/view.py).
+journals each member's start (`running`, with the run_id its record will carry) and end
+(runtime/live_journal.py, folded in by read_report), and writes it last with `finished_at`:
+a runner killed at any point leaves a report that says so, and `status_document` reads it
+with every member's record now (stack/view.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.runtime import live_journal
+from hybridops_tf.runtime.live_journal import Journal
 from hybridops_tf.runtime.root import STACK_REPORT, Runtime
 from hybridops_tf.stack import view
 from hybridops_tf.stack.model import Stack
@@ -134,45 +137,63 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
             or not isinstance(doc.get("members"), list):
         raise UsageError(f"stack report {path} is not a schema_version {SCHEMA_VERSION} report; "
                          "it was left untouched: move it aside to start over")
-    return doc
+    return doc if store.shared else live_journal.fold(doc, path)
 
 
 class LiveReport:
-    """The report of a run in progress, written again whenever a member starts or ends, so
+    """The report of a run in progress: written whole before any member starts, then each
+    member's start and end appended to the run's journal (runtime/live_journal.py; with a
+    shared store, the store's copy is written whole, as other runners read only that), so
     that a runner killed at any point leaves a report saying how far it got. The first write
     raises (the run must not start unseen); later ones warn once and let the run go on (the
-    member records still say what happened). `also` gets every version written (the JUnit
-    file). Member threads call it: one write at a time."""
+    member records still say what happened). `also` gets every version (the JUnit file).
+    Member threads call it: one write at a time. `finish` after the finished report is
+    written drops the journal."""
 
     def __init__(self, runtime: Runtime, report: StackReport,
                  also: Callable[[StackReport], None] | None = None) -> None:
         self.runtime = runtime
         self.report = report
         self.also = also
+        self._index = {m.name: i for i, m in enumerate(report.members)}
+        self._journal = Journal(layout.stack_report(runtime.root, report.stack), report.run_id)
         self._lock = threading.Lock()
         self._warned = False
 
     def start(self) -> None:
         with self._lock:
-            self._write()
+            write_report(self.runtime, self.report)
+            self._journal.open()  # after the report that names its run: a journal of another run is ignored
+            if self.also is not None:
+                self.also(self.report)
 
     def member(self, name: str, status: MemberStatus, run_id: str | None = None, error: str | None = None) -> None:
         """`name` is now `status` (run_id: its run, which its record carries or will)."""
         with self._lock:
-            self.report.members = [replace(m, status=status.value, run_id=run_id, blocked_by=None, error=error)
-                                   if m.name == name else m for m in self.report.members]
+            i = self._index[name]
+            members = self.report.members
+            members[i] = replace(members[i], status=status.value, run_id=run_id, blocked_by=None, error=error)
             try:
-                self._write(durable=False)  # the run's first and last writes are durable
+                if self.runtime.store.shared:
+                    write_report(self.runtime, self.report, durable=False)  # the run's first and last are durable
+                else:
+                    self._journal.append(name, status.value, run_id, error)
+                if self.also is not None:
+                    self.also(self.report)
             except OSError as err:
                 if not self._warned:
                     self._warned = True
                     notices.warning(f"could not update the stack report under {self.runtime.root}: "
                                     f"{err.strerror or err}; the member records still say what happened")
 
-    def _write(self, durable: bool = True) -> None:
-        write_report(self.runtime, self.report, durable=durable)
-        if self.also is not None:
-            self.also(self.report)
+    def finish(self, written: bool) -> None:
+        """The run's end: the journal goes once the finished report was `written`, else it stays
+        (folded into the report it belongs to, it is the run's last word)."""
+        with self._lock:
+            try:
+                self._journal.close(remove=written)
+            except OSError:
+                pass
 
 
 def records_now(stack: Stack, runtime: Runtime) -> dict[str, Any]:

@@ -133,6 +133,7 @@ def _run_stack(req: StackRequest) -> StackResult:
     except OSError as err:
         notices.error(f"could not write the stack report under {req.runtime.root}: "
                       f"{err.strerror or err}; the member records still say what happened")
+    live.finish(written=path is not None)
     if execution.crash is not None:
         raise execution.crash  # a bug: keep its traceback, after the report is safe
     code = exit_code_of(execution.interrupted, execution.results)

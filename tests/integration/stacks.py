@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.runtime import live_journal
 from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
 from tests.stackfiles import DEMO, write_stack
@@ -40,7 +41,9 @@ class StackEnv:
         return self.hyops("stack", *args)
 
     def report(self, stack: str = "demo") -> dict[str, Any]:
-        return json.loads((self.hyops.runtime_root / "stacks" / stack / "latest.json").read_text())
+        """The report as `stack status` reads it: a killed run's journaled updates folded in."""
+        path = self.hyops.runtime_root / "stacks" / stack / "latest.json"
+        return live_journal.fold(json.loads(path.read_text()), path)
 
     def run_dir(self, ref: str, run_id: str) -> Path:
         return self.hyops.runtime_root / "runs" / ref.replace("/", "__") / run_id

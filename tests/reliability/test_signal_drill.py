@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.runtime import live_journal
 from tests.integration import phases
 from tests.integration.helpers import copy_module
 from tests.integration.hyops_cli import Hyops
@@ -90,7 +91,7 @@ class Round:
 
     def report(self) -> dict[str, Any] | None:
         path = self.h.runtime_root / "stacks" / "demo" / "latest.json"
-        return json.loads(path.read_text()) if path.exists() else None
+        return live_journal.fold(json.loads(path.read_text()), path) if path.exists() else None
 
     def live(self) -> list[dict[str, Any]]:
         return self.h.sim_objects() if self.h.sim_root.exists() else []

@@ -1,0 +1,83 @@
+"""The live journal of a stack run in progress: `stacks/<stack>/live.jsonl`, beside its report.
+
+A run writes its report whole when it starts and when it ends (stack/report.py); in between,
+each member's start and end is one line appended here, so an update costs the same at 500
+members as at 5 (a report rewritten whole costs its size on each of a run's 2N updates). A
+reader folds the journal into the report (`fold`) while the report is unfinished; a line a
+killed runner left half written is ignored, and so are lines of another run (a journal the
+report's run_id does not name: a run killed between its report and its journal). The lines
+are not flushed to disk one by one, as the whole report's updates were not: a runner that
+dies leaves them in the page cache; only a machine that loses power can lose one, after
+which the member records (written durably) still say what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+JOURNAL_FILE = "live.jsonl"
+
+
+def journal_path(report_path: Path) -> Path:
+    return report_path.with_name(JOURNAL_FILE)
+
+
+class Journal:
+    """Appends a run's member updates; truncated when opened (a new run starts it)."""
+
+    def __init__(self, report_path: Path, run_id: str | None) -> None:
+        self.path = journal_path(report_path)
+        self.run_id = run_id
+        self._file: IO[str] | None = None
+
+    def open(self) -> None:
+        self._file = self.path.open("w", encoding="utf-8")
+
+    def append(self, name: str, status: str, run_id: str | None, error: str | None) -> None:
+        """One member's update, written through (one write call) before this returns."""
+        if self._file is None:
+            self.open()
+        assert self._file is not None
+        self._file.write(json.dumps({"run": self.run_id, "name": name, "status": status, "run_id": run_id,
+                                     "error": error}) + "\n")
+        self._file.flush()
+
+    def close(self, remove: bool) -> None:
+        """Done with it: removed once the finished report says everything it said."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def fold(doc: dict[str, Any], report_path: Path) -> dict[str, Any]:
+    """The report `doc` with its unfinished run's journaled updates applied, in order."""
+    if doc.get("finished_at") or not isinstance(doc.get("members"), list):
+        return doc
+    try:
+        text = journal_path(report_path).read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return doc
+    except OSError:
+        return doc  # unreadable: the report as last written whole, and the records, still say it
+    index = {m.get("name"): i for i, m in enumerate(doc["members"]) if isinstance(m, dict)}
+    for line in text.splitlines():
+        try:
+            update = json.loads(line)
+        except ValueError:
+            continue  # a line a killed runner left half written
+        if not isinstance(update, dict) or update.get("run") != doc.get("run_id") or update.get("name") not in index:
+            continue
+        entry = dict(doc["members"][index[update["name"]]])
+        entry["status"] = update.get("status")
+        entry.pop("blocked_by", None)
+        for key in ("run_id", "error"):
+            if update.get(key) is None:
+                entry.pop(key, None)
+            else:
+                entry[key] = update[key]
+        doc["members"][index[update["name"]]] = entry
+    return doc
