@@ -2,7 +2,8 @@
 scripts of their steps (GitHub `run:`, GitLab `before_script`/`script`/`after_script`) and
 the `hyops` command lines in them, split as the shell would split them. Shared by the unit
 test that parses every line with the real CLI (tests/unit/test_ci_examples.py) and the
-integration test that runs the recipes (tests/integration/test_ci_recipes_run.py)."""
+integration tests that run the recipes (tests/integration/test_ci_recipes_run.py,
+test_ci_queue_recipes_run.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 GITHUB = REPO / "examples" / "ci" / "github-actions.yml"
 GITLAB = REPO / "examples" / "ci" / "gitlab-ci.yml"
+GITHUB_QUEUE = REPO / "examples" / "ci" / "github-actions-queue.yml"  # a stack over many runners
+GITLAB_QUEUE = REPO / "examples" / "ci" / "gitlab-ci-queue.yml"
+GITHUB_RECIPES = (GITHUB, GITHUB_QUEUE)
+GITLAB_RECIPES = (GITLAB, GITLAB_QUEUE)
 CI_DOC = REPO / "docs" / "ci.md"
 
 PLACEHOLDER = "placeholder"
@@ -103,8 +108,8 @@ def load(path: Path) -> dict[str, Any]:
 
 def recipe_commands() -> list[tuple[str, list[str]]]:
     """(where, argv) for every hyops command in the recipes and in docs/ci.md."""
-    sources = [(f"github-actions.yml:{job}", s) for job, s in github_scripts(load(GITHUB))]
-    sources += [(f"gitlab-ci.yml:{job}", s) for job, s in gitlab_scripts(load(GITLAB))]
+    sources = [(f"{path.name}:{job}", s) for path in GITHUB_RECIPES for job, s in github_scripts(load(path))]
+    sources += [(f"{path.name}:{job}", s) for path in GITLAB_RECIPES for job, s in gitlab_scripts(load(path))]
     if CI_DOC.exists():
         sources += list(doc_shell_blocks(CI_DOC.read_text(encoding="utf-8")))
     return [(where, argv) for where, script in sources for argv in hyops_commands(script)]

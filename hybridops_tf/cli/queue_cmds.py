@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.settings import settings
@@ -20,14 +20,23 @@ _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "reta
 
 
 def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, options: Any, wait: bool, fmt: str,
-           table: Callable[[list[dict[str, Any]], dict[str, str] | None], None]) -> None:
+           table: Callable[[list[dict[str, Any]], dict[str, str] | None], None],
+           junit_path: Path | None = None) -> None:
     """Queue the run and print its id (exit 0); with `wait`, follow it to its end and exit as
-    `stack apply` would. `table` prints the members (stack_cmds' table)."""
+    `stack apply` would, writing `junit_path` (the merged run, or the refusal) as `stack apply`
+    does. `table` prints the members (stack_cmds' table)."""
     from hybridops_tf.stack.queue.submit import queue_run
     from hybridops_tf.stack.queue.view import exit_code, report_of
 
     runtime = settings(ctx).runtime
-    queued = queue_run(stack, command, runtime, options)
+    try:
+        queued = queue_run(stack, command, runtime, options)
+    except HyopsError as err:
+        if junit_path is not None:
+            from hybridops_tf.stack import junit
+
+            junit.write_or_say(junit_path, junit.refusal_xml(stack.name, command, str(stack.file), err.message))
+        raise
     run = queued.run
     click.echo(f"queued {run.run_id}: stack {stack.name} {command}, {len(queued.rows)} members "
                f"({sum(r.status == 'queued' for r in queued.rows)} ready); workers: hyops stack work --until-idle",
@@ -52,11 +61,17 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
         counts = ", ".join(f"{n} {s}" for s, n in report.counts().items())
         click.echo(f"stack {stack.name} {command}: {counts} (run {run.run_id}, queued)")
         table(doc["members"], None)
+    written = True
+    if junit_path is not None:  # the run as it stands: ended, or (waiting interrupted) going on
+        from hybridops_tf.stack import junit
+
+        written = junit.write_or_say(junit_path, junit.report_xml(report))
     if waited.interrupted is not None:
         interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: stopped waiting; run {run.run_id} goes on "
                         f"with its workers; next: hyops stack status {stack_file}")
         ctx.exit(128 + waited.interrupted)
-    ctx.exit(exit_code(waited.rows))
+    code = exit_code(waited.rows)
+    ctx.exit(ExitCode.FAILED if code == ExitCode.OK and not written else code)
 
 
 def _progress_line(row: Any) -> None:

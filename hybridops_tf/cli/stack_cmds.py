@@ -34,7 +34,7 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
                         expose_value=False, callback=lambda ctx, _p, value: ctx.meta.__setitem__("junit", value),
                         help="Also write the run as JUnit XML, a test case per member (written when "
-                             "the run fails too).")(func)
+                             "the run fails too); with --queue, only with --wait.")(func)
     func = click.option("--json", "as_json", is_flag=True,
                         help="Print the run report (stacks/<stack>/latest.json) on stdout.")(func)
     func = click.option("--format", "output_format", type=click.Choice(render.FORMATS), default=None,
@@ -116,6 +116,12 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     from hybridops_tf.stack.runner import StackRequest, run_stack
 
     fmt = render.output_format(as_json, output_format)
+    if ctx.meta.get("queue") and ctx.meta.get("junit") and not ctx.meta.get("wait"):
+        from hybridops_tf.base.errors import UsageError
+
+        raise UsageError(f"--junit with --queue needs --wait: the run ends on its workers, after this command; "
+                         f"add --wait, or write it once they are done with `hyops stack status {stack_file} "
+                         f"--junit {ctx.meta['junit']}`")
     stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 
@@ -125,7 +131,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         from hybridops_tf.stack.queue.tables import RunOptions
 
         submit(ctx, command, stack, stack_file, RunOptions(continue_on_error, resume, include_retained, lock_timeout),
-               bool(ctx.meta.get("wait")), fmt, _table)
+               bool(ctx.meta.get("wait")), fmt, _table, ctx.meta.get("junit"))
     elif ctx.meta.get("wait"):
         from hybridops_tf.base.errors import UsageError
 
@@ -231,19 +237,26 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
 @click.option("--json", "as_json", is_flag=True,
               help="Print the last run report; members it lacks show their record status.")
 @format_option
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Also write the last run, as shown, as JUnit XML: a queued run's once its workers are done.")
 @click.pass_context
-def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_format: str | None) -> None:
+def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_format: str | None,
+               junit_path: Path | None) -> None:
     """Show the last run of STACK_FILE: ok, failed, pending and why.
 
     The last run report is read with every member's record now: a run whose runner stopped
     before writing its end is shown as interrupted, its members as their records say, and a
     member whose outcome is uncertain (a stale `running` record, suspect orphans) is named
     first. `--format markdown` prints a table (member, status, why, next action) for a PR
-    comment or $GITHUB_STEP_SUMMARY.
+    comment or $GITHUB_STEP_SUMMARY. `--junit FILE` writes the run as shown as JUnit XML
+    (each member a test case naming the worker that ran it; an uncertain member fails, and
+    so does a run that never ran, still runs or was interrupted): the last CI job of a
+    queued run writes it after the workers.
 
     \b
     Exit codes:
       0  shown, and nothing uncertain
+      1  shown, and the --junit file could not be written
       2  invalid stack file, or an unreadable run report or record
       3  shown: the last run did not finish (its runner is gone), or a member's outcome is
          uncertain (`hyops reconcile --stack STACK_FILE` says what is live)
@@ -253,6 +266,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       hyops stack status modules/sim/stack.yml
       hyops stack status modules/sim/stack.yml --json
       hyops stack status modules/sim/stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
+      hyops stack status stack.yml --junit hyops-junit.xml   # after `hyops stack work` jobs
     """
     from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.stack import view
@@ -277,6 +291,11 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
         _table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
         if code != ExitCode.OK:
             click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")
+    if junit_path is not None:
+        from hybridops_tf.stack import junit
+
+        if not junit.write_or_say(junit_path, junit.status_xml(doc)) and code == ExitCode.OK:
+            code = ExitCode.FAILED
     ctx.exit(code)
 
 

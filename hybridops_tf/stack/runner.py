@@ -56,9 +56,9 @@ def run_stack(req: StackRequest) -> StackResult:
     try:
         result = _run_stack(req)
     except HyopsError as err:
-        _write_junit(req.junit, junit.refusal_xml(req.stack.name, req.command, str(req.stack.file), err.message))
+        junit.write_or_say(req.junit, junit.refusal_xml(req.stack.name, req.command, str(req.stack.file), err.message))
         raise
-    if not _write_junit(req.junit, junit.report_xml(result.report)) and result.exit_code == ExitCode.OK:
+    if not junit.write_or_say(req.junit, junit.report_xml(result.report)) and result.exit_code == ExitCode.OK:
         result.exit_code = ExitCode.FAILED
     return result
 
@@ -77,17 +77,6 @@ def _junit_writer(path: Path | None) -> Callable[[StackReport], None] | None:
             pass
 
     return write
-
-
-def _write_junit(path: Path, document: str) -> bool:
-    from hybridops_tf.stack import junit
-
-    try:
-        junit.write(path, document)
-    except OSError as err:
-        notices.error(f"could not write the JUnit file {path}: {err.strerror or err}")
-        return False
-    return True
 
 
 def _run_stack(req: StackRequest) -> StackResult:

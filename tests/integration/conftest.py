@@ -21,6 +21,7 @@ import pytest
 
 from hybridops_tf.sim.cliconfig import SIM_SOURCE
 from hybridops_tf.sim.install import mirror_dir, sim_engine_env, write_cli_config
+from tests.integration.ci_jobs import Project, project_factory
 from tests.integration.helpers import EngineResult
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import (
@@ -54,6 +55,14 @@ def pg_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgCluster]:
 def pg_store(pg_cluster: PgCluster, request: pytest.FixtureRequest) -> SharedStore:
     """A fresh database of the private cluster, migrated by `hyops store init`."""
     return SharedStore.create(pg_cluster, request.node.name)
+
+
+@pytest.fixture
+def new_project(tmp_path: Path, pg_cluster: PgCluster, engine_path: str,
+                request: pytest.FixtureRequest) -> Callable[[str], Project]:
+    """`new_project(name)`: a repository's own store (a fresh database), cloud and hyops shim,
+    for playing CI recipes (tests/integration/ci_jobs.py)."""
+    return project_factory(tmp_path, pg_cluster, engine_path, request.node.name)
 
 
 @pytest.fixture

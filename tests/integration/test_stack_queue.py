@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,41 @@ def test_a_worker_silent_past_its_heartbeat_is_given_up_and_its_late_end_is_said
     assert w0.returncode == 1, out0  # never a green worker whose member the run does not count
     assert f"[a1] ended ok after run {run_id} gave it up (worker w0 lost" in out0
     assert "Traceback" not in out0  # procrastinate cannot end the job the run closed; it is no error
+
+
+def test_a_waited_queued_run_writes_its_merged_junit_with_each_members_worker(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    """`--queue --wait --junit FILE`: the file is the merged run at its end, as `stack apply
+    --junit` writes a local one: the failed member fails naming its worker, its dependants are
+    skipped (blocked), and `stack status --junit` on another runner writes the same cases."""
+    runners = [checkout(tmp_path / f"runner-{i}", engine_path, sim_root, pg_store) for i in range(2)]
+    faults_file([{"type": "sim_network", "op": "create", "mode": "fail_after_create", "name": "b3", "times": 1}])
+    waiter = runners[0].start("stack", "apply", "stack.yml", "--queue", "--wait", "--junit", "out/junit.xml")
+    run_id = wait_for(lambda: pg_store.sql("SELECT run_id FROM hyops.queue_runs").strip(), what="the queued run")
+    job = worker(runners[1], "w1", "-p", "2", "--run", run_id)
+    out = job.communicate(timeout=600)[0]
+    _, said = waiter.communicate(timeout=120)
+    assert (waiter.returncode, job.returncode) == (1, 1), said + out
+
+    def outcome(path: Path) -> dict[str, tuple[str, str | None, str | None]]:
+        found = {}
+        for case in ET.parse(path).getroot().iter("testcase"):
+            marks = [e for e in case if e.tag in ("failure", "skipped")]
+            worker_prop = next((p.get("value") for p in case.iter("property") if p.get("name") == "worker"), None)
+            found[str(case.get("name"))] = (marks[0].tag if marks else "pass", marks[0].get("message") if marks
+                                            else None, worker_prop)
+        return found
+
+    waited = outcome(runners[0].workdir / "out" / "junit.xml")
+    assert waited["b3"][:1] == ("failure",) and waited["b3"][2] == "w1" and "fail_after_create" in waited["b3"][1]
+    assert waited["c2"] == ("skipped", "blocked by b3", None) and waited["d"] == ("skipped", "blocked by c2", None)
+    assert {waited[n] for n in NINE if n not in ("b3", "c2", "d")} == {("pass", None, "w1")}
+    props = {p.get("name"): p.get("value") for p in ET.parse(runners[0].workdir / "out" / "junit.xml")
+             .getroot().find("testsuite").find("properties")}
+    assert props["run_id"] == run_id
+
+    status = runners[1]("stack", "status", "stack.yml", "--junit", "status-junit.xml")
+    assert status.returncode == 0, status.stderr
+    assert outcome(runners[1].workdir / "status-junit.xml") == waited

@@ -22,7 +22,11 @@ from hybridops_tf.cli.main import cli
 from tests.ci_recipes import (
     CI_DOC,
     GITHUB,
+    GITHUB_QUEUE,
+    GITHUB_RECIPES,
     GITLAB,
+    GITLAB_QUEUE,
+    GITLAB_RECIPES,
     PLACEHOLDER,
     REPO,
     doc_shell_blocks,
@@ -150,8 +154,9 @@ def test_github_uploads_the_run_folders_always_from_every_job() -> None:
             assert step["with"]["include-hidden-files"] is True, f"{name}: .hyops is a hidden folder"
 
 
-def test_github_takes_the_store_url_from_a_secret() -> None:
-    store = load(GITHUB)["env"]["HYOPS_STORE"]
+@pytest.mark.parametrize("path", GITHUB_RECIPES, ids=lambda p: p.name)
+def test_github_takes_the_store_url_from_a_secret(path: Any) -> None:
+    store = load(path)["env"]["HYOPS_STORE"]
     assert re.fullmatch(r"\$\{\{\s*secrets\.HYOPS_STORE\s*\}\}", store)
 
 
@@ -181,14 +186,38 @@ def test_gitlab_keeps_the_run_folders_always_from_every_job() -> None:
         assert ".hyops/runs/" in job["artifacts"]["paths"], name
 
 
-def test_gitlab_takes_the_store_url_from_a_ci_variable() -> None:
-    pipeline = load(GITLAB)
+@pytest.mark.parametrize("path", GITLAB_RECIPES, ids=lambda p: p.name)
+def test_gitlab_takes_the_store_url_from_a_ci_variable(path: Any) -> None:
+    pipeline = load(path)
     reference = re.fullmatch(r"\$\{?(\w+)\}?", pipeline["variables"]["HYOPS_STORE"])
     assert reference is not None
     # Another name: GitLab gives `X: $X` the literal text "$X" when X is undefined (an
     # unprotected branch), where a differently named undefined variable expands to "".
     assert reference.group(1) != "HYOPS_STORE"
     assert "postgresql://" not in yaml.safe_dump(pipeline)  # never a literal URL in the file
+
+
+def test_the_queue_recipes_queue_once_then_n_workers_then_report_always() -> None:
+    """docs/ci.md "A stack over many runners": the run id handed on, N identical workers, a
+    last job that runs whatever the workers' outcome and writes the summary and the JUnit."""
+    github = load(GITHUB_QUEUE)["jobs"]
+    assert github["queue"]["outputs"]["run"].replace(" ", "") == "${{steps.queue.outputs.run}}"
+    work = github["work"]
+    assert work["needs"] == "queue" and work["strategy"]["fail-fast"] is False
+    assert len(work["strategy"]["matrix"]["worker"]) > 1
+    assert work["env"]["RUN"].replace(" ", "") == "${{needs.queue.outputs.run}}"
+    assert github["report"]["needs"] == ["queue", "work"] and "always()" in github["report"]["if"]
+    gitlab = gitlab_jobs(load(GITLAB_QUEUE))
+    assert gitlab["queue"]["artifacts"]["reports"]["dotenv"] == "hyops-queue.env"
+    assert gitlab["work"]["needs"] == ["queue"] and gitlab["work"]["parallel"] > 1
+    assert gitlab["report"]["needs"] == ["queue", "work"]
+    assert [r.get("when") for r in gitlab["report"]["rules"]] == ["always"]
+    assert gitlab["report"]["artifacts"]["reports"]["junit"] == "hyops-junit.xml"
+    for where, argv in recipe_commands():
+        if "queue" in where.split(":")[0] and argv[:2] == ["stack", "work"]:
+            assert {"--until-idle", "--run", "--name"} <= set(argv), where
+        if "queue" in where.split(":")[0] and argv[:2] == ["stack", "status"]:
+            assert "--junit" in argv, where
 
 
 # --- installing hyops: what exists, never a name no index publishes --------------------------
@@ -224,9 +253,13 @@ def expand(script: str, values: dict[str, Any]) -> str:
 
 
 def recipe_scripts() -> list[tuple[str, str]]:
-    github, gitlab = load(GITHUB), load(GITLAB)
-    sources = [(f"github-actions.yml:{job}", expand(s, github["env"])) for job, s in github_scripts(github)]
-    sources += [(f"gitlab-ci.yml:{job}", expand(s, gitlab["variables"])) for job, s in gitlab_scripts(gitlab)]
+    sources = []
+    for path in GITHUB_RECIPES:
+        github = load(path)
+        sources += [(f"{path.name}:{job}", expand(s, github["env"])) for job, s in github_scripts(github)]
+    for path in GITLAB_RECIPES:
+        gitlab = load(path)
+        sources += [(f"{path.name}:{job}", expand(s, gitlab["variables"])) for job, s in gitlab_scripts(gitlab)]
     return sources + list(doc_shell_blocks(CI_DOC.read_text(encoding="utf-8")))
 
 
@@ -250,9 +283,11 @@ def test_no_recipe_installs_hybridops_tf_by_its_bare_name() -> None:
                 "install from the repository (NAME[postgres] @ git+https://...@TAG) or a wheel")
 
 
-def test_every_job_that_runs_hyops_installs_it_from_the_repository_with_postgres() -> None:
+@pytest.mark.parametrize("github, gitlab", [(GITHUB, GITLAB), (GITHUB_QUEUE, GITLAB_QUEUE)],
+                         ids=["recipes", "queue-recipes"])
+def test_every_job_that_runs_hyops_installs_it_from_the_repository_with_postgres(github: Any, gitlab: Any) -> None:
     """The store URL comes from a secret: every job needs the [postgres] extra."""
-    pipeline, workflow = load(GITLAB), load(GITHUB)
+    pipeline, workflow = load(gitlab), load(github)
     jobs: dict[str, list[str]] = {}
     for name, job in workflow["jobs"].items():
         jobs[f"github:{name}"] = [expand(s["run"], workflow["env"]) for s in job["steps"] if "run" in s]
@@ -271,7 +306,7 @@ def test_every_job_that_runs_hyops_installs_it_from_the_repository_with_postgres
 
 
 def test_the_recipes_say_how_to_point_the_install_at_your_copy() -> None:
-    for path in (GITHUB, GITLAB, CI_DOC):
+    for path in (*GITHUB_RECIPES, *GITLAB_RECIPES, CI_DOC):
         raw = path.read_text(encoding="utf-8")
         assert "not published on PyPI" in " ".join(raw.split()), path.name
 
@@ -280,21 +315,23 @@ def test_the_recipes_say_how_to_point_the_install_at_your_copy() -> None:
 
 def test_no_doc_or_recipe_puts_a_password_in_the_store_url() -> None:
     """With `backend "pg" {}` hyops refuses (exit 2) a store URL carrying a password."""
-    for path in (GITHUB, GITLAB, CI_DOC, README, REPO / "docs" / "shared-store.md"):
+    for path in (*GITHUB_RECIPES, *GITLAB_RECIPES, CI_DOC, README, REPO / "docs" / "shared-store.md"):
         raw = path.read_text(encoding="utf-8")
         assert not URL_IN_TEXT.search(raw), f"{path.name}: {URL_IN_TEXT.search(raw).group(0)}"  # type: ignore[union-attr]
         if path != README:
             assert "PGPASSWORD" in raw and "PGPASSFILE" in raw, path.name
 
 
-def test_github_takes_the_store_password_from_its_own_secret() -> None:
-    env = load(GITHUB)["env"]
+@pytest.mark.parametrize("path", GITHUB_RECIPES, ids=lambda p: p.name)
+def test_github_takes_the_store_password_from_its_own_secret(path: Any) -> None:
+    env = load(path)["env"]
     assert re.fullmatch(r"\$\{\{\s*secrets\.\w+\s*\}\}", env["PGPASSWORD"])
     assert env["PGPASSWORD"] != env["HYOPS_STORE"]
 
 
-def test_gitlab_takes_the_store_password_from_a_ci_variable() -> None:
-    variables = load(GITLAB)["variables"]
+@pytest.mark.parametrize("path", GITLAB_RECIPES, ids=lambda p: p.name)
+def test_gitlab_takes_the_store_password_from_a_ci_variable(path: Any) -> None:
+    variables = load(path)["variables"]
     reference = re.fullmatch(r"\$\{?(\w+)\}?", variables["PGPASSWORD"])
     assert reference is not None and reference.group(1) not in ("PGPASSWORD", "HYOPS_STORE_URL")
 
