@@ -30,18 +30,20 @@ from types import FrameType
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from demo import say, test_engine  # noqa: E402
+from demo import say  # noqa: E402
 from demo_shared import (  # noqa: E402
     STACK,
     Runner,
     adopt_the_lost_vm,
     check,
     new_runner,
+    private_store,
     read_json,
     run,
     show,
     sim_vms,
     start_job,
+    tear_down,
     vm_create_journaled,
     write_faults,
 )
@@ -49,7 +51,7 @@ from demo_shared import (  # noqa: E402
 from tests.integration.gates import Gate, kill_engines  # noqa: E402
 from tests.integration.hyops_cli import wait_for  # noqa: E402
 from tests.integration.shared_store import SharedStore  # noqa: E402
-from tests.pgcluster import PgCluster, database_name  # noqa: E402
+from tests.pgcluster import PgCluster  # noqa: E402
 
 HEARTBEAT = {"HYOPS_QUEUE_HEARTBEAT": "1", "HYOPS_QUEUE_LOST_AFTER": "5"}
 NAMES = ("ci-1", "ci-2", "ci-3")
@@ -155,16 +157,8 @@ def main() -> None:
     gate = Gate.at(work_dir, "vm-create")
     try:
         say("1. A private PostgreSQL server: the store, and the queue in the same database")
-        cluster = PgCluster.start(work_dir)
-        dbname = database_name("demo_distributed")
-        cluster.create_database(dbname)
-        store = SharedStore(cluster, f"{cluster.url(dbname)}?sslmode=disable", dbname)
+        cluster, store, shared_env = private_store(work_dir, HEARTBEAT)
         faults = work_dir / "faults.yml"
-        shared_env = {"HYOPS_ENGINE": test_engine(), "HYOPS_SIM_ROOT": str(work_dir / "cloud"),
-                      "HYOPS_SIM_FAULTS": str(faults), **store.env(), **HEARTBEAT}
-        print(f"engine: {shared_env['HYOPS_ENGINE']}\nexport HYOPS_STORE='{store.url}'\n"
-              "export PGPASSWORD=... (the password travels only in the environment)\n"
-              + "".join(f"export {k}={v}\n" for k, v in HEARTBEAT.items()), end="", flush=True)
 
         say("2. Three CI runners: three checkouts, three runtime roots; one store, one queue, one cloud")
         runners = {name: new_runner(name, work_dir, shared_env) for name in NAMES}
@@ -197,10 +191,7 @@ def main() -> None:
         gate.until.touch()  # no provider outlives the demo
         for job in jobs.values():
             stop(job)
-        if cluster is not None:
-            cluster.stop()
-            print(f"(the private PostgreSQL server on port {cluster.port} is stopped)", flush=True)
-        shutil.rmtree(work_dir, ignore_errors=True)
+        tear_down(cluster, work_dir)
 
 
 if __name__ == "__main__":

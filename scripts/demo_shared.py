@@ -184,20 +184,38 @@ def two_runners_at_once(a2: Runner, b: Runner, gate: Gate) -> None:
     shutil.rmtree(a2.root)
 
 
+def private_store(work: Path, extra: dict[str, str] | None = None) -> tuple[PgCluster, SharedStore, dict[str, str]]:
+    """A private cluster and the store's database in it, and the environment every runner
+    shares (engine, cloud, faults file work/faults.yml, the store, `extra`), printed as a user
+    exports it (the password never)."""
+    cluster = PgCluster.start(work)  # stopped at interpreter exit too, should what follows fail
+    dbname = database_name(DEMO.replace("-", "_"))
+    cluster.create_database(dbname)
+    store = SharedStore(cluster, f"{cluster.url(dbname)}?sslmode=disable", dbname)
+    shared_env = {"HYOPS_ENGINE": test_engine(), "HYOPS_SIM_ROOT": str(work / "cloud"),
+                  "HYOPS_SIM_FAULTS": str(work / "faults.yml"), **store.env(), **(extra or {})}
+    print(f"engine: {shared_env['HYOPS_ENGINE']}\nexport HYOPS_STORE='{store.url}'\n"
+          "export PGPASSWORD=... (the password travels only in the environment)", flush=True)
+    for name, value in (extra or {}).items():
+        print(f"export {name}={value}", flush=True)
+    return cluster, store, shared_env
+
+
+def tear_down(cluster: PgCluster | None, work: Path) -> None:
+    """The demo's last step, whatever happened: the server stopped, its temp dir removed."""
+    if cluster is not None:
+        cluster.stop()
+        print(f"(the private PostgreSQL server on port {cluster.port} is stopped)", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hyops-demo-shared-"))
     cluster: PgCluster | None = None
     try:
         say("1. A private PostgreSQL server and a database for the store")
-        cluster = PgCluster.start(work)
-        dbname = database_name("demo_shared")
-        cluster.create_database(dbname)
-        store = SharedStore(cluster, f"{cluster.url(dbname)}?sslmode=disable", dbname)
+        cluster, store, shared_env = private_store(work)
         faults = work / "faults.yml"
-        shared_env = {"HYOPS_ENGINE": test_engine(), "HYOPS_SIM_ROOT": str(work / "cloud"),
-                      "HYOPS_SIM_FAULTS": str(faults), **store.env()}
-        print(f"engine: {shared_env['HYOPS_ENGINE']}\nexport HYOPS_STORE='{store.url}'\n"
-              "export PGPASSWORD=... (the password travels only in the environment)", flush=True)
 
         say("2. Two runners, two checkouts, two runtime roots; one store, one cloud")
         kill_gate, lock_gate = Gate.at(work, "vm-create"), Gate.at(work, "network-read")
@@ -219,10 +237,7 @@ def main() -> None:
     finally:
         for gate in (work / "vm-create.release", work / "network-read.release"):
             gate.touch()  # no provider outlives the demo
-        if cluster is not None:
-            cluster.stop()
-            print(f"(the private PostgreSQL server on port {cluster.port} is stopped)", flush=True)
-        shutil.rmtree(work, ignore_errors=True)
+        tear_down(cluster, work)
 
 
 if __name__ == "__main__":
