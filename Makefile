@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration test-engines demo lint bench reliability mutants demo-shared plan apply destroy status reconcile \
+.PHONY: install test unit integration test-engines demo lint bench reliability mutants demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -73,6 +73,9 @@ demo: install
 
 demo-shared: install
 	$(BIN)/python scripts/demo_shared.py
+
+demo-distributed: install
+	$(BIN)/python scripts/demo_distributed.py
 
 # ruff (line length 120 enforced), then mypy over the package; both from the test extra and
 # configured in pyproject.toml. Fails on either.

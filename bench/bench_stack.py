@@ -85,8 +85,8 @@ output "id" {
 """
 
 
-def _names() -> list[list[str]]:
-    return [[f"l{layer}-m{i}" for i in range(width)] for layer, width in enumerate(LAYERS)]
+def _names(widths: tuple[int, ...] = LAYERS) -> list[list[str]]:
+    return [[f"l{layer}-m{i}" for i in range(width)] for layer, width in enumerate(widths)]
 
 
 def _stack_text(layers: list[list[str]]) -> str:
@@ -103,9 +103,9 @@ def _stack_text(layers: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _workspace(base: Path) -> Path:
-    """A fresh stack: 50 module directories, stack.yml, the stand-in engine."""
-    layers = _names()
+def workspace(base: Path, widths: tuple[int, ...] = LAYERS) -> Path:
+    """A fresh stack (by default 50 module directories), stack.yml, the stand-in engine."""
+    layers = _names(widths)
     for layer in layers:
         for name in layer:
             (base / name).mkdir(parents=True)
@@ -134,7 +134,7 @@ def run() -> list[dict[str, object]]:
     members = sum(LAYERS)
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        base = _workspace(Path(tmp))
+        base = workspace(Path(tmp))
         _apply(base, max(PARALLELISM), 0)  # warm-up
         walls = {p: _apply(base, p, APPLY_SECONDS) for p in PARALLELISM}
     for parallelism, wall in walls.items():

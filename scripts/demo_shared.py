@@ -39,6 +39,8 @@ from tests.integration.hyops_cli import wait_for  # noqa: E402
 from tests.integration.shared_store import SharedStore  # noqa: E402
 from tests.pgcluster import PgCluster, database_name  # noqa: E402
 
+DEMO = Path(sys.argv[0]).stem.replace("_", "-")  # failures name the demo that imports these helpers
+
 STACK = "modules/stack.yml"
 MEMBERS = ("network", "vm", "config", "health")
 PG_BACKEND = 'terraform {\n  backend "pg" {}\n}\n'
@@ -70,7 +72,7 @@ def run(r: Runner, *args: str, expect: int | None = 0) -> subprocess.CompletedPr
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     show(proc.stdout, proc.returncode)
     if expect is not None and proc.returncode != expect:
-        sys.exit(f"demo-shared: expected exit {expect} from `hyops {shlex.join(args)}` "
+        sys.exit(f"{DEMO}: expected exit {expect} from `hyops {shlex.join(args)}` "
                  f"on runner {r.name}, got {proc.returncode}")
     return proc
 
@@ -78,7 +80,7 @@ def run(r: Runner, *args: str, expect: int | None = 0) -> subprocess.CompletedPr
 def check(condition: bool, what: str) -> None:
     print(f"  {'✓' if condition else '✗'} {what}", flush=True)
     if not condition:
-        sys.exit(f"demo-shared: {what}: not so")
+        sys.exit(f"{DEMO}: {what}: not so")
 
 
 def show(output: str, code: int | None) -> None:
@@ -142,19 +144,26 @@ def runner_b_recovers(b: Runner) -> None:
     run(b, "reconcile", "--stack", STACK, expect=3)
     say("   What is live in the cloud: the vm A's create made")
     run(b, "sim", "ls")
-    vms = sim_vms(b)
-    check(len(vms) == 1, f"exactly one vm is live: {vms}")
-    found = {m["module_ref"]: m for m in read_json(b, "reconcile", "--stack", STACK)["modules"]}
-    vm = {f["code"]: f for f in found["demo/vm"]["findings"]}
-    adopt = next(alt["command"] for alt in vm["suspect_orphan"]["alternatives"]
-                 if "--import" in alt["command"])
-    say("   Follow reconcile's advice: adopt the live vm, then settle the stale record")
-    run(b, *shlex.split(adopt.replace("<id>", vms[0]))[1:])
-    run(b, *shlex.split(vm["stale_running"]["next_actions"][0])[1:])
+    vms = adopt_the_lost_vm(b)
     say("   Resume: what is ok is skipped, the rest runs")
     run(b, "stack", "apply", STACK, "--resume")
     run(b, "reconcile", "--stack", STACK)
     check(sim_vms(b) == vms, f"no vm was created twice: still only {vms[0]}")
+
+
+def adopt_the_lost_vm(r: Runner) -> list[str]:
+    """Follow reconcile's advice to the letter: import the one live vm a killed create made
+    into demo/vm, then settle its stale `running` record; the vm's id, alone in a list."""
+    vms = sim_vms(r)
+    check(len(vms) == 1, f"exactly one vm is live: {vms}")
+    found = {m["module_ref"]: m for m in read_json(r, "reconcile", "--stack", STACK)["modules"]}
+    vm = {f["code"]: f for f in found["demo/vm"]["findings"]}
+    adopt = next(alt["command"] for alt in vm["suspect_orphan"]["alternatives"]
+                 if "--import" in alt["command"])
+    say("   Follow reconcile's advice: adopt the live vm, then settle the stale record")
+    run(r, *shlex.split(adopt.replace("<id>", vms[0]))[1:])
+    run(r, *shlex.split(vm["stale_running"]["next_actions"][0])[1:])
+    return vms
 
 
 def two_runners_at_once(a2: Runner, b: Runner, gate: Gate) -> None:
@@ -175,20 +184,38 @@ def two_runners_at_once(a2: Runner, b: Runner, gate: Gate) -> None:
     shutil.rmtree(a2.root)
 
 
+def private_store(work: Path, extra: dict[str, str] | None = None) -> tuple[PgCluster, SharedStore, dict[str, str]]:
+    """A private cluster and the store's database in it, and the environment every runner
+    shares (engine, cloud, faults file work/faults.yml, the store, `extra`), printed as a user
+    exports it (the password never)."""
+    cluster = PgCluster.start(work)  # stopped at interpreter exit too, should what follows fail
+    dbname = database_name(DEMO.replace("-", "_"))
+    cluster.create_database(dbname)
+    store = SharedStore(cluster, f"{cluster.url(dbname)}?sslmode=disable", dbname)
+    shared_env = {"HYOPS_ENGINE": test_engine(), "HYOPS_SIM_ROOT": str(work / "cloud"),
+                  "HYOPS_SIM_FAULTS": str(work / "faults.yml"), **store.env(), **(extra or {})}
+    print(f"engine: {shared_env['HYOPS_ENGINE']}\nexport HYOPS_STORE='{store.url}'\n"
+          "export PGPASSWORD=... (the password travels only in the environment)", flush=True)
+    for name, value in (extra or {}).items():
+        print(f"export {name}={value}", flush=True)
+    return cluster, store, shared_env
+
+
+def tear_down(cluster: PgCluster | None, work: Path) -> None:
+    """The demo's last step, whatever happened: the server stopped, its temp dir removed."""
+    if cluster is not None:
+        cluster.stop()
+        print(f"(the private PostgreSQL server on port {cluster.port} is stopped)", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hyops-demo-shared-"))
     cluster: PgCluster | None = None
     try:
         say("1. A private PostgreSQL server and a database for the store")
-        cluster = PgCluster.start(work)
-        dbname = database_name("demo_shared")
-        cluster.create_database(dbname)
-        store = SharedStore(cluster, f"{cluster.url(dbname)}?sslmode=disable", dbname)
+        cluster, store, shared_env = private_store(work)
         faults = work / "faults.yml"
-        shared_env = {"HYOPS_ENGINE": test_engine(), "HYOPS_SIM_ROOT": str(work / "cloud"),
-                      "HYOPS_SIM_FAULTS": str(faults), **store.env()}
-        print(f"engine: {shared_env['HYOPS_ENGINE']}\nexport HYOPS_STORE='{store.url}'\n"
-              "export PGPASSWORD=... (the password travels only in the environment)", flush=True)
 
         say("2. Two runners, two checkouts, two runtime roots; one store, one cloud")
         kill_gate, lock_gate = Gate.at(work, "vm-create"), Gate.at(work, "network-read")
@@ -210,10 +237,7 @@ def main() -> None:
     finally:
         for gate in (work / "vm-create.release", work / "network-read.release"):
             gate.touch()  # no provider outlives the demo
-        if cluster is not None:
-            cluster.stop()
-            print(f"(the private PostgreSQL server on port {cluster.port} is stopped)", flush=True)
-        shutil.rmtree(work, ignore_errors=True)
+        tear_down(cluster, work)
 
 
 if __name__ == "__main__":
