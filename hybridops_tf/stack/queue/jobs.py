@@ -15,13 +15,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.store import pgconn
 from hybridops_tf.store.schema import QUEUE_SCHEMA, QUEUE_SEARCH_PATH
+from hybridops_tf.store.url import redact_url
 
 QUEUE = "hyops-stack"  # each run's jobs are in a queue of their own: queue_of(run_id)
 TASK = "hyops.stack_member"
@@ -82,6 +84,40 @@ def connect(url: str) -> Any:
     conn = pgconn.connect(url)
     conn.execute(f"SET search_path TO {QUEUE_SCHEMA}")
     return conn
+
+
+class Connections:
+    """A long-lived process's connections to the queue (a worker, a `--wait`), reused across its
+    members' jobs, looks and sweeps (psycopg_pool): each new connection is a login, which costs
+    more than most of what a job asks of the server. Autocommit, the queue's schema on the path,
+    keepalives as store/pgconn.connect's. `connection()` lends one for a `with` block; a
+    connection that broke in it is not lent again."""
+
+    def __init__(self, url: str, size: int) -> None:
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self._pool = ConnectionPool(
+            url, min_size=1, max_size=max(1, size), open=True, timeout=2 * pgconn.CONNECT_TIMEOUT,
+            name="hyops-queue", kwargs={"autocommit": True, "connect_timeout": pgconn.CONNECT_TIMEOUT,
+                                        "options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker",
+                                        **pgconn.KEEPALIVE})
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        from psycopg_pool import PoolTimeout
+
+        try:
+            conn = self._pool.getconn()
+        except PoolTimeout as err:
+            raise pgconn.StoreUnavailable(f"cannot reach the store {redact_url(self.url)}: {err}") from None
+        try:
+            yield conn
+        finally:
+            self._pool.putconn(conn)  # a broken one is dropped, an open transaction rolled back
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 def deferring_app(url: str) -> Any:

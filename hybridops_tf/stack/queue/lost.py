@@ -28,19 +28,17 @@ class Lost:
     worker: str
 
 
-def sweep(url: str, lost_after: float) -> list[Lost]:
+def sweep(connections: jobs.Connections, lost_after: float) -> list[Lost]:
     """Settle every stalled member job; what was found lost."""
-    app = jobs.deferring_app(url)
-    conn = jobs.connect(url)
     found: list[Lost] = []
-    try:
-        for job_id, _worker_id in jobs.stalled_jobs(conn, lost_after):
+    with connections.connection() as conn:
+        stalled = jobs.stalled_jobs(conn, lost_after)
+        app = jobs.deferring_app(connections.url) if stalled else None
+        for job_id, _worker_id in stalled:
             with conn.transaction():
                 lost = _settle(conn, app, job_id, lost_after)
             if lost is not None:
                 found.append(lost)
-    finally:
-        conn.close()
     return found
 
 

@@ -51,59 +51,71 @@ class Taker:
 
     name: str
     runtime: Runtime
-    url: str
+    connections: jobs.Connections
     listener: StackListener | None = None
     argv: Sequence[str] = ()
     on_end: Callable[[MemberEnd], None] | None = None
     given_up: set[int] = field(default_factory=set)  # job ids whose end the run no longer counted
     _stacks: dict[str, Stack | CannotServe] = field(default_factory=dict)
+    _app: Any = None  # procrastinate's App that defers and cancels on our connections, made once
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def job(self, context: Any, run_id: str, member: str) -> None:
-        """procrastinate's task (jobs.worker_app): one member of one run."""
+        """procrastinate's task (jobs.worker_app): one member of one run. The claim and the end
+        are each one transaction on a connection lent for it (none is held while it runs)."""
         job_id, attempts = int(context.job.id), int(context.job.attempts)
-        app = jobs.deferring_app(self.url)
-        conn = jobs.connect(self.url)
+        run = self._claim(run_id, member, job_id)
+        if run is None:
+            return
+        app = self._deferring_app()
         try:
-            with conn.transaction():
-                run = tables.read_run(conn, run_id)
-                if run is None or run.finished_at is not None:
-                    return
-                if not tables.claim(conn, run_id, member, self.name, job_id, utc_now()):
-                    return  # another job of it, or the run gave it up: never run twice
-                view.publish(conn, run_id)
-            try:
-                result = self._run(run, member)
-            except Exception as exc:  # a bug: the member ends as an error, then the traceback
-                with conn.transaction():
-                    locked = tables.lock_run(conn, run_id)
-                    assert locked is not None
-                    progress.end_member(conn, app, locked, member, self.name, utc_now(),
-                                        status=MemberStatus.ERROR.value, error=f"internal error: {exc!r}")
-                    view.publish(conn, run_id)
-                raise
-            with conn.transaction():
+            result = self._run(run, member)
+        except Exception as exc:  # a bug: the member ends as an error, then the traceback
+            with self.connections.connection() as conn, conn.transaction():
                 locked = tables.lock_run(conn, run_id)
                 assert locked is not None
-                retry = result.retryable and attempts < jobs.RETRIES
-                if retry:
-                    counted = progress.requeue(conn, locked, member, self.name, result.error or "")
-                else:
-                    counted = progress.end_member(conn, app, locked, member, self.name, utc_now(),
-                                                  status=result.status.value, error=result.error,
-                                                  member_run_id=result.run_id)
-                if counted:
-                    view.publish(conn, run_id)
-                else:  # its job left the queue when it was found lost: procrastinate cannot end it
-                    self.given_up.add(job_id)
-        finally:
-            conn.close()
+                progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                    status=MemberStatus.ERROR.value, error=f"internal error: {exc!r}")
+                view.publish(conn, run_id)
+            raise
+        with self.connections.connection() as conn, conn.transaction():
+            locked = tables.lock_run(conn, run_id)
+            assert locked is not None
+            retry = result.retryable and attempts < jobs.RETRIES
+            if retry:
+                counted = progress.requeue(conn, locked, member, self.name, result.error or "")
+            else:
+                counted = progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                              status=result.status.value, error=result.error,
+                                              member_run_id=result.run_id)
+            if counted:
+                view.publish(conn, run_id)
+            else:  # its job left the queue when it was found lost: procrastinate cannot end it
+                self.given_up.add(job_id)
         if self.listener is not None:
             self.listener.member_finished(member, result)
         if self.on_end is not None:
             self.on_end(MemberEnd(run_id, member, result, counted))
         if retry and counted:
             raise jobs.NotYetRun(result.error or "not run")
+
+    def _claim(self, run_id: str, member: str, job_id: int) -> QueuedRun | None:
+        """The run, once this worker claimed the member in it; None when it is not this job's
+        to run (the run ended, another job of it, or the run gave it up): never run twice."""
+        with self.connections.connection() as conn, conn.transaction():
+            run = tables.read_run(conn, run_id)
+            if run is None or run.finished_at is not None:
+                return None
+            if not tables.claim(conn, run_id, member, self.name, job_id, utc_now()):
+                return None
+            view.publish(conn, run_id)
+        return run
+
+    def _deferring_app(self) -> Any:
+        with self._lock:
+            if self._app is None:
+                self._app = jobs.deferring_app(self.connections.url)
+            return self._app
 
     def _run(self, run: QueuedRun, name: str) -> MemberResult:
         """The member's step; a checkout that cannot serve the run is a failure before
@@ -133,14 +145,10 @@ class Taker:
         report whose member that run's record settles (stack/view.py). A store that cannot take
         it is a warning: the member's end writes it again."""
         try:
-            conn = jobs.connect(self.url)
-            try:
-                with conn.transaction():
-                    tables.lock_run(conn, run_id)
-                    if tables.name_member_run(conn, run_id, name, self.name, member_run_id):
-                        view.publish(conn, run_id)
-            finally:
-                conn.close()
+            with self.connections.connection() as conn, conn.transaction():
+                tables.lock_run(conn, run_id)
+                if tables.name_member_run(conn, run_id, name, self.name, member_run_id):
+                    view.publish(conn, run_id)
         except Exception as err:  # noqa: BLE001 - psycopg's errors: the member goes on, its end says it
             notices.warning(f"could not name run {member_run_id} of {name} in queued run {run_id}: "
                             f"{str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}")
@@ -149,11 +157,8 @@ class Taker:
         """How the members this one waits for ended in the run, with their recorded outputs."""
         member = stack.member(name)
         wanted = set(run.graph.dependencies.get(name, ())) | ({member.owned_by} if member.owned_by else set())
-        conn = jobs.connect(self.url)
-        try:
+        with self.connections.connection() as conn:
             rows = {r.name: r for r in tables.members(conn, run.run_id) if r.name in wanted}
-        finally:
-            conn.close()
         out = {}
         for up, row in rows.items():
             rec = self.runtime.store.read(stack.member(up).key) if run.command == "apply" else None

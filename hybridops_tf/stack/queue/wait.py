@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 
 from hybridops_tf.engine import process
@@ -27,17 +28,15 @@ def wait_run(url: str, run_id: str, on_change: Callable[[MemberRow], None]) -> W
     heartbeat = jobs.Heartbeat.from_env()
     seen: dict[str, str] = {}
     next_sweep = 0.0
-    with process.FORWARDER:
+    connections = jobs.Connections(url, 1)  # one login for the whole wait, not one a look
+    with process.FORWARDER, closing(connections):
         while True:
             if time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + heartbeat.interval
-                lost.sweep(url, heartbeat.lost_after)
-            conn = jobs.connect(url)
-            try:
+                lost.sweep(connections, heartbeat.lost_after)
+            with connections.connection() as conn:
                 run = tables.read_run(conn, run_id)
                 rows = tables.members(conn, run_id)
-            finally:
-                conn.close()
             assert run is not None
             for row in rows:
                 if seen.get(row.name) != row.status:

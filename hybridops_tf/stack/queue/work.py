@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,11 +86,14 @@ def work(req: WorkRequest) -> WorkResult:
         if not end.counted and req.on_given_up is not None:
             req.on_given_up(end)
 
-    taker = Taker(req.name, req.runtime, url, req.listener, req.argv, ended)
+    # a member's job lends one connection for its claim, its run id and its end, and one for
+    # its upstreams' rows; the worker's looks and sweeps one more
+    connections = jobs.Connections(url, 2 * req.parallelism + 1)
+    taker = Taker(req.name, req.runtime, connections, req.listener, req.argv, ended)
     app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2)
     req.runtime.ensure_root()
-    with process.FORWARDER:
-        asyncio.run(_serve(app, req, url, heartbeat, taker))
+    with process.FORWARDER, closing(connections):
+        asyncio.run(_serve(app, req, connections, heartbeat, taker))
         signum = process.FORWARDER.received
     if signum is not None:
         result.exit_code = 128 + signum
@@ -98,7 +102,8 @@ def work(req: WorkRequest) -> WorkResult:
     return result
 
 
-async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat, taker: Taker) -> None:
+async def _serve(app: Any, req: WorkRequest, connections: jobs.Connections, heartbeat: jobs.Heartbeat,
+                 taker: Taker) -> None:
     from procrastinate.worker import Worker
 
     asyncio.get_running_loop().set_exception_handler(_quiet_given_up(taker))
@@ -118,12 +123,12 @@ async def _serve(app: Any, req: WorkRequest, url: str, heartbeat: jobs.Heartbeat
             now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + heartbeat.interval
-                for found in await asyncio.to_thread(lost.sweep, url, heartbeat.lost_after):
+                for found in await asyncio.to_thread(lost.sweep, connections, heartbeat.lost_after):
                     if req.on_lost is not None:
                         req.on_lost(found)
             if req.until_idle and now >= next_idle:
                 next_idle = now + IDLE_LOOK
-                if await asyncio.to_thread(_idle, url, req.run_id):
+                if await asyncio.to_thread(_idle, connections, req.run_id):
                     worker.stop()
         await running
 
@@ -143,11 +148,8 @@ def _quiet_given_up(taker: Taker) -> Callable[[asyncio.AbstractEventLoop, dict[s
     return handle
 
 
-def _idle(url: str, run_id: str | None) -> bool:
+def _idle(connections: jobs.Connections, run_id: str | None) -> bool:
     """No job of the runs this worker serves is queued or running (a lost worker's job counts
     until lost.sweep settles it)."""
-    conn = jobs.connect(url)
-    try:
+    with connections.connection() as conn:
         return jobs.open_jobs(conn, [run_id] if run_id else None) == 0
-    finally:
-        conn.close()
