@@ -272,6 +272,19 @@ MUTANTS = (
            "hybridops_tf/stack/queue/work.py",
            "    elif result.given_up or any(", "    elif any(",
            ("tests/integration/test_stack_queue.py", "-k", "silent")),
+    Mutant("a member whose outcome is uncertain passes its JUnit case", "hybridops_tf/stack/junit.py",
+           "    if uncertain:  # what exists is not known whatever the status says (stack/view.py)\n",
+           "    if False:\n",
+           ("tests/unit/test_junit_status.py", "-k", "uncertain")),
+    Mutant("--queue --junit without --wait queues the run", "hybridops_tf/cli/stack_cmds.py",
+           '    if ctx.meta.get("queue") and ctx.meta.get("junit") and not ctx.meta.get("wait"):\n',
+           "    if False:\n",
+           ("tests/unit/test_junit_status.py", "-k", "queue_with_junit_but_no_wait")),
+    Mutant("a journal line of another run is folded into the report", "hybridops_tf/runtime/live_journal.py",
+           '        if not isinstance(update, dict) or update.get("run") != doc.get("run_id") or '
+           'update.get("name") not in index:\n',
+           '        if not isinstance(update, dict) or update.get("name") not in index:\n',
+           ("tests/unit/test_live_journal.py", "-k", "another_runs")),
 )
 
 
