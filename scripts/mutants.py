@@ -172,7 +172,7 @@ MUTANTS = (
            "                 *((\"--workspace\", shlex.quote(where.workspace)) if where.workspace else ()), *extra]",
            "                 *extra]",
            ("tests/unit/test_reconcile_compare.py", "-k", "workspace_is_named")),
-    Mutant("the stack table cuts an error mid-word", "hybridops_tf/cli/stack_cmds.py",
+    Mutant("the stack table cuts an error mid-word", "hybridops_tf/cli/stack_show.py",
            '            error = render.clip(str(m["error"]), 100)\n', '            error = str(m["error"])[:100]\n',
            ("tests/unit/test_stack_table.py",)),
     Mutant("--resume skips a member whose configuration changed", "hybridops_tf/record/applied.py",
