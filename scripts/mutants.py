@@ -172,7 +172,7 @@ MUTANTS = (
            "                 *((\"--workspace\", shlex.quote(where.workspace)) if where.workspace else ()), *extra]",
            "                 *extra]",
            ("tests/unit/test_reconcile_compare.py", "-k", "workspace_is_named")),
-    Mutant("the stack table cuts an error mid-word", "hybridops_tf/cli/stack_cmds.py",
+    Mutant("the stack table cuts an error mid-word", "hybridops_tf/cli/stack_show.py",
            '            error = render.clip(str(m["error"]), 100)\n', '            error = str(m["error"])[:100]\n',
            ("tests/unit/test_stack_table.py",)),
     Mutant("--resume skips a member whose configuration changed", "hybridops_tf/record/applied.py",
@@ -272,6 +272,19 @@ MUTANTS = (
            "hybridops_tf/stack/queue/work.py",
            "    elif result.given_up or any(", "    elif any(",
            ("tests/integration/test_stack_queue.py", "-k", "silent")),
+    Mutant("a member whose outcome is uncertain passes its JUnit case", "hybridops_tf/stack/junit.py",
+           "    if uncertain:  # what exists is not known whatever the status says (stack/view.py)\n",
+           "    if False:\n",
+           ("tests/unit/test_junit_status.py", "-k", "uncertain")),
+    Mutant("--queue --junit without --wait queues the run", "hybridops_tf/cli/stack_cmds.py",
+           '    if ctx.meta.get("queue") and ctx.meta.get("junit") and not ctx.meta.get("wait"):\n',
+           "    if False:\n",
+           ("tests/unit/test_junit_status.py", "-k", "queue_with_junit_but_no_wait")),
+    Mutant("a journal line of another run is folded into the report", "hybridops_tf/runtime/live_journal.py",
+           '        if not isinstance(update, dict) or update.get("run") != doc.get("run_id") or '
+           'update.get("name") not in index:\n',
+           '        if not isinstance(update, dict) or update.get("name") not in index:\n',
+           ("tests/unit/test_live_journal.py", "-k", "another_runs")),
 )
 
 

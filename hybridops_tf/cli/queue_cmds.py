@@ -24,7 +24,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
            junit_path: Path | None = None) -> None:
     """Queue the run and print its id (exit 0); with `wait`, follow it to its end and exit as
     `stack apply` would, writing `junit_path` (the merged run, or the refusal) as `stack apply`
-    does. `table` prints the members (stack_cmds' table)."""
+    does. `table` prints the members (cli/stack_show.py's members_table)."""
     from hybridops_tf.stack.queue.submit import queue_run
     from hybridops_tf.stack.queue.view import exit_code, report_of
 

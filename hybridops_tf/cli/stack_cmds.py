@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import Callable
@@ -14,12 +13,10 @@ import click
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.cli import interrupted, render
 from hybridops_tf.cli.options import lock_option
-from hybridops_tf.cli.render import ProgressPrinter, format_option, table
+from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.stack_show import RunPrinter, markdown_status, members_table, picture
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
-
-_STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
-                "error": "✗", "interrupted": "■", "pending": "…"}
 
 
 def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -65,50 +62,6 @@ def stack_group() -> None:
     """
 
 
-class _Printer:
-    """Live lines on stderr, one per member step and per resource, prefixed by member."""
-
-    def member_started(self, name: str, action: str) -> None:
-        click.echo(f"[{name}] {action}…", err=True)
-
-    def member_finished(self, name: str, result: Any) -> None:
-        status = result.status.value
-        run = f" (run {result.run_id})" if result.run_id else ""
-        error = f": {result.error.splitlines()[0]}" if result.error else ""
-        click.echo(f"[{name}] {_STATUS_MARK.get(status, ' ')} {status}{run}{error}", err=True)
-
-    def event_sink(self, name: str) -> Callable[[Any], None]:
-        return _MemberProgress(name)
-
-    def stderr_sink(self, name: str) -> Callable[[str], None]:
-        return lambda line: click.echo(f"[{name}] {line}", err=True)
-
-
-class _MemberProgress(ProgressPrinter):
-    """The module commands' per-resource progress, each line prefixed with the member."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(_Prefixed(f"[{name}]"))
-
-
-class _Prefixed(io.TextIOBase):
-    """stderr, with a prefix on every line (members run at once; lines must say whose)."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self._pending = ""
-
-    def write(self, text: str) -> int:
-        self._pending += text
-        *lines, self._pending = self._pending.split("\n")
-        for line in lines:
-            click.echo(f"{self.prefix}{line}", err=True)
-        return len(text)
-
-    def isatty(self) -> bool:
-        return sys.stderr.isatty()
-
-
 def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
          continue_on_error: bool, lock_timeout: float, as_json: bool, resume: bool = False,
          include_retained: bool = False, output_format: str | None = None) -> None:
@@ -131,7 +84,7 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         from hybridops_tf.stack.queue.tables import RunOptions
 
         submit(ctx, command, stack, stack_file, RunOptions(continue_on_error, resume, include_retained, lock_timeout),
-               bool(ctx.meta.get("wait")), fmt, _table, ctx.meta.get("junit"))
+               bool(ctx.meta.get("wait")), fmt, members_table, ctx.meta.get("junit"))
     elif ctx.meta.get("wait"):
         from hybridops_tf.base.errors import UsageError
 
@@ -140,17 +93,17 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         stack=stack, command=command, runtime=settings(ctx).runtime,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
         include_retained=include_retained, lock_timeout=lock_timeout, argv=sys.argv[1:],
-        listener=_Printer(), junit=ctx.meta.get("junit"),
+        listener=RunPrinter(), junit=ctx.meta.get("junit"),
     ))
     doc = result.report.to_dict()
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))
     elif fmt == "markdown":
-        _markdown_status(ctx, stack, stack_file, doc, heading=f"hyops stack {command}")
+        markdown_status(ctx, stack, stack_file, doc, heading=f"hyops stack {command}")
     else:
         counts = ", ".join(f"{n} {s}" for s, n in result.report.counts().items())
         click.echo(f"stack {stack.name} {command}: {counts} (run {result.report.run_id})")
-        _table(doc["members"], None)
+        members_table(doc["members"], None)
         if result.report_path is not None:
             click.echo(f"report: {result.report_path}")
         if result.exit_code == ExitCode.FAILED and command == "apply":
@@ -281,14 +234,14 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     code = ExitCode.INCONSISTENT if view.is_uncertain(doc) else ExitCode.OK
     fmt = render.output_format(as_json, output_format)
     if fmt == "markdown":
-        _markdown_status(ctx, stack, stack_file, doc, entries=entries)
+        markdown_status(ctx, stack, stack_file, doc, entries=entries)
     elif fmt == "json":
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo(view.headline(doc))
         for line in view.uncertain_lines(doc):
             click.echo(f"uncertain: {line}")
-        _table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
+        members_table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
         if code != ExitCode.OK:
             click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")
     if junit_path is not None:
@@ -343,61 +296,11 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
         from hybridops_tf.cli.root_note import note_root
 
         note_root(ctx)
-    pic = _picture(ctx, stack, with_status)
+    pic = picture(ctx, stack, with_status)
     if fmt == "mermaid":
         click.echo("\n".join(mermaid.to_mermaid(pic)))
     else:
         click.echo(dot_render.to_dot(pic) if fmt == "dot" else graph_text.to_text(stack, pic))
-
-
-def _picture(ctx: click.Context, stack: Any, with_status: bool = True) -> Any:
-    """The stack as a picture, with each member's status (status document and record) or bare."""
-    from hybridops_tf.picture.collect import stack_picture
-    from hybridops_tf.picture.model import picture
-
-    if not with_status:
-        return picture(stack)
-    return stack_picture(stack, settings(ctx).runtime)
-
-
-def _markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[str, Any],
-                     heading: str = "hyops stack status", entries: dict[str, Any] | None = None) -> None:
-    """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
-    flowchart with each member's status, then the members' table with each one's next command."""
-    from hybridops_tf.cli import markdown
-    from hybridops_tf.cli.reconcile_cmds import hyops_prefix
-    from hybridops_tf.picture.mermaid import markdown_block
-    from hybridops_tf.stack.report import records_now
-
-    entries = records_now(stack, settings(ctx).runtime) if entries is None else entries
-    now = {name: e.shown_status for name, e in entries.items()}
-    diagram = markdown_block(_picture(ctx, stack))
-    for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):
-        click.echo(line)
-
-
-def _table(members: list[dict[str, Any]], record_now: dict[str, str] | None, state: str | None = None) -> None:
-    """Members with their status and why; pending ones name what blocked them."""
-    by_name = {m.get("name"): m for m in members}
-    header = ("MEMBER", "REF", "STATUS", *(("RECORD",) if record_now is not None else ()), "RUN / WHY")
-    rows = [header]
-    for m in members:
-        status = str(m.get("status"))
-        if status == "pending":
-            blocker = m.get("blocked_by")
-            why = (f"blocked by {blocker} ({by_name.get(blocker, {}).get('status', '?')})" if blocker
-                   else "waiting to start" if state == "running" else "not started: the run was interrupted")
-        else:
-            why = str(m.get("run_id") or "")
-        if m.get("worker"):  # a queued run: which worker ran it
-            why = f"{why} on {m['worker']}".strip()
-        if m.get("error"):
-            error = render.clip(str(m["error"]), 100)
-            why = f"{why}: {error}" if why else error
-        row = (str(m.get("name")), str(m.get("module_ref")), status,
-               *((record_now.get(str(m.get("name")), "none"),) if record_now is not None else ()), why)
-        rows.append(row)
-    table(rows, indent="  ")
 
 
 def _register_work() -> None:
