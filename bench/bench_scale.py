@@ -12,7 +12,8 @@ same graph is timed too (no threads). The stack is loaded as the CLI does, with 
 root's HCL cache: cold (the first run, every module parsed) and warm (every later run).
 Target: load + run < 2 s for each shape. A last row (HYOPS_BENCH_SCALE_CLI=0 drops it) runs
 the whole `hyops stack apply` process on the layered graph with bench_stack's stand-in
-engine at 0 s per apply: every member's full contract and its engine processes, no target.
+engine at 0 s per apply: every member's full contract and its engine processes; target
+< 30 s at 500 members (issue 37).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SIZE = int(os.environ.get("HYOPS_BENCH_SCALE_MEMBERS", "500"))
 LAYERS = 10
 PARALLELISM = 8
 TARGET_SECONDS = 2.0
+CLI_TARGET_SECONDS = 30.0  # issue 37: the whole process at SIZE members
 CLI = os.environ.get("HYOPS_BENCH_SCALE_CLI", "1") != "0"  # the whole-process row (slow: ~1 min)
 TITLE = f"stack scheduling at {SIZE} members, stand-in member runs (in-process, no engine)"
 
@@ -171,9 +173,12 @@ def run() -> dict[str, list[dict[str, object]]]:
     tables = {"in-process: load_stack + run_stack, operation.run stood in (target < 2 s)": rows}
     if CLI:
         wall, n = _cli_run(layered(SIZE))
-        tables["whole `hyops stack apply` process, bench_stack's stand-in engine at 0 s (no target)"] = [
+        title = ("whole `hyops stack apply` process, bench_stack's stand-in engine at 0 s "
+                 f"(target < {CLI_TARGET_SECONDS:g} s)")
+        tables[title] = [
             {"shape": "layered", "members": n, "parallelism": PARALLELISM, "wall s": f"{wall:.2f}",
-             "per member ms": f"{wall / n * 1000:.1f}", "target": "-"}]
+             "per member ms": f"{wall / n * 1000:.1f}", "target": f"< {CLI_TARGET_SECONDS:g} s",
+             "met": "yes" if wall < CLI_TARGET_SECONDS else "NO"}]
     return tables
 
 

@@ -8,7 +8,7 @@ fsyncs) and the process start. The lower bound is max(critical path, ceil(N / P)
 whole-process wall time (start-up and stack validation included) is compared to it.
 One warm-up run first (as bench_apply_overhead does): `init` of each module, the engine's
 version and the parsed HCL are one-time costs a re-run does not pay.
-Target: within 1.2x at parallelism 8.
+Target: within 1.15x at parallelism 8 (issue 37).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ TITLE = "hyops stack apply: 50-module layered DAG, stand-in engine, wall time vs
 APPLY_SECONDS = float(os.environ.get("HYOPS_BENCH_STACK_SECONDS", "1.0"))
 LAYERS = (8, 8, 8, 8, 8, 8, 2)  # 50 members; critical path 7 applies
 PARALLELISM = (1, 4, 8)
-TARGET_RATIO = 1.2
+TARGET_RATIO = 1.15  # issue 37 (1.2 before)
 TARGET_PARALLELISM = 8
 
 _TS = "2024-01-01T00:00:00.000000Z"
