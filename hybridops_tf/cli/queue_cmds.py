@@ -14,6 +14,7 @@ from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.stack_show import RunPrinter
 
 _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
          "pending": "…", "interrupted": "✗", "queued": "·", "running": "▶"}
@@ -81,8 +82,9 @@ def _progress_line(row: Any) -> None:
     click.echo(f"[{row.name}] {_MARK.get(row.status, ' ')} {row.status}{where}{why}{error}", err=True)
 
 
-class _WorkerPrinter:
-    """The worker's lines on stderr, each prefixed by the member."""
+class _WorkerPrinter(RunPrinter):
+    """`stack apply`'s member lines (cli/stack_show.py), each start naming the worker; no
+    per-resource lines (many workers' logs are read side by side)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -90,17 +92,8 @@ class _WorkerPrinter:
     def member_started(self, name: str, action: str) -> None:
         click.echo(f"[{name}] {action}… (worker {self.name})", err=True)
 
-    def member_finished(self, name: str, result: Any) -> None:
-        status = result.status.value
-        run = f" (run {result.run_id})" if result.run_id else ""
-        error = f": {result.error.splitlines()[0]}" if result.error else ""
-        click.echo(f"[{name}] {_MARK.get(status, ' ')} {status}{run}{error}", err=True)
-
     def event_sink(self, name: str) -> Any:
         return None
-
-    def stderr_sink(self, name: str) -> Callable[[str], None]:
-        return lambda line: click.echo(f"[{name}] {line}", err=True)
 
 
 @click.command("work")
