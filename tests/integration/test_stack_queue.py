@@ -273,3 +273,33 @@ def test_a_waited_queued_run_writes_its_merged_junit_with_each_members_worker(
     status = runners[1]("stack", "status", "stack.yml", "--junit", "status-junit.xml")
     assert status.returncode == 0, status.stderr
     assert outcome(runners[1].workdir / "status-junit.xml") == waited
+
+
+def test_a_worker_whose_idle_connections_the_server_closed_ends_its_member_and_goes_on(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    """A worker keeps its connections to the queue between jobs (stack/queue/jobs.py:
+    Connections); the server (a restart, a proxy's idle timeout) may close them meanwhile. The
+    member's end must still be recorded, on a connection checked before it is lent."""
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
+    queued = hy("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+
+    w0 = worker(hy, "w0")
+    try:
+        gate.wait_started(w0)  # a1's claim and run id were written on the worker's kept connections
+        closed = pg_store.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                              "WHERE application_name = 'hyops-queue'")
+        assert int(closed) >= 1
+    finally:
+        gate.release()
+    out = w0.communicate(timeout=600)[0]
+
+    assert w0.returncode == 0, out
+    rows = member_rows(pg_store, run_id)
+    assert {r["status"] for r in rows.values()} == {"ok"}, rows
+    assert rows["a1"]["worker"] == "w0" and pg_store.record("nine/a1")["status"] == "ok"

@@ -90,8 +90,8 @@ class Connections:
     """A long-lived process's connections to the queue (a worker, a `--wait`), reused across its
     members' jobs, looks and sweeps (psycopg_pool): each new connection is a login, which costs
     more than most of what a job asks of the server. Autocommit, the queue's schema on the path,
-    keepalives as store/pgconn.connect's. `connection()` lends one for a `with` block; a
-    connection that broke in it is not lent again."""
+    keepalives as store/pgconn.connect's. `connection()` lends one for a `with` block, checked
+    before it is lent; a connection that broke in it is not lent again."""
 
     def __init__(self, url: str, size: int) -> None:
         from psycopg_pool import ConnectionPool
@@ -99,8 +99,11 @@ class Connections:
         self.url = url
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max(1, size), open=True, timeout=2 * pgconn.CONNECT_TIMEOUT,
+            # each lent connection is checked first (one empty query, no login): one the server
+            # or a proxy closed while it sat idle is replaced, not handed to a claim or an end
+            check=ConnectionPool.check_connection,
             name="hyops-queue", kwargs={"autocommit": True, "connect_timeout": pgconn.CONNECT_TIMEOUT,
-                                        "options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker",
+                                        "options": QUEUE_SEARCH_PATH, "application_name": "hyops-queue",
                                         **pgconn.KEEPALIVE})
 
     @contextmanager
