@@ -285,6 +285,9 @@ MUTANTS = (
            'update.get("name") not in index:\n',
            '        if not isinstance(update, dict) or update.get("name") not in index:\n',
            ("tests/unit/test_live_journal.py", "-k", "another_runs")),
+    Mutant("a worker lends a kept connection the server closed", "hybridops_tf/stack/queue/jobs.py",
+           "            check=ConnectionPool.check_connection,\n", "            check=None,\n",
+           ("tests/integration/test_stack_queue.py", "-k", "idle_connections")),
 )
 
 
