@@ -288,6 +288,9 @@ MUTANTS = (
     Mutant("a worker lends a kept connection the server closed", "hybridops_tf/stack/queue/jobs.py",
            "            check=ConnectionPool.check_connection,\n", "            check=None,\n",
            ("tests/integration/test_stack_queue.py", "-k", "idle_connections")),
+    Mutant("a worker's next member uses the store connection the server closed", "hybridops_tf/stack/queue/take.py",
+           "            store.check_idle_connection()\n", "            pass\n",
+           ("tests/integration/test_stack_queue.py", "-k", "idle_between_runs")),
 )
 
 

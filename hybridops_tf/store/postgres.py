@@ -152,6 +152,22 @@ class PgStore:
             raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
                                f"{_first_line(err)}; nothing was changed") from None
 
+    def check_idle_connection(self) -> None:
+        """For a process that lives on between commands' worth of work (a queue worker, before
+        each member): the store's connection, idle since its last use, answers an empty query
+        or is dropped (a server restart, a proxy's idle timeout closed it), so the next use
+        reconnects instead of failing. Left alone while a module lock rides on it."""
+        with self._conn_lock:
+            conn = self._conn
+            if conn is None or self._lent:
+                return
+            try:
+                conn.execute("")
+                return
+            except Exception:  # noqa: BLE001 - any failure of the probe: the connection is not usable
+                pass
+        self._drop_connection()
+
     def _drop_connection(self) -> None:
         """Forget the store's connection after an error, so the next use reconnects; kept
         while a module lock rides on it and it is still open (closing it would end the lock)."""

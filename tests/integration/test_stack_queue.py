@@ -303,3 +303,34 @@ def test_a_worker_whose_idle_connections_the_server_closed_ends_its_member_and_g
     rows = member_rows(pg_store, run_id)
     assert {r["status"] for r in rows.values()} == {"ok"}, rows
     assert rows["a1"]["worker"] == "w0" and pg_store.record("nine/a1")["status"] == "ok"
+
+
+def test_a_worker_idle_between_runs_whose_connections_the_server_closed_serves_the_next_run(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    """A worker without --until-idle lives on between runs; its store and queue connections
+    sit idle, and the server may close them (a restart, a proxy's idle timeout). The next
+    run's members must run, not fail on a dead connection."""
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    first = hy("stack", "apply", "stack.yml", "--queue")
+    assert first.returncode == 0, first.stderr
+    w0 = subprocess.Popen([HYOPS, "stack", "work", "--name", "w0"], cwd=hy.workdir, env=hy.env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        finished = "SELECT finished_at IS NOT NULL FROM hyops.queue_runs WHERE run_id = '{}'"
+        wait_for(lambda: pg_store.sql(finished.format(first.stdout.strip())).strip() == "t", timeout=600,
+                 what="the first run to finish")
+        closed = pg_store.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                              "WHERE application_name IN ('hyops', 'hyops-queue', 'hyops-worker')")
+        assert int(closed) >= 3  # the store's connection, the queue's and procrastinate's: all a restart ends
+        second = hy("stack", "destroy", "stack.yml", "--queue")
+        assert second.returncode == 0, second.stderr
+        wait_for(lambda: pg_store.sql(finished.format(second.stdout.strip())).strip() == "t", timeout=600,
+                 what="the second run to finish")
+    finally:
+        w0.send_signal(signal.SIGTERM)
+        out = w0.communicate(timeout=120)[0]
+
+    rows = member_rows(pg_store, second.stdout.strip())
+    assert {r["status"] for r in rows.values()} == {"destroyed"}, out
+    assert not [o for o in hy.sim_objects() if o["type"] == "sim_network"]

@@ -26,6 +26,7 @@ from hybridops_tf.stack.model import Stack
 from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.submit import stack_digest
 from hybridops_tf.stack.queue.tables import QueuedRun
+from hybridops_tf.store.postgres import PgStore
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,10 @@ class Taker:
         except CannotServe as err:
             return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, retryable=True)
         member = stack.member(name)
-        before = self.runtime.store.read(member.key)
+        store = self.runtime.store
+        if isinstance(store, PgStore):  # idle since this worker's last member: alive, or replaced
+            store.check_idle_connection()
+        before = store.read(member.key)
         steps = MemberSteps(StackRequest(
             stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,
             resume=run.options.resume, include_retained=run.options.include_retained,
