@@ -295,3 +295,29 @@ def test_a_second_ref_of_a_pg_backend_module_directory_is_refused_like_any_other
     assert "module net/a's" in second.stderr
     assert pg_store.record("net/b") is None and pg_store.record("net/a") == recorded
     assert [o["name"] for o in hy.sim_objects() if o["type"] == "sim_network"] == ["demo-net"]
+
+
+def test_import_local_brings_a_killed_stack_runs_journaled_members_into_the_stores_report(
+    hyops: Hyops, pg_store: SharedStore,
+) -> None:
+    """A local run killed mid-way left its report (every member pending) and its journal (one
+    member ok, one running): the store's copy must say what the journal says."""
+    from hybridops_tf.record.lifecycle import MemberStatus
+    from hybridops_tf.runtime.root import Runtime
+    from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport
+
+    hyops.runtime_root.mkdir(exist_ok=True)
+    live = LiveReport(Runtime(hyops.runtime_root), StackReport(
+        "demo", "stack.yml", "stack-apply-20240101T000000Z-00000000", "apply", "2024-01-01T00:00:00Z", None,
+        [MemberEntry(n, f"demo/{n}", "pending") for n in ("network", "vm", "config")]))
+    live.start()
+    live.member("network", MemberStatus.OK, "apply-1")
+    live.member("vm", MemberStatus.RUNNING, "apply-2")  # killed here: no finish
+    shared = Hyops(hyops.workdir, hyops.runtime_root, hyops.engine, hyops.sim_root, pg_store.env(), store=pg_store)
+
+    imported = shared("store", "import-local", str(hyops.runtime_root))
+
+    assert imported.returncode == 0, imported.stderr
+    body = json.loads(pg_store.sql("SELECT body FROM hyops.documents WHERE kind = 'stack_report' AND name = 'demo'"))
+    assert {m["name"]: (m["status"], m.get("run_id")) for m in body["members"]} == {
+        "network": ("ok", "apply-1"), "vm": ("running", "apply-2"), "config": ("pending", None)}
