@@ -61,6 +61,18 @@ def member_rows(store: SharedStore, run_id: str) -> dict[str, dict[str, Any]]:
     return {doc["name"]: doc for doc in map(json.loads, text.splitlines())}
 
 
+def queued_with_a1_held(tmp_path: Path, engine: str, sim_root: Path, store: SharedStore,
+                        faults_file: Callable[..., Path]) -> tuple[Hyops, Gate, str]:
+    """One runner's checkout and a queued run of the nine, whose a1 create the cloud holds at a
+    gate until the test releases it; (runner, gate, run id)."""
+    hy = checkout(tmp_path / "runner", engine, sim_root, store)
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
+    queued = hy("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+    return hy, gate, queued.stdout.strip()
+
+
 def engine_runs(store: SharedStore, key: str) -> int:
     """How many runs of the module the store journaled (each run opens with its meta)."""
     return int(store.sql(f"SELECT count(*) FROM hyops.journal WHERE key = '{key}' AND kind = 'meta'"))
@@ -207,12 +219,7 @@ def test_a_worker_silent_past_its_heartbeat_is_given_up_and_its_late_end_is_said
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
     faults_file: Callable[..., Path],
 ) -> None:
-    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    gate = Gate.at(tmp_path)
-    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
-    queued = hy("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
-    run_id = queued.stdout.strip()
+    hy, gate, run_id = queued_with_a1_held(tmp_path, engine_path, sim_root, pg_store, faults_file)
 
     w0 = worker(hy, "w0")
     try:
@@ -282,12 +289,7 @@ def test_a_worker_whose_idle_connections_the_server_closed_ends_its_member_and_g
     """A worker keeps its connections to the queue between jobs (stack/queue/jobs.py:
     Connections); the server (a restart, a proxy's idle timeout) may close them meanwhile. The
     member's end must still be recorded, on a connection checked before it is lent."""
-    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    gate = Gate.at(tmp_path)
-    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
-    queued = hy("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
-    run_id = queued.stdout.strip()
+    hy, gate, run_id = queued_with_a1_held(tmp_path, engine_path, sim_root, pg_store, faults_file)
 
     w0 = worker(hy, "w0")
     try:
