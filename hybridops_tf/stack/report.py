@@ -156,14 +156,17 @@ class LiveReport:
         self.report = report
         self.also = also
         self._index = {m.name: i for i, m in enumerate(report.members)}
-        self._journal = Journal(layout.stack_report(runtime.root, report.stack), report.run_id)
+        # with a shared store the store's copy is written whole (other runners read only that)
+        self._journal = None if runtime.store.shared else Journal(layout.stack_report(runtime.root, report.stack),
+                                                                  report.run_id)
         self._lock = threading.Lock()
         self._warned = False
 
     def start(self) -> None:
         with self._lock:
             write_report(self.runtime, self.report)
-            self._journal.open()  # after the report that names its run: a journal of another run is ignored
+            if self._journal is not None:  # after the report that names its run: another run's is ignored
+                self._journal.open()
             if self.also is not None:
                 self.also(self.report)
 
@@ -174,7 +177,7 @@ class LiveReport:
             members = self.report.members
             members[i] = replace(members[i], status=status.value, run_id=run_id, blocked_by=None, error=error)
             try:
-                if self.runtime.store.shared:
+                if self._journal is None:
                     write_report(self.runtime, self.report, durable=False)  # the run's first and last are durable
                 else:
                     self._journal.append(name, status.value, run_id, error)
@@ -190,6 +193,8 @@ class LiveReport:
         """The run's end: the journal goes once the finished report was `written`, else it stays
         (folded into the report it belongs to, it is the run's last word)."""
         with self._lock:
+            if self._journal is None:
+                return
             try:
                 self._journal.close(remove=written)
             except OSError:
