@@ -183,6 +183,7 @@ class Taker:
         return known
 
     def _load(self, run: QueuedRun) -> Stack | CannotServe:
+        from hybridops_tf.inputs.declarations import remember
         from hybridops_tf.stack.loader import load_stack
 
         path = Path(run.stack_file)
@@ -191,9 +192,14 @@ class Taker:
             if stack_digest(path) != run.stack_digest:
                 return CannotServe(f"{where}: its {run.stack_file} differs from the one queued; "
                                    "run every worker on the same commit as the queueing job")
-            return load_stack(path, self.runtime.hcl_cache())
+            stack = load_stack(path, self.runtime.hcl_cache())
         except OSError as err:
             return CannotServe(f"{where}: {run.stack_file}: {err.strerror or err}; run workers from the "
                                "directory the run was queued from, in a checkout of the same commit")
         except HyopsError as err:
             return CannotServe(f"{where}: {err.message}")
+        # the stack is valid: keep each module's parse, so this runner's next worker loads the
+        # stack without python-hcl2 (a member's run keeps only its own module's)
+        for member in stack.members:
+            remember(member.directory, self.runtime.hcl_cache())
+        return stack
