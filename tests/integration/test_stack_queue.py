@@ -134,6 +134,20 @@ def test_three_workers_run_a_nine_member_stack_and_a_killed_ones_member_is_repor
     assert shown["a1"]["worker"] in {"w0", "w1", "w2"} and shown["a1"]["finished_at"]
 
 
+def test_a_worker_given_an_unknown_run_says_so_in_one_line_and_takes_nothing(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
+    queued = hy("stack", "apply", "stack.yml", "--queue")
+    assert queued.returncode == 0, queued.stderr
+
+    out = hy("stack", "work", "--until-idle", "--run", "apply-nope")
+
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("hyops: error: no queued run apply-nope in ") and "Traceback" not in out.stderr
+    assert {r["status"] for r in member_rows(pg_store, queued.stdout.strip()).values()} <= {"queued", "waiting"}
+
+
 def test_a_second_job_of_a_member_never_runs_it_again(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
 ) -> None:

@@ -67,13 +67,18 @@ def work(req: WorkRequest) -> WorkResult:
                          "postgresql://USER@HOST:PORT/DB or set HYOPS_STORE (docs/shared-store.md)")
     heartbeat = jobs.Heartbeat.from_env()
     store.keys()  # the store answers and its schema is this hyops's (exit 2/4 otherwise)
+    # a member's job lends one connection for its claim, its run id and its end, and one for
+    # its upstreams' rows; the worker's looks and sweeps one more
+    connections = jobs.Connections(url, 2 * req.parallelism + 1)
     if req.run_id is not None:
-        conn = jobs.connect(url)
         try:
-            known = tables.read_run(conn, req.run_id)
-        finally:
-            conn.close()
+            with connections.connection() as conn:
+                known = tables.read_run(conn, req.run_id)
+        except BaseException:
+            connections.close()
+            raise
         if known is None:
+            connections.close()
             raise UsageError(f"no queued run {req.run_id} in {store.describe()}")
     result = WorkResult()
     guard = threading.Lock()
@@ -86,9 +91,6 @@ def work(req: WorkRequest) -> WorkResult:
         if not end.counted and req.on_given_up is not None:
             req.on_given_up(end)
 
-    # a member's job lends one connection for its claim, its run id and its end, and one for
-    # its upstreams' rows; the worker's looks and sweeps one more
-    connections = jobs.Connections(url, 2 * req.parallelism + 1)
     taker = Taker(req.name, req.runtime, connections, req.listener, req.argv, ended)
     app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2)
     req.runtime.ensure_root()
