@@ -291,6 +291,9 @@ MUTANTS = (
     Mutant("a worker's next member uses the store connection the server closed", "hybridops_tf/stack/queue/take.py",
            "            store.check_idle_connection()\n", "            pass\n",
            ("tests/integration/test_stack_queue.py", "-k", "idle_between_runs")),
+    Mutant("a worker keeps only the parses of the members it ran", "hybridops_tf/stack/queue/take.py",
+           "            remember(member.directory, self.runtime.hcl_cache())\n", "            pass\n",
+           ("tests/unit/test_queue_take.py",)),
 )
 
 
