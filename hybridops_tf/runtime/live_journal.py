@@ -9,11 +9,15 @@ report's run_id does not name: a run killed between its report and its journal).
 are not flushed to disk one by one, as the whole report's updates were not: a runner that
 dies leaves them in the page cache; only a machine that loses power can lose one, after
 which the member records (written durably) still say what happened.
+
+With the shared store the same lines go to the store instead (Store.append_document_line),
+where every runner's reader folds them into the store's copy of the report.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,8 +44,7 @@ class Journal:
         if self._file is None:
             self.open()
         assert self._file is not None
-        self._file.write(json.dumps({"run": self.run_id, "name": name, "status": status, "run_id": run_id,
-                                     "error": error}) + "\n")
+        self._file.write(line_of(self.run_id, name, status, run_id, error) + "\n")
         self._file.flush()
 
     def close(self, remove: bool) -> None:
@@ -51,6 +54,11 @@ class Journal:
             self._file = None
         if remove:
             self.path.unlink(missing_ok=True)
+
+
+def line_of(run: str | None, name: str, status: str, run_id: str | None, error: str | None) -> str:
+    """One member's update as a journal line (no newline): the stack run, the member, its status."""
+    return json.dumps({"run": run, "name": name, "status": status, "run_id": run_id, "error": error})
 
 
 def fold(doc: dict[str, Any], report_path: Path) -> dict[str, Any]:
@@ -63,8 +71,16 @@ def fold(doc: dict[str, Any], report_path: Path) -> dict[str, Any]:
         return doc
     except OSError:
         return doc  # unreadable: the report as last written whole, and the records, still say it
+    return fold_lines(doc, text.splitlines())
+
+
+def fold_lines(doc: dict[str, Any], lines: Iterable[str]) -> dict[str, Any]:
+    """The report `doc` with the updates of `lines` applied, in order: only an unfinished
+    report's, only its run's, a half-written line skipped."""
+    if doc.get("finished_at") or not isinstance(doc.get("members"), list):
+        return doc
     index = {m.get("name"): i for i, m in enumerate(doc["members"]) if isinstance(m, dict)}
-    for line in text.splitlines():
+    for line in lines:
         try:
             update = json.loads(line)
         except ValueError:

@@ -137,18 +137,22 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
             or not isinstance(doc.get("members"), list):
         raise UsageError(f"stack report {path} is not a schema_version {SCHEMA_VERSION} report; "
                          "it was left untouched: move it aside to start over")
-    return doc if store.shared else live_journal.fold(doc, path)
+    if not store.shared:
+        return live_journal.fold(doc, path)
+    if doc.get("finished_at") or not isinstance(doc.get("run_id"), str):
+        return doc
+    return live_journal.fold_lines(doc, store.document_lines(STACK_REPORT, stack_name, doc["run_id"]))
 
 
 class LiveReport:
     """The report of a run in progress: written whole before any member starts, then each
     member's start and end appended to the run's journal (runtime/live_journal.py; with a
-    shared store, the store's copy is written whole, as other runners read only that), so
-    that a runner killed at any point leaves a report saying how far it got. The first write
-    raises (the run must not start unseen); later ones warn once and let the run go on (the
-    member records still say what happened). `also` gets every version (the JUnit file).
-    Member threads call it: one write at a time. `finish` after the finished report is
-    written drops the journal."""
+    shared store, each line goes to the store instead, where every reader folds it in), so that
+    a runner killed at any point leaves a report saying how far it got, and an update costs
+    the same at 500 members as at 5. The first write raises (the run must not start unseen);
+    later ones warn once and let the run go on (the member records still say what happened).
+    `also` gets every version (the JUnit file). Member threads call it: one write at a time.
+    `finish` after the finished report is written drops the journal."""
 
     def __init__(self, runtime: Runtime, report: StackReport,
                  also: Callable[[StackReport], None] | None = None) -> None:
@@ -156,7 +160,8 @@ class LiveReport:
         self.report = report
         self.also = also
         self._index = {m.name: i for i, m in enumerate(report.members)}
-        # with a shared store the store's copy is written whole (other runners read only that)
+        # with a shared store the lines go to the store, whose copy of the report every reader
+        # folds them into (a local file would serve nobody: the store's copy replaces it)
         self._journal = None if runtime.store.shared else Journal(layout.stack_report(runtime.root, report.stack),
                                                                   report.run_id)
         self._lock = threading.Lock()
@@ -165,8 +170,11 @@ class LiveReport:
     def start(self) -> None:
         with self._lock:
             write_report(self.runtime, self.report)
-            if self._journal is not None:  # after the report that names its run: another run's is ignored
+            # after the report that names its run: another run's lines are ignored
+            if self._journal is not None:
                 self._journal.open()
+            else:  # the lines an earlier run left in the store (killed before its finish)
+                self._update(lambda: self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack))
             if self.also is not None:
                 self.also(self.report)
 
@@ -176,27 +184,37 @@ class LiveReport:
             i = self._index[name]
             members = self.report.members
             members[i] = replace(members[i], status=status.value, run_id=run_id, blocked_by=None, error=error)
-            try:
-                if self._journal is None:
-                    write_report(self.runtime, self.report, durable=False)  # the run's first and last are durable
-                else:
+
+            def update() -> None:
+                if self._journal is not None:
                     self._journal.append(name, status.value, run_id, error)
+                else:
+                    line = live_journal.line_of(self.report.run_id, name, status.value, run_id, error)
+                    self.runtime.store.append_document_line(STACK_REPORT, self.report.stack, self.report.run_id or "",
+                                                            line)
                 if self.also is not None:
                     self.also(self.report)
-            except OSError as err:
-                if not self._warned:
-                    self._warned = True
-                    notices.warning(f"could not update the stack report under {self.runtime.root}: "
-                                    f"{err.strerror or err}; the member records still say what happened")
+
+            self._update(update)
+
+    def _update(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except OSError as err:  # the store's StoreUnavailable too
+            if not self._warned:
+                self._warned = True
+                notices.warning(f"could not update the stack report under {self.runtime.root}: "
+                                f"{err.strerror or err}; the member records still say what happened")
 
     def finish(self, written: bool) -> None:
         """The run's end: the journal goes once the finished report was `written`, else it stays
         (folded into the report it belongs to, it is the run's last word)."""
         with self._lock:
-            if self._journal is None:
-                return
             try:
-                self._journal.close(remove=written)
+                if self._journal is not None:
+                    self._journal.close(remove=written)
+                elif written:
+                    self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack)
             except OSError:
                 pass
 

@@ -267,6 +267,16 @@ class RecordStore:
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         return None
 
+    # a local run journals its report's updates beside the report file (runtime/live_journal.py)
+    def append_document_line(self, kind: str, name: str, run_id: str, line: str) -> None:
+        return None
+
+    def document_lines(self, kind: str, name: str, run_id: str) -> list[str]:
+        return []
+
+    def drop_document_lines(self, kind: str, name: str) -> None:
+        return None
+
     def describe(self) -> str:
         return f"local runtime root {self.root}"
 

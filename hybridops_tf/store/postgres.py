@@ -314,6 +314,26 @@ class PgStore:
         except OSError:
             pass  # the local copy is a cache; its readers treat a missing file as no document
 
+    # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
+    # short insert each in the journal table, under a key no record has (':' is in no ref),
+    # instead of the whole document rewritten on every update.
+
+    @staticmethod
+    def _lines_key(kind: str, name: str) -> str:
+        return f"{kind}:{name}"
+
+    def append_document_line(self, kind: str, name: str, run_id: str, line: str) -> None:
+        self._write(None, f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) SELECT %s, %s, 'line', %s "
+                          f"WHERE {_IF_HELD}", (self._lines_key(kind, name), run_id, line))
+
+    def document_lines(self, kind: str, name: str, run_id: str) -> list[str]:
+        rows = self._query(f"SELECT body FROM {SCHEMA}.journal WHERE key = %s AND run_id = %s ORDER BY id",
+                           (self._lines_key(kind, name), run_id))
+        return [body for (body,) in rows]
+
+    def drop_document_lines(self, kind: str, name: str) -> None:
+        self._write(None, f"DELETE FROM {SCHEMA}.journal WHERE key = %s AND {_IF_HELD}", (self._lines_key(kind, name),))
+
     def digest_key(self, create: bool) -> bytes | None:
         """The store's key for `inputs_digest`, shared by every runner (the first one makes it;
         a concurrent first maker's insert loses and reads the winner's). Read once a command:

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -321,3 +322,66 @@ def test_import_local_brings_a_killed_stack_runs_journaled_members_into_the_stor
     body = json.loads(pg_store.sql("SELECT body FROM hyops.documents WHERE kind = 'stack_report' AND name = 'demo'"))
     assert {m["name"]: (m["status"], m.get("run_id")) for m in body["members"]} == {
         "network": ("ok", "apply-1"), "vm": ("running", "apply-2"), "config": ("pending", None)}
+
+
+LIVE_RUN = """
+import json, sys
+from pathlib import Path
+from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport, read_report, write_report
+
+root, action, run_id = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+root.mkdir(exist_ok=True)
+runtime = Runtime(root)
+if action == "read":
+    print(json.dumps(read_report(runtime, "demo")))
+    sys.exit(0)
+report = StackReport("demo", "stack.yml", run_id, "apply", "2024-01-01T00:00:00Z", None,
+                     [MemberEntry(n, f"demo/{n}", "pending") for n in ("network", "vm", "config")])
+live = LiveReport(runtime, report)
+live.start()
+live.member("network", MemberStatus.RUNNING, "apply-1")
+live.member("network", MemberStatus.OK, "apply-1")
+live.member("vm", MemberStatus.RUNNING, "apply-2")
+if action == "finish":
+    live.member("vm", MemberStatus.OK, "apply-2")
+    live.member("config", MemberStatus.OK, "apply-3")
+    report.finished_at = "2024-01-01T00:01:00Z"
+    write_report(runtime, report)
+    live.finish(True)
+"""  # action "killed": the runner stops after vm's start, without its finish
+
+
+def test_a_stack_run_on_the_shared_store_journals_member_updates_there_and_another_runner_reads_them(
+    tmp_path: Path, pg_store: SharedStore,
+) -> None:
+    """Each member update is one line in the store, never the whole report rewritten (a
+    500-member run rewrote a report of 500 members 1,000 times); a reader on another runner
+    folds a killed run's lines into its report, and a run's finish drops them."""
+    def live(root: str, action: str, run_id: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-c", LIVE_RUN, str(tmp_path / root), action, run_id],
+                              env={**os.environ, **pg_store.env()}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def document() -> dict[str, Any]:
+        return json.loads(pg_store.sql("SELECT body FROM hyops.documents "
+                                       "WHERE kind = 'stack_report' AND name = 'demo'"))
+
+    def lines() -> int:
+        return int(pg_store.sql("SELECT count(*) FROM hyops.journal WHERE key = 'stack_report:demo'"))
+
+    live("runner-a", "killed", "stack-apply-1")
+
+    assert {m["status"] for m in document()["members"]} == {"pending"}  # as the run's start wrote it, whole
+    assert lines() == 3
+    seen = json.loads(live("runner-b", "read", "-").stdout)
+    assert {m["name"]: (m["status"], m.get("run_id")) for m in seen["members"]} == {
+        "network": ("ok", "apply-1"), "vm": ("running", "apply-2"), "config": ("pending", None)}
+
+    live("runner-a", "finish", "stack-apply-2")  # the next run: the killed run's lines go at its start
+
+    assert lines() == 0
+    finished = json.loads(live("runner-b", "read", "-").stdout)
+    assert finished["run_id"] == "stack-apply-2" and {m["status"] for m in finished["members"]} == {"ok"}
