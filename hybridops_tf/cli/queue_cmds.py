@@ -27,7 +27,8 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
     `stack apply` would, writing `junit_path` (the merged run, or the refusal) as `stack apply`
     does. `table` prints the members (cli/stack_show.py's members_table)."""
     from hybridops_tf.stack.queue.submit import queue_run
-    from hybridops_tf.stack.queue.view import exit_code, report_of
+    from hybridops_tf.stack.queue.view import exit_code
+    from hybridops_tf.stack.report import queued_report
 
     runtime = settings(ctx).runtime
     try:
@@ -44,7 +45,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
                err=True)
     if not wait:
         if fmt == "json":
-            click.echo(json.dumps(report_of(run, queued.rows).to_dict(), indent=2))
+            click.echo(json.dumps(queued_report(run, queued.rows).to_dict(), indent=2))
         elif fmt == "text":
             click.echo(run.run_id)
         if INTERRUPTS.received is not None:  # it came as the run was written: it is queued all the same
@@ -54,7 +55,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
     from hybridops_tf.stack.queue.wait import wait_run
 
     waited = wait_run(runtime.store.url, run.run_id, _progress_line)  # type: ignore[attr-defined]
-    report = report_of(waited.run, waited.rows)
+    report = queued_report(waited.run, waited.rows)
     doc = report.to_dict()
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2))

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
@@ -31,6 +31,9 @@ from hybridops_tf.runtime.live_journal import Journal
 from hybridops_tf.runtime.root import STACK_REPORT, Runtime
 from hybridops_tf.stack import view
 from hybridops_tf.stack.model import Stack
+
+if TYPE_CHECKING:
+    from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -98,6 +101,34 @@ class StackReport:
         return out
 
 
+def queued_report(run: QueuedRun, rows: list[MemberRow]) -> StackReport:
+    """A queued run and its member rows (stack/queue/tables.py) as one report."""
+    members = [MemberEntry(name=r.name, module_ref=r.module_ref, status=r.status, blocked_by=r.blocked_by,
+                           run_id=r.member_run_id, error=r.error, worker=r.worker, started_at=r.started_at,
+                           finished_at=r.finished_at if r.ended else None)
+               for r in sorted(rows, key=lambda r: r.position)]
+    return StackReport(run.stack, run.stack_file, run.run_id, run.command, run.started_at, run.finished_at, members,
+                       queue=True)
+
+
+def _queued_now(store: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    """The stored report `doc` of an unfinished queued run as the run's rows in the store say
+    now (stack/queue/view.py writes the document only when the run is queued and when it
+    ends); `doc` itself when the store holds no such run any more."""
+    from hybridops_tf.stack.queue import tables
+    from hybridops_tf.store.postgres import PgStore
+
+    if not isinstance(store, PgStore):
+        return doc
+
+    def read(conn: Any) -> dict[str, Any]:
+        run = tables.read_run(conn, doc["run_id"])
+        return doc if run is None else queued_report(run, tables.members(conn, run.run_id)).to_dict()
+
+    now: dict[str, Any] = store.read_with(read)
+    return now
+
+
 def report_text(report: StackReport, *, compact: bool = False) -> str:
     """The report's JSON; compact (json's C encoder; an indented dump is Python's, ~5x slower)
     for a run's updates as members start and end, which are written 2N times for N members."""
@@ -141,6 +172,8 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
         return live_journal.fold(doc, path)
     if doc.get("finished_at") or not isinstance(doc.get("run_id"), str):
         return doc
+    if doc.get("queue"):  # an unfinished queued run: as its rows in the store say now
+        return _queued_now(store, doc)
     return live_journal.fold_lines(doc, store.document_lines(STACK_REPORT, stack_name, doc["run_id"]))
 
 

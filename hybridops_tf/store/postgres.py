@@ -152,6 +152,19 @@ class PgStore:
             raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
                                f"{_first_line(err)}; nothing was changed") from None
 
+    def read_with(self, read: Callable[[Any], Any]) -> Any:
+        """`read` called with the store's connection, for reads whose SQL is the caller's (a
+        queued run's tables, stack/queue/view.py); RefusedError (exit 4) as `_query`."""
+        psycopg = _psycopg()
+        try:
+            return read(self._connection())
+        except StoreUnavailable as err:
+            raise RefusedError(f"{err.strerror}; nothing was changed") from None
+        except psycopg.Error as err:
+            self._drop_connection()
+            raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
+                               f"{_first_line(err)}; nothing was changed") from None
+
     def check_idle_connection(self) -> None:
         """For a process that lives on between commands' worth of work (a queue worker, before
         each member): the store's connection, idle since its last use, answers an empty query

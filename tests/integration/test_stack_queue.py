@@ -321,6 +321,35 @@ def test_a_worker_whose_idle_connections_the_server_closed_ends_its_member_and_g
     assert rows["a1"]["worker"] == "w0" and pg_store.record("nine/a1")["status"] == "ok"
 
 
+def test_an_unfinished_queued_runs_report_is_read_from_its_rows_and_written_whole_only_at_its_ends(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    """A member's claim, start and end leave the stack's report document as the queueing wrote
+    it (rewritten whole, each was O(N) in an N-member run, under the run's lock); `stack status`
+    reads the unfinished run from its rows, and the run's end writes the document whole."""
+    hy, gate, run_id = queued_with_a1_held(tmp_path, engine_path, sim_root, pg_store, faults_file)
+    document = "SELECT body FROM hyops.documents WHERE kind = 'stack_report' AND name = 'nine'"
+    as_queued = pg_store.sql(document)
+
+    w0 = worker(hy, "w0")
+    try:
+        gate.wait_started(w0)  # a1 claimed, its run named, its engine in its create
+        assert pg_store.sql(document) == as_queued
+        status = hy("stack", "status", "stack.yml", "--json")
+        members = {m["name"]: m for m in json.loads(status.stdout)["members"]}
+        assert (members["a1"]["status"], members["a1"].get("worker")) == ("running", "w0"), status.stdout
+        assert members["a1"].get("run_id") == member_rows(pg_store, run_id)["a1"]["member_run_id"]
+    finally:
+        gate.release()
+    out = w0.communicate(timeout=600)[0]
+
+    assert w0.returncode == 0, out
+    final = json.loads(pg_store.sql(document))
+    assert final["run_id"] == run_id and final["finished_at"]
+    assert {m["status"] for m in final["members"]} == {"ok"} and {m["worker"] for m in final["members"]} == {"w0"}
+
+
 def test_a_worker_idle_between_runs_whose_connections_the_server_closed_serves_the_next_run(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
 ) -> None:

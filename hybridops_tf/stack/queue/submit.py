@@ -73,7 +73,7 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions)
             locked = tables.lock_run(conn, run_id)
             assert locked is not None
             progress.advance(conn, app, locked, rows, now)
-            view.publish(conn, run_id)
+            view.publish(conn, run_id, queued=True)
     except Exception as err:  # psycopg's errors: the run was not queued
         if isinstance(err, UsageError | RefusedError):
             raise

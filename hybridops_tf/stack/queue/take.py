@@ -109,7 +109,6 @@ class Taker:
                 return None
             if not tables.claim(conn, run_id, member, self.name, job_id, utc_now()):
                 return None
-            view.publish(conn, run_id)
         return run
 
     def _deferring_app(self) -> Any:
@@ -151,8 +150,7 @@ class Taker:
         try:
             with self.connections.connection() as conn, conn.transaction():
                 tables.lock_run(conn, run_id)
-                if tables.name_member_run(conn, run_id, name, self.name, member_run_id):
-                    view.publish(conn, run_id)
+                tables.name_member_run(conn, run_id, name, self.name, member_run_id)
         except Exception as err:  # noqa: BLE001 - psycopg's errors: the member goes on, its end says it
             notices.warning(f"could not name run {member_run_id} of {name} in queued run {run_id}: "
                             f"{str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}")
