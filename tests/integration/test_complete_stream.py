@@ -76,7 +76,9 @@ def test_a_create_planned_and_never_started_is_no_suspect_when_the_stream_is_com
             proc = subprocess.Popen([HYOPS, "apply", "modules/chain", "--var", "more=true"], cwd=hyops.workdir,
                                     env=hyops.env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         gate.wait_started(proc, output=tmp_path / "hyops.out")
-        run_dir = max((hyops.runtime_root / "runs" / "chain").glob("apply-*"))
+        # the run the record names (`running` before its engine started): run ids order runs
+        # only to the second, so the greatest name need not be the last run
+        run_dir = hyops.runtime_root / "runs" / "chain" / hyops.record("chain")["run_id"]
         wait_for(lambda: _started(run_dir, VM), what="hyops to log the vm's apply_start")
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

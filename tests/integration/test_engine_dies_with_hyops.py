@@ -63,9 +63,12 @@ def _vm_started(run_dir: Path) -> bool:
 
 
 def _run_dir(hyops: Hyops) -> Path:
-    runs = sorted((hyops.runtime_root / "runs" / "pair").glob("apply-*"))
-    assert runs, "no apply run folder"
-    return runs[-1]
+    """The folder of the run the record names: the apply under test says `running` there before
+    its engine starts. (Run ids order runs only to the second: two applies in one second sort
+    by their random part, so the last name need not be the last run.)"""
+    rec = hyops.record("pair")
+    assert rec is not None, "no record of pair"
+    return hyops.runtime_root / "runs" / "pair" / rec["run_id"]
 
 
 def _kill_mid_create(
