@@ -138,26 +138,22 @@ class PgStore:
     def _query(self, sql: str, params: tuple[Any, ...] = (), key: str | None = None) -> list[tuple[Any, ...]]:
         """Rows of a read (on the lock's connection when this process holds `key`'s lock: an
         operation then needs no other); RefusedError (exit 4) when the server cannot answer."""
-        psycopg = _psycopg()
         held = self._held.get(key) if key is not None else None
-        try:
-            if held is not None:
-                return held.query(sql, params)
-            conn = self._connection()
-            return list(conn.execute(sql, params).fetchall())
-        except StoreUnavailable as err:
-            raise RefusedError(f"{err.strerror}; nothing was changed") from None
-        except psycopg.Error as err:
-            self._drop_connection()
-            raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
-                               f"{_first_line(err)}; nothing was changed") from None
+        if held is not None:
+            return self._reading(lambda: held.query(sql, params))
+        return self._reading(lambda: list(self._connection().execute(sql, params).fetchall()))
 
     def read_with(self, read: Callable[[Any], Any]) -> Any:
         """`read` called with the store's connection, for reads whose SQL is the caller's (a
-        queued run's tables, stack/queue/view.py); RefusedError (exit 4) as `_query`."""
+        queued run's tables, stack/report.py); RefusedError (exit 4) as `_query`."""
+        return self._reading(lambda: read(self._connection()))
+
+    def _reading(self, call: Callable[[], Any]) -> Any:
+        """A read's result; RefusedError when the server cannot answer (the store's connection
+        is then dropped, so the next use reconnects)."""
         psycopg = _psycopg()
         try:
-            return read(self._connection())
+            return call()
         except StoreUnavailable as err:
             raise RefusedError(f"{err.strerror}; nothing was changed") from None
         except psycopg.Error as err:
