@@ -61,6 +61,13 @@ def member_rows(store: SharedStore, run_id: str) -> dict[str, dict[str, Any]]:
     return {doc["name"]: doc for doc in map(json.loads, text.splitlines())}
 
 
+def queue(hy: Hyops, *options: str) -> str:
+    """`stack apply --queue` of the nine from this runner; the run id."""
+    queued = hy("stack", "apply", "stack.yml", "--queue", *options)
+    assert queued.returncode == 0, queued.stderr
+    return queued.stdout.strip()
+
+
 def queued_with_a1_held(tmp_path: Path, engine: str, sim_root: Path, store: SharedStore,
                         faults_file: Callable[..., Path]) -> tuple[Hyops, Gate, str]:
     """One runner's checkout and a queued run of the nine, whose a1 create the cloud holds at a
@@ -68,9 +75,7 @@ def queued_with_a1_held(tmp_path: Path, engine: str, sim_root: Path, store: Shar
     hy = checkout(tmp_path / "runner", engine, sim_root, store)
     gate = Gate.at(tmp_path)
     faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
-    queued = hy("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
-    return hy, gate, queued.stdout.strip()
+    return hy, gate, queue(hy)
 
 
 def engine_runs(store: SharedStore, key: str) -> int:
@@ -85,9 +90,7 @@ def test_three_workers_run_a_nine_member_stack_and_a_killed_ones_member_is_repor
     runners = [checkout(tmp_path / f"runner-{i}", engine_path, sim_root, pg_store) for i in range(3)]
     gate = Gate.at(tmp_path)
     faults_file([gate.rule(type="sim_network", op="create", name="b3", times=1)])
-    queued = runners[0]("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
-    run_id = queued.stdout.strip()
+    run_id = queue(runners[0])
 
     jobs = {f"w{i}": worker(hy, f"w{i}") for i, hy in enumerate(runners)}
     try:
@@ -138,23 +141,20 @@ def test_a_worker_given_an_unknown_run_says_so_in_one_line_and_takes_nothing(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
 ) -> None:
     hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    queued = hy("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
+    run_id = queue(hy)
 
     out = hy("stack", "work", "--until-idle", "--run", "apply-nope")
 
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith("hyops: error: no queued run apply-nope in ") and "Traceback" not in out.stderr
-    assert {r["status"] for r in member_rows(pg_store, queued.stdout.strip()).values()} <= {"queued", "waiting"}
+    assert {r["status"] for r in member_rows(pg_store, run_id).values()} <= {"queued", "waiting"}
 
 
 def test_a_second_job_of_a_member_never_runs_it_again(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
 ) -> None:
     hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    queued = hy("stack", "apply", "stack.yml", "--queue")
-    assert queued.returncode == 0, queued.stderr
-    run_id = queued.stdout.strip()
+    run_id = queue(hy)
     # a duplicate delivery of a1's job, as a retry or a second queueing would make one
     pg_store.sql("SET search_path TO hyops_queue; INSERT INTO procrastinate_jobs (queue_name, task_name, args) "
                  "SELECT queue_name, task_name, args FROM hyops_queue.procrastinate_jobs "
@@ -174,19 +174,17 @@ def test_a_queued_resume_skips_what_would_not_change_and_applies_a_changed_membe
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
 ) -> None:
     hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    first = hy("stack", "apply", "stack.yml", "--queue")
-    assert first.returncode == 0, first.stderr
+    queue(hy)
     assert worker(hy, "w0").communicate(timeout=600)[0]
     main_tf = hy.workdir / "m" / "a1" / "main.tf"
     main_tf.write_text(main_tf.read_text() + "\n# a commit touched a1\n")
 
-    queued = hy("stack", "apply", "stack.yml", "--queue", "--resume")
-    assert queued.returncode == 0, queued.stderr
+    resumed = queue(hy, "--resume")
     job = worker(hy, "w1")
     out = job.communicate(timeout=600)[0]
 
     assert job.returncode == 0, out
-    rows = member_rows(pg_store, queued.stdout.strip())
+    rows = member_rows(pg_store, resumed)
     assert rows["a1"]["status"] == "ok" and engine_runs(pg_store, "nine/a1") == 2
     assert {rows[n]["status"] for n in NINE if n != "a1"} == {"skipped"}  # as `stack apply --resume` decides
     assert all(engine_runs(pg_store, f"nine/{n}") == 1 for n in NINE if n != "a1")
@@ -357,13 +355,12 @@ def test_a_worker_idle_between_runs_whose_connections_the_server_closed_serves_t
     sit idle, and the server may close them (a restart, a proxy's idle timeout). The next
     run's members must run, not fail on a dead connection."""
     hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
-    first = hy("stack", "apply", "stack.yml", "--queue")
-    assert first.returncode == 0, first.stderr
+    first = queue(hy)
     w0 = subprocess.Popen([HYOPS, "stack", "work", "--name", "w0"], cwd=hy.workdir, env=hy.env(),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         finished = "SELECT finished_at IS NOT NULL FROM hyops.queue_runs WHERE run_id = '{}'"
-        wait_for(lambda: pg_store.sql(finished.format(first.stdout.strip())).strip() == "t", timeout=600,
+        wait_for(lambda: pg_store.sql(finished.format(first)).strip() == "t", timeout=600,
                  what="the first run to finish")
         closed = pg_store.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                               "WHERE application_name IN ('hyops', 'hyops-queue', 'hyops-worker')")
