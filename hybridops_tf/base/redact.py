@@ -17,6 +17,14 @@ from typing import Any
 REDACTED = "<redacted>"
 EPHEMERAL = "<ephemeral>"
 PLACEHOLDERS = frozenset({REDACTED, EPHEMERAL})  # what a stored file holds instead of a value
+
+
+def is_placeholder(value: object) -> bool:
+    """Whether a stored value is "<redacted>" or "<ephemeral>" rather than a value. Any value may
+    be asked about: a list, map or object input is no placeholder (and unhashable, so never `in
+    PLACEHOLDERS` itself)."""
+    return isinstance(value, str) and value in PLACEHOLDERS
+
 # What events.jsonl holds instead of a line that mentions a sensitive output but cannot be
 # parsed (and so redacted): a valid message of a type no engine sends.
 WITHHELD_LINE = ('{"type":"hyops_withheld","@message":"an engine line that mentions a sensitive '

@@ -24,6 +24,7 @@ from hybridops_tf.base.files import (
     fsync_dir,
     refuse_symlinks,
 )
+from hybridops_tf.base.redact import is_placeholder
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.inputs.values import CliInput, InputLayer
 from hybridops_tf.record.address import ModuleTarget
@@ -117,13 +118,13 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
-    usable = {k: v for k, v in recorded.items() if k in specs and v not in inputs_mod.PLACEHOLDERS}
+    usable = {k: v for k, v in recorded.items() if k in specs and not is_placeholder(v)}
     return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)]
 
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
     if item.option == "--var":
-        return [InputLayer(item.label, inputs_mod.parse_var_options([item.text], specs))]
+        return [InputLayer(item.label, inputs_mod.parse_var_options([item.text], specs, item.engine_syntax))]
     path = Path(item.text)
     if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
         rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner

@@ -43,7 +43,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED
+from hybridops_tf.base.redact import EPHEMERAL, REDACTED, is_placeholder
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -177,7 +177,7 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
         spec = specs.get(name)
         ephemeral = bool(spec is not None and spec.ephemeral) or values.get(name) == EPHEMERAL
         secret = ephemeral or bool(spec is not None and spec.sensitive) or values.get(name) == REDACTED
-        if name in values and values[name] not in PLACEHOLDERS:
+        if name in values and not is_placeholder(values[name]):
             continue
         if name not in values and (spec is None or not spec.required or name in supplied):
             continue

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.errors import HyopsError, OperationFailed
-from hybridops_tf.base.redact import PLACEHOLDERS
+from hybridops_tf.base.redact import is_placeholder
 from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.runtime.root import Runtime
@@ -86,7 +86,7 @@ class Wiring:
             else:
                 values[key] = recorded
         for key, value in self._rerun_inputs(member).items():
-            if key in specs and value not in PLACEHOLDERS:
+            if key in specs and not is_placeholder(value):
                 values[key] = value  # what exists was built with these
                 unknown.pop(key, None)
         own = inputs_mod.module_layers(member.directory, specs)  # TF_VAR_, the module's tfvars
