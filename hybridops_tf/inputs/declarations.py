@@ -193,13 +193,27 @@ def _parse_hcl(path: Path) -> dict[str, Any]:
 def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
     """HCL text in python-hcl2's dict form, strings unquoted (also for `.tfvars` files);
     UsageError naming `path` when it does not parse."""
+    options = _serialization_options()
+    if options is not None:
+        return _loads(text, path, options)
+    return _unquote(_loads(text, path, None))  # 8.0 keeps quotes and has no option to drop them
+
+
+def parse_hcl_raw(text: str, path: Path | str) -> dict[str, Any]:
+    """HCL text in python-hcl2's dict form with strings as written: quoted, escapes and heredocs
+    kept, for inputs/hcl_values.py to decode as the engine does (python-hcl2 leaves template
+    escapes such as `$${` in the strings it unquotes). UsageError naming `path`, as above."""
+    return _loads(text, path, _serialization_options(strip_string_quotes=False, preserve_heredocs=True))
+
+
+def _loads(text: str, path: Path | str, options: Any) -> dict[str, Any]:
     import hcl2
     from lark.exceptions import UnexpectedInput, VisitError
 
-    options = _serialization_options()
     try:
         if options is not None:
-            return hcl2.loads(text, serialization_options=options)
+            parsed: dict[str, Any] = hcl2.loads(text, serialization_options=options)
+            return parsed
         parsed = hcl2.loads(text)
     except UnexpectedInput as exc:  # not HCL: said as the engine says it, where it is
         raise UsageError(f"cannot parse {path}{_where(exc)}: {_syntax_error(exc)}; fix the HCL syntax "
@@ -212,7 +226,7 @@ def parse_hcl_text(text: str, path: Path | str) -> dict[str, Any]:
         raise _parser_failed(path, exc.orig_exc) from exc
     except Exception as exc:  # noqa: BLE001 - python-hcl2 failing in its own code: said as such, no traceback
         raise _parser_failed(path, exc) from exc
-    return _unquote(parsed)  # 8.0 keeps quotes and has no option to drop them
+    return parsed
 
 
 # lark's terminal names for what python-hcl2's grammar expected, in the characters people type
@@ -249,14 +263,14 @@ def _parser_failed(path: Path | str, exc: BaseException) -> UsageError:
                       "a python-hcl2 bug rather than an HCL error: the engine's `validate` checks the syntax")
 
 
-def _serialization_options() -> Any:
+def _serialization_options(strip_string_quotes: bool = True, preserve_heredocs: bool = False) -> Any:
     try:
         from hcl2.utils import SerializationOptions
     except ImportError:
         return None
     fields = getattr(SerializationOptions, "__dataclass_fields__", {})
-    wanted = {"with_comments": False, "explicit_blocks": False, "preserve_heredocs": False,
-              "preserve_scientific_notation": False, "strip_string_quotes": True}
+    wanted = {"with_comments": False, "explicit_blocks": False, "preserve_heredocs": preserve_heredocs,
+              "preserve_scientific_notation": False, "strip_string_quotes": strip_string_quotes}
     if "strip_string_quotes" not in fields:
         return None
     return SerializationOptions(**{k: v for k, v in wanted.items() if k in fields})

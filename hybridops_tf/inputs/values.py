@@ -31,7 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.base.redact import EPHEMERAL, PLACEHOLDERS, REDACTED, placeholder, redact_argv, redact_mapping
+from hybridops_tf.base.redact import (
+    EPHEMERAL,
+    PLACEHOLDERS,
+    REDACTED,
+    is_placeholder,
+    placeholder,
+    redact_argv,
+    redact_mapping,
+)
 from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outputs, read_variables, reason, remember
 
 __all__ = [
@@ -74,23 +82,65 @@ def parse_var_option(text: str) -> tuple[str, Any]:
     return name, plain_value(value, f"--var {name}")
 
 
-def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec]) -> dict[str, Any]:
+def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec],
+                      engine_syntax: bool = False) -> dict[str, Any]:
     """`--var` values by name: VALUE is YAML, except where YAML 1.1 would betray a text.
 
     For a `string` or untyped variable the engine itself reads `-var` text as a string, so
     a YAML value that is not a string (`NO` -> false, `0755` -> 493, `1e3` -> 1000.0,
     `[a]` -> a list) is replaced by the text as written: `--var country=NO` means "NO" and
-    `--var note=[a]` means "[a]", as with `tofu -var`.
+    `--var note=[a]` means "[a]", as with `tofu -var`; so do `~` and `null`. A YAML-quoted text
+    (`--var 'note="a b"'`) is the text inside the quotes, except with engine_syntax (the engine's
+    own `-var` given after `--`), where the text is exactly as written, quotes too, as the engine
+    takes it. For any other type (list, map, object, `any`) VALUE is read as the engine reads it,
+    an HCL expression (`{a = 1}`, `["x"]`), falling back on YAML when it is not a literal one.
     """
     values: dict[str, Any] = {}
     for text in texts:
-        name, value = parse_var_option(text)
+        name, raw = text.partition("=")[0].strip(), text.partition("=")[2]
         spec = specs.get(name)
-        if (spec is not None and spec.type_expr in (None, "string") and value is not None
-                and not isinstance(value, str)):
-            value = text.partition("=")[2]
+        if spec is not None and not spec.takes_literal and raw.strip():
+            value = _hcl_or(raw, _NOT_HCL, f"--var {name}")
+            values[name] = parse_var_option(text)[1] if value is _NOT_HCL else value
+            continue
+        name, value = parse_var_option(text)
+        if spec is not None and spec.takes_literal and (
+                engine_syntax or value is None or (spec.type_expr in (None, "string") and not isinstance(value, str))):
+            value = _primitive(spec.type_expr, raw, value)
         values[name] = value
     return values
+
+
+_NOT_HCL = object()
+
+
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\Z")
+
+
+def _primitive(type_expr: str | None, raw: str, parsed: Any) -> Any:
+    """`-var` text for a string, number, bool or untyped variable: the engine takes the text as
+    written and converts it to the type itself (`~`, `null`, `NO`, `0755` stay text). A plain
+    decimal for a number and `true`/`false` for a bool are kept as such, so records show them
+    as the engine will hold them."""
+    if type_expr == "number" and _DECIMAL.match(raw.strip()) and isinstance(parsed, int | float):
+        return parsed
+    if type_expr == "bool" and raw.strip() in ("true", "false"):
+        return raw.strip() == "true"
+    return raw
+
+
+def _hcl_or(text: str, fallback: Any, where: str) -> Any:
+    """`-var`/`TF_VAR_` text for a variable of a collection or structural type (or `any`): an HCL
+    expression, as the engine reads it (`{a = 1}`, `["x", "$${y}"]`), when it is a literal one;
+    else `fallback` (YAML's reading, or the text as written)."""
+    from hybridops_tf.inputs import hcl_values
+
+    try:
+        value = hcl_values.parse_values(f"v = {text}\n", where).get("v", fallback)
+    except UsageError:
+        return fallback
+    value = _constants(value)
+    return fallback if hcl_values.has_expression(value) else value
 
 
 def load_inputs_file(path: Path) -> dict[str, Any]:
@@ -144,45 +194,35 @@ def _hcl_inputs(text: str, path: Path | str, strict: bool) -> dict[str, Any]:
     as `${...}` is an expression: a constant one (`1 + 2`) is evaluated as the engine does
     (inputs/constants.py); any other (a function call, a template) is refused when hyops must
     pass the value on (strict), kept as written otherwise."""
-    from hybridops_tf.inputs.declarations import parse_hcl_text
+    from hybridops_tf.inputs import hcl_values
 
-    data = parse_hcl_text(text, path)
     values: dict[str, Any] = {}
-    for name, value in data.items():
-        if name.startswith("__"):  # python-hcl2's own bookkeeping (line numbers), not a variable
-            continue
+    for name, value in hcl_values.parse_values(text, path).items():
         value = _constants(value)
-        if strict and _is_expression(value):
+        if strict and hcl_values.has_expression(value):
             raise UsageError(f"inputs file {path}: the value of {name!r} is an expression hyops does "
                              "not evaluate (it evaluates literals and the operators on them, such as "
                              "`1 + 2`, not function calls or templates); write the value it gives")
-        values[name] = value
+        values[name] = hcl_values.as_written(value)
     plain: dict[str, Any] = plain_value(values, f"inputs file {path}")
     return plain
 
 
 def _constants(value: Any) -> Any:
-    """`value` with each constant expression python-hcl2 left as `${...}` text evaluated."""
+    """`value` with each constant expression python-hcl2 left as `${...}` text evaluated
+    (inputs/hcl_values.py marks them as Expressions)."""
+    from hybridops_tf.inputs.hcl_values import Expression
+
     if isinstance(value, list):
         return [_constants(v) for v in value]
     if isinstance(value, dict):
         return {k: _constants(v) for k, v in value.items()}
-    if _is_expression(value):
+    if isinstance(value, Expression) and value.startswith("${") and value.endswith("}"):
         from hybridops_tf.inputs.constants import evaluate
 
         known, result = evaluate(value[2:-1])
         return result if known else value
     return value
-
-
-def _is_expression(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.startswith("${") and value.endswith("}")
-    if isinstance(value, list):
-        return any(_is_expression(v) for v in value)
-    if isinstance(value, dict):
-        return any(_is_expression(v) for v in value.values())
-    return False
 
 
 MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of values
@@ -234,6 +274,7 @@ class CliInput:
 
     option: str
     text: str
+    engine_syntax: bool = False  # the engine's own `-var` after `--`: its text read as the engine reads it
 
     @property
     def label(self) -> str:
@@ -294,7 +335,7 @@ def split_engine_flags(passthrough: Sequence[str]) -> tuple[list[CliInput], list
                                      + ("name=value" if option == "--var" else "prod.tfvars"))
                 i += 1
                 value = args[i]
-            found.append(CliInput(option, value))
+            found.append(CliInput(option, value, engine_syntax=flag in ("-var", "--var")))
         i += 1
     return found, rest
 
@@ -343,13 +384,7 @@ def _env_value(spec: VariableSpec, text: str) -> Any:
     so a rerun that passes it in a var file gives the engine the same value."""
     if spec.takes_literal:
         return text
-    from hybridops_tf.inputs.declarations import parse_hcl_text
-
-    try:
-        value = parse_hcl_text(f"v = {text}\n", f"TF_VAR_{spec.name}").get("v", text)
-    except UsageError:
-        return text
-    return text if _is_expression(value) else value
+    return _hcl_or(text, text, f"TF_VAR_{spec.name}")
 
 
 @dataclass(frozen=True)
@@ -537,7 +572,7 @@ def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
     name = spec.name
     if _has_nul(value):
         raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
-    if isinstance(value, str) and value in PLACEHOLDERS:
+    if is_placeholder(value):
         raise UsageError(f"input '{name}' from {source} is the placeholder {value!r} "
                          f"(secrets and ephemeral values are never stored): pass the real value with --var {name}=...")
     if spec.type_expr not in _PRIMITIVE_TYPES or not isinstance(value, (list, dict)):

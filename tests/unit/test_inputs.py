@@ -382,8 +382,9 @@ def test_resolved_yaml_names_each_value_its_source_and_what_it_overrode(tmp_path
 
 
 @pytest.mark.parametrize(("passthrough", "inputs", "rest"), [
-    (["-var", "x=1", "-target=a"], [CliInput("--var", "x=1")], ["-target=a"]),
-    (["-var=x=1", "--var", "y=2"], [CliInput("--var", "x=1"), CliInput("--var", "y=2")], []),
+    (["-var", "x=1", "-target=a"], [CliInput("--var", "x=1", engine_syntax=True)], ["-target=a"]),
+    (["-var=x=1", "--var", "y=2"], [CliInput("--var", "x=1", engine_syntax=True),
+                                    CliInput("--var", "y=2", engine_syntax=True)], []),
     (["-var-file=f.tfvars", "-parallelism=2", "--var-file", "g.json"],
      [CliInput("--var-file", "f.tfvars"), CliInput("--var-file", "g.json")], ["-parallelism=2"]),
     (["-variable=x"], [], ["-variable=x"]),
@@ -571,8 +572,26 @@ VAR_SPECS = {
     ("count=0755", 493),
     ("tags=[a, NO]", ["a", False]),  # collections stay YAML: quote inside them
     ("country=", ""),
+    ("country=~", "~"),  # YAML's null: the engine takes the text (issue 43)
+    ("label=null", "null"),
+    ('tags=["$${x}", "b"]', ["${x}", "b"]),  # HCL, as the engine reads it: the escape decoded
+    ('tags=["a"] ', ["a"]),
 ])
 def test_var_text_reaches_string_and_untyped_variables_as_written(option: str, expected: object) -> None:
     name = option.partition("=")[0]
 
     assert parse_var_options([option], VAR_SPECS) == {name: expected}
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ('country="NO"', '"NO"'),  # the engine's -var keeps the quotes
+    ("country=~", "~"),
+    ("enabled=true", True),
+    ("enabled=yes", "yes"),  # the engine converts (and here refuses) the text itself
+    ("count=12", 12),
+])
+def test_the_engines_own_var_after_the_separator_is_read_as_the_engine_reads_it(option: str,
+                                                                                 expected: object) -> None:
+    name = option.partition("=")[0]
+
+    assert parse_var_options([option], VAR_SPECS, engine_syntax=True) == {name: expected}

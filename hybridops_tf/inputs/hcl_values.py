@@ -1,0 +1,141 @@
+"""HCL literal values as the engine reads them: `.tfvars` files, `TF_VAR_` and `-var` text.
+
+python-hcl2 parses the syntax but leaves template strings as written: `"$${aws:username}"`
+comes back with its `$${` escape, a heredoc without its closing newline (and with its indent
+when asked to keep it), so a value decoded from its output and written again for the engine is
+not the value the engine would have read (docs/inputs.md: Values as the engine reads them).
+Here python-hcl2 is asked for the text as written (quotes and heredocs kept) and each template
+literal is decoded by HCL's own rules:
+- a quoted string: the escapes `\\n \\r \\t \\" \\\\ \\uNNNN \\UNNNNNNNN`, `$${` for a literal `${` and
+  `%%{` for `%{`;
+- a heredoc (`<<EOT`, `<<-EOT`): no backslash escapes, `$${` and `%%{` as above, every line
+  ending in a newline, and for `<<-` the smallest indent of its non-blank lines removed;
+- an interpolation (`${...}`) or a directive (`%{...}`) anywhere in a template, and any other
+  expression, is not a literal: it is returned as an `Expression`, the text python-hcl2 gave,
+  for inputs/constants.py to evaluate where it can.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+
+
+class Expression(str):
+    """HCL that is not a literal value (a reference, a call, a template with `${`/`%{`): kept
+    as python-hcl2 wrote it; `${...}` around a whole expression."""
+
+    __slots__ = ()
+
+
+def parse_values(text: str, path: Path | str) -> dict[str, Any]:
+    """The attributes of an HCL body (a `.tfvars` file) as values: literals decoded as the engine
+    decodes them, anything else an `Expression`. UsageError naming `path` when it does not parse."""
+    from hybridops_tf.inputs.declarations import parse_hcl_raw
+
+    return {name: literal(value) for name, value in parse_hcl_raw(text, path).items()
+            if not name.startswith("__")}  # python-hcl2's own bookkeeping (line numbers)
+
+
+def literal(raw: Any) -> Any:
+    """One value of python-hcl2's as-written form, decoded (see the module's docstring)."""
+    if isinstance(raw, list):
+        return [literal(item) for item in raw]
+    if isinstance(raw, dict):
+        return {_key(key): literal(item) for key, item in raw.items() if not str(key).startswith("__")}
+    if not isinstance(raw, str):
+        return raw  # numbers, bools and null come back as Python values
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        inner = raw[1:-1]
+        return _heredoc(inner, raw) if inner.startswith("<<") else _quoted(inner, raw)
+    return Expression(raw)
+
+
+def has_expression(value: Any) -> bool:
+    """Whether any part of a decoded value is an Expression (not a literal)."""
+    if isinstance(value, Expression):
+        return True
+    if isinstance(value, list):
+        return any(has_expression(item) for item in value)
+    if isinstance(value, dict):
+        return any(has_expression(k) or has_expression(v) for k, v in value.items())
+    return False
+
+
+def as_written(value: Any) -> Any:
+    """A decoded value with each Expression as plain text: what a record shows for a value hyops
+    could not read (YAML and JSON writers take no str subclass)."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, list):
+        return [as_written(item) for item in value]
+    if isinstance(value, dict):
+        return {str(k): as_written(v) for k, v in value.items()}
+    return value
+
+
+def _key(raw: Any) -> Any:
+    """An object key: a bare name as it is, a quoted one decoded."""
+    if isinstance(raw, str) and len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        return _quoted(raw[1:-1], raw)
+    return raw
+
+
+def _quoted(inner: str, raw: str) -> str:
+    """A quoted template's text, or an Expression when it interpolates, directs or holds an escape
+    the engine would refuse."""
+    out: list[str] = []
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "\\":
+            nxt = inner[i + 1:i + 2]
+            if nxt in _ESCAPES:
+                out.append(_ESCAPES[nxt])
+                i += 2
+                continue
+            width = {"u": 4, "U": 8}.get(nxt)
+            digits = inner[i + 2:i + 2 + width] if width else ""
+            if not width or len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                return Expression(raw)  # an escape HCL does not know: the engine refuses the file
+            out.append(chr(int(digits, 16)))
+            i += 2 + width
+            continue
+        step = _template_mark(inner, i)
+        if step is None:
+            return Expression(raw)
+        out.append(step[0])
+        i += step[1]
+    return "".join(out)
+
+
+def _heredoc(inner: str, raw: str) -> str:
+    """A heredoc's text: its lines each ending in a newline, `<<-` ones unindented."""
+    opener, _, rest = inner.partition("\n")
+    body = rest.split("\n")[:-1] if "\n" in rest else []  # the last line is the closing marker
+    if opener.startswith("<<-"):
+        indents = [len(line) - len(line.lstrip(" \t")) for line in body if line.strip(" \t")]
+        cut = min(indents, default=0)
+        body = [line[cut:] if line.strip(" \t") else line for line in body]
+    text = "".join(f"{line}\n" for line in body)
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        step = _template_mark(text, i)
+        if step is None:
+            return Expression(raw)
+        out.append(step[0])
+        i += step[1]
+    return "".join(out)
+
+
+def _template_mark(text: str, i: int) -> tuple[str, int] | None:
+    """At text[i]: the literal text it stands for and its length, or None at an interpolation
+    or directive (`${`, `%{`), where the template stops being a literal."""
+    if text.startswith(("$${", "%%{"), i):
+        return text[i + 1:i + 3], 3
+    if text.startswith(("${", "%{"), i):
+        return None
+    return text[i], 1
