@@ -59,6 +59,11 @@ class EngineError(HyopsError):
     exit_code = ExitCode.FAILED
 
 
+class EngineInitFailed(EngineError):
+    """The engine's `init` failed: it changes no state, so an apply or destroy it stops is a
+    refusal (exit 2 and `last_attempt`, operation/steps.py); elsewhere a preflight failure."""
+
+
 class EngineNotFound(EngineError):
     """No engine by the order, or the one named cannot run: a set-up error, nothing ran."""
 

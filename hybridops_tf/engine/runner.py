@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybridops_tf.base.errors import EngineError, Interrupted
+from hybridops_tf.base.errors import EngineError, EngineInitFailed, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.binary import EngineInfo
@@ -90,7 +90,8 @@ class Engine:
         if captured.returncode != 0:
             detail = error_blocks(captured.stderr or captured.stdout)
             where = f"; the whole output: {log_path}" if log_path is not None else ""
-            raise EngineError(f"engine init failed in {self.module_dir} (exit {captured.returncode}): {detail}{where}")
+            raise EngineInitFailed(f"engine init failed in {self.module_dir} (exit {captured.returncode}): "
+                                   f"{detail}{where}")
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env, settling=self.settling,

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import EngineNotStarted, ExitCode, HyopsError, Interrupted, RefusedError
+from hybridops_tf.base.errors import (
+    EngineInitFailed,
+    EngineNotStarted,
+    ExitCode,
+    HyopsError,
+    Interrupted,
+    RefusedError,
+    UsageError,
+)
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
@@ -67,6 +75,12 @@ def run(req: ModuleRequest) -> Outcome:
             said = err.message if "nothing was changed" in err.message else f"{err.message}; nothing was changed"
             _finish(one, err.exit_code, StoppedResult(ResultOutcome.INTERRUPTED, said))
             raise Interrupted(said) from None
+        except EngineInitFailed as err:  # `init` changes no state: the engine refused the run
+            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+            refusal = _settle_init_failure(one, err)
+            _finish(one, refusal.exit_code, StoppedResult(ResultOutcome.REFUSED, refusal.message))
+            raise refusal from None
         except HyopsError as err:
             from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
 
@@ -114,6 +128,24 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     guard(req, one.previous)
     process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
+
+
+def _settle_init_failure(one: _Run, err: EngineInitFailed) -> HyopsError:
+    """The engine's `init` failed before `running` was written: nothing changed, so the record
+    keeps what it said and gains `last_attempt` (no record: still none), as when the engine
+    refuses the run itself (exit 2, docs/contract.md: Exit codes)."""
+    req = one.req
+    message = (f"the engine's init failed before the {req.command} changed anything: {err.message}; "
+               "the record is unchanged")
+    kept = transitions.attempt_refused(one.previous, run_id=one.folder.run_id, command=req.command,
+                                       error=message, exit_code=ExitCode.USAGE)
+    if kept is not None:
+        try:
+            one.store.write(kept, stamp=False)  # it says what it said: only last_attempt is new
+        except OSError as write_err:
+            notices.warning(f"could not note the refused attempt in {one.store.where(req.key)}: "
+                            f"{write_err.strerror or write_err}; the record is unchanged")
+    return UsageError(message)
 
 
 def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:

@@ -561,12 +561,21 @@ def engine_refused(
     there was no record, and there still is none); the attempt is kept in `last_attempt` and
     in its run folder. Suspect orphans inherited from an interrupted earlier run stay listed.
     """
+    rec = attempt_refused(previous, run_id=running.run_id, command=command, error=error, exit_code=exit_code)
+    if rec is not None:
+        rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, running.suspect_orphans)
+    return rec
+
+
+def attempt_refused(previous: OperationRecord | None, *, run_id: str, command: Command, error: str,
+                    exit_code: int) -> OperationRecord | None:
+    """The record after an attempt that changed nothing (refused by the engine, or stopped by a
+    failing `init` before `running` was written): what it said, with the attempt in
+    `last_attempt` (None: there was no record, and there still is none)."""
     if previous is None:
         return None
     rec = copy.deepcopy(previous)
-    rec.suspect_orphans = _merge_orphans(rec.suspect_orphans, running.suspect_orphans)
-    rec.last_attempt = LastAttempt(run_id=running.run_id, command=command, at=utc_now(),
-                                   exit_code=exit_code, error=error)
+    rec.last_attempt = LastAttempt(run_id=run_id, command=command, at=utc_now(), exit_code=exit_code, error=error)
     return rec
 
 
