@@ -24,6 +24,29 @@ from hybridops_tf.sim.install import SIM_ENVIRONMENT
 from tests.integration.helpers import PAIR_TF, copy_module
 from tests.integration.modern import ENGINE_NAMES, MODERN_MINIMUM, find_modern_engine
 
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@pytest.fixture(autouse=True)
+def no_bug_in_hyops(request: pytest.FixtureRequest) -> Any:
+    """Suite-wide: a test fails when any hyops process it started met a bug. Such a process
+    prints one line and leaves its trace (base/bugs.py) in the run folder or the runtime root's
+    `bugs/`, both below the test's tmp_path, however the test started it (the `hyops` fixture,
+    a CI recipe's shell, a stack worker). A test that makes a bug on purpose is marked
+    `hyops_bug_expected`. tests/integration/hyops_cli.py also fails on a traceback on stderr."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp is None or request.node.get_closest_marker("hyops_bug_expected") is not None:
+        return
+    from hybridops_tf.base.bugs import BUG_FILE
+
+    found = [path for path in Path(tmp).rglob("*")
+             if path.name == BUG_FILE or (path.parent.name == "bugs" and path.name.startswith("bug-"))]
+    if found:
+        pytest.fail("a hyops process met a bug (base/bugs.py):\n" + "\n".join(
+            f"{path}:\n{path.read_text(errors='replace')}" for path in found[:3]), pytrace=False)
+
+
 # Variables that would make an engine run depend on the developer's machine.
 _SCRUBBED_ENV = (
     "TF_CLI_CONFIG_FILE",

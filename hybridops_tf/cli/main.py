@@ -10,6 +10,7 @@ import errno
 import importlib
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -146,6 +147,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     from hybridops_tf.store import url as store_url
 
     store_url.configure(store)
+    from hybridops_tf.base import bugs
     root_how = (discover.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
                 else discover.HOW_OPTION)
     try:
@@ -158,6 +160,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
         click.echo(f"hyops: warning: {line}", err=True)
     engine_rule = ("HYOPS_ENGINE" if ctx.get_parameter_source("engine") is ParameterSource.ENVIRONMENT
                    else "--engine")
+    bugs.remember_runtime_root(choice.path)
     ctx.obj = Settings(runtime_root=choice.path, engine=engine, modules_root=modules_root,
                        root_choice=choice, engine_rule=engine_rule, store=store or None)
     if choice.how == discover.HOW_NEW and not os.path.lexists(choice.path):
@@ -199,6 +202,7 @@ def main() -> None:
     from hybridops_tf.cli.render import ascii_streams
 
     ascii_streams()  # ASCII output where the locale is not UTF-8 (render.py)
+    threading.excepthook = _thread_bug
     try:
         rc = cli.main(standalone_mode=False)
     except HyopsError as err:
@@ -216,12 +220,32 @@ def main() -> None:
         os._exit(1)
     except OSError as err:
         if err.errno not in _STORAGE_ERRNOS:
-            raise  # anything else is a bug: keep its traceback
+            _bug(err)  # anything else is a bug
         where = f" {err.filename}" if err.filename else ""
         click.echo(f"hyops: error: cannot write{where}: {err.strerror or err}; check that the runtime root "
                    "is writable and has room (--runtime-root to use another)", err=True)
         sys.exit(ExitCode.FAILED)  # it may come after the engine ran: never claim nothing changed
+    except Exception as err:  # noqa: BLE001 - a bug in hyops: one line, the trace in a file (base/bugs.py)
+        _bug(err)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _bug(err: BaseException) -> NoReturn:
+    """An exception hyops did not expect: its trace to a file, one line to the user, exit 70."""
+    from hybridops_tf.base import bugs
+
+    click.echo(bugs.one_line(err, bugs.write_trace(err)), err=True)
+    sys.exit(bugs.BUG_EXIT)
+
+
+def _thread_bug(args: threading.ExceptHookArgs) -> None:
+    """A thread's unexpected exception: its trace to a file and one line, never a traceback; the
+    command's own result says what happened to its run."""
+    if args.exc_value is None or isinstance(args.exc_value, SystemExit):
+        return
+    from hybridops_tf.base import bugs
+
+    click.echo(bugs.one_line(args.exc_value, bugs.write_trace(args.exc_value)), err=True)
 
 
 # A write the machine refused (read-only, no permission, no room): the user's to fix, said in

@@ -98,6 +98,9 @@ class RunFolder:
     def create(cls, runtime_root: Path, module_ref: str, run_id: str) -> RunFolder:
         path = run_path(runtime_root, module_ref, run_id)
         ensure_dir(path)
+        from hybridops_tf.base import bugs
+
+        bugs.remember_run_folder(path)  # a bug's trace goes beside the run it broke
         return cls(path, run_id)
 
     @property

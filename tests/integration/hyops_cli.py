@@ -43,8 +43,11 @@ class Hyops:
         return env
 
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([HYOPS, *args], cwd=self.workdir, env=self.env(**(env or {})),
+        done = subprocess.run([HYOPS, *args], cwd=self.workdir, env=self.env(**(env or {})),
                               capture_output=True, text=True, timeout=300)
+        assert "Traceback (most recent call last)" not in done.stderr, (
+            f"hyops {' '.join(args)} printed a Python traceback:\n{done.stderr}")
+        return done
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen([HYOPS, *args], cwd=self.workdir, env=self.env(**(env or {})),
