@@ -41,6 +41,7 @@ from hybridops_tf.base.redact import (
     redact_mapping,
 )
 from hybridops_tf.inputs.declarations import OutputSpec, VariableSpec, read_outputs, read_variables, reason, remember
+from hybridops_tf.inputs.types import canonical, parse_type
 
 __all__ = [
     "DIGEST_PREFIX", "EPHEMERAL", "MIN_DIGEST_KEY_BYTES", "PLACEHOLDERS", "REDACTED", "CliInput", "InputLayer",
@@ -539,7 +540,7 @@ def resolve_inputs(
                 continue
             if name in origin:
                 overridden.setdefault(name, []).append(origin[name])
-            values[name], origin[name] = copy.deepcopy(value), source
+            values[name], origin[name] = canonical(copy.deepcopy(value), parse_type(specs[name].type_expr)), source
             if layer.explicit:
                 explicit[name] = values[name]
             else:
