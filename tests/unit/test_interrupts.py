@@ -66,6 +66,37 @@ def test_an_engine_spawned_as_the_signal_came_is_caught_up_exactly_once() -> Non
     assert state.forwarded(key) == signal.SIGTERM
 
 
+def test_an_engine_registered_after_the_signal_is_told_to_stop_by_the_catch_up_alone() -> None:
+    state, got = Interrupts(), []
+    state._handle(signal.SIGTERM, None)  # it came while the engine was spawning: no handler passed it on
+
+    key = state.register(got.append, catch_up=True)
+
+    assert got == [signal.SIGTERM] and state.forwarded(key) == signal.SIGTERM
+
+
+@pytest.mark.parametrize("how", ["run_streaming", "run_capture"])
+def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
+    monkeypatch: pytest.MonkeyPatch, how: str,
+) -> None:
+    """The signal lands after the check that nothing new starts and before the engine is
+    registered: only the catch-up reaches it (missed, the command would run its 20 s)."""
+    spawn = process._spawn
+
+    def spawn_as_the_signal_comes(*args: Any, **kwargs: Any) -> Any:
+        proc = spawn(*args, **kwargs)
+        signal.raise_signal(signal.SIGTERM)
+        return proc
+
+    monkeypatch.setattr(process, "_spawn", spawn_as_the_signal_comes)
+    argv = [sys.executable, "-c", "import time; time.sleep(20)"]
+    with process.FORWARDER:
+        ran = (process.run_streaming(argv, on_stdout_line=lambda _line: None) if how == "run_streaming"
+               else process.run_capture(argv, timeout=60))
+
+    assert ran.interrupted == signal.SIGTERM and ran.returncode == -signal.SIGTERM
+
+
 def test_an_unregistered_engine_gets_nothing() -> None:
     state, got = Interrupts(), []
     key = state.register(got.append)
