@@ -350,6 +350,8 @@ if action == "finish":
     report.finished_at = "2024-01-01T00:01:00Z"
     write_report(runtime, report)
     live.finish(True)
+if action == "unwritten":  # its finished report could not be written: its lines are its last word
+    live.finish(False)
 """  # action "killed": the runner stops after vm's start, without its finish
 
 
@@ -406,3 +408,13 @@ def test_a_stack_runs_start_drops_the_lines_a_killed_run_left_in_the_stores_jour
     killed("stack-apply-2")
 
     assert runs_in_journal() == ["stack-apply-2"] * 3
+
+
+def test_a_stack_runs_finish_keeps_its_lines_in_the_store_when_its_finished_report_was_not_written(
+    tmp_path: Path, pg_store: SharedStore,
+) -> None:
+    done = subprocess.run([sys.executable, "-c", LIVE_RUN, str(tmp_path / "runner"), "unwritten", "stack-apply-1"],
+                          env={**os.environ, **pg_store.env()}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+    assert pg_store.sql("SELECT count(*) FROM hyops.journal WHERE key = 'stack_report:demo'").strip() == "3"

@@ -97,6 +97,30 @@ def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
     assert ran.interrupted == signal.SIGTERM and ran.returncode == -signal.SIGTERM
 
 
+def test_an_engine_run_asked_for_after_the_signal_is_never_started(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    with process.FORWARDER:
+        signal.raise_signal(signal.SIGTERM)
+        result = process.run_streaming([sys.executable, "-c", f"open({str(started)!r}, 'w').close()"],
+                                       on_stdout_line=lambda _line: None)
+
+    assert result.started is False and result.interrupted == signal.SIGTERM
+    assert not started.exists()
+
+
+def test_a_member_handed_out_as_the_signal_came_never_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hybridops_tf.stack.member import MemberSteps, StackRequest
+
+    stack = Stack("demo", tmp_path / "stack.yml", (Member("network", tmp_path / "network", "demo/network"),))
+    steps = MemberSteps(StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / "rt")), "stack-apply-1")
+    monkeypatch.setattr(MemberSteps, "_apply", lambda *_a: pytest.fail("the member started after the signal"))
+    monkeypatch.setattr(process.FORWARDER, "received", signal.SIGINT)
+
+    result = steps.step("network")
+
+    assert result.status is MemberStatus.PENDING and result.retryable and not result.changed
+
+
 def test_an_unregistered_engine_gets_nothing() -> None:
     state, got = Interrupts(), []
     key = state.register(got.append)

@@ -140,3 +140,13 @@ def test_an_interrupted_run_whose_members_all_settled_is_still_uncertain() -> No
 
     assert out["state"] == INTERRUPTED and not any(x.get("uncertain") for x in out["members"])
     assert is_uncertain(out)
+
+
+def test_an_unfinished_queued_run_is_running_whatever_process_queued_it() -> None:
+    # no runner: the queue keeps the run, and a worker may take its next member at any time
+    queued = {**doc(m("a", "ok", "apply-1", worker="w1"), m("b", "queued")), "queue": True}
+    del queued["runner"]
+
+    out = judge(queued, {"a": RecordNow("ok", "apply-1"), "b": RecordNow("none")}, False)
+
+    assert out["state"] == RUNNING and not is_uncertain(out)
