@@ -4,10 +4,12 @@ A test that cannot fail is a defect. Each mutant below is the smallest change th
 rule of the contract (a flipped condition, a dropped write, a skipped fsync); the script
 applies it to a scratch copy of the repository, runs only the tests named as its guards
 against that copy, and expects them to FAIL. A mutant the guards let pass is a survivor: the
-rule has no test that holds it, and the script exits 1 naming it.
+rule has no test that holds it, and the script exits 1 naming it. The summary says how many
+were caught of how many, per area of the contract (AREAS), and each survivor by name.
 
-    .venv/bin/python scripts/mutants.py            # every mutant
-    .venv/bin/python scripts/mutants.py -k fsync   # those whose name contains "fsync"
+    .venv/bin/python scripts/mutants.py                  # every mutant
+    .venv/bin/python scripts/mutants.py -k fsync         # those whose name contains "fsync"
+    .venv/bin/python scripts/mutants.py --area queue     # those of one area
 
 Adding a rule to the contract: add its mutant here with the test that guards it
 (CONTRIBUTING.md). The scratch copy is imported ahead of the installed package through
