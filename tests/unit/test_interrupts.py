@@ -75,6 +75,13 @@ def test_an_engine_registered_after_the_signal_is_told_to_stop_by_the_catch_up_a
     assert got == [signal.SIGTERM] and state.forwarded(key) == signal.SIGTERM
 
 
+def forget_the_signal_afterwards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope leaves its signal remembered (as the process would until its exit): put the
+    forwarder back as it was, so no later test in this process starts after a signal."""
+    for name in ("received", "count", "last"):
+        monkeypatch.setattr(process.FORWARDER, name, getattr(process.FORWARDER, name))
+
+
 @pytest.mark.parametrize("how", ["run_streaming", "run_capture"])
 def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
     monkeypatch: pytest.MonkeyPatch, how: str,
@@ -89,6 +96,7 @@ def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
         return proc
 
     monkeypatch.setattr(process, "_spawn", spawn_as_the_signal_comes)
+    forget_the_signal_afterwards(monkeypatch)
     argv = [sys.executable, "-c", "import time; time.sleep(20)"]
     with process.FORWARDER:
         ran = (process.run_streaming(argv, on_stdout_line=lambda _line: None) if how == "run_streaming"
@@ -97,7 +105,10 @@ def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
     assert ran.interrupted == signal.SIGTERM and ran.returncode == -signal.SIGTERM
 
 
-def test_an_engine_run_asked_for_after_the_signal_is_never_started(tmp_path: Path) -> None:
+def test_an_engine_run_asked_for_after_the_signal_is_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    forget_the_signal_afterwards(monkeypatch)
     started = tmp_path / "started"
     with process.FORWARDER:
         signal.raise_signal(signal.SIGTERM)
