@@ -200,3 +200,18 @@ def test_write_does_not_adopt_an_id_a_record_took_since_the_lookup_answered(
 
     assert imported == []
     assert [a.kind for a in actions] == [ActionKind.SETTLE] and "vm-7" in actions[0].detail
+
+
+def test_write_acts_only_on_orphans_the_record_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    ev = evidence(record=record(Status.ERROR, orphans=["sim_vm.v"]), state=state(), refresh=quiet(),
+                  planned_attributes=PLANNED)
+    found = consult(ev, target, lookups, runtime)
+    assert found is not None and found["sim_vm.v"].adoptable  # vm-7 is free: only the listing decides
+    runtime.store.write(record(Status.ERROR))  # the record as it stands lists no orphan (settled meanwhile)
+    monkeypatch.setattr(orphans, "import_", lambda *_a: pytest.fail("an orphan the record does not list was adopted"))
+    monkeypatch.setattr(orphans, "forget", lambda *_a, **_k: pytest.fail("an orphan the record does not list went"))
+
+    actions, ok = adopt(target, found, ev, SimpleNamespace(gather=SimpleNamespace(runtime=runtime)))  # type: ignore[arg-type]
+
+    assert actions == [] and ok

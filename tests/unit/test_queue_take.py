@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -12,6 +16,7 @@ from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.graph import RunGraph
 from hybridops_tf.stack.member import MemberResult, MemberSteps
+from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.submit import stack_digest
 from hybridops_tf.stack.queue.tables import QueuedRun, RunOptions
 from hybridops_tf.stack.queue.take import CannotServe, Taker
@@ -106,3 +111,37 @@ def test_a_member_is_retried_only_when_nothing_could_have_changed(
     result = taker._run(run, "a")
 
     assert result.retryable is not wrote_a_record
+
+
+class _Connections:
+    """Lends a connection whose transactions do nothing: the queue's tables are replaced below."""
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        yield SimpleNamespace(transaction=contextlib.nullcontext)
+
+
+@pytest.mark.parametrize("attempts", range(jobs.RETRIES + 1))
+def test_a_member_that_may_pass_is_retried_at_most_retries_times_then_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attempts: int,
+) -> None:
+    run = _run(_one_member(tmp_path))
+    taker = Taker("w0", Runtime(tmp_path / ".hyops"), connections=_Connections())  # type: ignore[arg-type]
+    said: list[str] = []
+    monkeypatch.setattr(Taker, "_claim", lambda *_a: run)
+    monkeypatch.setattr(Taker, "_deferring_app", lambda _self: None)
+    monkeypatch.setattr(Taker, "_run", lambda *_a: MemberResult(MemberStatus.ERROR, error="lock busy", changed=False,
+                                                                retryable=True))
+    monkeypatch.setattr(tables, "lock_run", lambda *_a: run)
+    monkeypatch.setattr(view, "publish", lambda *_a: None)
+    monkeypatch.setattr(progress, "requeue", lambda *_a: said.append("requeued") or True)
+    monkeypatch.setattr(progress, "end_member", lambda *_a, **_k: said.append("ended") or True)
+    job = SimpleNamespace(job=SimpleNamespace(id=7, attempts=attempts))
+
+    if attempts < jobs.RETRIES:
+        with pytest.raises(jobs.NotYetRun):
+            taker.job(job, run.run_id, "a")
+        assert said == ["requeued"]
+    else:  # its last try: the member ends, as it failed
+        taker.job(job, run.run_id, "a")
+        assert said == ["ended"]
