@@ -67,6 +67,20 @@ def test_an_ok_member_whose_configuration_changed_is_a_finding_resume_settles(ap
         "demo-health-v2"]
 
 
+def test_an_ok_member_whose_inputs_in_the_stack_file_changed_is_a_finding(applied: StackEnv) -> None:
+    # its configuration, engine and workspace as applied: only the stack file's input differs
+    stack_file = applied.directory / "stack.yml"
+    stack_file.write_text(stack_file.read_text().replace("inputs: {size: small}", "inputs: {size: large}"))
+
+    exit_code, doc = reconcile(applied)
+
+    assert exit_code == 3, doc
+    assert codes(doc) == {"demo/network": [], "demo/vm": ["config_changed"], "demo/config": [], "demo/health": []}
+    [finding] = findings(doc)["demo/vm"]
+    assert "its inputs changed" in finding["detail"] and "its configuration changed" not in finding["detail"]
+    assert finding["next_actions"] == ["hyops stack apply stack/stack.yml --resume"]
+
+
 def test_a_record_that_does_not_say_what_it_applied_is_judged_by_its_plan(applied: StackEnv) -> None:
     for name in ("network", "health"):  # as a hyops before config_digest wrote them
         rec = applied.hyops.record(f"demo/{name}")

@@ -350,6 +350,8 @@ if action == "finish":
     report.finished_at = "2024-01-01T00:01:00Z"
     write_report(runtime, report)
     live.finish(True)
+if action == "unwritten":  # its finished report could not be written: its lines are its last word
+    live.finish(False)
 """  # action "killed": the runner stops after vm's start, without its finish
 
 
@@ -385,3 +387,34 @@ def test_a_stack_run_on_the_shared_store_journals_member_updates_there_and_anoth
     assert lines() == 0
     finished = json.loads(live("runner-b", "read", "-").stdout)
     assert finished["run_id"] == "stack-apply-2" and {m["status"] for m in finished["members"]} == {"ok"}
+
+
+def test_a_stack_runs_start_drops_the_lines_a_killed_run_left_in_the_stores_journal(
+    tmp_path: Path, pg_store: SharedStore,
+) -> None:
+    """The next run is killed too, so no finish drops anything: its start alone must have
+    taken the first killed run's lines out of the store's journal."""
+    def killed(run_id: str) -> None:
+        done = subprocess.run([sys.executable, "-c", LIVE_RUN, str(tmp_path / "runner"), "killed", run_id],
+                              env={**os.environ, **pg_store.env()}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+
+    def runs_in_journal() -> list[str]:
+        return pg_store.sql("SELECT run_id FROM hyops.journal WHERE key = 'stack_report:demo' ORDER BY id").split()
+
+    killed("stack-apply-1")
+    assert runs_in_journal() == ["stack-apply-1"] * 3
+
+    killed("stack-apply-2")
+
+    assert runs_in_journal() == ["stack-apply-2"] * 3
+
+
+def test_a_stack_runs_finish_keeps_its_lines_in_the_store_when_its_finished_report_was_not_written(
+    tmp_path: Path, pg_store: SharedStore,
+) -> None:
+    done = subprocess.run([sys.executable, "-c", LIVE_RUN, str(tmp_path / "runner"), "unwritten", "stack-apply-1"],
+                          env={**os.environ, **pg_store.env()}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+    assert pg_store.sql("SELECT count(*) FROM hyops.journal WHERE key = 'stack_report:demo'").strip() == "3"

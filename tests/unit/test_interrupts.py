@@ -66,6 +66,72 @@ def test_an_engine_spawned_as_the_signal_came_is_caught_up_exactly_once() -> Non
     assert state.forwarded(key) == signal.SIGTERM
 
 
+def test_an_engine_registered_after_the_signal_is_told_to_stop_by_the_catch_up_alone() -> None:
+    state, got = Interrupts(), []
+    state._handle(signal.SIGTERM, None)  # it came while the engine was spawning: no handler passed it on
+
+    key = state.register(got.append, catch_up=True)
+
+    assert got == [signal.SIGTERM] and state.forwarded(key) == signal.SIGTERM
+
+
+def forget_the_signal_afterwards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope leaves its signal remembered (as the process would until its exit): put the
+    forwarder back as it was, so no later test in this process starts after a signal."""
+    for name in ("received", "count", "last"):
+        monkeypatch.setattr(process.FORWARDER, name, getattr(process.FORWARDER, name))
+
+
+@pytest.mark.parametrize("how", ["run_streaming", "run_capture"])
+def test_an_engine_spawned_just_as_the_signal_came_is_still_told_to_stop(
+    monkeypatch: pytest.MonkeyPatch, how: str,
+) -> None:
+    """The signal lands after the check that nothing new starts and before the engine is
+    registered: only the catch-up reaches it (missed, the command would run its 20 s)."""
+    spawn = process._spawn
+
+    def spawn_as_the_signal_comes(*args: Any, **kwargs: Any) -> Any:
+        proc = spawn(*args, **kwargs)
+        signal.raise_signal(signal.SIGTERM)
+        return proc
+
+    monkeypatch.setattr(process, "_spawn", spawn_as_the_signal_comes)
+    forget_the_signal_afterwards(monkeypatch)
+    argv = [sys.executable, "-c", "import time; time.sleep(20)"]
+    with process.FORWARDER:
+        ran = (process.run_streaming(argv, on_stdout_line=lambda _line: None) if how == "run_streaming"
+               else process.run_capture(argv, timeout=60))
+
+    assert ran.interrupted == signal.SIGTERM and ran.returncode == -signal.SIGTERM
+
+
+def test_an_engine_run_asked_for_after_the_signal_is_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    forget_the_signal_afterwards(monkeypatch)
+    started = tmp_path / "started"
+    with process.FORWARDER:
+        signal.raise_signal(signal.SIGTERM)
+        result = process.run_streaming([sys.executable, "-c", f"open({str(started)!r}, 'w').close()"],
+                                       on_stdout_line=lambda _line: None)
+
+    assert result.started is False and result.interrupted == signal.SIGTERM
+    assert not started.exists()
+
+
+def test_a_member_handed_out_as_the_signal_came_never_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hybridops_tf.stack.member import MemberSteps, StackRequest
+
+    stack = Stack("demo", tmp_path / "stack.yml", (Member("network", tmp_path / "network", "demo/network"),))
+    steps = MemberSteps(StackRequest(stack=stack, command="apply", runtime=Runtime(tmp_path / "rt")), "stack-apply-1")
+    monkeypatch.setattr(MemberSteps, "_apply", lambda *_a: pytest.fail("the member started after the signal"))
+    monkeypatch.setattr(process.FORWARDER, "received", signal.SIGINT)
+
+    result = steps.step("network")
+
+    assert result.status is MemberStatus.PENDING and result.retryable and not result.changed
+
+
 def test_an_unregistered_engine_gets_nothing() -> None:
     state, got = Interrupts(), []
     key = state.register(got.append)

@@ -67,6 +67,17 @@ def test_a_new_run_starts_its_journal_empty(tmp_path: Path) -> None:
     assert statuses(read_report(Runtime(tmp_path), "demo")) == {n: "pending" for n in NAMES}
 
 
+def test_a_new_runs_start_empties_the_journal_file_a_killed_run_left(tmp_path: Path) -> None:
+    first = LiveReport(Runtime(tmp_path), unfinished())
+    first.start()
+    first.member("network", MemberStatus.ERROR, "apply-1", "boom")  # killed here: the journal stays
+
+    LiveReport(Runtime(tmp_path), unfinished("stack-apply-20240102T000000Z-11111111")).start()
+
+    # the reader would skip the first run's line anyway (another run's): the file itself is empty
+    assert live_journal.journal_path(layout.stack_report(tmp_path, "demo")).read_text() == ""
+
+
 def test_the_finished_report_drops_the_journal_and_is_read_as_written(tmp_path: Path) -> None:
     runtime = Runtime(tmp_path)
     live = LiveReport(runtime, unfinished())

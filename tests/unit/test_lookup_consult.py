@@ -8,14 +8,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 import yaml
 
+from hybridops_tf.reconcile import orphans
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.lookup import spec
+from hybridops_tf.reconcile.lookup.adopt import adopt
 from hybridops_tf.reconcile.lookup.consult import consult
 from hybridops_tf.reconcile.lookup.judge import Outcome
+from hybridops_tf.reconcile.model import ActionKind
 from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import ReleasedObject
 from hybridops_tf.runtime.root import Runtime
 from tests.unit.reconcile_builders import REF, evidence, quiet, record, state
 
@@ -113,3 +119,99 @@ def test_an_id_another_modules_record_holds_is_dropped(tmp_path: Path) -> None:
     assert found is not None
     [ask] = found["sim_vm.v"].asks
     assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",)
+
+
+# --- each rule where it alone decides (issue 46): the lie's id in one place and nowhere else ----
+
+VM_7 = {"sim_vm": [{"id": "vm-7", "attributes": {"name": "v"}}]}
+
+
+def test_a_candidate_only_the_modules_own_state_holds_is_never_adopted(tmp_path: Path) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    # no record anywhere names vm-7: the module's state alone says it is another address's object
+    ev = evidence(record=record(Status.ERROR, orphans=["sim_vm.v"]), refresh=quiet(),
+                  state=state("sim_vm.other", ids={"sim_vm.other": "vm-7"}), planned_attributes=PLANNED)
+
+    found = consult(ev, target, lookups, runtime)
+
+    assert found is not None
+    [ask] = found["sim_vm.v"].asks
+    assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",) and not ask.adoptable
+
+
+def test_a_candidate_only_a_records_released_list_holds_is_never_adopted(tmp_path: Path) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    mine = record(Status.ERROR, orphans=["sim_vm.v"])
+    # released on purpose by an earlier run: in no state and in no record's resources
+    mine.released = [ReleasedObject("sim_vm.old", "vm-7", "apply-0", "2026-01-01T00:00:00Z")]
+    ev = evidence(record=mine, state=state(), refresh=quiet(), planned_attributes=PLANNED)
+
+    found = consult(ev, target, lookups, runtime)
+
+    assert found is not None
+    [ask] = found["sim_vm.v"].asks
+    assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",) and not ask.adoptable
+
+
+def test_a_lookup_that_exits_non_zero_after_printing_a_valid_answer_has_failed(tmp_path: Path) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    (tmp_path / "lookup.py").write_text(ANSWER_PY + "sys.exit(1)\n")  # a valid, free candidate, then exit 1
+    ev = evidence(record=record(Status.ERROR, orphans=["sim_vm.v"]), state=state(), refresh=quiet(),
+                  planned_attributes=PLANNED)
+
+    found = consult(ev, target, lookups, runtime)
+
+    assert found is not None
+    [ask] = found["sim_vm.v"].asks
+    assert ask.outcome is Outcome.FAILED and ask.why.startswith("it exited 1") and not found["sim_vm.v"].settled
+
+
+def test_nothing_is_asked_while_the_dead_runs_engine_still_runs(tmp_path: Path) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    # a stale running record (no live hyops holds its lock) whose engine still runs: it may
+    # still create the very object a lookup would find
+    ev = evidence(record=record(Status.RUNNING, orphans=["sim_vm.v"]), state=state(), refresh=quiet(),
+                  planned_attributes=PLANNED, lock_free=True, live_engine=object())
+    assert ev.engine_alive and not ev.busy
+
+    assert consult(ev, target, lookups, runtime) is None
+    assert not (tmp_path / "asked.jsonl").exists()
+
+
+def test_write_does_not_adopt_an_id_a_record_took_since_the_lookup_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    mine = record(Status.ERROR, orphans=["sim_vm.v"])
+    runtime.ensure_root()
+    runtime.store.write(mine)
+    ev = evidence(record=mine, state=state(), refresh=quiet(), planned_attributes=PLANNED)
+    found = consult(ev, target, lookups, runtime)
+    assert found is not None and [a.address for a in found["sim_vm.v"].adoptable] == ["sim_vm.v"]
+    # between the answer and the write, another member's import took vm-7
+    other = record(Status.OK, resources={"sim_vm.elsewhere": ("complete", "import", "vm-7")})
+    other.module_ref = "demo/other"
+    runtime.store.write(other)
+    imported: list[tuple[str, str]] = []
+    monkeypatch.setattr(orphans, "import_", lambda _t, address, ident, _c: imported.append((address, ident)))
+    monkeypatch.setattr(orphans, "forget", lambda *_a, **_k: pytest.fail("an orphan not accounted for was dropped"))
+
+    actions, _ok = adopt(target, found, ev, SimpleNamespace(gather=SimpleNamespace(runtime=runtime)))  # type: ignore[arg-type]
+
+    assert imported == []
+    assert [a.kind for a in actions] == [ActionKind.SETTLE] and "vm-7" in actions[0].detail
+
+
+def test_write_acts_only_on_orphans_the_record_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime, target, lookups = setup(tmp_path, VM_7)
+    ev = evidence(record=record(Status.ERROR, orphans=["sim_vm.v"]), state=state(), refresh=quiet(),
+                  planned_attributes=PLANNED)
+    found = consult(ev, target, lookups, runtime)
+    assert found is not None and found["sim_vm.v"].adoptable  # vm-7 is free: only the listing decides
+    runtime.store.write(record(Status.ERROR))  # the record as it stands lists no orphan (settled meanwhile)
+    monkeypatch.setattr(orphans, "import_", lambda *_a: pytest.fail("an orphan the record does not list was adopted"))
+    monkeypatch.setattr(orphans, "forget", lambda *_a, **_k: pytest.fail("an orphan the record does not list went"))
+
+    actions, ok = adopt(target, found, ev, SimpleNamespace(gather=SimpleNamespace(runtime=runtime)))  # type: ignore[arg-type]
+
+    assert actions == [] and ok

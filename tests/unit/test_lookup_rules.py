@@ -158,6 +158,7 @@ def test_an_answer_is_parsed_into_candidates_one_per_id() -> None:
     ('{"candidates": [{"id": " "}]}', "candidates[0].id is not a non-empty string"),
     ('{"candidates": [{"id": "a", "attributes": []}]}', "candidates[0].attributes is not an object"),
     ("[" * 100000, "nests too deep"),
+    (json.dumps({"candidates": [{"id": f"vm-{i}"} for i in range(1001)]}), "1001 candidates (at most 1000)"),
 ])
 def test_what_is_not_the_answer_document_is_refused_saying_why(text: str, why: str) -> None:
     with pytest.raises(AnswerError) as info:

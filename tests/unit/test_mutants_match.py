@@ -46,3 +46,22 @@ def test_a_mutant_whose_text_is_gone_or_repeated_is_reported() -> None:
                script.Mutant("repeated", "hybridops_tf/operation/places.py", "return", "", ())]
 
     assert [line.split(":")[0] for line in _stale(planted)] == ["gone", "repeated"]
+
+
+def test_every_mutant_names_a_known_area_and_the_five_areas_hold_at_least_forty() -> None:
+    script = _mutants()
+    assert {m.area for m in script.MUTANTS} <= {*script.AREAS, ""}
+    assert len([m for m in script.MUTANTS if m.area]) >= 40  # issue 46: signals, lookups, queue, stack, store
+
+
+def test_the_summary_says_caught_of_total_per_area_and_names_each_survivor() -> None:
+    script = _mutants()
+    held = script.Mutant("held", "a.py", "x", "y", (), script.QUEUE)
+    survivor = script.Mutant("a rule no test holds", "b.py", "x", "y", (), script.QUEUE)
+    other = script.Mutant("other", "c.py", "x", "y", ())
+
+    lines = script.summary([held, survivor, other], [survivor]).splitlines()
+
+    assert "2/3" in lines[0]
+    assert [line.split(":")[1].strip() for line in lines[1:3]] == ["1/2", "1/1"]
+    assert any("a rule no test holds" in line and "b.py" in line for line in lines[3:])

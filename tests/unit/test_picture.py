@@ -194,3 +194,16 @@ def test_the_page_says_where_the_run_stopped_before_anything_else() -> None:
 @pytest.mark.parametrize("status", sorted(LOOKS))
 def test_each_look_gives_the_page_a_css_class(status: str) -> None:
     assert f".k-{status}{{" in page()
+
+
+def test_the_story_is_red_for_a_run_whose_runner_died_though_every_member_is_ok() -> None:
+    # no error, nothing pending or uncertain: only the run's unwritten end makes it red
+    doc = {**RED, "finished_at": None, "state": "interrupted", "started_at": "2026-01-01T00:00:00Z",
+           "members": [{**m, "status": "ok"} for m in RED["members"]]}
+    data = ReportData(title="stack demo", generated_at="2026-01-01T00:00:10Z", source="local runtime root /r",
+                      hyops_version="0.1.0", engine="terraform 1.0.3 (/bin/terraform)", picture=picture(DEMO, doc),
+                      run=None, timeline=timeline.build([]), modules=(), reconcile_summary=None)
+
+    story = re.search(r'<p class="story (\w+)">', html.render(data))
+
+    assert story is not None and story.group(1) == "red"

@@ -66,3 +66,32 @@ def test_ends_replay_in_the_order_the_run_numbered_them_and_the_first_failure_is
             MemberRow("c", "s/c", "s/c", 2, status="waiting")]
     assert ends_of(rows) == [("b", ERROR), ("a", ERROR)]
     assert first_failure(rows) == "b"
+
+
+def test_once_the_run_stopped_the_jobs_no_worker_took_are_withdrawn_and_their_members_pending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """a failed; b's job is still queued (no worker took it); e's worker runs it. Only b's job
+    is withdrawn, and b alone of them is pending, blocked by a."""
+    from hybridops_tf.stack.queue import jobs, progress, tables
+    from hybridops_tf.stack.queue.tables import QUEUED, RUNNING, QueuedRun, RunOptions
+
+    cancelled: list[int] = []
+    ends = iter(range(2, 100))
+    monkeypatch.setattr(jobs, "cancel", lambda _app, _conn, job_id: cancelled.append(job_id))
+    monkeypatch.setattr(jobs, "defer", lambda *_a: pytest.fail("a stopped run queued a member"))
+    monkeypatch.setattr(tables, "next_end", lambda _conn, _run: next(ends))
+    monkeypatch.setattr(tables, "save", lambda *_a: None)
+    monkeypatch.setattr(tables, "finish_run", lambda *_a: None)
+    rows = [MemberRow("a", "m/a", "m__a", 0, status=ERROR.value, job_id=1, end_seq=1),
+            MemberRow("b", "m/b", "m__b", 1, status=QUEUED, job_id=2),
+            MemberRow("c", "m/c", "m__c", 2), MemberRow("d", "m/d", "m__d", 3),
+            MemberRow("e", "m/e", "m__e", 4, status=RUNNING, job_id=3, worker="w1")]
+    run = QueuedRun("apply-1", "s", "stack.yml", "digest", "apply", RunOptions(), DIAMOND, "test", "now")
+
+    progress.advance(None, None, run, rows, "later")
+
+    assert cancelled == [2]
+    by_name = {r.name: r for r in rows}
+    assert (by_name["b"].status, by_name["b"].blocked_by) == (PENDING.value, "a")
+    assert by_name["e"].status == RUNNING

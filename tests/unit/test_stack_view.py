@@ -103,3 +103,50 @@ def test_a_stale_record_or_orphans_are_uncertain_even_under_a_finished_report() 
     assert [bool(x.get("uncertain")) for x in out["members"]] == [True, True]
     assert "sim_vm.this" in out["members"][1]["uncertain"][0]
     assert is_uncertain(out)
+
+
+# --- each rule where it alone decides (issue 46) ---------------------------------------------------
+
+
+def test_a_member_whose_dead_runs_engine_still_runs_is_uncertain_under_a_finished_report() -> None:
+    # not stale (the check of its lock is not what says it), no orphans, a finished run:
+    # only the engine still running makes it uncertain
+    alive = RecordNow("running", "apply-2", stale=False, engine_alive=True, active_command="apply")
+
+    out = judge(doc(m("network", "ok", "apply-1"), finished=True), {"network": alive}, False)
+
+    assert out["state"] == FINISHED and is_uncertain(out)
+    [why] = out["members"][0]["uncertain"]
+    assert "apply-2" in why
+
+
+def test_a_status_entry_whose_engine_still_runs_reads_as_an_engine_alive_record() -> None:
+    from types import SimpleNamespace
+
+    from hybridops_tf.record.lifecycle import Status
+    from hybridops_tf.record.model import OperationRecord
+    from hybridops_tf.stack.report import record_now
+
+    rec = OperationRecord(module_ref="demo/network", status=Status.RUNNING, run_id="apply-2")
+    now = record_now(SimpleNamespace(record=rec, stale=False, engine_alive=object(), problem=None))
+
+    assert now.engine_alive and not now.stale and not now.held
+
+
+def test_an_interrupted_run_whose_members_all_settled_is_still_uncertain() -> None:
+    # every member's record is ok and names the run's member run: nothing uncertain but the run's end
+    out = judge(doc(m("network", "ok", "apply-1"), m("vm", "ok", "apply-2")),
+                {"network": RecordNow("ok", "apply-1"), "vm": RecordNow("ok", "apply-2")}, False)
+
+    assert out["state"] == INTERRUPTED and not any(x.get("uncertain") for x in out["members"])
+    assert is_uncertain(out)
+
+
+def test_an_unfinished_queued_run_is_running_whatever_process_queued_it() -> None:
+    # no runner: the queue keeps the run, and a worker may take its next member at any time
+    queued = {**doc(m("a", "ok", "apply-1", worker="w1"), m("b", "queued")), "queue": True}
+    del queued["runner"]
+
+    out = judge(queued, {"a": RecordNow("ok", "apply-1"), "b": RecordNow("none")}, False)
+
+    assert out["state"] == RUNNING and not is_uncertain(out)
