@@ -174,7 +174,7 @@ MUTANTS = (
     Mutant("a constant expression in a var file is refused", "hybridops_tf/inputs/values.py",
            "        value = _constants(value)\n", "",
            ("tests/unit/test_inputs.py", "-k", "constant_expression")),
-    Mutant("reconcile's commands for a workspace act on the default one", "hybridops_tf/reconcile/model.py",
+    Mutant("reconcile's commands for a workspace act on the default one", "hybridops_tf/record/advice.py",
            "                 *((\"--workspace\", shlex.quote(where.workspace)) if where.workspace else ()), *extra]",
            "                 *extra]",
            ("tests/unit/test_reconcile_compare.py", "-k", "workspace_is_named")),
@@ -194,7 +194,7 @@ MUTANTS = (
            "    if False:\n        return [_finding(ev, Code.CONFIG_CHANGED",
            ("tests/unit/test_reconcile_members.py", "tests/integration/test_reconcile_stack_members.py", "-k",
             "configuration_changed"), STACK),
-    Mutant("a failed stack member is advised its stale rerun inputs", "hybridops_tf/reconcile/model.py",
+    Mutant("a failed stack member is advised its stale rerun inputs", "hybridops_tf/record/advice.py",
            "            return self._module(\"apply\", where, *map(shlex.quote, where.stack_args))\n",
            "            return self._module(\"apply\", where, *map(shlex.quote, where.inputs_args))\n",
            ("tests/unit/test_reconcile_commands.py", "tests/integration/test_reconcile_stack_members.py", "-k",
@@ -465,6 +465,14 @@ MUTANTS = (
            "(base/bugs.py)\n        _bug(err)\n",
            "(base/bugs.py)\n        raise\n",
            ("tests/unit/test_bug_line.py",)),
+    Mutant("a failed apply's next command reconciles the default workspace", "hybridops_tf/cli/render.py",
+           "    reconcile = Commands(hyops=hyops).reconcile(where_of(ref, module_dir, workspace))\n",
+           "    reconcile = Commands(hyops=hyops).reconcile(where_of(ref, module_dir, None))\n",
+           ("tests/integration/test_advice_in_workspaces.py", "-k", "next_command")),
+    Mutant("a record's advice names the default workspace", "hybridops_tf/record/advice.py",
+           '                 workspace if workspace and workspace != "default" else None)\n',
+           "                 None)\n",
+           ("tests/integration/test_advice_in_workspaces.py", "-k", "import_advice")),
 )
 
 

@@ -48,12 +48,12 @@ def raised(message: str) -> str:
     return f"hyops: {message}" + ("" if "; next: " in message else f"; next: {RUN_AGAIN}")
 
 
-def module_line(outcome: Any, command: str, ref: str, module_dir: str) -> str | None:
-    """The line after apply/destroy of one module when a signal came, else None."""
+def module_line(outcome: Any, command: str, ref: str, reconcile: str) -> str | None:
+    """The line after apply/destroy of one module when a signal came, else None; `reconcile` is
+    the module's reconcile command (record/advice.py)."""
     if INTERRUPTS.received is None:
         return None
     status = outcome.record.status.value if outcome.record is not None else "no record"
-    reconcile = f"hyops reconcile {module_dir} --ref {ref}"
     if outcome.unchanged:
         return f"hyops: {outcome.message} ({status}); next: run the {command} again when wanted"
     if outcome.exit_code == ExitCode.INTERRUPTED:

@@ -67,7 +67,7 @@ def display_dir(path: str, project_top: Path | None = None) -> str:
     directory when under it or under the project top; a record's directory from another
     checkout, the same module in this one; else as recorded (reconcile.evidence.display_dir,
     which looks for the module on disk)."""
-    from hybridops_tf.reconcile.evidence import display_dir as shown
+    from hybridops_tf.record.advice import display_dir as shown
 
     return shown(path, project_top)
 

@@ -19,7 +19,7 @@ from hybridops_tf.cli.options import (
     workspace,
 )
 from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import hyops_prefix, settings
 
 Inputs = tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, ...]]  # --inputs, --var, --var-file
 ENGINE_ARGS = "[-- ENGINE_ARGS]"
@@ -65,7 +65,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
             on_event=ProgressPrinter(), recorded_inputs=command == "destroy",
         ))
-    echo_outcome(outcome, command, tgt.ref, str(module_dir))
+    echo_outcome(outcome, command, tgt.ref, str(module_dir), space, hyops_prefix(ctx))
     ctx.exit(outcome.exit_code)
 
 
@@ -89,7 +89,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
         allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(), var_options=given,
     ))
     outcome = operation.run(req)
-    echo_outcome(outcome, req.command, req.target.ref, str(req.target.directory))
+    echo_outcome(outcome, req.command, req.target.ref, str(req.target.directory), req.workspace, hyops_prefix(ctx))
     ctx.exit(outcome.exit_code)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import textwrap
 import threading
@@ -11,36 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from click.core import ParameterSource
 
 from hybridops_tf.base.errors import Interrupted
 from hybridops_tf.cli import render
 from hybridops_tf.cli.interrupted import handles_signals
 from hybridops_tf.cli.options import input_options, lock_option, lookups_option, workspace, workspace_option
 from hybridops_tf.cli.render import format_option
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import hyops_prefix, settings
 
 if TYPE_CHECKING:
     from hybridops_tf.reconcile.model import Alternative, Report
 
 _DETAIL_WIDTH = 88
 _NOTE_LOCK = threading.Lock()
-
-
-def hyops_prefix(ctx: click.Context) -> str:
-    """`hyops` plus the global options typed on this command line, so pasted actions match."""
-    parent = ctx.find_root()
-    parts, given = ["hyops"], settings(ctx)
-    if parent.get_parameter_source("runtime_root") is ParameterSource.COMMANDLINE:
-        parts += ["--runtime-root", shlex.quote(str(given.runtime.root))]
-    if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and given.engine:
-        parts += ["--engine", shlex.quote(given.engine)]
-    store = given.store
-    if parent.get_parameter_source("store") is ParameterSource.COMMANDLINE and store:
-        from hybridops_tf.store.url import redact_url  # a password belongs in PGPASSWORD, never here
-
-        parts += ["--store", shlex.quote(redact_url(store))]
-    return " ".join(parts)
 
 
 @click.command("reconcile")
@@ -136,7 +118,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
             from hybridops_tf.picture.mermaid import markdown_block
             from hybridops_tf.stack.loader import load_stack
 
-            stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+            stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=not write)
             diagram = markdown_block(stack_picture(stack, settings(ctx).runtime))
         for line in markdown.reconcile(report, diagram):
             click.echo(line)

@@ -186,19 +186,24 @@ def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
         click.echo(line)
 
 
-def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
+def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str, workspace: str | None,
+                 hyops: str = "hyops") -> None:
+    """The run's outcome lines; a `next:` command names the module's ref and workspace, and the
+    global options given (`hyops`), so pasting it acts on this record (record/advice.py)."""
     from hybridops_tf.cli import interrupted
+    from hybridops_tf.record.advice import Commands, where_of
 
-    line = interrupted.module_line(outcome, command, ref, module_dir)
+    reconcile = Commands(hyops=hyops).reconcile(where_of(ref, module_dir, workspace))
+    line = interrupted.module_line(outcome, command, ref, reconcile)
     if line is not None and outcome.unchanged:  # a signal before anything changed: that line says it all
         interrupted.say(line)
         return
-    _echo_settled(outcome, command, ref, module_dir)
+    _echo_settled(outcome, command, ref, reconcile)
     if line is not None:
         interrupted.say(line)
 
 
-def _echo_settled(outcome: Outcome, command: str, ref: str, module_dir: str) -> None:
+def _echo_settled(outcome: Outcome, command: str, ref: str, reconcile: str) -> None:
     rec = outcome.record
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
         kept = f"still {rec.status.value}, from run {rec.run_id}" if rec is not None else "still no record"
@@ -213,7 +218,7 @@ def _echo_settled(outcome: Outcome, command: str, ref: str, module_dir: str) -> 
     if rec.suspect_orphans:
         click.echo(f"  suspect orphans: {', '.join(o.address for o in rec.suspect_orphans)}")
     if status == "error":
-        click.echo(f"  next: hyops reconcile {module_dir} --ref {ref}   (what is live, what to do)")
+        click.echo(f"  next: {reconcile}   (what is live, what to do)")
 
 
 FORMATS = ("text", "json", "markdown")

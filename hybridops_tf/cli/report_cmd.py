@@ -50,8 +50,9 @@ def report_cmd(ctx: click.Context, target: Path | None, all_: bool, html_file: P
       hyops report --all --html hyops-report.html
     """
     from hybridops_tf.base.files import atomic_write_text
-    from hybridops_tf.cli.reconcile_cmds import _note, hyops_prefix
+    from hybridops_tf.cli.reconcile_cmds import _note
     from hybridops_tf.cli.root_note import note_root
+    from hybridops_tf.cli.settings import hyops_prefix
     from hybridops_tf.picture import collect, html
 
     stack_file, module_dir = _what(target, all_, ref)

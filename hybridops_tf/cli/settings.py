@@ -40,3 +40,23 @@ def settings(ctx: click.Context) -> Settings:
     if found is None:  # a command invoked without the group: a bug, not a user error
         raise RuntimeError("hyops command run without the hyops group's settings")
     return found
+
+
+def hyops_prefix(ctx: click.Context) -> str:
+    """`hyops` plus the global options typed on this command line, so pasted actions match."""
+    from click.core import ParameterSource
+
+    parent = ctx.find_root()
+    import shlex
+
+    parts, given = ["hyops"], settings(ctx)
+    if parent.get_parameter_source("runtime_root") is ParameterSource.COMMANDLINE:
+        parts += ["--runtime-root", shlex.quote(str(given.runtime.root))]
+    if parent.get_parameter_source("engine") is ParameterSource.COMMANDLINE and given.engine:
+        parts += ["--engine", shlex.quote(given.engine)]
+    store = given.store
+    if parent.get_parameter_source("store") is ParameterSource.COMMANDLINE and store:
+        from hybridops_tf.store.url import redact_url  # a password belongs in PGPASSWORD, never here
+
+        parts += ["--store", shlex.quote(redact_url(store))]
+    return " ".join(parts)

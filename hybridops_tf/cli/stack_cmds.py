@@ -227,7 +227,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     from hybridops_tf.stack.report import records_now, status_document
 
     runtime = settings(ctx).runtime
-    stack = load_stack(stack_file, runtime.hcl_cache())
+    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=True)
     note_root(ctx)
     entries = records_now(stack, runtime)
     doc = status_document(stack, runtime, entries)
@@ -285,7 +285,7 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
     if dot and graph_format not in (None, "dot"):
         raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")
     fmt = "dot" if dot else graph_format or "text"
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=True)
     if not with_status and fmt != "mermaid":
         click.echo(graph.to_dot(stack) if fmt == "dot" else graph.to_text(stack))
         return

@@ -81,7 +81,7 @@ def markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[
     """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
     flowchart with each member's status, then the members' table with each one's next command."""
     from hybridops_tf.cli import markdown
-    from hybridops_tf.cli.reconcile_cmds import hyops_prefix
+    from hybridops_tf.cli.settings import hyops_prefix
     from hybridops_tf.picture.mermaid import markdown_block
     from hybridops_tf.stack.report import records_now
 

@@ -35,8 +35,17 @@ def parse_values(text: str, path: Path | str) -> dict[str, Any]:
     decodes them, anything else an `Expression`. UsageError naming `path` when it does not parse."""
     from hybridops_tf.inputs.declarations import parse_hcl_raw
 
+    if _ESCAPED_DOLLAR not in text and _ESCAPED_PERCENT not in text:
+        text = text.replace("$${", _ESCAPED_DOLLAR).replace("%%{", _ESCAPED_PERCENT)
     return {name: literal(value) for name, value in parse_hcl_raw(text, path).items()
             if not name.startswith("__")}  # python-hcl2's own bookkeeping (line numbers)
+
+
+# python-hcl2's grammar wants a `}` after `$${` or `%%{` (it refuses `"$${"`, which the engine reads
+# as the text `${`): each escape is handed to it as two private-use characters instead, which no
+# grammar rule looks at, and decoded back here.
+_ESCAPED_DOLLAR = "\ue000\ue001"
+_ESCAPED_PERCENT = "\ue000\ue002"
 
 
 def literal(raw: Any) -> Any:
@@ -136,6 +145,10 @@ def _template_mark(text: str, i: int) -> tuple[str, int] | None:
     or directive (`${`, `%{`), where the template stops being a literal."""
     if text.startswith(("$${", "%%{"), i):
         return text[i + 1:i + 3], 3
+    if text.startswith(_ESCAPED_DOLLAR, i):
+        return "${", len(_ESCAPED_DOLLAR)
+    if text.startswith(_ESCAPED_PERCENT, i):
+        return "%{", len(_ESCAPED_PERCENT)
     if text.startswith(("${", "%{"), i):
         return None
     return text[i], 1

@@ -46,7 +46,8 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
         settled = transitions.failed(
             settled, command=req.command, recovered_outputs=settled.outputs, resources=settled.resources,
             orphans=[], error=(f"{folder.events_path} could not be written ({log_err.strerror or log_err}); the "
-                               f"engine exited {result.returncode}: run `hyops reconcile` to settle from evidence"),
+                               f"engine exited {result.returncode}: run `{_reconcile(running)}` to settle from "
+                               "evidence"),
         )
     if result.interrupted is not None:
         return settled, ExitCode.INTERRUPTED
@@ -214,7 +215,7 @@ def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: Resou
     if not req.expect_empty:
         return transitions.failed(
             running, command=Command.APPLY, resources=None, orphans=[],  # begin() cleared failed_command
-            error="state refreshed from the live objects; run `hyops reconcile --write` to settle",
+            error=f"state refreshed from the live objects; run `{_reconcile(running, '--write')}` to settle",
             recovered_outputs=outputs_plain(state.outputs),
         ), True
     remaining = sorted(state.addresses())
@@ -274,3 +275,10 @@ def _failure_error(engine: Engine, reader: StreamReader, result: process.Process
     if errored_state.exists():
         error += f"; the engine could not save state and wrote {errored_state} (push it with `state push`)"
     return error
+
+
+def _reconcile(rec: OperationRecord, *extra: str) -> str:
+    """`hyops reconcile` of this record's module, ref and workspace (record/advice.py)."""
+    from hybridops_tf.record.advice import Commands, where_of
+
+    return Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace), *extra)

@@ -30,6 +30,7 @@ from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.record import transitions
+from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.runtime.root import Runtime
@@ -148,6 +149,11 @@ def _settle_init_failure(one: _Run, err: EngineInitFailed) -> HyopsError:
     return UsageError(message)
 
 
+def _reconcile(req: ModuleRequest) -> str:
+    """`hyops reconcile` of this run's module, ref and workspace, as a person pastes it."""
+    return Commands().reconcile(where_of(req.target.ref, req.target.directory, req.workspace))
+
+
 def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
     """Uncertain-outcome guard. Under the lock a `running` record we see is stale (approval
     also asks it before planning, without the lock: the run asks it again under it)."""
@@ -161,8 +167,8 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
     )
     if why:
         raise RefusedError(
-            f"apply of {req.target.ref} refused: {why}; run `hyops reconcile {req.target.directory} "
-            f"--ref {req.target.ref}` first, or pass --allow-uncertain to apply anyway"
+            f"apply of {req.target.ref} refused: {why}; run `{_reconcile(req)}` first, or pass "
+            "--allow-uncertain to apply anyway"
         )
 
 
@@ -358,8 +364,7 @@ def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: E
         inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
-                   f"changed nothing: {err.strerror or err}; it still says 'running': run `hyops reconcile "
-                   f"{req.target.directory} --ref {req.target.ref}`")
+                   f"changed nothing: {err.strerror or err}; it still says 'running': run `{_reconcile(req)}`")
         notices.error(failure)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, failure)
     return Outcome(restored, code, running.run_id, folder.path, message, unchanged=True)
@@ -373,8 +378,7 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     except OSError as err:
         message = (
             f"could not write the settled record {store.where(req.key)}: {err.strerror or err}; "
-            f"the record still says 'running' (outcome uncertain): run `hyops reconcile "
-            f"{req.target.directory} --ref {req.target.ref}`"
+            f"the record still says 'running' (outcome uncertain): run `{_reconcile(req)}`"
         )
         notices.error(message)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)

@@ -129,7 +129,7 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
     from hybridops_tf.stack.report import status_document
 
     assert req.stack_file is not None
-    stack = load_stack(req.stack_file, req.runtime.hcl_cache())
+    stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True)
     entries = {m.name: entry(store, m.key) for m in stack.members}
     doc = status_document(stack, req.runtime, entries)
     advised = _by_key(advice, [m.key for m in stack.members])

@@ -15,11 +15,11 @@ from __future__ import annotations
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import (
     Code,
-    Commands,
     Finding,
     ModuleEvidence,
     PlanEvidence,
     Report,
 )
+from hybridops_tf.record.advice import Commands
 
 __all__ = ["Code", "Commands", "Finding", "ModuleEvidence", "PlanEvidence", "Report", "compare"]

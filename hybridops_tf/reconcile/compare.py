@@ -25,11 +25,11 @@ from hybridops_tf.reconcile.model import (
     PRIORITY,
     Alternative,
     Code,
-    Commands,
     Finding,
     ModuleEvidence,
     OrphanEvidence,
 )
+from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord

@@ -55,9 +55,14 @@ from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import places, reads
 from hybridops_tf.reconcile import members
-from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence, PlanEvidence, Where
+from hybridops_tf.reconcile.model import (
+    ModuleEvidence,
+    OrphanEvidence,
+    PlanEvidence,
+)
 from hybridops_tf.record import applied, layout, transitions
 from hybridops_tf.record.address import record_key
+from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
@@ -97,56 +102,6 @@ def _display(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def display_dir(path: Path | str, project_top: Path | None = None) -> str:
-    """A module directory as the commands a summary prints name it, so they run on any
-    runner that checked the repository out, wherever:
-    - relative to the current directory when the module is under it (`modules/network`);
-    - else, when the current directory is inside the project, under its top (the folder
-      holding the runtime root): relative to the current directory all the same (`../vm`
-      from inside a sibling module);
-    - a directory that does not exist here (recorded by another runner, in its checkout of
-      the same repository): the same module in this checkout, the longest tail of its path
-      that is a directory holding `.tf` files under the current directory or the project
-      top, shown as above;
-    - else the path as recorded."""
-    path = Path(os.path.abspath(path))
-    try:
-        cwd = Path.cwd()
-    except OSError:  # the current directory was removed: nothing is relative to it
-        return str(path)
-    bases = [cwd]
-    top = None if project_top is None else Path(os.path.abspath(project_top))
-    if top is not None and top in cwd.parents:  # from outside the project, `..` paths help nobody
-        bases.append(top)
-    shown = _relative_under(path, bases, cwd)
-    if shown is not None or path.is_dir():
-        return shown if shown is not None else str(path)
-    parts = path.parts[1:]  # without the root: the longest tail first
-    for start in range(len(parts)):
-        for base in bases:
-            candidate = base.joinpath(*parts[start:])
-            if _holds_tf(candidate):
-                return _relative_under(candidate, bases, cwd) or str(path)
-    return str(path)
-
-
-def _relative_under(path: Path, bases: list[Path], cwd: Path) -> str | None:
-    """`path` relative to `cwd` when it is under one of `bases`, else None."""
-    if not any(path == base or base in path.parents for base in bases):
-        return None
-    try:
-        return os.path.relpath(path, cwd)
-    except ValueError:
-        return None
-
-
-def _holds_tf(directory: Path) -> bool:
-    try:
-        return directory.is_dir() and any(p.suffix == ".tf" for p in directory.iterdir())
-    except OSError:
-        return False
-
-
 def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
                var_options: tuple[str, ...] = ()) -> tuple[str, ...]:
     """`--inputs rerun.inputs.yml` plus a `--var` for each input it cannot supply, so a
@@ -181,6 +136,8 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
             continue
         if name not in values and (spec is None or not spec.required or name in supplied):
             continue
+        if secret and f"TF_VAR_{name}" in os.environ:
+            continue  # the caller's environment gives it, as it gave the run: never on a command line
         if name in given and not secret:
             extra.append(given[name])
         else:
@@ -217,8 +174,9 @@ def engine_display(info: EngineInfo | None) -> str:
 def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | None, str]:
     """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
     rerun = runtime.rerun_inputs_path(target.key)
-    if rerun.is_file():
-        return inputs_mod.load_inputs_file(rerun), f"{rerun} (inputs of the last run)"
+    if rerun.is_file():  # a secret it holds as "<redacted>" comes from TF_VAR_ or --var, else is missing
+        recorded = inputs_mod.load_inputs_file(rerun)
+        return {k: v for k, v in recorded.items() if not is_placeholder(v)}, f"{rerun} (inputs of the last run)"
     return target.fallback_inputs, "stack inputs"
 
 

@@ -8,7 +8,6 @@ commands. The I/O that fills the evidence lives in evidence.py; nothing here doe
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -24,6 +23,7 @@ from hybridops_tf.engine.events import (
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.reconcile.lookup.judge import OrphanLookup
+from hybridops_tf.record.advice import Where
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
 
@@ -154,81 +154,6 @@ class PlanEvidence:
         if returncode == 2 and not changes and not drift:
             outputs_changed = True
         return cls(tuple(drift.values()), tuple(changes.values()), outputs_changed, planned_creates(events))
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """How a person reaches the module: what to paste into a shell."""
-
-    module_ref: str
-    display_dir: str | None  # as the user can paste it; None when unknown (corrupt record)
-    workspace: str | None = None
-    uses_sim: bool = False
-    inputs_args: tuple[str, ...] = ()  # `--inputs <rerun.inputs.yml>` when the module ran before
-    stack_file: str | None = None  # reconciled as a member of this stack
-    # A stack member's inputs as the stack file gives them now, as `--var` arguments (secrets
-    # and values reconcile cannot know as placeholders); None when not a member or never run.
-    stack_args: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Commands:
-    """Builds the exact next-action commands; `hyops` carries the global options given."""
-
-    hyops: str = "hyops"
-    engine: str = "tofu"
-
-    def _dir(self, where: Where) -> str:
-        return shlex.quote(where.display_dir) if where.display_dir else "MODULE_DIR"
-
-    def _module(self, command: str, where: Where, *extra: str) -> str:
-        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref),
-                 *(("--workspace", shlex.quote(where.workspace)) if where.workspace else ()), *extra]
-        return " ".join(parts)
-
-    def apply(self, where: Where) -> str:
-        """A stack member that never ran gets its inputs from the stack's wiring; one that ran,
-        the stack file's inputs as they are now (its rerun.inputs.yml may hold an input the
-        stack file no longer gives)."""
-        if where.stack_file:
-            if where.stack_args is None:
-                return self.stack_apply(where)
-            return self._module("apply", where, *map(shlex.quote, where.stack_args))
-        return self._module("apply", where, *map(shlex.quote, where.inputs_args))
-
-    def stack_apply(self, where: Where, resume: bool = True) -> str:
-        """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
-        return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
-            " --resume" if resume else "")
-
-    def destroy(self, where: Where) -> str:
-        return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
-
-    def reconcile(self, where: Where, *extra: str) -> str:
-        return self._module("reconcile", where, *extra)
-
-    def write(self, where: Where) -> str:
-        return self.reconcile(where, "--write")
-
-    def import_(self, where: Where, address: str, object_id: str | None) -> str:
-        ident = object_id if object_id else "<id>"
-        return self.reconcile(where, "--import", shlex.quote(f"{address}={ident}"))
-
-    def forget(self, where: Where, address: str) -> str:
-        return self.reconcile(where, "--forget-orphan", shlex.quote(address))
-
-    def forget_record(self, where: Where) -> str:
-        return self.reconcile(where, "--forget-record")
-
-    def push_errored(self, where: Where) -> str:
-        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
-        return f"{prefix}{self.engine} -chdir={self._dir(where)} state push errored.tfstate"
-
-    def sim_ls(self) -> str:
-        return f"{self.hyops} sim ls"
-
-    def sim_rm(self, object_id: str | None = None) -> str:
-        return f"{self.hyops} sim rm {shlex.quote(object_id or '<id>')}"
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,12 @@ from hybridops_tf.reconcile.model import (
     FORGOTTEN,
     Action,
     ActionKind,
-    Commands,
     ModuleEvidence,
     ModuleReport,
     Report,
 )
 from hybridops_tf.reconcile.write import Settled
+from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.model import entry_address
 from hybridops_tf.runtime.root import Runtime
 
@@ -90,7 +90,7 @@ def _targets(req: ReconcileRequest) -> list[Target]:
     if req.all_records:
         return targets.all_records(req.runtime.store)
     if req.stack_file is not None:
-        return targets.stack_members(req.stack_file, req.runtime)
+        return targets.stack_members(req.stack_file, req.runtime, read_only=not req.write)
     return [targets.single(req.module_dir or Path("."), req.ref, req.modules_root, req.workspace,
                            req.runtime.root.parent)]
 

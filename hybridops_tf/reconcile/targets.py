@@ -42,7 +42,7 @@ def all_records(store: Store) -> list[Target]:
 _NONE = object()
 
 
-def stack_members(stack_file: Path, runtime: Runtime) -> list[Target]:
+def stack_members(stack_file: Path, runtime: Runtime, read_only: bool = False) -> list[Target]:
     """Every member of the stack, in file order, with its stack inputs as fallback inputs.
 
     A member's plans take its rerun.inputs.yml when it ran before; otherwise the stack file's
@@ -54,7 +54,7 @@ def stack_members(stack_file: Path, runtime: Runtime) -> list[Target]:
     except ImportError:  # pragma: no cover - the stack package ships with hyops
         raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
 
-    stack = load_stack(stack_file, runtime.hcl_cache())
+    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=read_only)
     store = runtime.store
     refs = {m.name: m.key for m in stack.members}
     targets = []

@@ -8,11 +8,13 @@ destroyed only when verified) is unit-tested without a process.
 from __future__ import annotations
 
 import copy
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
+from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     LastAttempt,
@@ -489,13 +491,13 @@ def confirmed_empty(
 def state_missing_error(rec: OperationRecord, missing: Sequence[tuple[str, str]]) -> str:
     """last_error for objects the record knows that the state lost, with the command that
     adopts each back (hyops reconcile --import) so the next destroy can remove it."""
-    where = f"{rec.module_dir or '.'} --ref {rec.module_ref}"
     listed = ", ".join(f"{addr} (id {ident})" for addr, ident in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-    imports = " ".join(f"--import {addr}={ident}" for addr, ident in missing)
+    imports = [word for addr, ident in missing for word in ("--import", shlex.quote(f"{addr}={ident}"))]
+    command = Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace), *imports)
     return (f"state_missing: the state is empty but the record knows {listed}{more}, which no completed "
             f"delete removed: it may still be live. Look it up in the provider, then adopt it with "
-            f"`hyops reconcile {where} {imports}` and destroy again")
+            f"`{command}` and destroy again")
 
 
 def retained(rec: OperationRecord, run_id: str) -> OperationRecord:
@@ -535,7 +537,8 @@ def imported(
     rec.resources = resources
     rec = _finish(rec, Status.ERROR)
     rec.failed_command = running.failed_command or Command.APPLY
-    rec.last_error = f"{address} was imported into state; run `hyops reconcile` to settle the module"
+    settle = Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace))
+    rec.last_error = f"{address} was imported into state; run `{settle}` to settle the module"
     return rec
 
 

@@ -22,6 +22,7 @@ from typing import Any, TypeGuard
 
 import yaml
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.record.address import validate_ref
@@ -36,11 +37,13 @@ _WORKSPACE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 class StackLoader:
     """One validation pass; problems are collected with their line and raised together."""
 
-    def __init__(self, path: Path, hcl_cache: Path | None = None) -> None:
+    def __init__(self, path: Path, hcl_cache: Path | None = None, read_only: bool = False) -> None:
         self.path = path
         self.hcl_cache = hcl_cache
+        self.read_only = read_only
         self.base = Path(path).absolute().parent
         self.problems: list[tuple[int, str]] = []
+        self.unresolved: list[str] = []
 
     def problem(self, line: int, text: str) -> None:
         self.problems.append((line, text))
@@ -76,8 +79,12 @@ class StackLoader:
                               for raw, node in zip(raw_members, members_node.value, strict=True)) if d]
         self._cross_check(drafts)
         self.fail_if_any()
+        if self.unresolved:
+            notices.note(f"stack file {self.path}: required input(s) set by neither inputs nor inputs_from "
+                         f"here, so not resolved (what reads them is not checked): {'; '.join(self.unresolved)}; "
+                         "an apply needs them (e.g. TF_VAR_NAME in its environment)")
         return Stack(name=name, file=Path(self.path).absolute(),
-                     members=tuple(d.freeze() for d in drafts))
+                     members=tuple(d.freeze() for d in drafts), unresolved=tuple(self.unresolved))
 
     # --- YAML with line numbers -------------------------------------------------------------
     def _compose(self) -> tuple[Any, yaml.Node | None]:
@@ -320,7 +327,9 @@ class StackLoader:
         engine_sets = set(specs) if any(layer.opaque for layer in own) else {n for layer in own for n in layer.values}
         missing = [n for n, s in sorted(specs.items())
                    if s.required and n not in d.inputs and n not in d.inputs_from and n not in engine_sets]
-        if missing:
+        if missing and self.read_only:  # e.g. a deployment secret the workers' TF_VAR_ give at apply time
+            self.unresolved.append(f"{who}: {', '.join(map(repr, missing))}")
+        elif missing:
             self.problem(at("name"), f"{who}: required input(s) {', '.join(map(repr, missing))} "
                          "set by neither inputs nor inputs_from")
         elif all(k in specs for k in (*d.inputs, *d.inputs_from)):
@@ -414,10 +423,14 @@ def _unquoted(problem: str) -> str:
     return re.sub(r"'[^']{2,}'|\"[^\"]{2,}\"", "'…'", problem)
 
 
-def load_stack(path: Path | str, hcl_cache: Path | None = None) -> Stack:
+def load_stack(path: Path | str, hcl_cache: Path | None = None, read_only: bool = False) -> Stack:
     """Read and validate `path`; UsageError (exit 2) listing every problem found.
 
     hcl_cache: where parsed module variables/outputs may be kept between runs (the
     runtime root's cache), as `inputs.read_variables` does for a module run.
+    read_only: for commands that change nothing (`stack status`, `stack graph`, `report`,
+    `reconcile --stack` without `--write`): a required input no source here sets (a secret
+    the workers' environment gives at apply time) is noted and listed in `Stack.unresolved`,
+    not refused, so a report job without the deployment's secrets can still report.
     """
-    return StackLoader(Path(path), hcl_cache).load()
+    return StackLoader(Path(path), hcl_cache, read_only).load()

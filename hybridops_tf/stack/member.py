@@ -29,6 +29,7 @@ from hybridops_tf.engine import process
 from hybridops_tf.operation import config_digest, inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.record import applied, transitions
+from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     Command,
@@ -228,7 +229,8 @@ class MemberSteps:
             if rec.status is Status.RUNNING:  # we hold the lock: stale, outcome uncertain
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"{member.module_ref} has a stale 'running' record; not marking it retained: "
-                    f"run `hyops reconcile {member.directory} --ref {member.module_ref}` first"))
+                    f"run `{Commands().reconcile(where_of(member.module_ref, member.directory, member.workspace))}` "
+                    "first"))
             try:
                 self.store.write(transitions.retained(rec, self.run_id))
             except OSError as err:

@@ -63,6 +63,8 @@ class Stack:
     name: str
     file: Path
     members: tuple[Member, ...]
+    # read-only loads: "member x: 'token'" for required inputs no source here sets (loader.load_stack)
+    unresolved: tuple[str, ...] = ()
 
     def member(self, name: str) -> Member:
         for m in self.members:

@@ -21,6 +21,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError, UsageError
 from hybridops_tf.engine import process
 from hybridops_tf.operation import places
+from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import MemberStatus, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, utc_now
 from hybridops_tf.runtime.liveness import process_note
@@ -185,7 +186,7 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
         if why:
             raise RefusedError(
                 f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
-                f"run `hyops reconcile {m.directory} --ref {m.module_ref}` first")
+                f"run `{Commands().reconcile(where_of(m.module_ref, m.directory, m.workspace))}` first")
 
 
 class _Execution(MemberSteps):

@@ -9,7 +9,12 @@ from typing import Any
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, parse_state
 from hybridops_tf.engine.vocabulary import Progress
-from hybridops_tf.reconcile.model import Change, ModuleEvidence, PlanEvidence, Where
+from hybridops_tf.reconcile.model import (
+    Change,
+    ModuleEvidence,
+    PlanEvidence,
+)
+from hybridops_tf.record.advice import Where
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, Owner, ResourceEntry, SuspectOrphan
 

@@ -21,8 +21,12 @@ from hybridops_tf.engine.state import StateSnapshot, parse_state
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import completed_deletes
-from hybridops_tf.reconcile.model import Commands, ModuleEvidence, PlanEvidence, Where
+from hybridops_tf.reconcile.model import (
+    ModuleEvidence,
+    PlanEvidence,
+)
 from hybridops_tf.record import transitions
+from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
 

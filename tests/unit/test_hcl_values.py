@@ -19,6 +19,8 @@ def one(text: str) -> object:
 @pytest.mark.parametrize(("text", "value"), [
     ('"$${aws:username}"', "${aws:username}"),
     ('"%%{x}"', "%{x}"),
+    ('"$${"', "${"),  # no closing brace: the engine reads it (python-hcl2's grammar alone would not)
+    ('"%%{"', "%{"),
     (r'"\"q\" \\ \n \t \r"', '"q" \\ \n \t \r'),
     (r'"\u00e9 \U0001F600"', "é 😀"),
     ('"$"', "$"),

@@ -26,7 +26,10 @@ from hybridops_tf.reconcile.lookup.protocol import (
     parse_answer,
     safe_planned,
 )
-from hybridops_tf.reconcile.model import Code, Commands, Where
+from hybridops_tf.reconcile.model import (
+    Code,
+)
+from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Status
 from tests.unit.reconcile_builders import evidence, quiet, record, state
 

@@ -19,13 +19,13 @@ from hybridops_tf.reconcile.evidence import Target, planned_attributes, rerun_ar
 from hybridops_tf.reconcile.model import (
     Alternative,
     Code,
-    Commands,
     Finding,
     ModuleReport,
     OrphanEvidence,
     Report,
 )
 from hybridops_tf.reconcile.rules import Verdict
+from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import SuspectOrphan
 from hybridops_tf.runtime.root import Runtime

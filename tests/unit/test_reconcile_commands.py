@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hybridops_tf.reconcile.model import Commands, Where
+from hybridops_tf.record.advice import Commands, Where
 
 
 def test_apply_and_destroy_carry_the_last_runs_inputs_and_ask_for_secrets() -> None:

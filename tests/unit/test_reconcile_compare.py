@@ -9,7 +9,13 @@ import pytest
 
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.model import Code, Commands, ModuleReport, PlanEvidence, Report, Where
+from hybridops_tf.reconcile.model import (
+    Code,
+    ModuleReport,
+    PlanEvidence,
+    Report,
+)
+from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Status
 from tests.unit.reconcile_builders import (
     REF,

@@ -7,7 +7,11 @@ from __future__ import annotations
 import dataclasses
 
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.model import Code, ModuleEvidence, Where
+from hybridops_tf.reconcile.model import (
+    Code,
+    ModuleEvidence,
+)
+from hybridops_tf.record.advice import Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import Status
 from tests.unit.reconcile_builders import REF, plan_with, quiet, record, state

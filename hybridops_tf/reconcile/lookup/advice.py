@@ -21,7 +21,13 @@ from typing import Any
 
 from hybridops_tf.reconcile.lookup.judge import UNNAMED, Judgement, OrphanLookup, Outcome
 from hybridops_tf.reconcile.lookup.protocol import Candidate
-from hybridops_tf.reconcile.model import Alternative, Code, Commands, Finding, ModuleEvidence
+from hybridops_tf.reconcile.model import (
+    Alternative,
+    Code,
+    Finding,
+    ModuleEvidence,
+)
+from hybridops_tf.record.advice import Commands
 
 _SHOWN = 5  # candidates named in a detail before "and N more"
 

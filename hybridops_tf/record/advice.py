@@ -1,0 +1,149 @@
+"""The commands hyops prints for a person (or a CI job) to paste: one builder, so every printed
+command names what it needs to act on the same record.
+
+Every `next:` line, `last_error`, finding, Markdown row, JUnit text and report that advises a
+hyops command builds it here (`Commands`), from a `Where`: the module's directory as the user can
+type it (relative to the current directory when under it: `display_dir`), its ref, its workspace
+when not `default`, the inputs a rerun needs and the stack it belongs to; `Commands.hyops` carries
+the global options given (a `--runtime-root`, `--engine`, `--store` typed on the command line).
+A command without its `--workspace` would act on the default workspace's record and state:
+a pipeline that pastes it goes green over another workspace's lost create (docs/recovery.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """How a person reaches the module: what to paste into a shell."""
+
+    module_ref: str
+    display_dir: str | None  # as the user can paste it; None when unknown (corrupt record)
+    workspace: str | None = None
+    uses_sim: bool = False
+    inputs_args: tuple[str, ...] = ()  # `--inputs <rerun.inputs.yml>` when the module ran before
+    stack_file: str | None = None  # reconciled as a member of this stack
+    # A stack member's inputs as the stack file gives them now, as `--var` arguments (secrets
+    # and values reconcile cannot know as placeholders); None when not a member or never run.
+    stack_args: tuple[str, ...] | None = None
+
+
+def where_of(module_ref: str, directory: Path | str | None, workspace: str | None) -> Where:
+    """A module as a person reaches it from here: its directory as display_dir shows it."""
+    return Where(module_ref, display_dir(directory) if directory else None,
+                 workspace if workspace and workspace != "default" else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """Builds the exact next-action commands; `hyops` carries the global options given."""
+
+    hyops: str = "hyops"
+    engine: str = "tofu"
+
+    def _dir(self, where: Where) -> str:
+        return shlex.quote(where.display_dir) if where.display_dir else "MODULE_DIR"
+
+    def _module(self, command: str, where: Where, *extra: str) -> str:
+        parts = [self.hyops, command, self._dir(where), "--ref", shlex.quote(where.module_ref),
+                 *(("--workspace", shlex.quote(where.workspace)) if where.workspace else ()), *extra]
+        return " ".join(parts)
+
+    def apply(self, where: Where) -> str:
+        """A stack member that never ran gets its inputs from the stack's wiring; one that ran,
+        the stack file's inputs as they are now (its rerun.inputs.yml may hold an input the
+        stack file no longer gives)."""
+        if where.stack_file:
+            if where.stack_args is None:
+                return self.stack_apply(where)
+            return self._module("apply", where, *map(shlex.quote, where.stack_args))
+        return self._module("apply", where, *map(shlex.quote, where.inputs_args))
+
+    def stack_apply(self, where: Where, resume: bool = True) -> str:
+        """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
+        return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
+            " --resume" if resume else "")
+
+    def destroy(self, where: Where) -> str:
+        return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
+
+    def reconcile(self, where: Where, *extra: str) -> str:
+        return self._module("reconcile", where, *extra)
+
+    def write(self, where: Where) -> str:
+        return self.reconcile(where, "--write")
+
+    def import_(self, where: Where, address: str, object_id: str | None) -> str:
+        ident = object_id if object_id else "<id>"
+        return self.reconcile(where, "--import", shlex.quote(f"{address}={ident}"))
+
+    def forget(self, where: Where, address: str) -> str:
+        return self.reconcile(where, "--forget-orphan", shlex.quote(address))
+
+    def forget_record(self, where: Where) -> str:
+        return self.reconcile(where, "--forget-record")
+
+    def push_errored(self, where: Where) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} state push errored.tfstate"
+
+    def sim_ls(self) -> str:
+        return f"{self.hyops} sim ls"
+
+    def sim_rm(self, object_id: str | None = None) -> str:
+        return f"{self.hyops} sim rm {shlex.quote(object_id or '<id>')}"
+
+
+def display_dir(path: Path | str, project_top: Path | None = None) -> str:
+    """A module directory as the commands a summary prints name it, so they run on any
+    runner that checked the repository out, wherever:
+    - relative to the current directory when the module is under it (`modules/network`);
+    - else, when the current directory is inside the project, under its top (the folder
+      holding the runtime root): relative to the current directory all the same (`../vm`
+      from inside a sibling module);
+    - a directory that does not exist here (recorded by another runner, in its checkout of
+      the same repository): the same module in this checkout, the longest tail of its path
+      that is a directory holding `.tf` files under the current directory or the project
+      top, shown as above;
+    - else the path as recorded."""
+    path = Path(os.path.abspath(path))
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the current directory was removed: nothing is relative to it
+        return str(path)
+    bases = [cwd]
+    top = None if project_top is None else Path(os.path.abspath(project_top))
+    if top is not None and top in cwd.parents:  # from outside the project, `..` paths help nobody
+        bases.append(top)
+    shown = _relative_under(path, bases, cwd)
+    if shown is not None or path.is_dir():
+        return shown if shown is not None else str(path)
+    parts = path.parts[1:]  # without the root: the longest tail first
+    for start in range(len(parts)):
+        for base in bases:
+            candidate = base.joinpath(*parts[start:])
+            if _holds_tf(candidate):
+                return _relative_under(candidate, bases, cwd) or str(path)
+    return str(path)
+
+
+def _relative_under(path: Path, bases: list[Path], cwd: Path) -> str | None:
+    """`path` relative to `cwd` when it is under one of `bases`, else None."""
+    if not any(path == base or base in path.parents for base in bases):
+        return None
+    try:
+        return os.path.relpath(path, cwd)
+    except ValueError:
+        return None
+
+
+def _holds_tf(directory: Path) -> bool:
+    try:
+        return directory.is_dir() and any(p.suffix == ".tf" for p in directory.iterdir())
+    except OSError:
+        return False
