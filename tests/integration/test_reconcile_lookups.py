@@ -274,11 +274,42 @@ def test_a_lookup_that_lies_with_an_id_a_state_holds_is_never_adopted(
     assert written.returncode == 3, written.stdout + written.stderr
     orphan = findings(json.loads(written.stdout), "pair")["suspect_orphan"]
     [ask] = orphan["lookup"]["asks"]
-    assert ask["outcome"] == "not_found" and ask["dropped_held"] == [network_id]
+    assert ask["outcome"] == "contradicted" and ask["dropped_held"] == [network_id]
     after = hyops.record("pair")
     assert orphans_of(hyops, "pair") == [orphan_address]
     assert after["resources"] == before["resources"]
     assert not [c for c in hyops.sim_calls() if c["op"] == "import"]
+
+
+def test_a_complete_lookup_whose_only_match_another_state_holds_never_proves_the_create_made_nothing(
+    hyops: Hyops, pair: Path, faults_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Issue 45, item 2: a complete lookup answered one candidate shaped as the create planned it
+    (name = pair-vm) whose id another module's state holds; reconcile dropped it as held, concluded
+    "the create made nothing", and --write dropped the orphan while the lost vm lived."""
+    other = tmp_path / "modules" / "other"
+    other.mkdir(parents=True)
+    (other / "main.tf").write_text((pair / "main.tf").read_text().replace('"pair-net"', '"other-net"'))
+    assert hyops("apply", "modules/other").returncode == 0
+    held_elsewhere = hyops.record("other")["outputs"]["network_id"]
+    assert hyops("apply", "modules/pair").returncode == 0
+    faults_file([{"type": "sim_vm", "op": "create", "mode": "lose_response", "times": 1}])
+    assert hyops("apply", "modules/pair", "--var", "with_vm=true").returncode == 1
+    lost = [o["id"] for o in hyops.sim_objects() if o["type"] == "sim_vm"]
+    assert len(lost) == 1  # the lost create made one vm
+    lie = tmp_path / "lie.json"  # the lookup answers another state's object as the one match
+    lie.write_text(json.dumps({"candidates": [{"id": held_elsewhere, "attributes": {"name": "pair-vm"}}]}))
+    lookups(hyops, {"sim_vm": python_lookup("answer", str(lie), complete=True)})
+
+    written = hyops("reconcile", "modules/pair", "--write", "--json")
+
+    assert written.returncode == 3, written.stdout + written.stderr
+    orphan = findings(json.loads(written.stdout), "pair")["suspect_orphan"]
+    [ask] = orphan["lookup"]["asks"]
+    assert ask["outcome"] == "contradicted"
+    assert ask["contradicted"][0]["id"] == held_elsewhere and "other" in ask["contradicted"][0]["held_by"]
+    assert orphans_of(hyops, "pair") == ['sim_vm.vm[0]']  # kept: the vm still lives
+    assert not orphan["lookup"]["settled"]
 
 
 def test_a_stack_whose_vm_create_was_lost_recovers_with_reconcile_write_and_resume_and_no_person(

@@ -63,9 +63,22 @@ def test_a_candidate_missing_a_match_attribute_differs() -> None:
 
 
 def test_none_left_from_a_complete_lookup_proves_nothing_was_made_and_from_an_incomplete_one_nothing() -> None:
-    assert verdict(c("vm-1", name="demo-vm"), held=("vm-1",)).outcome is Outcome.NONE
+    assert verdict(c("vm-1", name="other-vm"), held=("vm-1",)).outcome is Outcome.NONE
     assert verdict().outcome is Outcome.NONE
     assert verdict(complete=False).outcome is Outcome.NOT_FOUND
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_a_held_candidate_shaped_as_the_plan_contradicts_the_states_and_proves_nothing(complete: bool) -> None:
+    said = judge(VM, "sim_vm", "x", match=("name",), complete=complete, planned=PLANNED,
+                 candidates=[c("vm-9", name="demo-vm")], held={"vm-9": "the state of web (as sim_vm.web)"})
+
+    assert said.outcome is Outcome.CONTRADICTED and not said.adoptable
+    assert said.contradicted == (("vm-9", "the state of web (as sim_vm.web)"),)
+
+
+def test_without_match_a_held_candidate_is_no_contradiction() -> None:
+    assert verdict(c("vm-1", name="demo-vm"), held=("vm-1",), match=()).outcome is Outcome.NONE
 
 
 def test_two_left_are_several_and_never_adoptable() -> None:
