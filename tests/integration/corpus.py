@@ -50,6 +50,7 @@ ENGINE_TIMEOUT_SECONDS = 300
 ENGINE_LEFTOVERS = (".terraform", "terraform.tfstate", "terraform.tfstate.backup", "terraform.tfstate.d",
                     ".terraform.lock.hcl")
 MASK = "<id>"
+GONE = ("destroyed",)  # record/lifecycle.py ResourceStatus: the entry of an object no longer live
 SIM_ID = re.compile(r"\b(?:net|vm|cfg|hc)-[0-9a-f]{8}\b")  # sim.kinds: "<prefix>-<8 hex>"
 
 
@@ -197,7 +198,8 @@ def state_outputs_raw(module: Path, workspace: str | None) -> dict[str, Any]:
 def state_addresses(module: Path, workspace: str | None) -> list[str]:
     path = state_file(module, workspace)
     doc = json.loads(path.read_text()) if path.is_file() else {}
-    return sorted(_address(r, i) for r in doc.get("resources", ()) for i in r.get("instances", ()))
+    return sorted(_address(r, i) for r in doc.get("resources", ()) for i in r.get("instances", ())
+                  if r.get("mode") != "data")
 
 
 # ----- the two legs -----
@@ -302,7 +304,11 @@ def record_problems(step: Step, code: int, before: dict[str, Any] | None, after:
                         f"{json.dumps(outputs, sort_keys=True)}")
     live = set(state_addresses(module, workspace))
     entries = {address for address, entry in (after.get("resources") or {}).items()
-               if entry.get("status") not in ("deleted", "destroyed", "gone", "removed")}
+               if entry.get("status") not in GONE and ".data." not in f".{address}"}
     if entries != live:
         problems.append(f"record resources {sorted(entries)} != state objects {sorted(live)}")
+    if after.get("status") == "destroyed":
+        left = sorted(a for a, entry in (after.get("resources") or {}).items() if entry.get("status") not in GONE)
+        if left:
+            problems.append(f"a destroyed record keeps entries not destroyed: {left}")
     return problems
