@@ -1,0 +1,2 @@
+size     = "large"
+replicas = 2

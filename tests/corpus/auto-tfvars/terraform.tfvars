@@ -1,0 +1,2 @@
+name = "from-terraform-tfvars"
+size = "medium"

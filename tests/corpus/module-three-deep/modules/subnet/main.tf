@@ -1,0 +1,13 @@
+variable "name" {
+  type = string
+}
+
+resource "null_resource" "this" {
+  triggers = {
+    name = var.name
+  }
+}
+
+output "chain" {
+  value = [var.name]
+}

@@ -1,0 +1,15 @@
+terraform {
+  required_version = ">= 1.0"
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "~> 2.1"
+    }
+  }
+}
+
+resource "null_resource" "old_name" {
+  triggers = {
+    role = "web"
+  }
+}

@@ -1,0 +1,1 @@
+exit_code = 0

@@ -1,0 +1,2 @@
+policy_path = "home/$${aws:username}/*"
+template    = "%%{if x}literal%%{endif}"
