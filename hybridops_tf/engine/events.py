@@ -15,10 +15,14 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_str
 from hybridops_tf.engine.state import OutputValue, parse_output_value
+from hybridops_tf.engine.vocabulary import ACTION_TYPES, EPHEMERAL_OP_TYPES
+
+if TYPE_CHECKING:
+    from hybridops_tf.engine.census import StreamCensus
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +141,9 @@ class ChangeSummary(Message):
     change: int = 0
     remove: int = 0
     import_count: int | None = None
-    forget: int | None = None
+    forget: int | None = None  # OpenTofu 1.9+: objects `removed` blocks drop from state
+    action_invocation: int | None = None  # Terraform 1.14+: actions invoked (or to invoke)
+    action_fail: int | None = None  # Terraform 1.14+: action invocations that failed
     operation: str = ""
 
 
@@ -196,6 +202,30 @@ class RefreshComplete(_ResourceMessage):
     type: str = "refresh_complete"
     id_key: str | None = None
     id_value: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EphemeralOp(Message):
+    """An ephemeral resource opened, renewed or closed (Terraform 1.10+ `ephemeral_op_start`,
+    `_progress`, `_complete`, `_errored`; OpenTofu `ephemeral_action_started`, `_complete`).
+    It lives for one run and is never in state: never an object of the record, so not a
+    `_ResourceMessage`. `action` is Terraform's (`open`, `renew`, `close`); OpenTofu sends none."""
+
+    addr: str = ""
+    action: str = ""
+    elapsed_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionMessage(Message):
+    """A Terraform 1.14+ action: planned (`planned_action_invocation`), then `action_start`,
+    `action_progress`, `action_complete` or `action_errored` (with the provider's `error`
+    text). An action is an operation a provider runs, not an object: nothing to record.
+    `trigger_addr` is the resource whose lifecycle triggered it, when one did."""
+
+    action_addr: str = ""
+    trigger_addr: str | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,8 +371,26 @@ def _change_summary(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
         remove=_opt_int(ch.get("remove")) or 0,
         import_count=_opt_int(ch.get("import")),
         forget=_opt_int(ch.get("forget")),
+        action_invocation=_opt_int(ch.get("action_invocation")),
+        action_fail=_opt_int(ch.get("action_fail")),
         operation=as_str(ch.get("operation")),
     )
+
+
+def _ephemeral_op(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    h = as_dict(obj.get("hook"))
+    return EphemeralOp(**c, addr=_resource(h).addr, action=as_str(h.get("action")),
+                       elapsed_seconds=_num(h.get("elapsed_seconds")))
+
+
+def _action(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
+    """The `hook` of `action_*`, the `invocation` of `planned_action_invocation`: `action` is
+    the action's address object; a lifecycle trigger names its resource."""
+    p = as_dict(obj.get("invocation" if c["type"] == "planned_action_invocation" else "hook"))
+    trigger = as_dict(p.get("lifecycle") or p.get("lifecycle_trigger"))
+    triggered_by = _resource({"resource": trigger.get("resource") or trigger.get("triggering_resource")}).addr
+    return ActionMessage(**c, action_addr=as_str(as_dict(p.get("action")).get("addr")),
+                         trigger_addr=triggered_by or None, error=_opt_str(p.get("error")))
 
 
 def _outputs(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
@@ -364,12 +412,15 @@ _PARSERS: dict[str, _Parser] = {
     "apply_errored": _resource_parser(ApplyErrored, "hook"),
     "refresh_start": _resource_parser(RefreshStart, "hook"),
     "refresh_complete": _resource_parser(RefreshComplete, "hook"),
+    **dict.fromkeys(EPHEMERAL_OP_TYPES, _ephemeral_op),
+    **dict.fromkeys(ACTION_TYPES, _action),
 }
 
 
-def parse_event(line: str | bytes) -> Event:
+def parse_event(line: str | bytes, census: StreamCensus | None = None) -> Event:
     """Parse one stream line. Never raises on bad input: the stream must never crash the run
-    that reads it.
+    that reads it. With a `census`, the message's types and fields beyond hyops's vocabulary
+    are counted there (they are otherwise ignored).
 
     Missing, wrongly typed or out-of-range fields of a known type read as their defaults
     (empty address, no id); should a value still defeat its parser, the line becomes an
@@ -384,6 +435,8 @@ def parse_event(line: str | bytes) -> Event:
         return GarbageLine(raw=line)
     if not isinstance(obj, dict):
         return GarbageLine(raw=line)
+    if census is not None:
+        census.see(obj)
     common = _common(obj)
     parser = _PARSERS.get(common["type"])
     if parser is None:

@@ -24,7 +24,7 @@ from hybridops_tf.engine.events import (
     RefreshStart,
     _ResourceMessage,
 )
-from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress, is_ephemeral_address
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,8 @@ class ResourceTracker:
         if not isinstance(event, _ResourceMessage) or not event.resource.addr:
             return None
         addr = event.resource.addr
+        if is_ephemeral_address(addr):
+            return None  # an ephemeral resource lives for one run, never in state: never an object
         block = (event.resource.resource_type, event.resource.resource_name)
         if block[0]:
             self._blocks.setdefault(block, {})[addr] = None

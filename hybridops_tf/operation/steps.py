@@ -260,6 +260,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
             log.close()
         except OSError as err:
             reader.log_error.append(err)
+        reader.write_census()
     if (folder.path / EVENTS_COMPLETE).exists():
         journal.complete()
     _close_journal(journal)

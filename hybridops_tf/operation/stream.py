@@ -14,6 +14,7 @@ from hybridops_tf.engine import process
 from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs
+    from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.engine.events import Event, OutputsMessage
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.store import Journal
@@ -40,6 +41,20 @@ class StreamReader:
         self.diagnostics: list[Event] = []
         self.outputs: list[OutputsMessage] = []
         self.log_error: list[OSError] = []
+        self._census: StreamCensus | None = None
+
+    def census(self) -> StreamCensus:
+        """What the stream carried beyond hyops's vocabulary (engine/census.py)."""
+        if self._census is None:
+            from hybridops_tf.engine.census import StreamCensus
+
+            self._census = StreamCensus()
+        return self._census
+
+    def write_census(self) -> None:
+        """The counts of what was ignored, into the run folder, when there are any; a failure
+        to write them is a warning (they explain, they decide nothing)."""
+        self._folder.write_census(self._census)
 
     def journal(self) -> process.Journal:
         """For the relay: events.jsonl (opened before `running` was written) and, once the
@@ -79,7 +94,7 @@ class StreamReader:
                 notices.error(f"cannot append to {self._folder.events_path}: {message}; "
                               "the engine goes on, and the run will be recorded as error")
             return
-        event = parse_event(line)
+        event = parse_event(line, self.census())
         if self._journal is not None and _journaled(event):
             self._journal.line(line, "event")
         self.tracker().feed(event)

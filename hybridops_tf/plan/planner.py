@@ -37,6 +37,7 @@ from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta, new_run_id
 
 if TYPE_CHECKING:  # the event parser is loaded at the engine's first line, after the spawn
+    from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange
     from hybridops_tf.stack.model import Member, Stack
     from hybridops_tf.stack.wiring import Wiring
@@ -121,13 +122,17 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         try:
             plan_file = Path(tmp) / "plan.tfplan"
             log = EventLog(folder)
+            census: list[StreamCensus] = []  # made at the first line, as the parser is loaded
 
             def on_line(line: str) -> None:
+                from hybridops_tf.engine.census import StreamCensus
                 from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
                 from hybridops_tf.runtime import run_result  # noqa: F401  # for the end: loaded while the engine runs
 
                 log.append(redact_event_line(line))
-                event = parse_event(line)
+                if not census:
+                    census.append(StreamCensus())
+                event = parse_event(line, census[0])
                 if isinstance(event, ChangeSummary):
                     summary.append(event)
                 elif isinstance(event, PlannedChange):
@@ -142,6 +147,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                     on_line, folder.stderr_path)
             finally:
                 log.close()
+                folder.write_census(census[0] if census else None)
             if result.interrupted is not None:  # cut short (or never started): not a failed plan
                 raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning "
                                   f"{req.target.ref}; nothing was changed")

@@ -26,6 +26,7 @@ from hybridops_tf.record.model import Owner, utc_now
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
+    from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.record.address import ModuleTarget
     from hybridops_tf.runtime.run_result import RunResult
     from hybridops_tf.store import Store
@@ -131,6 +132,19 @@ class RunFolder:
         target = self.path / name
         atomic_write_text(target, text, durable=False)
         return target
+
+    def write_census(self, census: StreamCensus | None) -> None:
+        """`stream.unknown.json`: what the engine's stream carried beyond hyops's vocabulary
+        (engine/census.py), only when it carried some. A failure is a warning: the counts
+        explain, they decide nothing."""
+        if not census:
+            return
+        from hybridops_tf.engine.census import CENSUS_FILE
+
+        try:
+            self.write_text(CENSUS_FILE, census.text())
+        except OSError as err:
+            notices.warning(f"cannot write {self.path / CENSUS_FILE}: {err.strerror or err}")
 
     def open_events(self) -> BinaryIO:
         return open_append(self.events_path)

