@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-IGNORED = shutil.ignore_patterns(".venv", ".git", ".hyops", "__pycache__", ".pytest_cache", ".terraform",
+IGNORED = shutil.ignore_patterns(".venv", ".engines", ".git", ".hyops", "__pycache__", ".pytest_cache", ".terraform",
                                  "*.tfstate*", ".terraform.lock.hcl")
 
 

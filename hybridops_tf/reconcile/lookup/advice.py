@@ -69,6 +69,11 @@ def said(ask: Judgement) -> str:
     if ask.outcome is Outcome.NOT_FOUND:
         return (f"{lookup} found no object of {kind}{_matched(ask)} that no known state or record holds, but it "
                 "is not complete (it may not list every object), so that proves nothing")
+    if ask.outcome is Outcome.CONTRADICTED:
+        named = "; ".join(f"{ident}, held by {holder}" for ident, holder in ask.contradicted[:_SHOWN])
+        return (f"{lookup} answered with {named}: an object of {kind}{_matched(ask)} whose id another state "
+                "or record holds. The lookup and the states contradict each other, so nothing is concluded "
+                "(not that the create made nothing): look for the create's object in the provider by hand")
     if ask.outcome is Outcome.SHARED:
         return (f"{lookup} found {_object(ask.kept[0])}, which is also a candidate of "
                 f"{', '.join(ask.also_for)}: whose object it is cannot be told")
@@ -107,7 +112,7 @@ def amend(finding: Finding, what: str, lookup: OrphanLookup, ev: ModuleEvidence,
             next_actions=(cmd.write(where),), alternatives=(), lookup=doc)
     choices: list[Alternative] = []
     for ask in lookup.asks:
-        if ask.outcome in (Outcome.FAILED, Outcome.NONE, Outcome.NOT_FOUND) or ask.adoptable:
+        if ask.outcome in (Outcome.FAILED, Outcome.NONE, Outcome.NOT_FOUND, Outcome.CONTRADICTED) or ask.adoptable:
             continue
         for candidate in ask.kept:
             if ask.in_state:

@@ -50,29 +50,33 @@ def askable(ev: ModuleEvidence) -> bool:
             and not ev.shared_with and not ev.forgotten and not ev.record_problem)
 
 
-def held_ids(store: Store, ev: ModuleEvidence) -> set[str]:
-    """Every id a known state or record holds: the module's state (deposed objects too),
-    and every record in the store (its resources, whatever their status, and released)."""
-    held: set[str] = set()
+def held_ids(store: Store, ev: ModuleEvidence) -> dict[str, str]:
+    """Every id a known state or record holds, with who holds it: the module's state (deposed
+    objects too), and every record in the store (its resources, whatever their status, and
+    released)."""
+    held: dict[str, str] = {}
     for res in ev.state.resources if ev.state is not None else ():
         ident = res.values.get("id")
         if isinstance(ident, str) and ident:
-            held.add(ident)
+            held.setdefault(ident, f"the state of {ev.where.module_ref} (as {res.address})")
     for key in store.keys():
         try:
             record = store.read(key)
         except CorruptRecordError:
             continue  # reported as corrupt_record where it is reconciled
         if record is not None:
-            held |= _record_ids(record)
+            for ident, address in _record_ids(record).items():
+                held.setdefault(ident, f"the record of {key} (as {address})")
     if ev.record is not None:
-        held |= _record_ids(ev.record)
+        for ident, address in _record_ids(ev.record).items():
+            held.setdefault(ident, f"the record of {ev.where.module_ref} (as {address})")
     return held
 
 
-def _record_ids(record: OperationRecord) -> set[str]:
-    ids = {e.id for e in (record.resources or {}).values() if e.id}
-    return ids | {o.id for o in record.released if o.id}
+def _record_ids(record: OperationRecord) -> dict[str, str]:
+    """id -> address of every object the record lists, released ones too."""
+    ids = {e.id: address for address, e in (record.resources or {}).items() if e.id}
+    return ids | {o.id: f"{o.address}, released" for o in record.released if o.id}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,10 @@ lookup's `match` attributes differs from the value the create was planned with. 
 - none left and the lookup is `complete`: NONE (the create made nothing; `--write` drops the
   orphan);
 - none left from a lookup that is not complete: NOT_FOUND (nothing proven: today's advice);
+- none left, but a dropped one matched every planned `match` attribute: CONTRADICTED (the
+  lookup answers with an object shaped as the create planned it while a known state or record
+  holds its id: the lookup and the states disagree, so nothing is concluded, never "the create
+  made nothing"; the finding names the candidate and who holds it, for a person);
 - one or more left while a `match` attribute had no planned value (unknown at plan time, or
   sensitive): UNMATCHED; two or more: SEVERAL; one that is also another orphan's only or
   listed candidate: SHARED. None of these is ever adopted: each candidate is named, with
@@ -34,6 +38,7 @@ class Outcome(StrEnum):
     UNMATCHED = "unmatched"
     SEVERAL = "several"
     SHARED = "shared"
+    CONTRADICTED = "contradicted"
     FAILED = "failed"
 
 
@@ -54,6 +59,8 @@ class Judgement:
     why: str = ""  # FAILED: what went wrong
     in_state: bool = False  # the address holds another object in state: a found one is a second object
     also_for: tuple[str, ...] = ()  # SHARED: the other addresses whose candidate it is
+    # CONTRADICTED: (id, who holds it) of each dropped candidate that matched the plan
+    contradicted: tuple[tuple[str, str], ...] = ()
 
     @property
     def found(self) -> Candidate | None:
@@ -68,6 +75,8 @@ class Judgement:
         doc: dict[str, Any] = {"address": self.address, "type": self.type, "outcome": self.outcome.value,
                                "lookup": self.source, "complete": self.complete, "match": list(self.match),
                                "candidates": [c.to_dict() for c in self.kept]}
+        if self.contradicted:
+            doc["contradicted"] = [{"id": ident, "held_by": holder} for ident, holder in self.contradicted]
         for name in ("held", "differ", "unplanned", "also_for"):
             if getattr(self, name):
                 doc[{"held": "dropped_held", "differ": "dropped_differ"}.get(name, name)] = list(getattr(self, name))
@@ -137,18 +146,28 @@ def resource_type(address: str) -> str | None:
 def judge(address: str, type_name: str, source: str, *, match: Collection[str], complete: bool,
           planned: Mapping[str, Any], candidates: Iterable[Candidate], held: Collection[str],
           in_state: bool = False) -> Judgement:
-    """The verdict of one answered lookup (see the module docstring)."""
+    """The verdict of one answered lookup (see the module docstring). `held`: the ids known
+    states and records hold; a mapping names who holds each (consult.held_ids)."""
     kept: list[Candidate] = []
     dropped_held: list[str] = []
     dropped_differ: list[str] = []
+    contradicted: list[tuple[str, str]] = []
     for candidate in candidates:
+        differs = any(m in planned and candidate.attributes.get(m, _MISSING) != planned[m] for m in match)
         if candidate.id in held:
             dropped_held.append(candidate.id)
-        elif any(m in planned and candidate.attributes.get(m, _MISSING) != planned[m] for m in match):
+            if match and all(m in planned for m in match) and not differs:  # shaped as the create planned it
+                holder = held.get(candidate.id) if isinstance(held, Mapping) else None
+                contradicted.append((candidate.id, str(holder or "a known state or record")))
+        elif differs:
             dropped_differ.append(candidate.id)
         else:
             kept.append(candidate)
     unplanned = tuple(m for m in match if m not in planned)
+    if not kept and contradicted:
+        return Judgement(address, type_name, Outcome.CONTRADICTED, source, complete, tuple(match), (),
+                         tuple(dropped_held), tuple(dropped_differ), unplanned, in_state=in_state,
+                         contradicted=tuple(contradicted))
     if not kept:
         outcome = Outcome.NONE if complete else Outcome.NOT_FOUND
     elif unplanned:
