@@ -473,6 +473,23 @@ MUTANTS = (
            '                 workspace if workspace and workspace != "default" else None)\n',
            "                 None)\n",
            ("tests/integration/test_advice_in_workspaces.py", "-k", "import_advice")),
+    Mutant("an instance key with non-ASCII letters is escaped unlike the engine", "hybridops_tf/engine/state.py",
+           "json.dumps(index, ensure_ascii=False)", "json.dumps(index)",
+           ("tests/unit/test_record_objects.py", "-k", "non_ascii")),
+    Mutant("a destroyed record keeps a data source's entry", "hybridops_tf/record/transitions.py",
+           "    rec.resources = {a: e for a, e in resources.items() if not is_data_source(a, e)}\n",
+           "    rec.resources = resources\n",
+           ("tests/unit/test_settle_rules.py", "-k", "data_source_entry")),
+    Mutant("a lookup's held match is taken as nothing made", "hybridops_tf/reconcile/lookup/judge.py",
+           "    if not kept and contradicted:\n", "    if False:\n",
+           ("tests/unit/test_lookup_rules.py", "-k", "contradicts"), LOOKUPS),
+    Mutant("a read-only stack command refuses a stack whose secret the workers give", "hybridops_tf/stack/loader.py",
+           "        if missing and self.read_only:", "        if False:",
+           ("tests/integration/test_stack_read_only_inputs.py", "-k", "without_the_workers_secret"), STACK),
+    Mutant("reconcile takes the recorded placeholder over the caller's TF_VAR_", "hybridops_tf/reconcile/evidence.py",
+           "        return {k: v for k, v in recorded.items() if not is_placeholder(v)}, ",
+           "        return recorded, ",
+           ("tests/integration/test_stack_read_only_inputs.py", "-k", "tf_var")),
 )
 
 

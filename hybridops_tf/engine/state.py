@@ -256,7 +256,8 @@ def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
 
 
 def _index_suffix(index: int | str | None) -> str:
-    """`[0]` or `["key"]` as the engine writes an instance key into an address."""
+    """`[0]` or `["key"]` as the engine writes an instance key into an address: a non-ASCII
+    letter as it is (`["ünï"]`), never `\\u`-escaped."""
     if index is None:
         return ""
-    return f"[{index}]" if isinstance(index, int) else f"[{json.dumps(index)}]"
+    return f"[{index}]" if isinstance(index, int) else f"[{json.dumps(index, ensure_ascii=False)}]"

@@ -484,7 +484,8 @@ def confirmed_empty(
     if running.outputs:
         rec.previous_outputs = dict(running.outputs)
     rec.outputs = None
-    rec.resources = resources
+    # a data source is a read the empty state no longer holds, not an object left live
+    rec.resources = {a: e for a, e in resources.items() if not is_data_source(a, e)}
     return rec
 
 

@@ -290,3 +290,11 @@ def test_a_released_object_adopted_back_and_deleted_leaves_the_released_list() -
     resources = {"sim_vm.b": entry("destroyed", "delete", "vm-1")}
 
     assert released_after([gone, kept], [], {}, resources) == [kept]
+
+
+def test_an_instance_key_with_non_ascii_letters_is_addressed_as_the_engine_writes_it() -> None:
+    """The engine writes `f["ünï"]`, not `f["\\u00fcn\\u00ef"]`: a record keyed otherwise never
+    matched its state, and a destroy that removed everything exited 1 (found by the corpus)."""
+    from hybridops_tf.engine.state import _index_suffix
+
+    assert _index_suffix("ünï \"q\"") == '["ünï \\"q\\""]'

@@ -380,3 +380,17 @@ def test_a_restored_record_that_cannot_be_written_after_a_refusal_exits_1_and_le
     assert outcome.record is running
     stored = rig.stored()
     assert stored is not None and stored["status"] == "running" and stored["run_id"] == running.run_id
+
+
+def test_a_confirmed_empty_state_leaves_no_data_source_entry_in_a_destroyed_record() -> None:
+    """The corpus found a destroyed record keeping a data source's `complete` entry (a read the
+    apply stream reported) while the state held nothing: a destroyed record lists no live entry."""
+    running = applied_record()
+    resources = {"data.null_data_source.x": ResourceEntry(status=ResourceStatus.COMPLETE, action="read",
+                                                          id="static"),
+                 "null_resource.a": ResourceEntry(status=ResourceStatus.DESTROYED, action="delete", id="1")}
+
+    rec = transitions.confirmed_empty(running, resources, Status.DESTROYED)
+
+    assert rec.status is Status.DESTROYED
+    assert list(rec.resources or {}) == ["null_resource.a"]
