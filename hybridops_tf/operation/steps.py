@@ -8,6 +8,7 @@ settling from evidence, one function per command, which is settle.py.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.record.stamp import StateStamp
     from hybridops_tf.runtime.run_result import RunResult  # loaded once the run ends (start-up cost)
 
 @dataclass
@@ -231,7 +233,15 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
         return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = run_settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
-    return _write_settled(one, running, settled, code)
+    return _write_settled(one, running, _stamped(settled, reads.state_stamp(engine.for_settling(), req.passthrough)),
+                          code)
+
+
+def _stamped(settled: OperationRecord, stamp: StateStamp | None) -> OperationRecord:
+    """The settled record with the state as this run left it (None: it could not be read, so
+    no later command can tell another writer's change from this run's, and none claims to)."""
+    settled.state_seen = None if stamp is None else dataclasses.replace(stamp, run_id=settled.run_id)
+    return settled
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:

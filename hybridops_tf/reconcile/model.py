@@ -26,6 +26,7 @@ from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.stamp import StateStamp
 
 SCHEMA_VERSION = 1
 FORGOTTEN = "forgotten"  # a module's report status once --forget-record dropped its record
@@ -40,6 +41,7 @@ class Code(StrEnum):
     ERRORED_STATEFILE = "errored_statefile"
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
+    STATE_WRITTEN_OUTSIDE = "state_written_outside"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
     ORPHAN_FOUND = "orphan_found"
@@ -207,6 +209,9 @@ class Commands:
     def reconcile(self, where: Where, *extra: str) -> str:
         return self._module("reconcile", where, *extra)
 
+    def plan(self, where: Where) -> str:
+        return self._module("plan", where, *map(shlex.quote, where.inputs_args))
+
     def write(self, where: Where) -> str:
         return self.reconcile(where, "--write")
 
@@ -216,6 +221,13 @@ class Commands:
 
     def forget(self, where: Where, address: str) -> str:
         return self.reconcile(where, "--forget-orphan", shlex.quote(address))
+
+    def forget_missing(self, where: Where, object_id: str) -> str:
+        return self.reconcile(where, "--forget-missing", shlex.quote(object_id))
+
+    def state_rm(self, where: Where, address: str) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} state rm {shlex.quote(address)}"
 
     def forget_record(self, where: Where) -> str:
         return self.reconcile(where, "--forget-record")
@@ -245,6 +257,7 @@ class ModuleEvidence:
     record_path: str = ""
     lock_free: bool = True
     state: StateSnapshot | None = None  # `show -json`
+    stamp: StateStamp | None = None  # the state's lineage, serial and objects now (None: not read)
     refresh: PlanEvidence | None = None  # `plan -refresh-only`
     plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
     last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
@@ -303,6 +316,7 @@ class ActionKind(StrEnum):
     IMPORT = "import"
     FORGET_ORPHAN = "forget-orphan"
     FORGET_RELEASED = "forget-released"
+    FORGET_MISSING = "forget-missing"
     FORGET_RECORD = "forget-record"
     ERROR = "error"  # a write that could not be made
 

@@ -325,13 +325,14 @@ def missing_from_state(
     resources: Mapping[str, ResourceEntry] | None, state: StateView
 ) -> list[tuple[str, str]]:
     """(record key, id) the record knows as live that no completed delete removed and the state
-    holds under no key (ids first: an object moved by `state mv` is not missing): the object
-    may live on, unseen by the engine (`state_missing`)."""
+    holds under no key (ids first: an object moved by `state mv` is not missing, and one whose
+    key now holds another object is): the object may live on, unseen by the engine
+    (`state_missing`)."""
     held = {obj.id for obj in state.values() if obj.id is not None}
     return [
         (addr, entry.id)
         for addr, entry in sorted((resources or {}).items())
-        if entry.id and entry.status is not ResourceStatus.DESTROYED and addr not in state
+        if entry.id and entry.status is not ResourceStatus.DESTROYED
         and entry.id not in held and not is_data_source(addr, entry)
     ]
 
