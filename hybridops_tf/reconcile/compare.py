@@ -398,7 +398,12 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
 
 def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Finding:
     """The state holds objects the record knows under other addresses (a `state mv` by hand):
-    nothing is lost, but the record names the old ones until `--write` follows the objects."""
+    nothing is lost, but the record names the old ones until `--write` follows the objects;
+    unless the configuration disagrees with a move (rules.moves_undone): then the next apply
+    destroys the object and makes a new one, and the advice is to move it back or declare it."""
+    undone = rules.moves_undone(ev)
+    if undone:
+        return _moves_undone(ev, undone, cmd)
     olds = sorted(moved)
     parts = [f"{old} is at {moved[old]}" for old in olds[:_LISTED]]
     more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
@@ -406,6 +411,24 @@ def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Findi
         f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
         "the record still names the old ones: --write follows the objects (nothing remote changes)"),
         [cmd.write(ev.where)], olds)
+
+
+def _moves_undone(ev: ModuleEvidence, undone: Mapping[str, str], cmd: Commands) -> Finding:
+    ids = {k: e.id for k, e in ((ev.record.resources or {}) if ev.record is not None else {}).items()}
+    olds = sorted(undone)
+    parts = [f"{old} ({ids.get(old) or 'no id'}) is at {undone[old]}" for old in olds[:_LISTED]]
+    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
+    detail = (f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
+              "the configuration does not declare the new address and no `moved` block explains the move, so the "
+              "next apply destroys each object at its new address and creates a new one at the old: move each back, "
+              "or declare the move in the configuration (rename the block and add a `moved` block), then reconcile")
+    first = olds[0]
+    also = " (reconcile again names the next one)" if len(olds) > 1 else ""
+    choices = [Alternative(cmd.state_mv(ev.where, undone[first], first), f"to move {undone[first]} back to {first}: "
+                           f"the state, the record and the configuration agree again (nothing remote changes){also}")]
+    choices.append(Alternative(cmd.reconcile(ev.where), "once the configuration declares the new address(es), "
+                               "with a `moved { from = OLD, to = NEW }` block each: reconcile again"))
+    return _finding(ev, Code.MOVED_IN_STATE, detail, [], olds, alternatives=choices)
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:

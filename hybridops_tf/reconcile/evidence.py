@@ -276,10 +276,15 @@ def _plan_wanted(record: OperationRecord | None) -> str | None:
 
 
 def _lost_ids(record: OperationRecord | None, state: StateSnapshot | None) -> bool:
-    """The record knows ids the state holds under no address."""
+    """The record knows ids the state holds under no address, or under another one (a `state
+    mv`): only the plan tells whether the configuration still declares, or agrees with, each."""
     if record is None or state is None or record.status in CLAIMS_EMPTY:
         return False
-    return bool(transitions.missing_from_state(record.resources, transitions.state_view(state.resources)))
+    view = transitions.state_view(state.resources)
+    if transitions.missing_from_state(record.resources, view):
+        return True
+    where = {o.id: key for key, o in view.items() if o.id}
+    return any(e.id in where and where[e.id] != key for key, e in (record.resources or {}).items())
 
 
 def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:

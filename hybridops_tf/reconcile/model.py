@@ -225,6 +225,11 @@ class Commands:
     def forget_missing(self, where: Where, object_id: str) -> str:
         return self.reconcile(where, "--forget-missing", shlex.quote(object_id))
 
+    def state_mv(self, where: Where, source: str, destination: str) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return (f"{prefix}{self.engine} -chdir={self._dir(where)} state mv {shlex.quote(source)} "
+                f"{shlex.quote(destination)}")
+
     def state_rm(self, where: Where, address: str) -> str:
         prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
         return f"{prefix}{self.engine} -chdir={self._dir(where)} state rm {shlex.quote(address)}"

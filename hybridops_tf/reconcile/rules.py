@@ -189,6 +189,22 @@ def moved_in_state(ev: ModuleEvidence) -> dict[str, str]:
             if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED}
 
 
+_DELETES = frozenset({"delete", "replace", "remove"})
+
+
+def moves_undone(ev: ModuleEvidence) -> dict[str, str]:
+    """The moves of moved_in_state the configuration does not agree with: the plan deletes (or
+    replaces) the object at its new key, which no block declares and no `moved` block explains,
+    so the next apply destroys it and creates a new one at the old address. Every move, when no
+    plan names its changes: nothing shows the configuration agrees."""
+    moved = moved_in_state(ev)
+    plan = ev.plan
+    if not moved or plan is None or any(c.address == "(unnamed)" for c in plan.changes):
+        return moved
+    doomed = {c.address for c in plan.changes if c.action in _DELETES}
+    return {old: new for old, new in moved.items() if entry_address(new) in doomed}
+
+
 def orphan_blockers(ev: ModuleEvidence) -> list[str]:
     """Suspect orphans, recorded or derived: they forbid `ok` (never `destroyed`/`absent`,
     which speak of the state only and keep the orphans listed)."""
@@ -313,6 +329,9 @@ def _decide(ev: ModuleEvidence) -> Decision:
         if missing:
             return Decision(Verdict.MISSING_TO_ERROR, f"the state lacks {len(missing)} object(s) the "
                             f"record knows: {', '.join(sorted(missing)[:5])}")
+        if moves_undone(ev):
+            return Decision(Verdict.NONE, "objects moved in state to addresses the configuration does not "
+                            "declare: the record keeps their old addresses (move them back, or declare the move)")
         if moved_in_state(ev) or no_longer_managed(ev):
             return Decision(Verdict.FOLLOW_OBJECTS, "the state holds objects the record knows at new "
                             "addresses, or the configuration no longer manages some")

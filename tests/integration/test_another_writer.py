@@ -194,3 +194,51 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     assert (code, report["consistent"]) == (0, True), report
     assert _sim_ids(hyops, "sim_vm") == {second}
     assert _sim_ids(hyops, "sim_vm") | _sim_ids(hyops, "sim_network") <= _state_ids(module)
+
+
+def _follow_engine(h: Hyops, command: str) -> None:
+    """Run one engine command reconcile advised, as pasted (`ENGINE -chdir=DIR ...`)."""
+    words = shlex.split(command)
+    env = h.env(TF_CLI_CONFIG_FILE=str(h.runtime_root / "sim" / "terraform.rc"), HYOPS_SIM_PYTHON=sys.executable)
+    out = subprocess.run(words, cwd=h.workdir, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write(hyops: Hyops) -> None:
+    """`state mv sim_vm.web sim_vm.web2`, no configuration change: reconcile called it harmless,
+    `--write` settled it, exit 0, and the next apply replaced the live vm."""
+    module = _module(hyops, SIZED_VM)
+    _run(hyops, "apply", str(module))
+    vm = _record(hyops)["resources"]["sim_vm.web"]["id"]
+    _engine(hyops, module, "state", "mv", "sim_vm.web", "sim_vm.web2")
+
+    code, report = _reconcile(hyops, module)
+    assert code == 3, report
+    moved = _findings(report)["moved_in_state"]
+    assert moved["addresses"] == ["sim_vm.web"] and not moved["next_actions"], moved
+    commands = [a["command"] for a in moved["alternatives"]]
+    assert not any("--write" in c for c in commands), commands
+    assert "sim_vm.web2" in _findings(report)["state_written_outside"]["detail"]
+
+    # --write does not follow the move: the record keeps the address the configuration declares
+    _run(hyops, "reconcile", str(module), "--write", expect=3)
+    assert _record(hyops)["resources"]["sim_vm.web"]["id"] == vm
+    code, report = _reconcile(hyops, module)
+    assert code == 3 and "moved_in_state" in _findings(report), report
+
+    # the advice, to the letter: move it back, then what reconcile says next
+    [back] = [c for c in [a["command"] for a in _findings(report)["moved_in_state"]["alternatives"]] if "state mv" in c]
+    _follow_engine(hyops, back)
+    for _ in range(3):
+        code, report = _reconcile(hyops, module)
+        if code == 0:
+            break
+        for f in report["modules"][0]["findings"]:
+            for step in f["next_actions"]:
+                assert _follow(hyops, step).returncode in (0, 3), step
+            keep = [a["command"] for a in f["alternatives"] if "--write" in a["command"]]
+            if keep:
+                assert _follow(hyops, keep[0]).returncode in (0, 3)
+    assert (code, report["consistent"]) == (0, True), report
+    _run(hyops, "apply", str(module))
+    assert _sim_ids(hyops, "sim_vm") == {vm}, "the vm was never replaced"
