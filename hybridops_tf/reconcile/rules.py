@@ -50,6 +50,7 @@ from hybridops_tf.record.model import (
     entry_address,
     utc_now,
 )
+from hybridops_tf.record.stamp import mark_outside
 
 _LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
 
@@ -434,5 +435,12 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     out.run_id = run_id
     out.updated_at = now
     if ev.stamp is not None:  # the state as this settle found it, under the lock: what hyops now vouches for
+        if rec is not None and rec.state_seen is not None and verdict in _KEEPS_ENTRIES:
+            out.resources = dict(out.resources or {})
+            mark_outside(out.resources, {e.id for e in (rec.resources or {}).values() if e.id}, ev.stamp, set())
         out.state_seen = dataclasses.replace(ev.stamp, run_id=run_id)
     return out
+
+
+# settles that keep the record's entries, no run between: what the state holds beyond them, another writer put there
+_KEEPS_ENTRIES = frozenset({Verdict.RECORD_WRITER, Verdict.FOLLOW_OBJECTS, Verdict.MISSING_TO_ERROR})

@@ -74,6 +74,7 @@ class ResourceEntry:
     id: str | None = None
     tainted: bool | None = None
     deposed: str | None = None  # the engine's deposed key: an old object a replace has not deleted
+    outside: bool | None = None  # not made by hyops: another writer's apply or import put it in the state
 
     def __post_init__(self) -> None:
         self.status = ResourceStatus(self.status)
@@ -86,6 +87,8 @@ class ResourceEntry:
             doc["tainted"] = True
         if self.deposed:
             doc["deposed"] = self.deposed
+        if self.outside:
+            doc["outside"] = True
         return doc
 
 
@@ -292,7 +295,8 @@ class OperationRecord:
             if doc.get("resources") is not None:
                 rec.resources = {
                     str(addr): ResourceEntry(ResourceStatus(str(r["status"])), str(r.get("action", "")),
-                                             r.get("id"), r.get("tainted"), r.get("deposed"))
+                                             r.get("id"), r.get("tainted"), r.get("deposed"),
+                                             True if r.get("outside") is True else None)
                     for addr, r in doc["resources"].items()
                 }
             rec.released = [

@@ -275,6 +275,7 @@ def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, Resour
             action=prev.action if prev is not None else "",
             id=obj.id or (prev.id if prev is not None else None),
             tainted=True if obj.tainted else None,
+            outside=prev.outside if prev is not None and prev.id == obj.id else None,
         )
     for key, entry in merged.items():
         if key not in state:

@@ -242,3 +242,41 @@ def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write
     assert (code, report["consistent"]) == (0, True), report
     _run(hyops, "apply", str(module))
     assert _sim_ids(hyops, "sim_vm") == {vm}, "the vm was never replaced"
+
+
+SPARE_NET = """
+resource "sim_network" "spare" {
+  name = "spare-net"
+}
+"""
+
+
+@pytest.mark.parametrize("settle", ["write", "apply"])
+def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_by_hyops(
+        hyops: Hyops, settle: str) -> None:
+    """A raw `terraform import` into a new block: the record never listed the object, and
+    reconcile said consistent."""
+    module = _module(hyops, SIZED_VM)
+    _run(hyops, "apply", str(module))
+    other = _module(hyops, SIM_HEADER + SPARE_NET, "other")
+    _run(hyops, "apply", str(other))
+    spare = _record(hyops, "other")["resources"]["sim_network.spare"]["id"]
+    _engine(hyops, other, "state", "rm", "sim_network.spare")  # a script hands the network over
+    (module / "main.tf").write_text(SIZED_VM + SPARE_NET.replace('"spare" {', '"extra" {'))
+    _engine(hyops, module, "import", "-input=false", "sim_network.extra", spare)
+
+    code, report = _reconcile(hyops, module)
+    assert code == 3, report
+    written = _findings(report)["state_written_outside"]
+    assert written["addresses"] == ["sim_network.extra"] and spare in written["detail"]
+    for step in written["next_actions"]:
+        assert _follow(hyops, step).returncode == 0
+    [chosen] = [a["command"] for a in written["alternatives"] if ("--write" in a["command"]) == (settle == "write")]
+    assert _follow(hyops, chosen).returncode == 0
+
+    entry = _record(hyops)["resources"]["sim_network.extra"]
+    assert (entry["id"], entry.get("outside")) == (spare, True), entry
+    code, report = _reconcile(hyops, module)
+    assert (code, report["consistent"]) == (0, True), report
+    _run(hyops, "status", str(module))
+    assert _record(hyops)["resources"]["sim_network.extra"].get("outside") is True  # kept, reported once
