@@ -20,6 +20,7 @@ import pytest
 
 from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
+from tests.integration.stacks import StackEnv, statuses
 
 pytestmark = pytest.mark.integration
 
@@ -280,3 +281,20 @@ def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_b
     assert (code, report["consistent"]) == (0, True), report
     _run(hyops, "status", str(module))
     assert _record(hyops)["resources"]["sim_network.extra"].get("outside") is True  # kept, reported once
+
+
+def test_resume_never_skips_a_member_whose_state_another_writer_changed(applied: StackEnv) -> None:
+    """A raw apply in a member after the stack went green: `--resume` skipped it as "ok,
+    nothing changed" and the stack went green over a state hyops did not write."""
+    before = applied.hyops.record("demo/network")["run_id"]
+    _engine(applied.hyops, applied.directory / "network", "apply", "-auto-approve", "-input=false",
+            "-var", "cidr=10.9.0.0/16")
+
+    result = applied.stack("apply", "stack/stack.yml", "--resume")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert statuses(applied.report())["network"] == "ok"
+    assert applied.hyops.record("demo/network")["run_id"] != before
+    assert "[network] apply (its state was written outside hyops" in result.stderr
+    skipped = [line for line in result.stderr.splitlines() if "skip (ok, nothing changed" in line]
+    assert skipped and all("state serial" in line for line in skipped), result.stderr
