@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.record.lifecycle import Status, is_stale
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.liveness import LiveEngine, live_engine
 from hybridops_tf.store import Store
@@ -92,6 +92,8 @@ def _state_written(record: OperationRecord) -> tuple[Written | None, str | None]
     if record.state_seen is None or record.status is Status.RUNNING:
         return None, None  # nothing to compare with, or its own run may be writing the state
     if not record.module_dir or not Path(record.module_dir).is_dir():
+        if record.status in CLAIMS_EMPTY:
+            return None, None  # destroyed, and its folder removed since: nothing there to compare
         return None, "the module directory is unknown or gone: the state was not read"
     now = cheap_stamp(Path(record.module_dir), record.workspace)
     if now is None:

@@ -153,9 +153,8 @@ class MemberSteps:
         if self.req.resume:
             rec = self.store.read(member.key)
             why = self._changes(member, rec, wired.values, wired.sensitive)
-            state = _state_compared(member, rec) if rec is not None and not why else ""
-            if state.startswith("apply:"):
-                why = (state.removeprefix("apply:"),)
+            written, state = _state_compared(member, rec) if rec is not None and not why else (None, "")
+            why = (written,) if written else why
             if rec is not None and not why:
                 self._notify(member.name, f"skip (ok, nothing changed: compared its configuration, inputs, engine, "
                                           f"workspace{state})")
@@ -243,22 +242,22 @@ class MemberSteps:
         return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
 
 
-def _state_compared(member: Member, rec: OperationRecord) -> str:
+def _state_compared(member: Member, rec: OperationRecord) -> tuple[str | None, str]:
     """--resume: the state against the record's stamp (record/stamp.py), read without the
-    engine. "apply:WHY" when another writer changed it since (the member is applied, never
-    skipped); else what the skip compared, to add to its note."""
+    engine: (why the member is applied, never skipped: another writer changed its state since;
+    else None, and what the skip compared, for its note)."""
     from hybridops_tf.record.stamp import cheap_stamp, written
 
     if rec.state_seen is None:
-        return "; its state was not compared (the record keeps no state_seen)"
+        return None, "; its state was not compared (the record keeps no state_seen)"
     now = cheap_stamp(member.directory, member.workspace)
     if now is None:
-        return "; its state was not compared (not a local state file; hyops reconcile compares it)"
+        return None, "; its state was not compared (not a local state file; hyops reconcile compares it)"
     changed = written(rec.state_seen, now)
     if changed is not None:
-        return (f"apply:its state was written outside hyops since run {changed.since} (serial "
-                f"{changed.before.serial} -> {changed.now.serial}): the apply's plan shows what it undoes")
-    return f" and state serial {now.serial} as run {rec.state_seen.run_id} left it"
+        return (f"its state was written outside hyops since run {changed.since} (serial {changed.before.serial} "
+                f"-> {changed.now.serial}): the apply's plan shows what it undoes"), ""
+    return None, f" and state serial {now.serial} as run {rec.state_seen.run_id} left it"
 
 
 def _failed(code: int) -> MemberStatus:
