@@ -50,7 +50,6 @@ from hybridops_tf.record.model import (
     entry_address,
     utc_now,
 )
-from hybridops_tf.record.stamp import mark_outside
 
 _LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
 
@@ -437,7 +436,8 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     if ev.stamp is not None:  # the state as this settle found it, under the lock: what hyops now vouches for
         if rec is not None and rec.state_seen is not None and verdict in _KEEPS_ENTRIES:
             out.resources = dict(out.resources or {})
-            mark_outside(out.resources, {e.id for e in (rec.resources or {}).values() if e.id}, ev.stamp, set())
+            known = {e.id for e in (rec.resources or {}).values() if e.id}
+            transitions.mark_outside(out.resources, known, ev.stamp, set())
         out.state_seen = dataclasses.replace(ev.stamp, run_id=run_id)
     return out
 

@@ -168,25 +168,6 @@ class Written:
                 "moved": [{"from": a, "to": b, "id": i} for a, b, i in self.moved]}
 
 
-def mark_outside(resources: dict[str, Any], known_ids: set[str], state: StateStamp, made: set[str]) -> None:
-    """Add to `resources` (record entries by key) each object `state` holds that the record did
-    not know (its id not in `known_ids`, its key not listed) and no hyops run made (`made`:
-    keys this run created or imported), marked `outside`: another writer's apply or import.
-    An entry already at its key (another object hyops knows) is left alone: state_missing
-    speaks of that one."""
-    from hybridops_tf.record.lifecycle import ResourceStatus
-    from hybridops_tf.record.model import ResourceEntry
-
-    for key, obj in state.objects.items():
-        if " (deposed " in key or key in made or (obj.id and obj.id in known_ids):
-            continue
-        entry = resources.get(key)
-        if entry is None:
-            resources[key] = ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)
-        elif entry.id == obj.id and obj.id is not None:
-            entry.outside = True
-
-
 def written(before: StateStamp, now: StateStamp) -> Written | None:
     """None when `now` is the state `before` names; else what changed, objects by id first (an
     id at another key moved), by key for objects without one."""

@@ -29,6 +29,7 @@ from hybridops_tf.record.model import (
 
 if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
     from hybridops_tf.engine.progress import ResourceProgress
+    from hybridops_tf.record.stamp import StateStamp
 
 
 _PROGRESS_TO_STATUS = {
@@ -580,3 +581,19 @@ def not_converged(rec: OperationRecord, *, command: Command, why: str) -> Operat
     out.failed_command = command
     out.last_error = f"not converged: {why}"
     return out
+
+
+def mark_outside(resources: dict[str, ResourceEntry], known_ids: set[str], state: StateStamp, made: set[str]) -> None:
+    """Add to `resources` (record entries by key) each object `state` holds that the record did
+    not know (its id not in `known_ids`, its key not listed) and no hyops run made (`made`:
+    keys this run created or imported), marked `outside`: another writer's apply or import.
+    An entry already at its key (another object hyops knows) is left alone: state_missing
+    speaks of that one."""
+    for key, obj in state.objects.items():
+        if " (deposed " in key or key in made or (obj.id and obj.id in known_ids):
+            continue
+        entry = resources.get(key)
+        if entry is None:
+            resources[key] = ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)
+        elif entry.id == obj.id and obj.id is not None:
+            entry.outside = True
