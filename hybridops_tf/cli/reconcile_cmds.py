@@ -37,6 +37,9 @@ _NOTE_LOCK = threading.Lock()
               help="Drop a suspect orphan you have checked; recorded in a run folder. Repeatable.")
 @click.option("--forget-released", "forget_released", multiple=True, metavar="ADDRESS",
               help="Drop a released object you found gone (deleted by hand); recorded in a run folder. Repeatable.")
+@click.option("--forget-missing", "forget_missing", multiple=True, metavar="ID",
+              help="Drop an object the record knows and no state holds (state_missing), once you deleted it or "
+                   "found it gone; recorded in a run folder. Repeatable.")
 @click.option("--import", "imports", multiple=True, metavar="ADDRESS=ID",
               help="Adopt a live object into state with the engine's import. Repeatable.")
 @click.option("--forget-record", is_flag=True,
@@ -52,14 +55,15 @@ _NOTE_LOCK = threading.Lock()
 @handles_signals
 def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, stack_file: Path | None,
                   all_: bool, as_json: bool, output_format: str | None, write: bool,
-                  forget: tuple[str, ...], forget_released: tuple[str, ...], imports: tuple[str, ...],
+                  forget: tuple[str, ...], forget_released: tuple[str, ...], forget_missing: tuple[str, ...],
+                  imports: tuple[str, ...],
                   forget_record: bool, parallelism: int,
                   inputs_file: Path | None, var_options: tuple[str, ...], lock_timeout: float,
                   lookups_file: Path | None) -> None:
     """Compare records with provider state; say what is live, uncertain, and what to run next.
 
-    Read-only unless --write, --import, --forget-orphan, --forget-released or --forget-record is
-    given; never prompts. With a lookups file, a suspect orphan whose type has a lookup is looked
+    Read-only unless --write, --import, --forget-orphan, --forget-released, --forget-missing or
+    --forget-record is given; never prompts. With a lookups file, a suspect orphan whose type has a lookup is looked
     up in the provider: `--write` adopts the one object found, or drops the orphan a complete
     lookup found none of.
     `--format markdown` prints a table (module, status, why, next action) for a PR comment
@@ -71,7 +75,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
       1  could not check (e.g. the engine failed) or an --import failed
       2  usage error (e.g. a bad ADDRESS=ID, a lookups file that is not valid)
       3  findings (also --all with no records under the runtime root)
-      4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-record)
+      4  lock busy (--write, --import, --forget-orphan, --forget-released, --forget-missing,
+         --forget-record)
       130  interrupted by SIGINT (143: SIGTERM); records settled before it stay settled
 
     \b
@@ -91,7 +96,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     req = ReconcileRequest(
         runtime=settings(ctx).runtime, modules_root=settings(ctx).modules_root,
         module_dir=module_dir, ref=ref, stack_file=stack_file, all_records=all_, write=write,
-        forget=forget, forget_released=forget_released, imports=imports, forget_record=forget_record,
+        forget=forget, forget_released=forget_released, forget_missing=forget_missing, imports=imports,
+        forget_record=forget_record,
         inputs_file=inputs_file,
         var_options=var_options,
         lock_timeout=lock_timeout, argv=tuple(sys.argv[1:]), hyops_prefix=hyops_prefix(ctx),

@@ -7,6 +7,7 @@ check after a partial (`-target`, `-replace`, `-refresh-only`) apply.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_cre
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.state import StateSnapshot
+    from hybridops_tf.record.stamp import StateStamp
     from hybridops_tf.store import Store
 
 
@@ -128,12 +130,11 @@ def local_state(engine: Engine, passthrough: Sequence[str] = (), since: float | 
     """The module's local state file as the engine keeps it (written at or after `since`, when
     given), else None: kept elsewhere, missing, or a format we do not read."""
     from hybridops_tf.engine.state import StateFormatError, parse_local_state
+    from hybridops_tf.record.stamp import local_state_path
 
     if _state_kept_elsewhere(engine, passthrough):
         return None
-    workspace = engine.env.get("TF_WORKSPACE") or "default"
-    path = engine.module_dir / "terraform.tfstate" if workspace == "default" else \
-        engine.module_dir / "terraform.tfstate.d" / workspace / "terraform.tfstate"
+    path = local_state_path(engine.module_dir, engine.env.get("TF_WORKSPACE"))
     try:
         if since is not None and path.stat().st_mtime < since:
             return None  # not written by this run (started_at is whole seconds)
@@ -144,8 +145,6 @@ def local_state(engine: Engine, passthrough: Sequence[str] = (), since: float | 
 
 def _state_kept_elsewhere(engine: Engine, passthrough: Sequence[str]) -> bool:
     """The engine may keep this module's state somewhere other than its local state file."""
-    import os
-
     if (engine.module_dir / ".terraform" / "terraform.tfstate").exists():
         return True  # init configured a backend (or `cloud`): the state is not the local file
     env = {**os.environ, **engine.env}
@@ -159,3 +158,18 @@ def _state_kept_elsewhere(engine: Engine, passthrough: Sequence[str]) -> bool:
             except ValueError:
                 return True  # words we cannot split: they may name a state file
     return any(commands.flag_name(arg) in _STATE_FILE_FLAGS for arg in args)
+
+
+def state_stamp(engine: Engine, passthrough: Sequence[str] = ()) -> StateStamp | None:
+    """Who wrote the state last (its lineage, serial and objects): the local state file where
+    the engine keeps it there, else `state pull`; None when neither can be read."""
+    from hybridops_tf.record.stamp import StampFormatError, cheap_stamp, parse_state_stamp
+
+    if not _state_kept_elsewhere(engine, passthrough):
+        stamp = cheap_stamp(engine.module_dir, engine.env.get("TF_WORKSPACE"), {**os.environ, **engine.env})
+        if stamp is not None:
+            return stamp
+    try:
+        return parse_state_stamp(engine.capture_json(engine.argv(commands.state_pull)))
+    except (EngineError, StampFormatError):
+        return None

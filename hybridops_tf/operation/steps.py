@@ -8,6 +8,7 @@ settling from evidence, one function per command, which is settle.py.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from hybridops_tf.base.errors import (
 from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
+from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
 from hybridops_tf.operation import config_digest, inputs, places, reads
 from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
@@ -39,6 +41,7 @@ from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.record.stamp import StateStamp
     from hybridops_tf.runtime.run_result import RunResult  # loaded once the run ends (start-up cost)
 
 @dataclass
@@ -270,7 +273,25 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
         return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = run_settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
-    return _write_settled(one, running, settled, code)
+    stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
+    return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code)
+
+
+def _stamped(settled: OperationRecord, stamp: StateStamp | None, previous: OperationRecord | None,
+             reader: StreamReader, imported: str | None) -> OperationRecord:
+    """The settled record with the state as this run left it (None: it could not be read, so
+    no later command can tell another writer's change from this run's, and none claims to),
+    and the objects another writer put in the state since the last stamp marked `outside`
+    (not after a `running` record: its own run may have made objects it never recorded)."""
+    if (stamp is not None and previous is not None and previous.state_seen is not None and settled.resources
+            and previous.status is not Status.RUNNING):
+        makes = CREATE_ACTIONS | {"import"}
+        made = {k for k, p in reader.tracker().resources.items() if {p.action, p.planned_action} & makes}
+        made |= {imported} if imported else set()
+        known = {e.id for e in (previous.resources or {}).values() if e.id}
+        transitions.mark_outside(settled.resources, known, stamp, made)
+    settled.state_seen = None if stamp is None else dataclasses.replace(stamp, run_id=settled.run_id)
+    return settled
 
 
 def _argv(req: ModuleRequest, engine: Engine) -> list[str]:

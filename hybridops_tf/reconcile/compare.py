@@ -19,7 +19,7 @@ from typing import Any
 
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
-from hybridops_tf.reconcile import rules
+from hybridops_tf.reconcile import outside, rules
 from hybridops_tf.reconcile.lookup import advice
 from hybridops_tf.reconcile.model import (
     PRIORITY,
@@ -29,10 +29,12 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
+from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.stamp import Written
 from hybridops_tf.record.transitions import UNNAMED_ORPHAN
 from hybridops_tf.runtime.liveness import host_name
 
@@ -71,6 +73,9 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     if rec is not None:
         if stale:
             found.append(_stale(ev, rec, progress, cmd))
+        written = outside.written_outside(ev)
+        if written is not None:
+            found.append(_written_outside(ev, written, cmd))
         if state is not None and rec.status not in CLAIMS_EMPTY:
             missing = rules.missing_from_state(ev)
             if missing:
@@ -238,17 +243,65 @@ def _stale(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Reso
     return _finding(ev, Code.STALE_RUNNING, detail, [cmd.write(ev.where)])
 
 
+def _objects(what: str, objects: Iterable[tuple[str, str | None]]) -> str:
+    listed = [f"{k} ({i})" if i else k for k, i in objects]
+    return f"{what} {_names(listed)}" if listed else ""
+
+
+def _written_outside(ev: ModuleEvidence, w: Written, cmd: Commands) -> Finding:
+    """The state moved since hyops left it: say what changed, by object, and never advise
+    the apply that would undo it before a plan has shown what it undoes."""
+    was = f"serial {w.before.serial}"
+    now = (f"another state (lineage {w.now.lineage or 'none'}, serial {w.now.serial}; hyops left lineage "
+           f"{w.before.lineage or 'none'})" if w.other_lineage else f"serial {w.now.serial}")
+    parts = [p for p in (_objects("added", w.added), _objects("removed", w.removed),
+                         _objects("changed", w.changed),
+                         _objects("moved", [(f"{old} to {new}", i) for old, new, i in w.moved])) if p]
+    what = "; ".join(parts) or "no object changed (only the state's serial moved)"
+    detail = (f"since run {w.since} ({was}) the state was written by something other than hyops (now {now}): "
+              f"{what}. The next apply undoes every such change the configuration does not hold (it puts a "
+              "changed object back, destroys an added object no block declares, creates a removed one anew): "
+              "plan first and read what it would undo; to keep the change, put it in the configuration or "
+              "its inputs, then `--write` records the state as it is now")
+    keys = [k for k, _ in (*w.added, *w.removed, *w.changed)] + [new for _, new, _ in w.moved]
+    return _finding(ev, Code.STATE_WRITTEN_OUTSIDE, detail, [cmd.plan(ev.where)], dict.fromkeys(keys),
+                    alternatives=[
+                        Alternative(cmd.write(ev.where), "the plan shows no change, or only changes you mean: the "
+                                    "record takes the state as the other writer left it (nothing remote changes)"),
+                        Alternative(cmd.apply(ev.where), "to undo the other writer's change: the plan shows "
+                                    "exactly what the apply reverts")])
+
+
 def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: Commands) -> Finding:
+    """Objects the record knows by id that no state holds. One whose address now holds another
+    object (two objects for one address) cannot be imported back there, and an apply would
+    record the state's one in its place: the advice names both and lets a person choose."""
+    view = transitions.state_view(ev.state.resources) if ev.state is not None else {}
+    taken = {a: view[a].id for a, i in missing.items() if i and a in view and view[a].id not in (None, i)}
     addresses = list(missing)
     shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])
     more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
     actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
-    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i]
-    actions.append(cmd.apply(ev.where))
-    return _finding(ev, Code.STATE_MISSING, (
-        f"the record says {shown}{more} exist(s) but the state does not hold them: the state "
-        "was lost or never saved; adopt each object back with --import (or apply, if it is "
-        "really gone)"), actions, addresses)
+    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i and a not in taken]
+    detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
+              "was lost, rewritten or never saved; adopt each object back with --import")
+    if not taken:
+        actions.append(cmd.apply(ev.where))
+        return _finding(ev, Code.STATE_MISSING, detail + " (or apply, if it is really gone)", actions, addresses)
+    sim = ev.where.uses_sim
+    choices: list[Alternative] = []
+    for address, now in taken.items():
+        lost = str(missing[address])
+        detail += (f"; two objects for one address: the state holds {now} at {address}, and the record's {lost} "
+                   f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
+                   f"now would record {now} alone")
+        choices += [
+            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): first delete {lost} in "
+                        f"the provider{f' ({cmd.sim_rm(lost)})' if sim else ''}, then the record forgets it"),
+            Alternative(cmd.state_rm(ev.where, address), f"keep {lost} (the record's): the state lets go of {now}; "
+                        f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
+                        f"{f' ({cmd.sim_rm(now)})' if sim else ''}")]
+    return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=choices)
 
 
 def _stale_import(ev: ModuleEvidence, cmd: Commands) -> Finding:
@@ -345,7 +398,12 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
 
 def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Finding:
     """The state holds objects the record knows under other addresses (a `state mv` by hand):
-    nothing is lost, but the record names the old ones until `--write` follows the objects."""
+    nothing is lost, but the record names the old ones until `--write` follows the objects;
+    unless the configuration disagrees with a move (rules.moves_undone): then the next apply
+    destroys the object and makes a new one, and the advice is to move it back or declare it."""
+    undone = rules.moves_undone(ev)
+    if undone:
+        return _moves_undone(ev, undone, cmd)
     olds = sorted(moved)
     parts = [f"{old} is at {moved[old]}" for old in olds[:_LISTED]]
     more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
@@ -353,6 +411,24 @@ def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Findi
         f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
         "the record still names the old ones: --write follows the objects (nothing remote changes)"),
         [cmd.write(ev.where)], olds)
+
+
+def _moves_undone(ev: ModuleEvidence, undone: Mapping[str, str], cmd: Commands) -> Finding:
+    ids = {k: e.id for k, e in ((ev.record.resources or {}) if ev.record is not None else {}).items()}
+    olds = sorted(undone)
+    parts = [f"{old} ({ids.get(old) or 'no id'}) is at {undone[old]}" for old in olds[:_LISTED]]
+    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
+    detail = (f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
+              "the configuration does not declare the new address and no `moved` block explains the move, so the "
+              "next apply destroys each object at its new address and creates a new one at the old: move each back, "
+              "or declare the move in the configuration (rename the block and add a `moved` block), then reconcile")
+    first = olds[0]
+    also = " (reconcile again names the next one)" if len(olds) > 1 else ""
+    choices = [Alternative(cmd.state_mv(ev.where, undone[first], first), f"to move {undone[first]} back to {first}: "
+                           f"the state, the record and the configuration agree again (nothing remote changes){also}")]
+    choices.append(Alternative(cmd.reconcile(ev.where), "once the configuration declares the new address(es), "
+                               "with a `moved { from = OLD, to = NEW }` block each: reconcile again"))
+    return _finding(ev, Code.MOVED_IN_STATE, detail, [], olds, alternatives=choices)
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:
@@ -373,6 +449,10 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
         detail += (". Evidence: the state now holds the full configuration and both plans show no "
                    "change; `--write` records ok")
         actions = [cmd.write(ev.where)]
+    elif rules.missing_from_state(ev):
+        detail += (". Objects the record knows are held by no state (state_missing): deal with them first; an "
+                   "apply or destroy now would act without them")
+        actions = []
     else:
         if ev.plan is not None and ev.plan.changes:
             shown = ", ".join(f"{c.action} {c.address}" for c in ev.plan.changes[:_LISTED])

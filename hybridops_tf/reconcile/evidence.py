@@ -65,6 +65,7 @@ from hybridops_tf.record.address import record_key
 from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.record.stamp import StateStamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
 from hybridops_tf.store import Store
@@ -217,9 +218,10 @@ class EngineEvidence:
     # a stack member's ok record against the stack now (reconcile/members.py), read once init
     # has run: the lock file an apply would read is there then
     applied_changes: tuple[str, ...] | None = None
+    stamp: StateStamp | None = None  # who wrote the state last (None: could not be read)
 
     def changes(self) -> dict[str, Any]:
-        return {"state": self.state, "refresh": self.refresh, "plan": self.plan,
+        return {"state": self.state, "stamp": self.stamp, "refresh": self.refresh, "plan": self.plan,
                 "errored_state": self.errored_state, "unchecked": self.unchecked + self.plan_unchecked,
                 "planned_attributes": self.planned_attributes, "applied_changes": self.applied_changes}
 
@@ -232,10 +234,15 @@ def _plan_wanted(record: OperationRecord | None) -> str | None:
 
 
 def _lost_ids(record: OperationRecord | None, state: StateSnapshot | None) -> bool:
-    """The record knows ids the state holds under no address."""
+    """The record knows ids the state holds under no address, or under another one (a `state
+    mv`): only the plan tells whether the configuration still declares, or agrees with, each."""
     if record is None or state is None or record.status in CLAIMS_EMPTY:
         return False
-    return bool(transitions.missing_from_state(record.resources, transitions.state_view(state.resources)))
+    view = transitions.state_view(state.resources)
+    if transitions.missing_from_state(record.resources, view):
+        return True
+    where = {o.id: key for key, o in view.items() if o.id}
+    return any(e.id in where and where[e.id] != key for key, e in (record.resources or {}).items())
 
 
 def _reusable(reuse: EngineEvidence, want: str | None) -> EngineEvidence | None:
@@ -514,16 +521,19 @@ def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inpu
         unchecked.append(f"state (show -json) could not be read: {getattr(err, 'message', err)}")
     if errored and state is not None and _errored_was_pushed(engine, directory / "errored.tfstate", state):
         errored = False  # the state already holds exactly what errored.tfstate holds
+    stamp = reads.state_stamp(engine) if state is not None else None
     if inputs_problem and state is not None and state.is_empty:
         # A refresh-only plan of an empty state reads no object and can show no drift; only
         # the inputs are missing (e.g. a module recorded absent never had a rerun file).
-        return EngineEvidence(state, PlanEvidence(), errored_state=errored, unchecked=tuple(unchecked), final=True)
+        return EngineEvidence(state, PlanEvidence(), errored_state=errored, unchecked=tuple(unchecked), final=True,
+                              stamp=stamp)
     if inputs_problem:
         unchecked.append(f"plans not run: {inputs_problem}")
-        return EngineEvidence(state, None, errored_state=errored, unchecked=tuple(unchecked), final=True)
+        return EngineEvidence(state, None, errored_state=errored, unchecked=tuple(unchecked), final=True,
+                              stamp=stamp)
     refresh, why = _plan(engine, refresh_only=True)
     unchecked += [why] if why else []
-    return EngineEvidence(state, refresh, errored_state=errored, unchecked=tuple(unchecked))
+    return EngineEvidence(state, refresh, errored_state=errored, unchecked=tuple(unchecked), stamp=stamp)
 
 
 def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:

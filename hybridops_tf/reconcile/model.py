@@ -26,6 +26,7 @@ from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.record.advice import Where
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.stamp import StateStamp
 
 SCHEMA_VERSION = 1
 FORGOTTEN = "forgotten"  # a module's report status once --forget-record dropped its record
@@ -40,6 +41,7 @@ class Code(StrEnum):
     ERRORED_STATEFILE = "errored_statefile"
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
+    STATE_WRITTEN_OUTSIDE = "state_written_outside"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
     ORPHAN_FOUND = "orphan_found"
@@ -170,6 +172,7 @@ class ModuleEvidence:
     record_path: str = ""
     lock_free: bool = True
     state: StateSnapshot | None = None  # `show -json`
+    stamp: StateStamp | None = None  # the state's lineage, serial and objects now (None: not read)
     refresh: PlanEvidence | None = None  # `plan -refresh-only`
     plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
     last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
@@ -228,6 +231,7 @@ class ActionKind(StrEnum):
     IMPORT = "import"
     FORGET_ORPHAN = "forget-orphan"
     FORGET_RELEASED = "forget-released"
+    FORGET_MISSING = "forget-missing"
     FORGET_RECORD = "forget-record"
     ERROR = "error"  # a write that could not be made
 

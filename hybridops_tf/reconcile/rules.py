@@ -30,6 +30,7 @@ The rules:
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,6 +38,7 @@ from enum import StrEnum
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import StateSnapshot, outputs_plain
 from hybridops_tf.engine.vocabulary import Progress
+from hybridops_tf.reconcile import outside
 from hybridops_tf.reconcile.model import ModuleEvidence
 from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Command, ResourceStatus, Status
@@ -62,6 +64,7 @@ class Verdict(StrEnum):
     DEMOTE_TO_ERROR = "demote_to_error"
     MISSING_TO_ERROR = "missing_to_error"  # ok/retained, but objects it knows left the state
     FOLLOW_OBJECTS = "follow_objects"  # ok/retained: objects moved in state, or released by hand
+    RECORD_WRITER = "record_writer"  # another writer changed the state: the record takes it as it is now
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +102,10 @@ def claimed_missing(
     """Objects the record (or the interrupted run's events) say exist, absent from state.
 
     Ids first: an id the state holds under any address (`held`) is not missing, wherever the
-    record last saw it (a `state mv`, a `moved` block applied by hand).
+    record last saw it (a `state mv`, a `moved` block applied by hand); an id the state holds
+    under none is, even when its address now holds another object (`state rm`, then another
+    writer's apply made a second one there: two objects for one address). Only an entry
+    without an id is judged by its address.
 
     address -> the object's id when known (for an exact `--import`). A recorded id counts
     whatever the entry's status (an update or a delete that errored leaves the object
@@ -110,7 +116,7 @@ def claimed_missing(
     missing: dict[str, str | None] = {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
-            if (addr in in_state or transitions.is_data_source(addr, entry)
+            if ((addr in in_state and not (entry.id and held)) or transitions.is_data_source(addr, entry)
                     or entry.status is ResourceStatus.DESTROYED
                     or (entry.action == "delete" and entry.status is ResourceStatus.COMPLETE)):
                 continue  # nothing live, or a delete that completed
@@ -160,8 +166,9 @@ def no_longer_managed(ev: ModuleEvidence) -> dict[str, str]:
     if plan is None or any(c.address == "(unnamed)" for c in plan.changes):
         return {}
     planned = {c.address for c in plan.changes}
+    in_state = _in_state(ev)  # an address the state holds is declared, or the plan would delete it
     return {a: i for a, i in _lost(ev).items()
-            if i is not None and entry_address(a) not in planned}
+            if i is not None and entry_address(a) not in planned and entry_address(a) not in in_state}
 
 
 def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
@@ -180,6 +187,22 @@ def moved_in_state(ev: ModuleEvidence) -> dict[str, str]:
     where = {o.id: key for key, o in view.items() if o.id}
     return {key: where[entry.id] for key, entry in (ev.record.resources or {}).items()
             if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED}
+
+
+_DELETES = frozenset({"delete", "replace", "remove"})
+
+
+def moves_undone(ev: ModuleEvidence) -> dict[str, str]:
+    """The moves of moved_in_state the configuration does not agree with: the plan deletes (or
+    replaces) the object at its new key, which no block declares and no `moved` block explains,
+    so the next apply destroys it and creates a new one at the old address. Every move, when no
+    plan names its changes: nothing shows the configuration agrees."""
+    moved = moved_in_state(ev)
+    plan = ev.plan
+    if not moved or plan is None or any(c.address == "(unnamed)" for c in plan.changes):
+        return moved
+    doomed = {c.address for c in plan.changes if c.action in _DELETES}
+    return {old: new for old, new in moved.items() if entry_address(new) in doomed}
 
 
 def orphan_blockers(ev: ModuleEvidence) -> list[str]:
@@ -252,7 +275,21 @@ def empty_status(record: OperationRecord | None) -> Status:
 
 
 def decide(ev: ModuleEvidence) -> Decision:
-    """The one settlement the evidence allows next (apply it, then decide again)."""
+    """The one settlement the evidence allows next (apply it, then decide again). When none
+    is left and the state was written outside hyops since the record's stamp, the record takes
+    the state's stamp as it is now (its entries stay: RECORD_WRITER drops nothing)."""
+    decision = _decide(ev)
+    if decision.verdict is not Verdict.NONE or ev.record_problem or ev.busy or ev.engine_alive or ev.unchecked:
+        return decision
+    written = outside.written_outside(ev)
+    if written is None:
+        return decision
+    return Decision(Verdict.RECORD_WRITER, f"the state was written outside hyops since run {written.since} "
+                    f"(serial {written.before.serial} -> {written.now.serial}"
+                    f"{', another lineage' if written.other_lineage else ''}): the record takes it as it is now")
+
+
+def _decide(ev: ModuleEvidence) -> Decision:
     rec = ev.record
     if ev.record_problem:
         return Decision(Verdict.NONE, "a corrupt record is never overwritten")
@@ -292,6 +329,9 @@ def decide(ev: ModuleEvidence) -> Decision:
         if missing:
             return Decision(Verdict.MISSING_TO_ERROR, f"the state lacks {len(missing)} object(s) the "
                             f"record knows: {', '.join(sorted(missing)[:5])}")
+        if moves_undone(ev):
+            return Decision(Verdict.NONE, "objects moved in state to addresses the configuration does not "
+                            "declare: the record keeps their old addresses (move them back, or declare the move)")
         if moved_in_state(ev) or no_longer_managed(ev):
             return Decision(Verdict.FOLLOW_OBJECTS, "the state holds objects the record knows at new "
                             "addresses, or the configuration no longer manages some")
@@ -363,6 +403,9 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         view = transitions.state_view(state.resources)
         out.resources = transitions.objects_after_run(kept, {}, view).resources
         out.released = transitions.released_after(out.released, _released(ev, run_id, now), view)
+    elif verdict is Verdict.RECORD_WRITER:
+        assert rec is not None
+        out = copy.deepcopy(rec)
     elif verdict in (Verdict.TO_DESTROYED, Verdict.TO_ABSENT):
         status = Status.DESTROYED if verdict is Verdict.TO_DESTROYED else Status.ABSENT
         base = rec if rec is not None else OperationRecord(
@@ -390,4 +433,14 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
     out = copy.deepcopy(out)
     out.run_id = run_id
     out.updated_at = now
+    if ev.stamp is not None:  # the state as this settle found it, under the lock: what hyops now vouches for
+        if rec is not None and rec.state_seen is not None and verdict in _KEEPS_ENTRIES:
+            out.resources = dict(out.resources or {})
+            known = {e.id for e in (rec.resources or {}).values() if e.id}
+            transitions.mark_outside(out.resources, known, ev.stamp, set())
+        out.state_seen = dataclasses.replace(ev.stamp, run_id=run_id)
     return out
+
+
+# settles that keep the record's entries, no run between: what the state holds beyond them, another writer put there
+_KEEPS_ENTRIES = frozenset({Verdict.RECORD_WRITER, Verdict.FOLLOW_OBJECTS, Verdict.MISSING_TO_ERROR})

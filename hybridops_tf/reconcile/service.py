@@ -24,7 +24,7 @@ from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrup
 from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.operation import places
-from hybridops_tf.reconcile import orphans, released, retire, rules, targets
+from hybridops_tf.reconcile import missing, orphans, released, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
@@ -58,6 +58,7 @@ class ReconcileRequest:
     write: bool = False
     forget: tuple[str, ...] = ()
     forget_released: tuple[str, ...] = ()  # released objects a person found gone
+    forget_missing: tuple[str, ...] = ()  # ids of state_missing objects a person deleted or found gone
     imports: tuple[str, ...] = ()
     forget_record: bool = False  # drop a record whose engine state another ref's record claims too
     inputs_file: Path | None = None
@@ -72,7 +73,8 @@ class ReconcileRequest:
 
     @property
     def read_only(self) -> bool:
-        return not (self.write or self.forget or self.forget_released or self.imports or self.forget_record)
+        return not (self.write or self.forget or self.forget_released or self.forget_missing or self.imports
+                    or self.forget_record)
 
 
 def _targets(req: ReconcileRequest) -> list[Target]:
@@ -81,6 +83,7 @@ def _targets(req: ReconcileRequest) -> list[Target]:
         raise UsageError("pass one of MODULE_DIR, --stack FILE or --all")
     single_only = [name for name, given in (("--forget-orphan", req.forget), ("--import", req.imports),
                                             ("--forget-released", req.forget_released),
+                                            ("--forget-missing", req.forget_missing),
                                             ("--inputs", req.inputs_file), ("--var", req.var_options),
                                             ("--ref", req.ref), ("--forget-record", req.forget_record))
                    if given]
@@ -209,7 +212,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
     adopted = False
     try:
         if req.forget_record:
-            if req.write or req.forget or req.forget_released or imports:
+            if req.write or req.forget or req.forget_released or req.forget_missing or imports:
                 raise UsageError("--forget-record drops the record: pass it alone, without --write, "
                                  "--import or --forget-orphan")
             return [retire.forget_record(target, ctx)], [], (), None
@@ -247,6 +250,9 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
         for address in req.forget_released:
             last = None
             actions.append(released.forget_released(target, address, ctx))
+        for object_id in req.forget_missing:
+            last = None
+            actions.append(missing.forget_missing(target, object_id, ctx))
         for address, object_id in imports:
             last = None
             action = orphans.import_(target, address, object_id, ctx)

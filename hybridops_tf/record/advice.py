@@ -75,6 +75,9 @@ class Commands:
     def reconcile(self, where: Where, *extra: str) -> str:
         return self._module("reconcile", where, *extra)
 
+    def plan(self, where: Where) -> str:
+        return self._module("plan", where, *map(shlex.quote, where.inputs_args))
+
     def write(self, where: Where) -> str:
         return self.reconcile(where, "--write")
 
@@ -84,6 +87,18 @@ class Commands:
 
     def forget(self, where: Where, address: str) -> str:
         return self.reconcile(where, "--forget-orphan", shlex.quote(address))
+
+    def forget_missing(self, where: Where, object_id: str) -> str:
+        return self.reconcile(where, "--forget-missing", shlex.quote(object_id))
+
+    def state_mv(self, where: Where, source: str, destination: str) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return (f"{prefix}{self.engine} -chdir={self._dir(where)} state mv {shlex.quote(source)} "
+                f"{shlex.quote(destination)}")
+
+    def state_rm(self, where: Where, address: str) -> str:
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} state rm {shlex.quote(address)}"
 
     def forget_record(self, where: Where) -> str:
         return self.reconcile(where, "--forget-record")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
+from hybridops_tf.record.stamp import StateStamp
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.binary import EngineInfo
@@ -73,6 +74,7 @@ class ResourceEntry:
     id: str | None = None
     tainted: bool | None = None
     deposed: str | None = None  # the engine's deposed key: an old object a replace has not deleted
+    outside: bool | None = None  # not made by hyops: another writer's apply or import put it in the state
 
     def __post_init__(self) -> None:
         self.status = ResourceStatus(self.status)
@@ -85,6 +87,8 @@ class ResourceEntry:
             doc["tainted"] = True
         if self.deposed:
             doc["deposed"] = self.deposed
+        if self.outside:
+            doc["outside"] = True
         return doc
 
 
@@ -203,6 +207,9 @@ class OperationRecord:
     previous_outputs: dict[str, Any] | None = None
     engine: RecordEngine | None = None
     last_attempt: LastAttempt | None = None
+    # The state as hyops left it (lineage, serial, objects) after its last apply, destroy,
+    # import or reconcile --write: a state that moved since was written by someone else.
+    state_seen: StateStamp | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # fields from newer writers, kept as-is
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,6 +241,8 @@ class OperationRecord:
             doc["released"] = [o.to_dict() for o in self.released]
         if self.last_attempt is not None:
             doc["last_attempt"] = self.last_attempt.to_dict()
+        if self.state_seen is not None:
+            doc["state_seen"] = self.state_seen.to_json()
         for key, value in self.extra.items():
             doc.setdefault(key, value)
         return doc
@@ -286,7 +295,8 @@ class OperationRecord:
             if doc.get("resources") is not None:
                 rec.resources = {
                     str(addr): ResourceEntry(ResourceStatus(str(r["status"])), str(r.get("action", "")),
-                                             r.get("id"), r.get("tainted"), r.get("deposed"))
+                                             r.get("id"), r.get("tainted"), r.get("deposed"),
+                                             True if r.get("outside") is True else None)
                     for addr, r in doc["resources"].items()
                 }
             rec.released = [
@@ -300,7 +310,10 @@ class OperationRecord:
             ]
             if doc.get("last_attempt") is not None:
                 rec.last_attempt = LastAttempt.from_dict(doc["last_attempt"])
+            if doc.get("state_seen") is not None:
+                rec.state_seen = StateStamp.from_json(doc["state_seen"])
         except (KeyError, TypeError, AttributeError, ValueError) as err:
-            raise ValueError(f"malformed owner/resources/suspect_orphans/released/last_attempt: {err!r}") from None
+            raise ValueError(f"malformed owner/resources/suspect_orphans/released/last_attempt/state_seen: "
+                             f"{err!r}") from None
         rec.extra = {k: v for k, v in doc.items() if k not in known}
         return rec

@@ -31,6 +31,7 @@ from hybridops_tf.record.model import (
 
 if TYPE_CHECKING:  # the event parser loads only once the engine runs (start-up cost)
     from hybridops_tf.engine.progress import ResourceProgress
+    from hybridops_tf.record.stamp import StateStamp
 
 
 _PROGRESS_TO_STATUS = {
@@ -277,6 +278,7 @@ def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, Resour
             action=prev.action if prev is not None else "",
             id=obj.id or (prev.id if prev is not None else None),
             tainted=True if obj.tainted else None,
+            outside=prev.outside if prev is not None and prev.id == obj.id else None,
         )
     for key, entry in merged.items():
         if key not in state:
@@ -327,13 +329,14 @@ def missing_from_state(
     resources: Mapping[str, ResourceEntry] | None, state: StateView
 ) -> list[tuple[str, str]]:
     """(record key, id) the record knows as live that no completed delete removed and the state
-    holds under no key (ids first: an object moved by `state mv` is not missing): the object
-    may live on, unseen by the engine (`state_missing`)."""
+    holds under no key (ids first: an object moved by `state mv` is not missing, and one whose
+    key now holds another object is): the object may live on, unseen by the engine
+    (`state_missing`)."""
     held = {obj.id for obj in state.values() if obj.id is not None}
     return [
         (addr, entry.id)
         for addr, entry in sorted((resources or {}).items())
-        if entry.id and entry.status is not ResourceStatus.DESTROYED and addr not in state
+        if entry.id and entry.status is not ResourceStatus.DESTROYED
         and entry.id not in held and not is_data_source(addr, entry)
     ]
 
@@ -591,3 +594,19 @@ def not_converged(rec: OperationRecord, *, command: Command, why: str) -> Operat
     out.failed_command = command
     out.last_error = f"not converged: {why}"
     return out
+
+
+def mark_outside(resources: dict[str, ResourceEntry], known_ids: set[str], state: StateStamp, made: set[str]) -> None:
+    """Add to `resources` (record entries by key) each object `state` holds that the record did
+    not know (its id not in `known_ids`, its key not listed) and no hyops run made (`made`:
+    keys this run created or imported), marked `outside`: another writer's apply or import.
+    An entry already at its key (another object hyops knows) is left alone: state_missing
+    speaks of that one."""
+    for key, obj in state.objects.items():
+        if " (deposed " in key or key in made or (obj.id and obj.id in known_ids):
+            continue
+        entry = resources.get(key)
+        if entry is None:
+            resources[key] = ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)
+        elif entry.id == obj.id and obj.id is not None:
+            entry.outside = True

@@ -154,8 +154,11 @@ class MemberSteps:
         if self.req.resume:
             rec = self.store.read(member.key)
             why = self._changes(member, rec, wired.values, wired.sensitive)
+            written, state = _state_compared(member, rec) if rec is not None and not why else (None, "")
+            why = (written,) if written else why
             if rec is not None and not why:
-                self._notify(member.name, "skip (ok, nothing changed)")
+                self._notify(member.name, f"skip (ok, nothing changed: compared its configuration, inputs, engine, "
+                                          f"workspace{state})")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
                                     changed=False)
             if rec is not None and rec.status is Status.OK:
@@ -239,6 +242,24 @@ class MemberSteps:
                     "its record is unchanged"))
         # no run folder: the record names the stack run; a kept failure still needs attention
         return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
+
+
+def _state_compared(member: Member, rec: OperationRecord) -> tuple[str | None, str]:
+    """--resume: the state against the record's stamp (record/stamp.py), read without the
+    engine: (why the member is applied, never skipped: another writer changed its state since;
+    else None, and what the skip compared, for its note)."""
+    from hybridops_tf.record.stamp import cheap_stamp, written
+
+    if rec.state_seen is None:
+        return None, "; its state was not compared (the record keeps no state_seen)"
+    now = cheap_stamp(member.directory, member.workspace)
+    if now is None:
+        return None, "; its state was not compared (not a local state file; hyops reconcile compares it)"
+    changed = written(rec.state_seen, now)
+    if changed is not None:
+        return (f"its state was written outside hyops since run {changed.since} (serial {changed.before.serial} "
+                f"-> {changed.now.serial}): the apply's plan shows what it undoes"), ""
+    return None, f" and state serial {now.serial} as run {rec.state_seen.run_id} left it"
 
 
 def _failed(code: int) -> MemberStatus:

@@ -75,7 +75,7 @@ def test_a_state_the_engine_keeps_elsewhere_is_read_with_show(
     # a state file of the user's choosing (here the usual one): hyops cannot know it is local
     calls, doc = reconcile_calls(counted, calls_log, env={"TF_CLI_ARGS_plan": "-state=terraform.tfstate"})
 
-    assert calls == ["show", "plan -refresh-only"]
+    assert calls == ["show", "state", "plan -refresh-only"]  # `state pull`: who wrote the state last
     assert doc["consistent"] is True
 
 

@@ -134,7 +134,8 @@ def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows
 
     report = _reconcile(hyops, module)
     assert not report["consistent"], report
-    [found] = report["modules"][0]["findings"]
+    written, found = report["modules"][0]["findings"]  # the `state mv` is another writer's (test_another_writer.py)
+    assert written["code"] == "state_written_outside"
     assert (found["code"], found["addresses"]) == ("moved_in_state", ["sim_vm.a"])
     assert found["next_actions"] == [f"hyops reconcile {module.relative_to(hyops.workdir)} --ref m --write"]
     assert not any("--import" in step for step in _advice(report)), _advice(report)
@@ -181,9 +182,11 @@ def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops:
     (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0])
     _engine(hyops, module, "state", "rm", "sim_vm.a")
 
-    report = _reconcile(hyops, module)
-    assert report["consistent"] and not _advice(report), report
+    report = _reconcile(hyops, module)  # the `state rm` is another writer's: reported, plan first
+    assert [f["code"] for f in report["modules"][0]["findings"]] == ["state_written_outside"], report
+    assert [step.split()[1] for step in _advice(report)] == ["plan"], report
     _run(hyops, "reconcile", str(module), "--write")
+    assert _reconcile(hyops, module)["consistent"]
 
     rec = _record(hyops)
     assert rec["status"] == "ok" and "sim_vm.a" not in rec["resources"]
@@ -385,7 +388,8 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
     _engine(dataclasses.replace(null_modern, extra_env={}), module, "state", "mv", "null_resource.b",
             "null_resource.moved_by_hand", env=null_modern.extra_env)
     report = _reconcile(null_modern, module)  # the record names null_resource.b until --write or a run
-    assert [f["code"] for m in report["modules"] for f in m["findings"]] == ["moved_in_state"], report
+    assert [f["code"] for m in report["modules"] for f in m["findings"]] == ["state_written_outside",
+                                                                            "moved_in_state"], report
     assert not any("--import" in step for step in _advice(report)), report
 
     (module / "main.tf").write_text(NULL_HEADER + text.split('resource "null_resource" "moved_by_hand"')[0]

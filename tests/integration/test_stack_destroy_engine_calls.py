@@ -97,7 +97,8 @@ def test_a_state_kept_elsewhere_is_still_read_back_with_show(
     result = hyops("destroy", "modules/network", "--", "-state=terraform.tfstate")
 
     assert result.returncode == 0, result.stderr
-    assert calls_by_module(calls_log) == {"network": ["destroy", "show"]}
+    # `state pull`: the record keeps who wrote the state last (docs/recovery.md: Another writer)
+    assert calls_by_module(calls_log) == {"network": ["destroy", "show", "state"]}
     assert hyops.record("network")["status"] == "destroyed"
 
 

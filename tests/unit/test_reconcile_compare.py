@@ -51,7 +51,8 @@ def only(findings: list, code: Code):
 def test_an_ok_record_that_matches_state_and_quiet_plans_has_no_findings() -> None:
     ev = evidence(record=record(Status.OK, resources={"sim_network.this": ("complete", "create", "n-1")},
                                 outputs={"network_id": "n-1"}),
-                  state=state("sim_network.this", outputs={"network_id": "n-1"}), refresh=quiet())
+                  state=state("sim_network.this", outputs={"network_id": "n-1"}, ids={"sim_network.this": "n-1"}),
+                  refresh=quiet())
 
     assert compare(ev, CMD) == []
 
@@ -176,7 +177,8 @@ def test_a_failed_apply_is_partial_apply_with_apply_before_destroy() -> None:
     ev = evidence(record=record(Status.ERROR, resources={"sim_network.this": ("complete", "create", "n"),
                                                          "sim_vm.this": ("pending", "create", None)},
                                 last_error="sim: quota"),
-                  state=state("sim_network.this"), refresh=quiet(), plan=plan_with(("sim_vm.this", "create")))
+                  state=state("sim_network.this", ids={"sim_network.this": "n"}), refresh=quiet(),
+                  plan=plan_with(("sim_vm.this", "create")))
 
     finding = only(compare(ev, CMD), Code.PARTIAL_APPLY)
 
