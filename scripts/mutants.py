@@ -43,6 +43,7 @@ class Mutant:
     area: str = ""  # the contract's area (AREAS), counted apart in the summary
 
 
+WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -101,7 +102,7 @@ MUTANTS = (
            ("tests/unit/test_lookup_rules.py", "tests/unit/test_lookup_consult.py",
             "tests/integration/test_reconcile_lookups.py", "-k", "held or lies"), LOOKUPS),
     Mutant("a lookup candidate whose match attributes differ is kept", "hybridops_tf/reconcile/lookup/judge.py",
-           "        elif any(m in planned and candidate.attributes.get(m, _MISSING) != planned[m] for m in match):\n",
+           "        elif differs:\n",
            "        elif False:\n",
            ("tests/unit/test_lookup_rules.py", "-k", "found or differs"), LOOKUPS),
     Mutant("one of several lookup candidates is adopted", "hybridops_tf/reconcile/lookup/judge.py",
@@ -311,13 +312,15 @@ MUTANTS = (
     # in one place only, a lookup that exits 1 after a valid answer, a run interrupted with no
     # uncertain member, a stack file edited between queue and work, ...).
     Mutant("a lookup candidate only the module's state holds is adopted", "hybridops_tf/reconcile/lookup/consult.py",
-           "            held.add(ident)\n", "            pass\n",
+           "            held.setdefault(ident, f\"the state of {ev.where.module_ref} (as {res.address})\")\n",
+           "            pass\n",
            ("tests/unit/test_lookup_consult.py", "-k", "only_the_modules_own_state"), LOOKUPS),
     Mutant("a lookup candidate a record released is adopted", "hybridops_tf/reconcile/lookup/consult.py",
-           "    return ids | {o.id for o in record.released if o.id}\n", "    return ids\n",
+           "    return ids | {o.id: f\"{o.address}, released\" for o in record.released if o.id}\n", "    return ids\n",
            ("tests/unit/test_lookup_consult.py", "-k", "released_list"), LOOKUPS),
     Mutant("a lookup candidate another module's record holds is adopted", "hybridops_tf/reconcile/lookup/consult.py",
-           "            held |= _record_ids(record)\n", "            pass\n",
+           "                held.setdefault(ident, f\"the record of {key} (as {address})\")\n",
+           "                pass\n",
            ("tests/unit/test_lookup_consult.py", "-k", "another_modules_record"), LOOKUPS),
     Mutant("a lookup that exits non-zero after a valid answer is believed", "hybridops_tf/reconcile/lookup/ask.py",
            "    if captured.returncode != 0:\n", "    if False:\n",
@@ -490,6 +493,30 @@ MUTANTS = (
            "        return {k: v for k, v in recorded.items() if not is_placeholder(v)}, ",
            "        return recorded, ",
            ("tests/integration/test_stack_read_only_inputs.py", "-k", "tf_var")),
+    # issue 44: another writer
+    Mutant("a moved state serial is no other writer", "hybridops_tf/record/stamp.py",
+           "return self.lineage == other.lineage and self.serial == other.serial",
+           "return self.lineage == other.lineage",
+           WRITER_GUARD),
+    Mutant("a state another writer changed is not judged", "hybridops_tf/reconcile/outside.py",
+           "    return written(rec.state_seen, now)", "    return None",
+           WRITER_GUARD),
+    Mutant("state_missing is decided by address, not id", "hybridops_tf/reconcile/rules.py",
+           "if ((addr in in_state and not (entry.id and held)) or", "if ((addr in in_state) or",
+           WRITER_GUARD),
+    Mutant("two objects for one address go unseen", "hybridops_tf/reconcile/compare.py",
+           "view[a].id not in (None, i)}", "view[a].id not in (None, i) and False}",
+           WRITER_GUARD),
+    Mutant("a move the next apply undoes is called harmless", "hybridops_tf/reconcile/rules.py",
+           "        if moves_undone(ev):", "        if False:",
+           WRITER_GUARD),
+    Mutant("an object another writer added is not marked outside", "hybridops_tf/record/transitions.py",
+           'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)',
+           'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=None)',
+           WRITER_GUARD),
+    Mutant("--resume skips a member another writer changed", "hybridops_tf/stack/member.py",
+           "            why = (written,) if written else why", "            why = why",
+           ("tests/integration/test_another_writer.py", "-k", "resume_never_skips"), STACK),
 )
 
 

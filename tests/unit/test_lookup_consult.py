@@ -118,7 +118,7 @@ def test_an_id_another_modules_record_holds_is_dropped(tmp_path: Path) -> None:
 
     assert found is not None
     [ask] = found["sim_vm.v"].asks
-    assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",)
+    assert ask.outcome is Outcome.CONTRADICTED and ask.held == ("vm-7",)
 
 
 # --- each rule where it alone decides (issue 46): the lie's id in one place and nowhere else ----
@@ -136,7 +136,7 @@ def test_a_candidate_only_the_modules_own_state_holds_is_never_adopted(tmp_path:
 
     assert found is not None
     [ask] = found["sim_vm.v"].asks
-    assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",) and not ask.adoptable
+    assert ask.outcome is Outcome.CONTRADICTED and ask.held == ("vm-7",) and not ask.adoptable
 
 
 def test_a_candidate_only_a_records_released_list_holds_is_never_adopted(tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_a_candidate_only_a_records_released_list_holds_is_never_adopted(tmp_pat
 
     assert found is not None
     [ask] = found["sim_vm.v"].asks
-    assert ask.outcome is Outcome.NONE and ask.held == ("vm-7",) and not ask.adoptable
+    assert ask.outcome is Outcome.CONTRADICTED and ask.held == ("vm-7",) and not ask.adoptable
 
 
 def test_a_lookup_that_exits_non_zero_after_printing_a_valid_answer_has_failed(tmp_path: Path) -> None:

@@ -114,4 +114,4 @@ def test_command_line_inputs_keep_the_order_typed_and_engine_flags_come_last(tmp
     assert seen["result"] == ([
         CliInput("--var", "a=1"), CliInput("--inputs", "x.yml"), CliInput("--var", "b=2"),
         CliInput("--var-file", "y.tfvars"), CliInput("--var-file", str(tmp_path / "z.tfvars")),
-        CliInput("--var", "c=3")], ["-target=r"])
+        CliInput("--var", "c=3", engine_syntax=True)], ["-target=r"])
