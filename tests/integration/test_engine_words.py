@@ -44,7 +44,7 @@ def test_a_failed_init_prints_the_engine_error_and_names_init_log(hyops: Hyops) 
     out = hyops("apply", "modules/bad")
 
     flat = " ".join(out.stderr.split())
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 2, out.stderr  # init changes no state: a refusal (docs/contract.md: Exit codes)
     assert "Error: Failed to query available provider packages:" in flat, out.stderr
     assert "init.log" in flat
 
