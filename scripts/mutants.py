@@ -448,7 +448,7 @@ MUTANTS = (
            "    return isinstance(value, str) and value in PLACEHOLDERS\n", "    return value in PLACEHOLDERS\n",
            ("tests/integration/test_inputs_as_values.py", "-k", "list_map_and_object and bundled")),
     Mutant("a .tfvars $${ escape reaches the engine escaped", "hybridops_tf/inputs/hcl_values.py",
-           "        return text[i + 1:i + 3], 3\n", "        return text[i:i + 3], 3\n",
+           '        return "${", len(_ESCAPED_DOLLAR)\n', '        return "$${", len(_ESCAPED_DOLLAR)\n',
            ("tests/unit/test_hcl_values.py",)),
     Mutant("a heredoc loses its last newline", "hybridops_tf/inputs/hcl_values.py",
            '    text = "".join(f"{line}\\n" for line in body)\n', '    text = "\\n".join(body)\n',
