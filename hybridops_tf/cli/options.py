@@ -198,3 +198,30 @@ def target(ctx: click.Context, module_dir: Path, ref: str | None) -> ModuleTarge
                else "the name of the current folder")
         click.echo(f"hyops: module ref {chosen.target.ref} ({why}; --ref to choose another)", err=True)
     return chosen.target
+
+
+class NonEmpty(click.ParamType):
+    """A value that may not be empty: an empty STACK_FILE or `--run ""` is most often a CI
+    variable that was never set, which click would read as "." or as no run. One line (exit 2)
+    naming the argument and what to pass instead, as every usage error."""
+
+    name = "text"
+
+    def __init__(self, what: str, fix: str, path: bool = False) -> None:
+        self.what, self.fix, self.path = what, fix, path
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"{self.what} is empty (a CI variable that was never set?): {self.fix}")
+        return Path(value) if self.path and isinstance(value, str) else value
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        """A path completes as a file, as click.Path does."""
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file")] if self.path else []
+
+
+def stack_file_type(what: str = "STACK_FILE") -> NonEmpty:
+    return NonEmpty(what, "pass the stack file's path, e.g. modules/sim/stack.yml"
+                    + (", or leave it out for ./stack.yml" if what == "STACK_FILE" else ""), path=True)

@@ -13,6 +13,7 @@ import click
 from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
+from hybridops_tf.cli.options import NonEmpty
 from hybridops_tf.cli.settings import settings
 from hybridops_tf.cli.stack_show import RunPrinter
 
@@ -102,7 +103,9 @@ class _WorkerPrinter(RunPrinter):
               help="The worker's name in `stack status`, the report and JSON (default HOST:PID).")
 @click.option("--until-idle", is_flag=True,
               help="Exit once no queued run it serves has a member queued or running.")
-@click.option("--run", "run_id", default=None, metavar="ID", help="Take only this queued run's members.")
+@click.option("--run", "run_id", default=None, metavar="ID", help="Take only this queued run's members.",
+              type=NonEmpty("--run", "pass a queued run's id (what `stack apply --queue` printed), or leave "
+                            "--run out to serve every queued run"))
 @click.option("-p", "--parallelism", type=click.IntRange(min=1), default=1, show_default=True,
               help="How many members this worker runs at the same time.")
 @click.pass_context

@@ -14,7 +14,14 @@ import click
 from hybridops_tf.base.errors import Interrupted
 from hybridops_tf.cli import render
 from hybridops_tf.cli.interrupted import handles_signals
-from hybridops_tf.cli.options import input_options, lock_option, lookups_option, workspace, workspace_option
+from hybridops_tf.cli.options import (
+    input_options,
+    lock_option,
+    lookups_option,
+    stack_file_type,
+    workspace,
+    workspace_option,
+)
 from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import hyops_prefix, settings
 
@@ -28,7 +35,7 @@ _NOTE_LOCK = threading.Lock()
 @click.command("reconcile")
 @click.argument("module_dir", required=False, type=click.Path(path_type=Path))
 @click.option("--ref", help="Module ref (default: the directory relative to the modules root).")
-@click.option("--stack", "stack_file", type=click.Path(path_type=Path), help="Every member of this stack file.")
+@click.option("--stack", "stack_file", type=stack_file_type("--stack"), help="Every member of this stack file.")
 @click.option("--all", "all_", is_flag=True, help="Every record under the runtime root.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"consistent", "modules": [...]} as JSON.')
 @format_option

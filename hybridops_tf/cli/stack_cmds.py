@@ -12,7 +12,7 @@ import click
 
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.cli import interrupted, render
-from hybridops_tf.cli.options import lock_option
+from hybridops_tf.cli.options import lock_option, stack_file_type
 from hybridops_tf.cli.render import format_option
 from hybridops_tf.cli.settings import settings
 from hybridops_tf.cli.stack_show import RunPrinter, markdown_status, members_table, picture
@@ -20,7 +20,7 @@ from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
 
 def _stack_file(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("stack_file", default=DEFAULT_STACK_FILE, type=click.Path(path_type=Path))(func)
+    return click.argument("stack_file", default=DEFAULT_STACK_FILE, type=stack_file_type())(func)
 
 
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
