@@ -517,6 +517,13 @@ MUTANTS = (
     Mutant("--resume skips a member another writer changed", "hybridops_tf/stack/member.py",
            "            why = (written,) if written else why", "            why = why",
            ("tests/integration/test_another_writer.py", "-k", "resume_never_skips"), STACK),
+    Mutant("--resume's reason never names a missing lock file", "hybridops_tf/record/applied.py",
+           "    elif rec.config_digest != now.config_digest and now.lock_file_missing:\n",
+           "    elif False:\n",
+           ("tests/unit/test_config_digest.py", "-k", "lock_file"), STACK),
+    Mutant("an empty STACK_FILE is read as the current directory", "hybridops_tf/cli/options.py",
+           "        if isinstance(value, str) and not value.strip():\n", "        if False:\n",
+           ("tests/unit/test_empty_arguments.py",)),
 )
 
 

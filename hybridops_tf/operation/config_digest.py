@@ -43,12 +43,13 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.engine.module_tree import config_files, module_tree
 from hybridops_tf.inputs.values import module_var_files
+from hybridops_tf.record.applied import LOCK_FILE
 
 if TYPE_CHECKING:
     from hybridops_tf.inputs.values import ResolvedInputs
 
 PREFIX = "hmac-sha256:config-v1:"  # a new scheme gets a new prefix: an older digest never matches
-LOCK_FILE = ".terraform.lock.hcl"
+
 
 
 def module_files(module_dir: Path) -> list[Path]:
@@ -100,3 +101,8 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
+
+
+def lock_file_missing(module_dir: Path) -> bool:
+    """Whether the module has no dependency lock file here (a checkout where it was not committed)."""
+    return not (Path(module_dir) / LOCK_FILE).is_file()

@@ -69,7 +69,8 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
         config_digest=config_digest.config_digest(directory, config_digest.env_values(resolved), key),
         # an input reconcile cannot know is not compared: keep the record's digest for it
         inputs_digest=(record.inputs_digest or "") if member.unwired else resolved.digest(key),
-        engine_binary=str(engine.binary), engine_version=engine.version, workspace=member.workspace)
+        engine_binary=str(engine.binary), engine_version=engine.version, workspace=member.workspace,
+        lock_file_missing=config_digest.lock_file_missing(directory))
     return applied.changes(record, now)
 
 

@@ -19,6 +19,7 @@ from hybridops_tf.record.model import OperationRecord
 # The one reason that says nothing changed, only that the record cannot tell: reconcile then
 # asks the plan (reconcile/evidence.py), while --resume applies the member again.
 UNKNOWN_CONFIG = "its record does not say which configuration it applied"
+LOCK_FILE = ".terraform.lock.hcl"  # the dependency lock file init writes (operation/config_digest.py digests it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class AppliedFrom:
     engine_binary: str | None
     engine_version: str | None
     workspace: str | None = None
+    lock_file_missing: bool = False  # the module has no .terraform.lock.hcl here (not committed?)
 
 
 def changes(rec: OperationRecord, now: AppliedFrom) -> tuple[str, ...]:
@@ -42,6 +44,9 @@ def changes(rec: OperationRecord, now: AppliedFrom) -> tuple[str, ...]:
     why: list[str] = []
     if not rec.config_digest:
         why.append(UNKNOWN_CONFIG)
+    elif rec.config_digest != now.config_digest and now.lock_file_missing:
+        why.append(f"its configuration changed, or only its {LOCK_FILE} is missing here (the one init wrote "
+                   "is part of the configuration: commit it, docs/ci.md)")
     elif rec.config_digest != now.config_digest:
         why.append("its configuration changed")
     if not rec.inputs_digest or rec.inputs_digest != now.inputs_digest:

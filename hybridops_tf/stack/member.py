@@ -186,7 +186,7 @@ class MemberSteps:
         now = applied.AppliedFrom(
             config_digest=config_digest.config_digest(member.directory, config_digest.env_values(resolved), key),
             inputs_digest=resolved.digest(key), engine_binary=str(info.binary), engine_version=info.version,
-            workspace=member.workspace)
+            workspace=member.workspace, lock_file_missing=config_digest.lock_file_missing(member.directory))
         return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:

@@ -157,3 +157,18 @@ def test_only_a_run_that_applies_the_configuration_records_one() -> None:
     assert transitions.begin(_ok(), _start(Command.APPLY, "c2")).config_digest == "c2"
     # a refresh or an import applies no configuration: the old digest must not survive it
     assert transitions.begin(_ok(), _start(Command.REFRESH, None)).config_digest is None
+
+
+def test_a_changed_configuration_without_a_lock_file_here_names_the_lock_file(tmp_path: Path) -> None:
+    """Issue 45, item 5: in a fresh checkout without the committed .terraform.lock.hcl, --resume
+    re-applied every member saying only that its configuration changed."""
+    from dataclasses import replace
+
+    missing = replace(NOW, config_digest="c2", lock_file_missing=True)
+
+    (why,) = changes(_ok(), missing)
+    assert ".terraform.lock.hcl" in why
+    assert changes(_ok(), replace(NOW, lock_file_missing=True)) == ()  # the same digest: nothing to say
+    assert config_digest.lock_file_missing(tmp_path)
+    (tmp_path / ".terraform.lock.hcl").write_text("")
+    assert not config_digest.lock_file_missing(tmp_path)
