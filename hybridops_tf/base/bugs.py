@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 BUG_EXIT = 70  # EX_SOFTWARE (sysexits.h): an internal error
@@ -35,7 +33,11 @@ def remember_runtime_root(path: Path) -> None:
 
 
 def write_trace(exc: BaseException) -> Path | None:
-    """The exception's full trace in a private file; its path, or None when no file could be written."""
+    """The exception's full trace in a private file; its path, or None when no file could be written.
+    tempfile and traceback are loaded here, on a bug only: every command imports this module."""
+    import tempfile
+    import traceback
+
     text = "".join(traceback.format_exception(exc))
     header = f"hyops bug, pid {os.getpid()}, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\nargv: "
     # argv is not kept: it may hold a secret (`--var password=...`); meta.json keeps a redacted one
