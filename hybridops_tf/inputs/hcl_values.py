@@ -17,6 +17,8 @@ literal is decoded by HCL's own rules:
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,30 +37,50 @@ def parse_values(text: str, path: Path | str) -> dict[str, Any]:
     decodes them, anything else an `Expression`. UsageError naming `path` when it does not parse."""
     from hybridops_tf.inputs.declarations import parse_hcl_raw
 
-    if _ESCAPED_DOLLAR not in text and _ESCAPED_PERCENT not in text:
-        text = text.replace("$${", _ESCAPED_DOLLAR).replace("%%{", _ESCAPED_PERCENT)
-    return {name: literal(value) for name, value in parse_hcl_raw(text, path).items()
+    marks = _Marks.unused_in(text)
+    text = text.replace("$${", marks.dollar).replace("%%{", marks.percent)
+    return {name: literal(value, marks) for name, value in parse_hcl_raw(text, path).items()
             if not name.startswith("__")}  # python-hcl2's own bookkeeping (line numbers)
 
 
-# python-hcl2's grammar wants a `}` after `$${` or `%%{` (it refuses `"$${"`, which the engine reads
-# as the text `${`): each escape is handed to it as two private-use characters instead, which no
-# grammar rule looks at, and decoded back here.
-_ESCAPED_DOLLAR = "\ue000\ue001"
-_ESCAPED_PERCENT = "\ue000\ue002"
+# A heredoc's opener and its newline: a quoted string holds no newline as written ("<<" is text)
+_HEREDOC = re.compile(r"<<-?[A-Za-z_][A-Za-z0-9_-]*\n")
 
 
-def literal(raw: Any) -> Any:
+@dataclass(frozen=True)
+class _Marks:
+    """python-hcl2's grammar wants a `}` after `$${` or `%%{` (it refuses `"$${"`, which the engine
+    reads as the text `${`): each escape is handed to it as one private-use character, which no
+    grammar rule looks at, and decoded back here; two characters the text does not hold, so a
+    value holding private-use characters reads back as written."""
+
+    dollar: str = ""
+    percent: str = ""
+
+    @classmethod
+    def unused_in(cls, text: str) -> _Marks:
+        free = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+        return cls(next(free), next(free))
+
+    def escape_at(self, text: str, i: int) -> str | None:
+        """The escape a mark at text[i] stands for, if one does."""
+        if not self.dollar:
+            return None
+        return "${" if text[i] == self.dollar else "%{" if text[i] == self.percent else None
+
+
+def literal(raw: Any, marks: _Marks = _Marks()) -> Any:
     """One value of python-hcl2's as-written form, decoded (see the module's docstring)."""
     if isinstance(raw, list):
-        return [literal(item) for item in raw]
+        return [literal(item, marks) for item in raw]
     if isinstance(raw, dict):
-        return {_key(key): literal(item) for key, item in raw.items() if not str(key).startswith("__")}
+        return {_key(key, marks): literal(item, marks) for key, item in raw.items()
+                if not str(key).startswith("__")}
     if not isinstance(raw, str):
         return raw  # numbers, bools and null come back as Python values
     if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
         inner = raw[1:-1]
-        return _heredoc(inner, raw) if inner.startswith("<<") else _quoted(inner, raw)
+        return _heredoc(inner, raw, marks) if _HEREDOC.match(inner) else _quoted(inner, raw, marks)
     return Expression(raw)
 
 
@@ -85,14 +107,14 @@ def as_written(value: Any) -> Any:
     return value
 
 
-def _key(raw: Any) -> Any:
+def _key(raw: Any, marks: _Marks) -> Any:
     """An object key: a bare name as it is, a quoted one decoded."""
     if isinstance(raw, str) and len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
-        return _quoted(raw[1:-1], raw)
+        return _quoted(raw[1:-1], raw, marks)
     return raw
 
 
-def _quoted(inner: str, raw: str) -> str:
+def _quoted(inner: str, raw: str, marks: _Marks) -> str:
     """A quoted template's text, or an Expression when it interpolates, directs or holds an escape
     the engine would refuse."""
     out: list[str] = []
@@ -112,7 +134,7 @@ def _quoted(inner: str, raw: str) -> str:
             out.append(chr(int(digits, 16)))
             i += 2 + width
             continue
-        step = _template_mark(inner, i)
+        step = _template_mark(inner, i, marks)
         if step is None:
             return Expression(raw)
         out.append(step[0])
@@ -120,7 +142,7 @@ def _quoted(inner: str, raw: str) -> str:
     return "".join(out)
 
 
-def _heredoc(inner: str, raw: str) -> str:
+def _heredoc(inner: str, raw: str, marks: _Marks) -> str:
     """A heredoc's text: its lines each ending in a newline, `<<-` ones unindented."""
     opener, _, rest = inner.partition("\n")
     body = rest.split("\n")[:-1] if "\n" in rest else []  # the last line is the closing marker
@@ -132,7 +154,7 @@ def _heredoc(inner: str, raw: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(text):
-        step = _template_mark(text, i)
+        step = _template_mark(text, i, marks)
         if step is None:
             return Expression(raw)
         out.append(step[0])
@@ -140,15 +162,14 @@ def _heredoc(inner: str, raw: str) -> str:
     return "".join(out)
 
 
-def _template_mark(text: str, i: int) -> tuple[str, int] | None:
+def _template_mark(text: str, i: int, marks: _Marks) -> tuple[str, int] | None:
     """At text[i]: the literal text it stands for and its length, or None at an interpolation
     or directive (`${`, `%{`), where the template stops being a literal."""
     if text.startswith(("$${", "%%{"), i):
         return text[i + 1:i + 3], 3
-    if text.startswith(_ESCAPED_DOLLAR, i):
-        return "${", len(_ESCAPED_DOLLAR)
-    if text.startswith(_ESCAPED_PERCENT, i):
-        return "%{", len(_ESCAPED_PERCENT)
+    escaped = marks.escape_at(text, i)
+    if escaped is not None:
+        return escaped, 1
     if text.startswith(("${", "%{"), i):
         return None
     return text[i], 1

@@ -65,3 +65,12 @@ def test_a_template_reference_or_call_is_an_expression_not_a_value(text: str) ->
 def test_a_literal_dollar_brace_from_an_escape_is_no_expression() -> None:
     value = one('"$${x}"')
     assert value == "${x}" and not isinstance(value, Expression)
+
+
+def test_private_use_characters_in_a_value_read_back_as_written_beside_an_escape() -> None:
+    # the escapes are handed to python-hcl2 as private-use characters the text does not hold
+    assert parse_values('a = "\ue000\ue001"\nb = "$${x}"\n', "t.tfvars") == {"a": "\ue000\ue001", "b": "${x}"}
+
+
+def test_a_quoted_string_that_starts_like_a_heredoc_is_text() -> None:
+    assert parse_values('a = "<<"\nb = "<<EOT"\n', "t.tfvars") == {"a": "<<", "b": "<<EOT"}
