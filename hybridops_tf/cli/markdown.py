@@ -186,6 +186,8 @@ def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str,
     if status == "pending":
         blocker = m.get("blocked_by")
         return f"{code(run)} once {text(str(blocker))} is fixed" if blocker else code(run)
+    if status == "cancelled":  # withdrawn before it started: a newer run does it, or this one
+        return code(run)
     if status == "none":
         return code(f"{stack} apply {stack_file}")
     if m.get("error"):  # a retained member whose last command failed

@@ -14,16 +14,16 @@ from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.options import NonEmpty
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import hyops_prefix, settings
 from hybridops_tf.cli.stack_show import RunPrinter
 
 _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
-         "pending": "…", "interrupted": "✗", "queued": "·", "running": "▶"}
+         "pending": "…", "interrupted": "✗", "queued": "·", "running": "▶", "cancelled": "⊘"}
 
 
 def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, options: Any, wait: bool, fmt: str,
            table: Callable[[list[dict[str, Any]], dict[str, str] | None], None],
-           junit_path: Path | None = None) -> None:
+           junit_path: Path | None = None, supersede: bool = False) -> None:
     """Queue the run and print its id (exit 0); with `wait`, follow it to its end and exit as
     `stack apply` would, writing `junit_path` (the merged run, or the refusal) as `stack apply`
     does. `table` prints the members (cli/stack_show.py's members_table)."""
@@ -33,7 +33,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
 
     runtime = settings(ctx).runtime
     try:
-        queued = queue_run(stack, command, runtime, options)
+        queued = queue_run(stack, command, runtime, options, supersede=supersede, hyops=hyops_prefix(ctx))
     except HyopsError as err:
         if junit_path is not None:
             from hybridops_tf.stack import junit
@@ -41,6 +41,8 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
             junit.write_or_say(junit_path, junit.refusal_xml(stack.name, command, str(stack.file), err.message))
         raise
     run = queued.run
+    for old in queued.superseded:
+        _say_cancelled(old)
     click.echo(f"queued {run.run_id}: stack {stack.name} {command}, {len(queued.rows)} members "
                f"({sum(r.status == 'queued' for r in queued.rows)} ready); workers: hyops stack work --until-idle",
                err=True)
@@ -75,6 +77,48 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
         ctx.exit(128 + waited.interrupted)
     code = exit_code(waited.rows)
     ctx.exit(ExitCode.FAILED if code == ExitCode.OK and not written else code)
+
+
+def _say_cancelled(done: Any, err: bool = True) -> None:
+    """One line for a cancelled run (stack/queue/cancel.py: Cancelled)."""
+    run = done.run
+    if done.already_finished:
+        click.echo(f"run {run.run_id} had finished ({run.finished_at}): nothing to cancel", err=err)
+        return
+    going = "; ".join(f"{name} runs on {worker}" for name, worker in done.running)
+    click.echo(f"cancelled {run.run_id} (stack {run.stack} {run.command}): {len(done.withdrawn)} member(s) withdrawn"
+               + (f"; still running, it finishes and settles as usual: {going}" if going else "; run finished"),
+               err=err)
+
+
+@click.command("cancel")
+@click.argument("run_id", metavar="RUN", type=NonEmpty("RUN", "pass the queued run's id (what `stack apply "
+                                                              "--queue` printed; `hyops stack status STACK_FILE` "
+                                                              "names the last one)"))
+@click.pass_context
+@interrupted.handles_signals
+def cancel_cmd(ctx: click.Context, run_id: str) -> None:
+    """Withdraw a queued run (`stack apply|destroy --queue`) nobody should work any more.
+
+    Its members no worker took yet become `cancelled` (their records untouched, their jobs
+    out of the queue); a member a worker runs now finishes and settles as usual, and the run
+    finishes with it. Run it when the pipeline that queued the run is cancelled, or queue the
+    next run with `--supersede`, which does this first.
+
+    \b
+    Exit codes:
+      0    cancelled (or it had finished: nothing to cancel)
+      2    no shared store, or no such run
+      4    the store could not be reached
+
+    \b
+    Example:
+      hyops stack cancel stack-apply-20260101T000000Z-abcd
+    """
+    from hybridops_tf.stack.queue.cancel import withdraw
+
+    _say_cancelled(withdraw(settings(ctx).runtime, run_id), err=False)
+    ctx.exit(ExitCode.OK)
 
 
 def _progress_line(row: Any) -> None:
@@ -122,7 +166,8 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
 
     \b
     Exit codes:
-      0    served (every member it ran ended as it should)
+      0    served (every member it ran ended as it should; members it handed
+           back, say of a run queued from another commit, do not count)
       1    a member it ran failed, or ended after the run gave it up (this
            worker was silent past HYOPS_QUEUE_LOST_AFTER and found lost)
       2    no shared store, or no such --run
@@ -140,13 +185,20 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
     result = work(WorkRequest(
         runtime=settings(ctx).runtime, name=worker, parallelism=parallelism, until_idle=until_idle, run_id=run_id,
         listener=_WorkerPrinter(worker), argv=sys.argv[1:],
-        on_lost=lambda lost: click.echo(f"[{lost.member}] ✗ interrupted: worker {lost.worker} lost "
-                                        f"(run {lost.run_id})", err=True),
+        on_lost=lambda lost: click.echo(
+            f"[{lost.member}] ✗ interrupted: worker {lost.worker} "
+            f"{'silent but still holding the module lock (frozen)' if lost.frozen else 'lost'} (run {lost.run_id})",
+            err=True),
         on_given_up=lambda end: click.echo(
             f"[{end.member}] ended {end.result.status.value} after run {end.run_id} gave it up (worker {worker} "
-            "lost: its heartbeat was silent too long); the run still counts it interrupted and its dependants "
-            "pending; its record says what ran: `hyops stack status STACK_FILE`", err=True)))
-    click.echo(f"worker {worker}: {len(result.ran)} member(s) run", err=True)
+            "was silent past its heartbeat); the run still counts it interrupted and its dependants "
+            "pending; its record says what ran: `hyops stack status STACK_FILE`", err=True),
+        on_handed_back=lambda end: click.echo(
+            f"[{end.member}] not run by this worker (run {end.run_id}): "
+            f"{(end.result.error or 'stopped before it started').splitlines()[0]}",
+            err=True)))
+    back = f", {len(result.handed_back)} handed back" if result.handed_back else ""
+    click.echo(f"worker {worker}: {len(result.ran)} member(s) run{back}", err=True)
     if INTERRUPTS.received is not None:
         interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: worker {worker} took nothing new and the "
                         "members it ran settled (above); other workers go on with their runs; next: "

@@ -48,6 +48,10 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--wait", is_flag=True, expose_value=False,
                         callback=lambda ctx, _p, value: ctx.meta.__setitem__("wait", value),
                         help="With --queue: print progress until the run ends, and exit as without --queue.")(func)
+    func = click.option("--supersede", is_flag=True, expose_value=False,
+                        callback=lambda ctx, _p, value: ctx.meta.__setitem__("supersede", value),
+                        help="With --queue: cancel the stack's unfinished queued run first (its members no "
+                             "worker took yet); without it, such a run refuses the new one (exit 4).")(func)
     return _stack_file(func)
 
 
@@ -84,11 +88,12 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         from hybridops_tf.stack.queue.tables import RunOptions
 
         submit(ctx, command, stack, stack_file, RunOptions(continue_on_error, resume, include_retained, lock_timeout),
-               bool(ctx.meta.get("wait")), fmt, members_table, ctx.meta.get("junit"))
-    elif ctx.meta.get("wait"):
+               bool(ctx.meta.get("wait")), fmt, members_table, ctx.meta.get("junit"), bool(ctx.meta.get("supersede")))
+    elif ctx.meta.get("wait") or ctx.meta.get("supersede"):
         from hybridops_tf.base.errors import UsageError
 
-        raise UsageError("--wait follows a queued run: use it with --queue")
+        option = "--wait follows" if ctx.meta.get("wait") else "--supersede cancels the stack's unfinished"
+        raise UsageError(f"{option} queued run: use it with --queue")
     result = run_stack(StackRequest(
         stack=stack, command=command, runtime=settings(ctx).runtime,
         parallelism=parallelism, continue_on_error=continue_on_error, resume=resume,
@@ -138,7 +143,8 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       0    every member ok
       1    a member failed
       2    invalid stack file
-      4    refused before anything ran (a lock busy, an uncertain member)
+      4    refused before anything ran (a lock busy, an uncertain member; with
+           --queue, an unfinished queued run of the stack, unless --supersede)
       130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
@@ -148,6 +154,7 @@ def apply_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue_o
       hyops stack apply modules/sim/stack.yml --junit hyops-junit.xml
       hyops stack apply stack.yml --format markdown >> "$GITHUB_STEP_SUMMARY"
       hyops stack apply stack.yml --queue          # then: hyops stack work --until-idle
+      hyops stack apply stack.yml --queue --supersede   # a newer commit's run replaces the last
     """
     _run(ctx, "apply", stack_file, parallelism, continue_on_error, lock_timeout, as_json,
          resume=resume, output_format=output_format)
@@ -173,7 +180,8 @@ def destroy_cmd(ctx: click.Context, stack_file: Path, parallelism: int, continue
       0    every member destroyed, absent or retained
       1    a member failed
       2    invalid stack file
-      4    refused before anything ran (a lock busy)
+      4    refused before anything ran (a lock busy; with --queue, an unfinished
+           queued run of the stack, unless --supersede)
       130  interrupted by SIGINT (143: SIGTERM): stopped members `interrupted`, the rest `pending`
 
     \b
@@ -304,9 +312,10 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
 
 
 def _register_work() -> None:
-    from hybridops_tf.cli.queue_cmds import work_cmd
+    from hybridops_tf.cli.queue_cmds import cancel_cmd, work_cmd
 
     stack_group.add_command(work_cmd)
+    stack_group.add_command(cancel_cmd)
 
 
 _register_work()

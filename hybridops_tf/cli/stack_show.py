@@ -19,7 +19,7 @@ from hybridops_tf.cli.render import ProgressPrinter, table
 from hybridops_tf.cli.settings import settings
 
 _STATUS_MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~",
-                "error": "✗", "interrupted": "■", "pending": "…"}
+                "error": "✗", "interrupted": "■", "pending": "…", "cancelled": "⊘"}
 
 
 class RunPrinter:

@@ -122,14 +122,14 @@ def _story(data: ReportData) -> str:
             parts.append(f"{run} stopped at <b>{_e(first.name)}</b> (error{_e(why)}).")
         else:
             parts.append(f"{run}:")
-        for status in ("error", "interrupted", "ok", "skipped", "running", "pending", "destroyed", "absent",
-                       "retained", "none"):
+        for status in ("error", "interrupted", "ok", "skipped", "running", "pending", "cancelled", "destroyed",
+                       "absent", "retained", "none"):
             names = [n for n in groups.get(status, []) if not (status == "error" and failed and n == failed[0].name)]
             if names:
                 word = {"pending": "never started (pending)", "none": "never run",
                         "interrupted": "stopped by a signal (interrupted)"}.get(status, status)
                 parts.append(f"{_e(word)}: {_e(', '.join(names))}.")
-        colour = ("red" if failed or groups.get("pending") or groups.get("interrupted") or unknown
+        colour = ("red" if failed or unknown or any(groups.get(s) for s in ("pending", "cancelled", "interrupted"))
                   or pic.state == "interrupted" else "green")
         return f'<p class="story {colour}">{" ".join(parts)}</p>'
     bad = [m for m in data.modules if _kind(m.status) in ("error", "stale", "running", "none")]

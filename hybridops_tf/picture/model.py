@@ -39,6 +39,7 @@ LOOKS: dict[str, Look] = {
     "error": Look("#ffd8d3", "#b42318", "", 4, "✗", "failed: may be partly live"),
     "interrupted": Look("#ffe7d9", "#b42318", "4 2", 4, "■", "stopped by SIGINT/SIGTERM: may be partly live"),
     "pending": Look("#ffffff", "#57606a", "6 4", 2, "…", "never started: blocked"),
+    "cancelled": Look("#ffffff", "#57606a", "2 4", 2, "⊘", "never started: its queued run was cancelled"),
     "running": Look("#fff3c4", "#9a6700", "10 3 2 3", 2, "▶", "running now"),
     "stale": Look("#ffe1bd", "#bc4c00", "2 2", 3, "?", "hyops stopped while it ran: outcome uncertain"),
     "destroyed": Look("#eceff2", "#57606a", "1 3", 2, "∅", "destroyed, state confirmed empty"),

@@ -65,6 +65,7 @@ class MemberStatus(StrEnum):
     ERROR = "error"
     INTERRUPTED = "interrupted"  # a signal stopped it, or its queued run lost its worker; the record says more
     PENDING = "pending"  # never started (record untouched)
+    CANCELLED = "cancelled"  # a queued run withdrawn before a worker took it (record untouched)
     DESTROYED = "destroyed"
     ABSENT = "absent"
     RETAINED = "retained"

@@ -34,7 +34,8 @@ PREFLIGHT = "(preflight)"  # the case of a run refused before any member ran (no
 UNFINISHED = "(run)"  # the case of a run whose report has no end yet (not a member name)
 _FAILED = frozenset({"error", "running", "interrupted"})  # interrupted: a signal stopped it mid-way
 # not run (yet): pending, and a queued run's members no worker has taken (stack/queue/tables.py)
-_NOT_RUN = frozenset({"pending", "waiting", "queued"})
+# or that were withdrawn from it (`hyops stack cancel`, `--supersede`)
+_NOT_RUN = frozenset({"pending", "waiting", "queued", "cancelled"})
 # Characters XML 1.0 cannot carry (an engine's ANSI escape, say): shown as \xNN instead.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -56,6 +57,8 @@ def _blocked(member: MemberEntry) -> str:
         return f"blocked by {member.blocked_by}"
     if member.status == "queued":
         return "queued: no worker took it yet"
+    if member.status == "cancelled":
+        return member.error or "cancelled before a worker took it"
     if member.status == "waiting":
         return "waiting for its upstreams"
     return "not started: the run was interrupted"

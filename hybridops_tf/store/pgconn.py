@@ -58,6 +58,11 @@ _HELD_BY = ("FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid 
             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
+def lock_held(conn: Any, key: str) -> bool:
+    """Whether a live session holds the advisory lock of `key` (on the caller's connection)."""
+    return int(conn.execute(f"SELECT count(*) {_HELD_BY}", _lock_parts(key)).fetchone()[0]) > 0
+
+
 def connect(url: str, *, server_keepalive: bool = False) -> Any:
     """An autocommit connection; StoreUnavailable when the server cannot be reached.
     server_keepalive: also set the server's keepalives (one round trip; check_schema sets

@@ -3,7 +3,7 @@ as written, with the harness of tests/integration/ci_jobs.py: every job in a fre
 its shell steps as written, only the store and the cloud shared, plus what the CI system hands
 on (GitHub: the queue job's output `run`; GitLab: its dotenv report).
 
-A push to main plays: the queue job (`hyops stack apply "$STACK" --queue`, the run id handed
+A push to main plays: the queue job (`hyops stack apply "$STACK" --queue --supersede`, the run id handed
 on) -> the N worker jobs of the matrix / `parallel: N`, AT ONCE, each a separate process tree
 in its own checkout (`hyops stack work --until-idle --run "$RUN" --name ...`) -> the last job,
 which runs whatever the workers' outcome and writes the status summary, the JUnit and the HTML
@@ -135,7 +135,7 @@ def test_the_queue_recipe_runs_every_member_once_over_concurrent_worker_jobs(
     logs = "\n".join(j.log() for j in [queue, *played(work), report])
     assert {n: j.status for n, j in pipeline.items()} == {"queue": "success", "work": "success",
                                                          "report": "success"}, logs
-    assert queue.hyops_calls() == [(f"stack apply {STACK} --queue", 0)], queue.log()
+    assert queue.hyops_calls() == [(f"stack apply {STACK} --queue --supersede", 0)], queue.log()
     run_id = run_id_handed_on(recipe, queue)
     assert project.store.sql("SELECT run_id FROM hyops.queue_runs").split() == [run_id]
     instances = played(work)

@@ -252,7 +252,9 @@ def test_a_worker_silent_past_its_heartbeat_is_given_up_and_its_late_end_is_said
     rows = member_rows(pg_store, run_id)
     assert rows["a1"]["status"] == "interrupted" and rows["b1"]["status"] == "pending"  # the run's word stands
     assert w0.returncode == 1, out0  # never a green worker whose member the run does not count
-    assert f"[a1] ended ok after run {run_id} gave it up (worker w0 lost" in out0
+    assert f"[a1] ended ok after run {run_id} gave it up (worker w0 was silent" in out0
+    # frozen, not gone: its session held a1's module lock all along, and the run said so
+    assert "worker w0 silent" in rows["a1"]["error"] and "still holding the module lock" in rows["a1"]["error"]
     assert "Traceback" not in out0  # procrastinate cannot end the job the run closed; it is no error
 
 
@@ -376,3 +378,89 @@ def test_a_worker_idle_between_runs_whose_connections_the_server_closed_serves_t
     rows = member_rows(pg_store, second.stdout.strip())
     assert {r["status"] for r in rows.values()} == {"destroyed"}, out
     assert not [o for o in hy.sim_objects() if o["type"] == "sim_network"]
+
+
+def run_row(store: SharedStore, run_id: str) -> dict[str, Any]:
+    return json.loads(store.sql(f"SELECT row_to_json(r)::text FROM hyops.queue_runs r WHERE run_id = '{run_id}'"))
+
+
+def test_a_cancelled_run_withdraws_what_no_worker_took_and_its_running_member_settles_as_usual(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+    faults_file: Callable[..., Path],
+) -> None:
+    hy, gate, run_id = queued_with_a1_held(tmp_path, engine_path, sim_root, pg_store, faults_file)
+    w0 = worker(hy, "w0")  # one member at a time: it holds a1 while the rest wait in the queue
+    try:
+        gate.wait_started(w0)
+        cancelled = hy("stack", "cancel", run_id)
+        assert cancelled.returncode == 0, cancelled.stderr
+        rows = member_rows(pg_store, run_id)
+        assert rows["a1"]["status"] == "running"
+        assert {rows[n]["status"] for n in NINE if n != "a1"} == {"cancelled"}
+        assert run_row(pg_store, run_id)["finished_at"] is None  # a1 still runs
+    finally:
+        gate.release()
+    out = w0.communicate(timeout=600)[0]
+
+    assert w0.returncode == 0, out  # it ran a1, which converged; nothing else was its to run
+    rows = member_rows(pg_store, run_id)
+    assert rows["a1"]["status"] == "ok" and run_row(pg_store, run_id)["finished_at"] is not None
+    for name in NINE:  # a cancelled member never started: no run of it, no record
+        if name != "a1":
+            assert engine_runs(pg_store, f"nine/{name}") == 0 and pg_store.record(f"nine/{name}") is None, name
+    assert [o["name"] for o in hy.sim_objects() if o["type"] == "sim_network"] == ["a1"]
+    status = hy("stack", "status", "stack.yml", "--json")
+    assert {m["name"]: m["status"] for m in json.loads(status.stdout)["members"]} == {
+        n: "ok" if n == "a1" else "cancelled" for n in NINE}
+    again = hy("stack", "cancel", run_id)  # it finished: nothing left, and that is no error
+    assert again.returncode == 0, again.stderr
+    unknown = hy("stack", "cancel", "stack-apply-nope")
+    assert unknown.returncode == 2 and unknown.stderr.startswith("hyops: error: no queued run stack-apply-nope")
+
+
+def test_queueing_beside_an_unfinished_run_is_refused_and_supersede_cancels_it_first(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    """A pipeline cancelled after `--queue` left its run queued; the next commit's pipeline
+    queues from another checkout. Beside it, the old run's members would run too (older
+    configuration after newer): refused, exit 4, naming the run and the way out."""
+    old = checkout(tmp_path / "old", engine_path, sim_root, pg_store)
+    new = checkout(tmp_path / "new", engine_path, sim_root, pg_store)
+    main_tf = new.workdir / "m" / "a1" / "main.tf"
+    main_tf.write_text(main_tf.read_text() + "\n# the next commit touched a1\n")
+    old_run = queue(old)
+
+    refused = new("stack", "apply", "stack.yml", "--queue")
+    assert refused.returncode == 4, refused.stderr
+    assert old_run in refused.stderr and f"hyops stack cancel {old_run}" in refused.stderr
+    assert pg_store.sql("SELECT count(*) FROM hyops.queue_runs").strip() == "1"  # nothing was queued
+
+    new_run = queue(new, "--supersede")
+    assert {r["status"] for r in member_rows(pg_store, old_run).values()} == {"cancelled"}
+    assert run_row(pg_store, old_run)["finished_at"] is not None
+    job = worker(new, "w-new")
+    out = job.communicate(timeout=600)[0]
+    assert job.returncode == 0, out
+    assert {r["status"] for r in member_rows(pg_store, new_run).values()} == {"ok"}
+    assert all(engine_runs(pg_store, f"nine/{n}") == 1 for n in NINE)  # only the new run's
+    assert all(pg_store.journal(f"nine/{n}", old_run) == [] for n in NINE)
+
+
+def test_a_worker_counts_only_the_members_it_ran_not_those_its_checkout_handed_back(
+    tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
+) -> None:
+    """A worker on another commit takes a run's members and cannot serve them: that is the
+    run's trouble (its members say why), not a failure of the members this worker ran."""
+    old = checkout(tmp_path / "old", engine_path, sim_root, pg_store)
+    new = checkout(tmp_path / "new", engine_path, sim_root, pg_store)
+    (new.workdir / "stack.yml").write_text((new.workdir / "stack.yml").read_text() + "# the next commit\n")
+    run_id = queue(old)
+
+    job = worker(new, "w-new", "--run", run_id)
+    out = job.communicate(timeout=600)[0]
+
+    assert job.returncode == 0, out
+    rows = member_rows(pg_store, run_id)
+    assert all("differs from the one queued" in rows[n]["error"] for n in ("a1", "a2", "a3"))
+    assert all(engine_runs(pg_store, f"nine/{n}") == 0 for n in NINE)
+    assert "worker w-new: 0 member(s) run" in out

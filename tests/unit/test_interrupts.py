@@ -344,7 +344,7 @@ def test_a_signal_that_came_while_blocked_during_start_up_is_handled_at_the_inst
 # --- which commands hold the handling to their end ------------------------------------------------
 
 CHANGING = {("apply",), ("destroy",), ("init",), ("plan",), ("reconcile",), ("stack", "apply"),
-            ("stack", "destroy"), ("stack", "work"), ("store", "init"), ("store", "import-local")}
+            ("stack", "destroy"), ("stack", "work"), ("stack", "cancel"), ("store", "init"), ("store", "import-local")}
 
 
 def test_every_command_that_can_change_anything_holds_the_signal_handling_and_no_other() -> None:

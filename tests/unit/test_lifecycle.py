@@ -79,6 +79,7 @@ def test_status_words_match_the_contract() -> None:
         "error",
         "interrupted",
         "pending",
+        "cancelled",  # a queued run withdrawn before a worker took the member
         "destroyed",
         "absent",
         "retained",

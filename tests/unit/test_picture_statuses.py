@@ -29,6 +29,7 @@ MEMBERS = {
     "vm": ("error", Status.ERROR),
     "cut": ("interrupted", Status.ERROR),  # a signal stopped its engine; its record settled error
     "cfg": ("pending", None),
+    "later": ("cancelled", None),  # its queued run was withdrawn (`hyops stack cancel`) before a worker took it
     "old": ("destroyed", Status.DESTROYED),
     "gone": ("absent", None),
     "kept": ("retained", Status.RETAINED),
@@ -37,7 +38,8 @@ MEMBERS = {
     "live": (None, Status.RUNNING),  # its lock held (by this test): running now
     "new": (None, None),  # never run: none
 }
-EXPECTED = {"net": "ok", "vm": "error", "cut": "interrupted", "cfg": "pending", "old": "destroyed", "gone": "absent",
+EXPECTED = {"net": "ok", "vm": "error", "cut": "interrupted", "cfg": "pending", "later": "cancelled",
+            "old": "destroyed", "gone": "absent",
             "kept": "retained", "same": "skipped", "busy": "running", "live": "running", "new": "none"}
 
 

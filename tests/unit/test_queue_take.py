@@ -108,9 +108,9 @@ def test_a_member_is_retried_only_when_nothing_could_have_changed(
     monkeypatch.setattr(MemberSteps, "step", step)
     run = _run(stack_file)
 
-    result = taker._run(run, "a")
+    result, served = taker._run(run, "a")
 
-    assert result.retryable is not wrote_a_record
+    assert result.retryable is not wrote_a_record and served
 
 
 class _Connections:
@@ -130,8 +130,8 @@ def test_a_member_that_may_pass_is_retried_at_most_retries_times_then_ends(
     said: list[str] = []
     monkeypatch.setattr(Taker, "_claim", lambda *_a: run)
     monkeypatch.setattr(Taker, "_deferring_app", lambda _self: None)
-    monkeypatch.setattr(Taker, "_run", lambda *_a: MemberResult(MemberStatus.ERROR, error="lock busy", changed=False,
-                                                                retryable=True))
+    monkeypatch.setattr(Taker, "_run", lambda *_a: (MemberResult(MemberStatus.ERROR, error="lock busy",
+                                                                 changed=False, retryable=True), True))
     monkeypatch.setattr(tables, "lock_run", lambda *_a: run)
     monkeypatch.setattr(view, "publish", lambda *_a: None)
     monkeypatch.setattr(progress, "requeue", lambda *_a: said.append("requeued") or True)

@@ -5,8 +5,10 @@ stalled-job query) is settled here, once, by whichever process looks first (ever
 every `--wait` looks): the run marks the member `interrupted: worker NAME lost`, its
 dependants become pending (blocked by it) and the job leaves the queue as failed. It is never
 run again by itself: its record is a stale `running` as after any kill, and `hyops reconcile`
-decides. A job whose member was not started yet (the worker died before it claimed it) goes
-back to the queue: nothing ran.
+decides. A worker whose session still holds the member's module lock is not gone but frozen
+(a stopped process, a runner paused): the run gives it up all the same, and says it may still
+be running the member, so nobody reconciles under it. A job whose member was not started yet
+(the worker died before it claimed it) goes back to the queue: nothing ran.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.record.model import utc_now
 from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.tables import QUEUED, RUNNING
+from hybridops_tf.store import pgconn
 from hybridops_tf.store.schema import SCHEMA
 
 
 @dataclass(frozen=True)
 class Lost:
+    """A member whose worker fell silent. `frozen`: its session still holds the module lock."""
+
     run_id: str
     member: str
     worker: str
+    frozen: bool = False
 
 
 def sweep(connections: jobs.Connections, lost_after: float) -> list[Lost]:
@@ -61,10 +67,20 @@ def _settle(conn: Any, app: Any, job_id: int, lost_after: float) -> Lost | None:
         return None
     worker = member.worker or "?"
     now = utc_now()
+    frozen = pgconn.lock_held(conn, member.key)
     member.set(status=MemberStatus.INTERRUPTED.value, end_seq=tables.next_end(conn, run.run_id), finished_at=now,
-               error=f"interrupted: worker {worker} lost (no heartbeat for {lost_after:g}s); its record may be "
-                     "a stale 'running': `hyops reconcile` it, never run again by the queue")
+               error=silent_worker(worker, lost_after, frozen))
     progress.advance(conn, app, run, rows, now)
     view.publish(conn, run.run_id)
     jobs.close_job(conn, job_id)
-    return Lost(run.run_id, member.name, worker)
+    return Lost(run.run_id, member.name, worker, frozen)
+
+
+def silent_worker(worker: str, lost_after: float, frozen: bool) -> str:
+    """The run's word for a member whose worker fell silent."""
+    if frozen:
+        return (f"interrupted: worker {worker} silent (no heartbeat for {lost_after:g}s) but still holding the "
+                "module lock: frozen, not gone, it may still be running the member; the run no longer waits "
+                "for it; once the lock is free, `hyops reconcile` it; never run again by the queue")
+    return (f"interrupted: worker {worker} lost (no heartbeat for {lost_after:g}s); its record may be "
+            "a stale 'running': `hyops reconcile` it, never run again by the queue")

@@ -38,7 +38,7 @@ def advance(conn: Any, app: Any, run: QueuedRun, rows: list[MemberRow], now: str
         row = by_name[name]
         if row.status == WAITING:  # never started: pending, and who kept it from starting
             row.set(status=res.status.value, blocked_by=res.blocked_by, finished_at=now)
-    if progress.done:
+    if progress.done or all(r.ended for r in rows):  # the latter: a cancelled run's last member
         tables.finish_run(conn, run.run_id, now)
     tables.save(conn, run.run_id, rows)
     return progress

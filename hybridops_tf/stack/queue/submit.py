@@ -5,7 +5,10 @@ Nothing runs here. The stack is validated (stack/loader.py did), its members' pl
 checked as `stack apply` checks them (another ref's or another root's state: exit 2), the
 members' records are read (a corrupt one is exit 2) and, for apply, an uncertain one refuses
 the run as `stack apply` does (exit 4); a signal before the run is written queues nothing;
-then the run, its members and the first jobs are written in one transaction.
+then the run, its members and the first jobs are written in one transaction. A stack with an
+unfinished queued run (a cancelled pipeline's, say) is refused (exit 4): its members would run
+beside the new run's, older configuration after newer; `supersede` cancels it (cancel.py) in
+the same transaction instead.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.stack.queue import jobs, progress, tables, view
+from hybridops_tf.stack.queue import cancel, jobs, progress, tables, view
 from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun, RunOptions
 from hybridops_tf.stack.runner import COMMANDS, refuse_places, refuse_uncertain
 
@@ -32,6 +35,7 @@ from hybridops_tf.stack.runner import COMMANDS, refuse_places, refuse_uncertain
 class Queued:
     run: QueuedRun
     rows: list[MemberRow]
+    superseded: tuple[cancel.Cancelled, ...] = ()
 
 
 def stack_digest(path: Path) -> str:
@@ -45,7 +49,14 @@ def relative_stack_file(path: Path) -> str:
     return os.path.relpath(os.path.abspath(path))
 
 
-def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions) -> Queued:
+class UnfinishedRunError(RefusedError):
+    """The stack has a queued run that has not finished: queue beside it only with --supersede."""
+
+
+def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions, *, supersede: bool = False,
+              hyops: str = "hyops") -> Queued:
+    """Queue the run; `hyops` is the prefix of the commands a refusal names (the global options
+    typed on this command line)."""
     if command not in COMMANDS:
         raise ValueError(f"unsupported stack command {command!r}")
     store = runtime.store
@@ -67,8 +78,15 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions)
     assert isinstance(url, str)  # a shared store is the PostgreSQL one
     app = jobs.deferring_app(url)
     conn = _connect(url)
+    superseded: list[cancel.Cancelled] = []
     try:
         with conn.transaction():
+            for old in cancel.guard_stack(conn, stack.name):
+                if not supersede:
+                    raise _unfinished(old, hyops)
+                done = cancel.cancel_run(conn, app, old.run_id, f"cancelled: superseded by run {run_id}", now)
+                assert done is not None
+                superseded.append(done)
             tables.insert_run(conn, run, rows)
             locked = tables.lock_run(conn, run_id)
             assert locked is not None
@@ -81,7 +99,14 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions)
                            "nothing was queued (`hyops store init` migrates an older store)") from None
     finally:
         conn.close()
-    return Queued(run, rows)
+    return Queued(run, rows, tuple(superseded))
+
+
+def _unfinished(run: QueuedRun, hyops: str) -> UnfinishedRunError:
+    return UnfinishedRunError(
+        f"stack {run.stack} has an unfinished queued run {run.run_id} ({run.command}, queued {run.started_at} by "
+        f"{run.queued_by}): its members would run beside this run's; withdraw it with `{hyops} stack cancel "
+        f"{run.run_id}`, or queue with --supersede to cancel it first; nothing was queued")
 
 
 def _connect(url: str) -> Any:

@@ -31,15 +31,18 @@ from hybridops_tf.store.postgres import PgStore
 
 @dataclass(frozen=True)
 class MemberEnd:
-    """How a member this worker ran ended. `counted` is False when the run had given it up
+    """How a member this worker took ended. `counted` is False when the run had given it up
     meanwhile (this worker was silent past its heartbeat and found lost, lost.py): the run
     still says `interrupted: worker NAME lost` and its dependants pending; only its record
-    says what the run did."""
+    says what the run did. `handed_back`: this worker did not run it (its checkout cannot
+    serve the run, or it stopped before anything could change and went back to the queue for
+    another worker); a worker's exit code counts only the members it ran."""
 
     run_id: str
     member: str
     result: MemberResult
     counted: bool = True
+    handed_back: bool = False
 
 
 class CannotServe(HyopsError):
@@ -70,7 +73,7 @@ class Taker:
             return
         app = self._deferring_app()
         try:
-            result = self._run(run, member)
+            result, served = self._run(run, member)
         except Exception as exc:  # a bug: the member ends as an error, then the traceback
             with self.connections.connection() as conn, conn.transaction():
                 locked = tables.lock_run(conn, run_id)
@@ -93,10 +96,11 @@ class Taker:
                 view.publish(conn, run_id)
             else:  # its job left the queue when it was found lost: procrastinate cannot end it
                 self.given_up.add(job_id)
-        if self.listener is not None:
+        handed_back = not served or (retry and counted)
+        if self.listener is not None and not handed_back:
             self.listener.member_finished(member, result)
         if self.on_end is not None:
-            self.on_end(MemberEnd(run_id, member, result, counted))
+            self.on_end(MemberEnd(run_id, member, result, counted, handed_back))
         if retry and counted:
             raise jobs.NotYetRun(result.error or "not run")
 
@@ -117,13 +121,13 @@ class Taker:
                 self._app = jobs.deferring_app(self.connections.url)
             return self._app
 
-    def _run(self, run: QueuedRun, name: str) -> MemberResult:
-        """The member's step; a checkout that cannot serve the run is a failure before
-        anything changed (retried on another worker)."""
+    def _run(self, run: QueuedRun, name: str) -> tuple[MemberResult, bool]:
+        """The member's step, and whether this checkout could serve it: one that cannot is a
+        failure before anything changed (retried on another worker)."""
         try:
             stack = self.stack_of(run)
         except CannotServe as err:
-            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, retryable=True)
+            return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, retryable=True), False
         member = stack.member(name)
         store = self.runtime.store
         if isinstance(store, PgStore):  # idle since this worker's last member: alive, or replaced
@@ -140,7 +144,7 @@ class Taker:
         if result.retryable and (after is None) != (before is None) or (
                 after is not None and before is not None and after.run_id != before.run_id):
             result.retryable = False  # its record changed: something ran, never again by itself
-        return result
+        return result, True
 
     def _started(self, run_id: str, name: str, member_run_id: str) -> None:
         """The member's run id in its row and the run's report before its engine may start, as

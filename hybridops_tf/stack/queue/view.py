@@ -36,6 +36,7 @@ def publish(conn: Any, run_id: str, *, queued: bool = False) -> None:
 
 def exit_code(rows: list[MemberRow]) -> int:
     """`--wait`'s exit code: 0 when every member ended as it should (pending alone is not a
-    failure: something else failed), 1 when one failed or its worker was lost (uncertain)."""
-    bad = {MemberStatus.ERROR.value, MemberStatus.INTERRUPTED.value}
+    failure: something else failed), 1 when one failed or its worker was lost (uncertain), or
+    the run was cancelled before it was done."""
+    bad = {MemberStatus.ERROR.value, MemberStatus.INTERRUPTED.value, MemberStatus.CANCELLED.value}
     return ExitCode.FAILED if any(r.status in bad for r in rows) else ExitCode.OK

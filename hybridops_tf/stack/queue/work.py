@@ -45,6 +45,7 @@ class WorkRequest:
     listener: StackListener | None = None
     on_lost: Callable[[lost.Lost], None] | None = None
     on_given_up: Callable[[MemberEnd], None] | None = None  # a member that ended after the run gave it up
+    on_handed_back: Callable[[MemberEnd], None] | None = None  # a member this worker did not run
     argv: Sequence[str] = ()
 
 
@@ -52,10 +53,13 @@ class WorkRequest:
 class WorkResult:
     """What this worker ran, member by member, and its exit code: 130/143 after a signal, 1
     when a member it ran failed or was interrupted, or ended after the run had given it up
-    (this worker was found lost meanwhile), else 0."""
+    (this worker was found lost meanwhile), else 0. Members it handed back (its checkout
+    cannot serve their run, or they went back to the queue before anything changed) are not
+    its members: they count for the worker that runs them."""
 
     ran: list[tuple[str, MemberResult]] = field(default_factory=list)
     given_up: list[MemberEnd] = field(default_factory=list)
+    handed_back: list[MemberEnd] = field(default_factory=list)
     exit_code: int = ExitCode.OK
 
 
@@ -85,9 +89,14 @@ def work(req: WorkRequest) -> WorkResult:
 
     def ended(end: MemberEnd) -> None:
         with guard:
-            result.ran.append((end.member, end.result))
+            if end.handed_back:
+                result.handed_back.append(end)
+            else:
+                result.ran.append((end.member, end.result))
             if not end.counted:
                 result.given_up.append(end)
+        if end.handed_back and req.on_handed_back is not None:
+            req.on_handed_back(end)
         if not end.counted and req.on_given_up is not None:
             req.on_given_up(end)
 
