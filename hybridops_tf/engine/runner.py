@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,12 +59,14 @@ class Engine:
         self, marker_dir: Path, log_path: Path | None = None, *,
         announce: Callable[[str], None] | None = None, announce_first: bool = False, record: bool = True,
         extra: Sequence[str] | Callable[[], Sequence[str]] = (),
+        upgrade: str | None = None,
     ) -> bool:
         """`init` when the module needs it (engine/initcheck.py says why); True if it ran.
 
         A re-init is announced (the user did not ask for it); the very first one only with
         announce_first. Without `record` (a read-only caller) no stamp is written, and an
-        existing `.terraform` no stamp covers is trusted as it is."""
+        existing `.terraform` no stamp covers is trusted as it is. `upgrade`: the command that
+        runs this module's init with `-upgrade`, named when the engine's init asks for it."""
         from hybridops_tf.engine import initcheck
 
         why = initcheck.init_reason(self.module_dir, marker_dir, write=record)
@@ -72,13 +75,15 @@ class Engine:
         if announce is not None and (announce_first or why != initcheck.NOT_INITIALISED):
             announce(f"running `init` in {self.module_dir} ({why}): it writes .terraform/ there and "
                      "changes no state")
-        self.init(log_path, extra=extra() if callable(extra) else extra)  # computed only when init runs
+        self.init(log_path, extra=extra() if callable(extra) else extra, upgrade=upgrade)  # extra: only if it runs
         if record:
             initcheck.remember_init(self.module_dir, marker_dir)
         return True
 
-    def init(self, log_path: Path | None, *, extra: Sequence[str] = ()) -> None:
-        """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1)."""
+    def init(self, log_path: Path | None, *, extra: Sequence[str] = (), upgrade: str | None = None) -> None:
+        """`init` (no mutation of remote objects). Failure is a preflight failure (exit 1); one
+        that needs `-upgrade` (a lock file that pins a version the configuration no longer
+        allows) names `upgrade`, hyops's own command for it, not the engine's."""
         from hybridops_tf.base.files import atomic_write_text
 
         captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
@@ -90,8 +95,10 @@ class Engine:
         if captured.returncode != 0:
             detail = error_blocks(captured.stderr or captured.stdout)
             where = f"; the whole output: {log_path}" if log_path is not None else ""
+            then = (f"; next: `{upgrade}` (it may select newer provider versions: review the lock file's "
+                    "change)") if upgrade and asks_upgrade(captured.stderr + captured.stdout) else ""
             raise EngineInitFailed(f"engine init failed in {self.module_dir} (exit {captured.returncode}): "
-                                   f"{detail}{where}")
+                                   f"{detail}{where}{then}")
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env, settling=self.settling,
@@ -133,6 +140,16 @@ class Engine:
             argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
             journal=journal, **self._stdin(argv),
         )
+
+
+# The engines' words when the lock file pins what the configuration no longer allows (Terraform
+# and OpenTofu alike: `must use terraform init -upgrade`, `Run "tofu init -upgrade"`; wrapped anywhere)
+_ASKS_UPGRADE = re.compile(r"\binit\s+-upgrade\b")
+
+
+def asks_upgrade(output: str) -> bool:
+    """Whether an engine's failed init says it needs `init -upgrade`."""
+    return _ASKS_UPGRADE.search(output) is not None
 
 
 def error_blocks(text: str, limit: int = 1500) -> str:

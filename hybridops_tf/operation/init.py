@@ -46,6 +46,11 @@ def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
                            f"init of {target.ref} stopped (engine exit {captured.returncode}); no record "
                            "or state was changed")
     if captured.returncode != 0:
+        from hybridops_tf.engine.runner import asks_upgrade
+        from hybridops_tf.record.advice import Commands, where_of
+
+        then = (f"; next: `{Commands().init(where_of(target.ref, target.directory, workspace), '-upgrade')}`"
+                if asks_upgrade(output) and "-upgrade" not in passthrough else "")
         return InitOutcome(ExitCode.FAILED, output,
-                           f"init of {target.ref} failed (engine exit {captured.returncode}); nothing else ran")
+                           f"init of {target.ref} failed (engine exit {captured.returncode}); nothing else ran{then}")
     return InitOutcome(ExitCode.OK, output, f"init of {target.ref}: ok")

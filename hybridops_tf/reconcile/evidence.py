@@ -62,7 +62,7 @@ from hybridops_tf.reconcile.model import (
 )
 from hybridops_tf.record import applied, layout, transitions
 from hybridops_tf.record.address import record_key
-from hybridops_tf.record.advice import Where, display_dir
+from hybridops_tf.record.advice import Commands, Where, display_dir, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.record.stamp import StateStamp
@@ -552,7 +552,8 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
 
     engine.ensure_init(layout.init_cache(opts.runtime.root), announce=opts.note, announce_first=True,
                        record=not opts.read_only,
-                       extra=lambda: backend.init_args(directory, module_ref, opts.runtime.record_refs))
+                       extra=lambda: backend.init_args(directory, module_ref, opts.runtime.record_refs),
+                       upgrade=Commands().init(where_of(module_ref, directory, workspace), "-upgrade"))
     return engine
 
 

@@ -75,6 +75,10 @@ class Commands:
     def reconcile(self, where: Where, *extra: str) -> str:
         return self._module("reconcile", where, *extra)
 
+    def init(self, where: Where, *engine_args: str) -> str:
+        """`hyops init` of the module, `-- ENGINE_ARGS` when given (say `-upgrade`)."""
+        return self._module("init", where, *(("--", *map(shlex.quote, engine_args)) if engine_args else ()))
+
     def plan(self, where: Where) -> str:
         return self._module("plan", where, *map(shlex.quote, where.inputs_args))
 

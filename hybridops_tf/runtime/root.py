@@ -126,11 +126,13 @@ class Runtime:
         info = self.engine_info()
         engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)
+        from hybridops_tf.record.advice import Commands, where_of
         from hybridops_tf.store import backend
 
         engine.ensure_init(layout.init_cache(self.root), folder.path / "init.log" if folder is not None else None,
                            announce=notices.plain,
-                           extra=lambda: backend.init_args(target.directory, target.ref, self.record_refs))
+                           extra=lambda: backend.init_args(target.directory, target.ref, self.record_refs),
+                           upgrade=Commands().init(where_of(target.ref, target.directory, workspace), "-upgrade"))
         return engine
 
     def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:

@@ -5,6 +5,8 @@ modern one (skipped where none is on PATH)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -73,3 +75,28 @@ def test_a_failing_local_exec_ends_error_with_the_resource_recorded_error(
     # the object was made before its provisioner failed: the engine keeps it, tainted
     assert rec["resources"][ADDRESS] == {"status": "error", "action": "create", "id": _state_id(module),
                                          "tainted": True}, rec["resources"]
+
+
+def test_an_init_that_needs_upgrade_names_hyops_init_and_pasted_it_lets_the_apply_run(
+    null_hyops: Hyops, null_module: Callable[[str, str], Path]
+) -> None:
+    """The committed lock file pins a version the configuration no longer allows (a teammate
+    bumped the constraint): the engine's init asks for `-upgrade`; hyops names its own
+    command for it, in the module's workspace, and that command pasted as printed lets the
+    apply run (issue 45, item 5)."""
+    module = null_module("bumped", _local_exec("true"))
+    (module / ".terraform.lock.hcl").write_text(
+        'provider "registry.terraform.io/hashicorp/null" {\n  version     = "2.1.1"\n  constraints = "2.1.1"\n'
+        '  hashes = [\n    "h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",\n  ]\n}\n')
+
+    refused = null_hyops("apply", "modules/bumped", "--workspace", "qa")
+
+    assert refused.returncode == 2, refused.stderr  # init changes no state: a refusal
+    command = re.search(r"next: `(hyops init [^`]*)`", refused.stderr)
+    assert command is not None, refused.stderr
+    assert shlex.split(command[1])[-2:] == ["--", "-upgrade"] and "--workspace qa" in command[1]
+    upgraded = null_hyops(*shlex.split(command[1])[1:])
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    applied = null_hyops("apply", "modules/bumped", "--workspace", "qa")
+    assert applied.returncode == 0, applied.stderr
+    assert '"2.1.2"' in (module / ".terraform.lock.hcl").read_text()
