@@ -442,8 +442,13 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no resource activity recorded"
     detail = f"the last {command} failed ({summary}): {error}"
     if rules.empty_confirmed(ev) is None:
-        status = rules.empty_status(rec).value
-        detail += f". Evidence: the state is empty (refresh-only plan agrees); `--write` records {status}"
+        write = f"records {rules.empty_status(rec).value}"
+        # one --write, one word for it: the orphan findings of this module say the same
+        if any(lookup.adoptable for lookup in (ev.lookups or {}).values()):
+            write = "adopts what the lookup matched (orphan_found), then records what the state holds"
+        elif rules.orphan_blockers(ev):
+            write += "; what it does with the suspect orphan(s), their own finding says"
+        detail += f". Evidence: the state is empty (refresh-only plan agrees); `--write` {write}"
         actions = [cmd.write(ev.where)]
     elif rules.fully_applied(ev) is None:
         detail += (". Evidence: the state now holds the full configuration and both plans show no "

@@ -119,6 +119,9 @@ def test_one_free_candidate_is_adopted_by_write_and_the_next_apply_converges_wit
     found = findings(doc, "network")["orphan_found"]
     assert live["id"] in found["detail"] and found["addresses"] == [ORPHAN]
     assert found["next_actions"] == ["hyops reconcile modules/network --ref network --write"]
+    # the module's other finding says what the same --write does, never "records absent"
+    partial = findings(doc, "network")["partial_apply"]
+    assert "`--write` adopts" in partial["detail"] and "records absent" not in partial["detail"]
     [ask] = found["lookup"]["asks"]
     assert ask["outcome"] == "found" and ask["candidates"] == [
         {"id": live["id"], "attributes": {"name": "demo-net", "cidr": "10.0.0.0/16"}}]
