@@ -55,9 +55,10 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
             interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()} after run {run.run_id} was queued: its "
                             f"workers run it; next: hyops stack status {stack_file}")
         ctx.exit(ExitCode.OK)
+    from hybridops_tf.stack.queue import jobs
     from hybridops_tf.stack.queue.wait import wait_run
 
-    waited = wait_run(runtime.store.url, run.run_id, _progress_line)  # type: ignore[attr-defined]
+    waited = wait_run(jobs.queue_store(runtime.store, "--wait"), run.run_id, _progress_line)
     report = queued_report(waited.run, waited.rows)
     doc = report.to_dict()
     if fmt == "json":

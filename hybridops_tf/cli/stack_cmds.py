@@ -79,6 +79,13 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         raise UsageError(f"--junit with --queue needs --wait: the run ends on its workers, after this command; "
                          f"add --wait, or write it once they are done with `hyops stack status {stack_file} "
                          f"--junit {ctx.meta['junit']}`")
+    from click.core import ParameterSource
+
+    if ctx.meta.get("queue") and ctx.get_parameter_source("parallelism") is ParameterSource.COMMANDLINE:
+        from hybridops_tf.base.errors import UsageError
+
+        raise UsageError("--parallelism is the workers' with --queue: give each `hyops stack work` its -p N "
+                         "(how many workers run, and how many members each takes at once)")
     stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 

@@ -7,7 +7,6 @@ list cannot find a secret from the record's `inputs_digest` either.
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,13 +15,9 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import HyopsError, RefusedError
 from hybridops_tf.base.files import (
-    FILE_MODE,
     PreparedWrite,
     atomic_write_bytes,
     atomic_write_text,
-    ensure_dir,
-    fsync_dir,
-    refuse_symlinks,
 )
 from hybridops_tf.base.redact import is_placeholder
 from hybridops_tf.inputs import values as inputs_mod
@@ -188,36 +183,16 @@ def restore_rerun(path: Path, before: bytes | None, store: Store, key: str) -> N
 
 
 def digest_key(rt: Runtime, create: bool = True) -> bytes | None:
-    """The runtime root's random key for `inputs_digest` (32 bytes, mode 0600).
-
-    Created once, by whichever process comes first: the key is written to a private
-    temp file (O_EXCL) and then hard-linked into place, which fails if another process
-    linked its key first; the loser reads the winner's. So two processes never hold
-    two keys and nobody reads a half-written one. With create=False (a read-only
-    comparison, e.g. `--resume`), None when there is no key yet: no digest can match.
-    RefusedError when the key cannot be read or made.
-    """
-    if rt.store.shared:  # every runner of a shared store digests with one key
-        shared = rt.shared()
-        path_text = f"the inputs digest key in {shared.describe()}"
-        try:
-            key = shared.digest_key(create)
-        except OSError as err:
-            raise RefusedError(f"cannot use {path_text}: {err.strerror or err}; nothing was run") from None
-        return key
-    path = rt.digest_key_path()
+    """The store's random key for `inputs_digest`: the runtime root's key file, or the shared
+    store's one key for every runner (store/keyfile.py, store/postgres.py). With create=False
+    (a read-only comparison, e.g. `--resume`), None when there is no key yet: no digest can
+    match. RefusedError when the key cannot be read or made."""
+    store = rt.store
     try:
-        key = _read_key(path)
-        if key is None and create:
-            key = _create_key(path)
+        return store.digest_key(create)
     except OSError as err:
-        raise RefusedError(f"cannot use the inputs digest key {path}: {err.strerror or err}; "
+        raise RefusedError(f"cannot use the inputs digest key in {store.describe()}: {err.strerror or err}; "
                            "nothing was run") from None
-    if key is not None and len(key) != inputs_mod.MIN_DIGEST_KEY_BYTES:
-        raise RefusedError(f"the inputs digest key {path} is damaged ({len(key)} bytes, not "
-                           f"{inputs_mod.MIN_DIGEST_KEY_BYTES}); remove it (a new one is made, "
-                           "and `stack apply --resume` then reruns every member); nothing was run")
-    return key
 
 
 def inputs_digest(rt: Runtime, resolved: ResolvedInputs) -> str:
@@ -225,67 +200,3 @@ def inputs_digest(rt: Runtime, resolved: ResolvedInputs) -> str:
     key = digest_key(rt)
     assert key is not None  # create=True either returns a key or raises
     return resolved.digest(key)
-
-
-def _read_key(path: Path) -> bytes | None:
-    """The key file's bytes, or None when there is none. Never follows a symlink."""
-    refuse_symlinks(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return None
-    try:
-        return os.read(fd, 4096)
-    finally:
-        os.close(fd)
-
-
-def _create_key(path: Path) -> bytes:
-    """Make the key: 32 random bytes in a 0600 temp file (O_EXCL), linked into place
-    atomically. If another process linked first, its key is the key."""
-    import secrets
-
-    ensure_dir(path.parent)
-    key = secrets.token_bytes(inputs_mod.MIN_DIGEST_KEY_BYTES)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-    try:
-        try:
-            os.write(fd, key)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path, follow_symlinks=False)
-        except FileExistsError:
-            existing = _read_key(path)
-            if existing is None:  # removed in between: try once more, as the first
-                os.link(tmp, path, follow_symlinks=False)
-                existing = key
-            key = existing
-        except OSError as err:
-            if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
-                raise
-            key = _create_key_in_place(path, key)  # a filesystem without hard links
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    fsync_dir(path.parent)
-    return key
-
-
-def _create_key_in_place(path: Path, key: bytes) -> bytes:
-    """The same, where hard links are refused: O_EXCL on the key file itself."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-    except FileExistsError:
-        return _read_key(path) or b""  # reported as damaged if it is still being written
-    try:
-        os.write(fd, key)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return key
-

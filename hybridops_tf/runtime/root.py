@@ -89,9 +89,6 @@ class Runtime:
             return None
         return key_of_module_id(rel.parts[0])
 
-    def digest_key_path(self) -> Path:
-        return layout.digest_key(self.root)
-
     def engine_cache(self) -> Path:
         return layout.engine_cache(self.root)
 

@@ -116,16 +116,16 @@ def _queued_now(store: Any, doc: dict[str, Any]) -> dict[str, Any]:
     now (stack/queue/view.py writes the document only when the run is queued and when it
     ends); `doc` itself when the store holds no such run any more."""
     from hybridops_tf.stack.queue import tables
-    from hybridops_tf.store.postgres import PgStore
 
-    if not isinstance(store, PgStore):
+    port = store.queue()
+    if port is None:
         return doc
 
     def read(conn: Any) -> dict[str, Any]:
         run = tables.read_run(conn, doc["run_id"])
         return doc if run is None else queued_report(run, tables.members(conn, run.run_id)).to_dict()
 
-    now: dict[str, Any] = store.read_with(read)
+    now: dict[str, Any] = port.read_with(read)
     return now
 
 

@@ -12,29 +12,25 @@ refused whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError, UsageError
+from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, RefusedError
 from hybridops_tf.engine import process
-from hybridops_tf.operation import places
-from hybridops_tf.record.advice import Commands, where_of
-from hybridops_tf.record.lifecycle import MemberStatus, Status, apply_refusal
-from hybridops_tf.record.model import OperationRecord, utc_now
+from hybridops_tf.record.lifecycle import MemberStatus
+from hybridops_tf.record.model import utc_now
 from hybridops_tf.runtime.liveness import process_note
-from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.member import MemberResult, MemberSteps, StackListener, StackRequest
-from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.preflight import COMMANDS, refuse_places, refuse_uncertain
 from hybridops_tf.stack.report import LiveReport, MemberEntry, StackReport, write_report
 
 __all__ = ["COMMANDS", "MemberResult", "StackListener", "StackRequest", "StackResult", "exit_code_of", "run_stack"]
 
-COMMANDS = ("apply", "destroy")
 _POLL_SECONDS = 0.2  # how soon a signal stops the scheduling; completions wake at once
 
 
@@ -163,30 +159,6 @@ def _preflight(req: StackRequest, run_id: str) -> None:
     req.runtime.engine_info()
     if req.command == "apply":  # destroy is never guarded: cleanup stays possible
         refuse_uncertain(req.stack, records)
-
-
-def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
-    """UsageError (exit 2) naming the first member whose engine state another root's record, or
-    another ref's, claims (operation/places.py): a stack run over it starts nothing (a queued
-    one too)."""
-    try:
-        places.refuse_members(command, [(m.name, m.target, m.workspace) for m in stack.members],
-                              runtime.store, runtime.root, stack.file)
-    except UsageError as err:
-        raise UsageError(f"stack {stack.name}: {err.message}") from None
-
-
-def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
-    """RefusedError naming the first member whose record's outcome is uncertain (a stale
-    `running`, suspect orphans): a stack apply over it starts nothing (a queued one too)."""
-    for m in stack.members:
-        rec = records[m.name]
-        why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
-                                    suspect_orphans=len(rec.suspect_orphans), allow_uncertain=False)
-        if why:
-            raise RefusedError(
-                f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
-                f"run `{Commands().reconcile(where_of(m.module_ref, m.directory, m.workspace))}` first")
 
 
 class _Execution(MemberSteps):

@@ -280,6 +280,17 @@ class RecordStore:
     def describe(self) -> str:
         return f"local runtime root {self.root}"
 
+    def queue(self) -> None:
+        """A local root holds no stack queue: `--queue` needs the shared store."""
+        return None
+
+    def digest_key(self, create: bool) -> bytes | None:
+        """The root's key for `inputs_digest` (store/keyfile.py); None when there is none and
+        not `create`."""
+        from hybridops_tf.store import keyfile
+
+        return keyfile.digest_key(layout.digest_key(self.root), create)
+
     @staticmethod
     def ref_of(folder: Path) -> str:
         """The record key (ref, plus `@workspace` outside the default one) a record folder's

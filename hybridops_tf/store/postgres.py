@@ -56,6 +56,7 @@ JOURNAL_FLUSH_TIMEOUT = 10.0
 
 # Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
 _IF_HELD = "(SELECT yes FROM held)"
+_REPLACE_DOCUMENT = "ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, updated_at = now()"
 
 
 def _guarded(sql: str, classid_objid: bool) -> str:
@@ -308,8 +309,19 @@ class PgStore:
 
     def put_document(self, kind: str, name: str, text: str) -> None:
         self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) SELECT %s, %s, %s, now() "
-                          f"WHERE {_IF_HELD} ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, "
-                          "updated_at = now()", (kind, name, text))
+                          f"WHERE {_IF_HELD} {_REPLACE_DOCUMENT}", (kind, name, text))
+
+    # -- the stack queue's port (store/__init__.py: QueueStore) --------------------------
+
+    def queue(self) -> PgStore:
+        """This store holds the stack queue (procrastinate's schema beside its own)."""
+        return self
+
+    def put_document_on(self, conn: Any, kind: str, name: str, text: str) -> None:
+        """A document written on the queue's connection, in its transaction (a queued run's
+        report, under the run's row lock: no module lock guards it)."""
+        conn.execute(f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
+                     f"{_REPLACE_DOCUMENT}", (kind, name, text))
 
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         """Bring the store's copy of a document to `path` (the local file readers use)."""

@@ -96,7 +96,8 @@ def test_a_member_is_retried_only_when_nothing_could_have_changed(
     monkeypatch.chdir(tmp_path)
     runtime = Runtime(tmp_path / ".hyops")
     runtime.ensure_root()
-    taker = Taker("w0", runtime, connections=None)  # type: ignore[arg-type]
+    idle_checked = SimpleNamespace(port=SimpleNamespace(check_idle_connection=lambda: None))
+    taker = Taker("w0", runtime, connections=idle_checked)  # type: ignore[arg-type]
     monkeypatch.setattr(Taker, "_upstreams", lambda *_a: {})
 
     def step(_steps: MemberSteps, name: str) -> MemberResult:
@@ -115,6 +116,8 @@ def test_a_member_is_retried_only_when_nothing_could_have_changed(
 
 class _Connections:
     """Lends a connection whose transactions do nothing: the queue's tables are replaced below."""
+
+    port = None  # the store's queue port: view.publish, which would use it, is replaced below
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Any]:

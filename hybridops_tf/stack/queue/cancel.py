@@ -21,7 +21,7 @@ from hybridops_tf.record.model import Owner, utc_now
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.queue import jobs, tables, view
 from hybridops_tf.stack.queue.tables import QUEUED, RUNNING, WAITING, QueuedRun
-from hybridops_tf.store import pgconn
+from hybridops_tf.store import QueueStore, pgconn
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Cancelled:
     already_finished: bool = False
 
 
-def cancel_run(conn: Any, app: Any, run_id: str, why: str, now: str) -> Cancelled | None:
+def cancel_run(conn: Any, app: Any, port: QueueStore, run_id: str, why: str, now: str) -> Cancelled | None:
     """Cancel one run in the caller's transaction; None when the store has no such run."""
     run = tables.lock_run(conn, run_id)
     if run is None:
@@ -55,7 +55,7 @@ def cancel_run(conn: Any, app: Any, run_id: str, why: str, now: str) -> Cancelle
     if not running:
         tables.finish_run(conn, run_id, now)
     tables.save(conn, run_id, rows)
-    view.publish(conn, run_id)
+    view.publish(conn, port, run_id)
     return Cancelled(run, tuple(withdrawn), running)
 
 
@@ -69,20 +69,17 @@ def guard_stack(conn: Any, stack: str) -> list[QueuedRun]:
 def withdraw(runtime: Runtime, run_id: str) -> Cancelled:
     """`hyops stack cancel RUN`: cancel the run in one transaction of its own."""
     store = runtime.store
-    url = getattr(store, "url", None)
-    if not store.shared or not isinstance(url, str):
-        raise UsageError("`stack cancel` needs the shared store the run was queued in: pass --store "
-                         "postgresql://USER@HOST:PORT/DB or set HYOPS_STORE (docs/shared-store.md)")
+    port = jobs.queue_store(store, "`stack cancel`")
     store.keys()  # the store answers and its schema is this hyops's (exit 2/4 otherwise)
     INTERRUPTS.check("before the run was cancelled; nothing changed")
     owner = Owner.current(run_id)
     try:
-        conn = jobs.connect(url)
+        conn = jobs.connect(port.url)
     except OSError as err:
         raise RefusedError(f"{getattr(err, 'strerror', None) or err}; nothing was cancelled") from None
     try:
         with conn.transaction():
-            done = cancel_run(conn, jobs.deferring_app(url), run_id,
+            done = cancel_run(conn, jobs.deferring_app(port.url), port, run_id,
                               f"cancelled by `hyops stack cancel` (pid {owner.pid} on {owner.host})", utc_now())
     finally:
         conn.close()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.store import pgconn
+from hybridops_tf.store import QueueStore, Store, pgconn
 from hybridops_tf.store.schema import QUEUE_SCHEMA, QUEUE_SEARCH_PATH
 from hybridops_tf.store.url import redact_url
 
@@ -79,6 +79,15 @@ def quiet() -> None:
     log.propagate = False
 
 
+def queue_store(store: Store, command: str) -> QueueStore:
+    """The store's queue port; UsageError naming `command` when the store holds no queue."""
+    port = store.queue()
+    if port is None:
+        raise UsageError(f"{command} needs the shared store: pass --store postgresql://USER@HOST:PORT/DB or set "
+                         "HYOPS_STORE (docs/shared-store.md), the same on this runner and every worker")
+    return port
+
+
 def connect(url: str) -> Any:
     """An autocommit connection (store/pgconn.connect) with the queue's schema on its path."""
     conn = pgconn.connect(url)
@@ -93,10 +102,11 @@ class Connections:
     keepalives as store/pgconn.connect's. `connection()` lends one for a `with` block, checked
     before it is lent; a connection that broke in it is not lent again."""
 
-    def __init__(self, url: str, size: int) -> None:
+    def __init__(self, port: QueueStore, size: int) -> None:
         from psycopg_pool import ConnectionPool
 
-        self.url = url
+        self.port = port
+        self.url = url = port.url
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max(1, size), open=True, timeout=2 * pgconn.CONNECT_TIMEOUT,
             # each lent connection is checked first (one empty query, no login): one the server

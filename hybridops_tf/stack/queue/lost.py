@@ -20,7 +20,7 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.record.model import utc_now
 from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.tables import QUEUED, RUNNING
-from hybridops_tf.store import pgconn
+from hybridops_tf.store import QueueStore, pgconn
 from hybridops_tf.store.schema import SCHEMA
 
 
@@ -42,13 +42,13 @@ def sweep(connections: jobs.Connections, lost_after: float) -> list[Lost]:
         app = jobs.deferring_app(connections.url) if stalled else None
         for job_id, _worker_id in stalled:
             with conn.transaction():
-                lost = _settle(conn, app, job_id, lost_after)
+                lost = _settle(conn, app, connections.port, job_id, lost_after)
             if lost is not None:
                 found.append(lost)
     return found
 
 
-def _settle(conn: Any, app: Any, job_id: int, lost_after: float) -> Lost | None:
+def _settle(conn: Any, app: Any, port: QueueStore, job_id: int, lost_after: float) -> Lost | None:
     status = conn.execute("SELECT status FROM procrastinate_jobs WHERE id = %s FOR UPDATE", (job_id,)).fetchone()
     if status is None or status[0] != "doing":
         return None  # another process settled it meanwhile
@@ -71,7 +71,7 @@ def _settle(conn: Any, app: Any, job_id: int, lost_after: float) -> Lost | None:
     member.set(status=MemberStatus.INTERRUPTED.value, end_seq=tables.next_end(conn, run.run_id), finished_at=now,
                error=silent_worker(worker, lost_after, frozen))
     progress.advance(conn, app, run, rows, now)
-    view.publish(conn, run.run_id)
+    view.publish(conn, port, run.run_id)
     jobs.close_job(conn, job_id)
     return Lost(run.run_id, member.name, worker, frozen)
 

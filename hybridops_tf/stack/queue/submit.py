@@ -26,9 +26,9 @@ from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import graph
 from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.preflight import COMMANDS, refuse_places, refuse_uncertain
 from hybridops_tf.stack.queue import cancel, jobs, progress, tables, view
 from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun, RunOptions
-from hybridops_tf.stack.runner import COMMANDS, refuse_places, refuse_uncertain
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,7 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
     if command not in COMMANDS:
         raise ValueError(f"unsupported stack command {command!r}")
     store = runtime.store
-    if not store.shared:
-        raise UsageError("--queue needs the shared store: pass --store postgresql://USER@HOST:PORT/DB or set "
-                         "HYOPS_STORE (docs/shared-store.md), on this runner and every worker")
+    port = jobs.queue_store(store, "--queue")
     refuse_places(stack, command, runtime)
     records = {m.name: store.read(m.key) for m in stack.members}  # corrupt: exit 2
     if command == "apply":
@@ -74,24 +72,22 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
     run = QueuedRun(run_id, stack.name, relative_stack_file(stack.file), stack_digest(stack.file), command,
                     options, graph.run_graph(stack, command), f"pid {owner.pid} on {owner.host}", now)
     rows = [MemberRow(m.name, m.module_ref, m.key, i) for i, m in enumerate(stack.members)]
-    url = getattr(store, "url", None)
-    assert isinstance(url, str)  # a shared store is the PostgreSQL one
-    app = jobs.deferring_app(url)
-    conn = _connect(url)
+    app = jobs.deferring_app(port.url)
+    conn = _connect(port.url)
     superseded: list[cancel.Cancelled] = []
     try:
         with conn.transaction():
             for old in cancel.guard_stack(conn, stack.name):
                 if not supersede:
                     raise _unfinished(old, hyops)
-                done = cancel.cancel_run(conn, app, old.run_id, f"cancelled: superseded by run {run_id}", now)
+                done = cancel.cancel_run(conn, app, port, old.run_id, f"cancelled: superseded by run {run_id}", now)
                 assert done is not None
                 superseded.append(done)
             tables.insert_run(conn, run, rows)
             locked = tables.lock_run(conn, run_id)
             assert locked is not None
             progress.advance(conn, app, locked, rows, now)
-            view.publish(conn, run_id, queued=True)
+            view.publish(conn, port, run_id, queued=True)
     except Exception as err:  # psycopg's errors: the run was not queued
         if isinstance(err, UsageError | RefusedError):
             raise

@@ -141,12 +141,6 @@ def open_runs(conn: Any) -> list[QueuedRun]:
     return [_run_of(r) for r in rows]
 
 
-def latest_run(conn: Any, stack: str) -> QueuedRun | None:
-    row = conn.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM {SCHEMA}.queue_runs WHERE stack = %s "
-                       "ORDER BY started_at DESC, run_id DESC LIMIT 1", (stack,)).fetchone()
-    return None if row is None else _run_of(row)
-
-
 def members(conn: Any, run_id: str) -> list[MemberRow]:
     rows = conn.execute(f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM {SCHEMA}.queue_members WHERE run_id = %s "
                         "ORDER BY position", (run_id,)).fetchall()

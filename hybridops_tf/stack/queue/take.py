@@ -26,7 +26,6 @@ from hybridops_tf.stack.model import Stack
 from hybridops_tf.stack.queue import jobs, progress, tables, view
 from hybridops_tf.stack.queue.submit import stack_digest
 from hybridops_tf.stack.queue.tables import QueuedRun
-from hybridops_tf.store.postgres import PgStore
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class Taker:
                 assert locked is not None
                 progress.end_member(conn, app, locked, member, self.name, utc_now(),
                                     status=MemberStatus.ERROR.value, error=f"internal error: {exc!r}")
-                view.publish(conn, run_id)
+                view.publish(conn, self.connections.port, run_id)
             raise
         with self.connections.connection() as conn, conn.transaction():
             locked = tables.lock_run(conn, run_id)
@@ -93,7 +92,7 @@ class Taker:
                                               status=result.status.value, error=result.error,
                                               member_run_id=result.run_id)
             if counted:
-                view.publish(conn, run_id)
+                view.publish(conn, self.connections.port, run_id)
             else:  # its job left the queue when it was found lost: procrastinate cannot end it
                 self.given_up.add(job_id)
         handed_back = not served or (retry and counted)
@@ -130,8 +129,7 @@ class Taker:
             return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, retryable=True), False
         member = stack.member(name)
         store = self.runtime.store
-        if isinstance(store, PgStore):  # idle since this worker's last member: alive, or replaced
-            store.check_idle_connection()
+        self.connections.port.check_idle_connection()  # idle since this worker's last member: alive, or replaced
         before = store.read(member.key)
         steps = MemberSteps(StackRequest(
             stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,

@@ -18,20 +18,19 @@ from hybridops_tf.runtime.root import STACK_REPORT
 from hybridops_tf.stack.queue import tables
 from hybridops_tf.stack.queue.tables import MemberRow
 from hybridops_tf.stack.report import queued_report, report_text
-from hybridops_tf.store.schema import SCHEMA
+from hybridops_tf.store import QueueStore
 
 
-def publish(conn: Any, run_id: str, *, queued: bool = False) -> None:
-    """The run's report as the stack's report document, in the caller's transaction, when it
-    was just `queued` or it has finished; an unfinished run's readers read its rows."""
+def publish(conn: Any, port: QueueStore, run_id: str, *, queued: bool = False) -> None:
+    """The run's report as the stack's report document, written through the store in the
+    caller's transaction, when it was just `queued` or it has finished; an unfinished run's
+    readers read its rows."""
     run = tables.read_run(conn, run_id)
     assert run is not None
     if not queued and run.finished_at is None:
         return
     rows = tables.members(conn, run_id)
-    conn.execute(f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
-                 "ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, updated_at = now()",
-                 (STACK_REPORT, run.stack, report_text(queued_report(run, rows))))
+    port.put_document_on(conn, STACK_REPORT, run.stack, report_text(queued_report(run, rows)))
 
 
 def exit_code(rows: list[MemberRow]) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from hybridops_tf.engine import process
 from hybridops_tf.stack.queue import jobs, lost, tables
 from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun
+from hybridops_tf.store import QueueStore
 
 POLL_SECONDS = 0.5
 
@@ -22,13 +23,13 @@ class Waited:
     interrupted: int | None = None  # the signal that stopped the waiting (the run goes on)
 
 
-def wait_run(url: str, run_id: str, on_change: Callable[[MemberRow], None]) -> Waited:
+def wait_run(port: QueueStore, run_id: str, on_change: Callable[[MemberRow], None]) -> Waited:
     """Poll the run until it finished (or a signal stops the waiting); on_change gets each
     member whose status changed since the last look."""
     heartbeat = jobs.Heartbeat.from_env()
     seen: dict[str, str] = {}
     next_sweep = 0.0
-    connections = jobs.Connections(url, 1)  # one login for the whole wait, not one a look
+    connections = jobs.Connections(port, 1)  # one login for the whole wait, not one a look
     with process.FORWARDER, closing(connections):
         while True:
             if time.monotonic() >= next_sweep:

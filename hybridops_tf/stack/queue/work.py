@@ -65,15 +65,13 @@ class WorkResult:
 
 def work(req: WorkRequest) -> WorkResult:
     store = req.runtime.store
-    url = getattr(store, "url", None)
-    if not store.shared or not isinstance(url, str):
-        raise UsageError("`stack work` needs the shared store the run was queued in: pass --store "
-                         "postgresql://USER@HOST:PORT/DB or set HYOPS_STORE (docs/shared-store.md)")
+    port = jobs.queue_store(store, "`stack work`")
+    url = port.url
     heartbeat = jobs.Heartbeat.from_env()
     store.keys()  # the store answers and its schema is this hyops's (exit 2/4 otherwise)
     # a member's job lends one connection for its claim, its run id and its end, and one for
     # its upstreams' rows; the worker's looks and sweeps one more
-    connections = jobs.Connections(url, 2 * req.parallelism + 1)
+    connections = jobs.Connections(port, 2 * req.parallelism + 1)
     if req.run_id is not None:
         try:
             with connections.connection() as conn:

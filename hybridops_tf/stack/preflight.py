@@ -1,0 +1,41 @@
+"""What every stack run checks before any member starts, in process (stack/runner.py) or
+queued (stack/queue/submit.py): the command, whose engine state each member's is, and no
+uncertain member under an apply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.operation import places
+from hybridops_tf.record.advice import Commands, where_of
+from hybridops_tf.record.lifecycle import Status, apply_refusal
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.stack.model import Stack
+
+COMMANDS = ("apply", "destroy")
+
+
+def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
+    """UsageError (exit 2) naming the first member whose engine state another root's record, or
+    another ref's, claims (operation/places.py): a stack run over it starts nothing (a queued
+    one too)."""
+    try:
+        places.refuse_members(command, [(m.name, m.target, m.workspace) for m in stack.members],
+                              runtime.store, runtime.root, stack.file)
+    except UsageError as err:
+        raise UsageError(f"stack {stack.name}: {err.message}") from None
+
+
+def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
+    """RefusedError naming the first member whose record's outcome is uncertain (a stale
+    `running`, suspect orphans): a stack apply over it starts nothing (a queued one too)."""
+    for m in stack.members:
+        rec = records[m.name]
+        why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
+                                    suspect_orphans=len(rec.suspect_orphans), allow_uncertain=False)
+        if why:
+            raise RefusedError(
+                f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
+                f"run `{Commands().reconcile(where_of(m.module_ref, m.directory, m.workspace))}` first")
