@@ -169,3 +169,14 @@ def test_code_and_tests_cite_the_repository_docs_not_a_design_note_outside_it() 
              if re.search(r"DESIGN §|DESIGN\.md", line) and path.name != "test_docs_contract.py"]
 
     assert cited == []
+
+
+def test_every_finding_code_and_exit_code_is_in_the_contract() -> None:
+    from hybridops_tf.base.bugs import BUG_EXIT
+    from hybridops_tf.base.errors import ExitCode
+    from hybridops_tf.reconcile.model import Code
+
+    text = CONTRACT.read_text(encoding="utf-8")
+    assert [c.value for c in Code if f"`{c.value}`" not in text] == []
+    codes = {int(n) for n in re.findall(r"^\| `(\d+)` \|", text, flags=re.MULTILINE)}
+    assert {int(c) for c in ExitCode} | {BUG_EXIT} <= codes
