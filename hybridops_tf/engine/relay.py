@@ -22,7 +22,7 @@ relay drain it, into ERR_LOG_FD (engine.stderr.log). Watchdog: if the engine's p
 group is still there GRACE seconds after hyops went, the relay SIGKILLs it (the engine leads
 its group; provider plugins sit in it). At EOF, when every line reached events.jsonl, the
 relay creates MARKER (events.complete) in the run folder open on DIR_FD: events.jsonl then
-holds the engine's whole stdout (runs.may_hold_unseen_creates relies on it). Then it exits.
+holds the engine's whole stdout (run_folder.EarlierRun relies on it). Then it exits.
 
 Protocol with hyops (in band): a line that starts with NOTICE_PREFIX is the relay's, not
 the engine's (engines never write a NUL byte): `<prefix>log_error <errno> <message>` says

@@ -90,12 +90,6 @@ def env_values(resolved: ResolvedInputs) -> dict[str, Any]:
     return {name: value for name, value in resolved.values.items() if resolved.source_of(name) == "env"}
 
 
-def of_run(module_dir: Path, resolved: ResolvedInputs, key: bytes | None) -> str | None:
-    """The digest of what a run with `resolved` inputs reads on its own; None without a key
-    (a comparison that made none: no record can hold a digest to match)."""
-    return None if key is None else config_digest(module_dir, env_values(resolved), key)
-
-
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()

@@ -19,7 +19,7 @@ from hybridops_tf.engine.runner import Engine
 from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
-from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
+from hybridops_tf.runtime.run_folder import EarlierRun
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.state import StateSnapshot
@@ -43,7 +43,8 @@ def takeover(
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.engine.state import StateFormatError, parse_state
 
-    events = read_run_events(store, key, previous.run_id)
+    earlier = EarlierRun.read(store, key, previous.run_id)
+    events = earlier.events
     progress = ResourceTracker().feed_all(events).resources
     in_state: transitions.StateView | None
     try:
@@ -51,12 +52,11 @@ def takeover(
     except (EngineError, StateFormatError):
         in_state = None  # unreadable state: every started create stays a suspect
     replanned: tuple[str, ...] | None = ()
-    if may_hold_unseen_creates(store, key, previous.run_id,
-                               previous.active_command, events):
+    if earlier.may_hold_unseen_creates(previous.active_command):
         replanned = planned_creates(engine)
     orphans = transitions.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
                                                   known=previous.resources,
-                                                  stream_complete=events_complete(store, key, previous.run_id))
+                                                  stream_complete=earlier.complete)
     return orphans, transitions.resources_after_run(previous.resources, progress, in_state)
 
 

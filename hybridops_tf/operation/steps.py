@@ -27,10 +27,11 @@ from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
-from hybridops_tf.operation import config_digest, inputs, places, reads
+from hybridops_tf.operation import inputs, places, reads
 from hybridops_tf.operation import settle as run_settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
+from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
@@ -180,10 +181,12 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     """The `running` record step 4 persists (taking over what a stale one knew), with the
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
-    digest = inputs.inputs_digest(rt, resolved)
-    applied = None  # a refresh, an import or a saved plan applies no configuration of today's
-    if req.command == Command.APPLY and req.plan_file is None:
-        applied = config_digest.of_run(req.target.directory, resolved, inputs.digest_key(rt))
+    key = inputs.digest_key(rt)
+    assert key is not None  # made if new, or refused
+    digest, applied = resolved.digest(key), None  # a refresh, an import or a saved plan applies no configuration
+    if req.command == Command.APPLY and req.plan_file is None:  # what --resume and reconcile --stack compare
+        now = would_apply(req.target.directory, req.workspace, resolved, key, engine.info)
+        digest, applied = now.inputs_digest, now.config_digest
     inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = run_settle.following_state(req, engine, one.previous.resources)

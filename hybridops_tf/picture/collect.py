@@ -226,9 +226,9 @@ def _single_key(req: ReportRequest) -> str:
 
 
 def _events(store: Store, key: str, run_id: str) -> Sequence[Event]:
-    from hybridops_tf.runtime.run_folder import read_run_events
+    from hybridops_tf.runtime.run_folder import EarlierRun
 
-    return read_run_events(store, key, run_id)
+    return EarlierRun.read(store, key, run_id).events
 
 
 def _engine_line(req: ReportRequest) -> str:

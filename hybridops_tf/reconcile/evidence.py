@@ -67,7 +67,7 @@ from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.record.stamp import StateStamp
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import events_complete, may_hold_unseen_creates, read_run_events
+from hybridops_tf.runtime.run_folder import EarlierRun
 from hybridops_tf.store import Store
 
 Note = Callable[[str], None]
@@ -306,15 +306,15 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     unseen = False
     run_events: dict[str, list[Any]] = {}
     if record is not None and record.status is Status.RUNNING:
-        events = read_run_events(store, target.key, record.run_id)
+        earlier = EarlierRun.read(store, target.key, record.run_id)
+        events = earlier.events
         run_events[record.run_id] = events
         tracker = ResourceTracker().feed_all(events)
         if run_succeeded(events):  # killed after its engine exited 0: every delete it began is done
             tracker.engine_succeeded()
         base = _with(base, last_run=dict(tracker.resources), deleted=completed_deletes(tracker, events),
-                     stream_complete=events_complete(store, target.key, record.run_id))
-        unseen = may_hold_unseen_creates(store, target.key, record.run_id,
-                                         record.active_command, events)
+                     stream_complete=earlier.complete)
+        unseen = earlier.may_hold_unseen_creates(record.active_command)
         if unseen:
             base = _with(base, replanned_creates=None)  # until a plan names them
         live = _live_engine(opts.runtime.root, target.key, record.run_id)
@@ -422,7 +422,7 @@ def _listed_evidence(store: Store, module_ref: str, record: OperationRecord,
             out.setdefault(orphan.address, OrphanEvidence.UNKNOWN)
             continue
         if orphan.run_id not in cache:
-            cache[orphan.run_id] = read_run_events(store, module_ref, orphan.run_id)
+            cache[orphan.run_id] = EarlierRun.read(store, module_ref, orphan.run_id).events
         events = cache[orphan.run_id]
         if orphan.address in _create_started(events):
             out[orphan.address] = OrphanEvidence.STARTED

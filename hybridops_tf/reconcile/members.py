@@ -17,6 +17,7 @@ input as a placeholder to fill in.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import HyopsError
 from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.operation import config_digest, inputs
+from hybridops_tf.operation import inputs
+from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
@@ -65,12 +67,9 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
                                              base_layers=inputs_mod.module_layers(directory, specs))
     except HyopsError:
         return None
-    now = applied.AppliedFrom(
-        config_digest=config_digest.config_digest(directory, config_digest.env_values(resolved), key),
-        # an input reconcile cannot know is not compared: keep the record's digest for it
-        inputs_digest=(record.inputs_digest or "") if member.unwired else resolved.digest(key),
-        engine_binary=str(engine.binary), engine_version=engine.version, workspace=member.workspace,
-        lock_file_missing=config_digest.lock_file_missing(directory))
+    now = would_apply(directory, member.workspace, resolved, key, engine)
+    if member.unwired:  # an input reconcile cannot know is not compared: keep the record's digest for it
+        now = dataclasses.replace(now, inputs_digest=record.inputs_digest or "")
     return applied.changes(record, now)
 
 

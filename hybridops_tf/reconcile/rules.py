@@ -78,7 +78,7 @@ class Decision:
 
 def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     """Addresses the interrupted run may have created that the state does not hold (run
-    order kept; settle.interrupted_run_orphans' rules): [] unless the record is a stale running."""
+    order kept; transitions.interrupted_run_orphans' rules): [] unless the record is a stale running."""
     if not ev.stale or ev.record is None:
         return []
     view = transitions.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule

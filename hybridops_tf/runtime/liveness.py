@@ -93,7 +93,7 @@ def write_note(run_dir: Path, pid: int, run_id: str) -> None:
         "run_id": run_id,
         "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    atomic_write_text(run_dir / NOTE_NAME, json.dumps(doc, indent=2) + "\n", durable=False)  # runs.RunFolder
+    atomic_write_text(run_dir / NOTE_NAME, json.dumps(doc, indent=2) + "\n", durable=False)  # run_folder.RunFolder
 
 
 def _group_survives(pgid: int, leader_start: int) -> bool:

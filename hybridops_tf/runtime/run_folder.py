@@ -113,6 +113,10 @@ class RunFolder:
         return self.path / "engine.stderr.log"
 
     @property
+    def events_complete_path(self) -> Path:
+        return self.path / EVENTS_COMPLETE
+
+    @property
     def resolved_inputs_path(self) -> Path:
         return self.path / "resolved.inputs.yml"
 
@@ -166,52 +170,45 @@ class RunFolder:
             notices.warning(f"could not finish run folder {self.path}: {err}")
 
 
-def read_run_events(store: Store, module_ref: str, run_id: str) -> list[Any]:
-    """The parsed events.jsonl of an earlier run under the store's root ([] when it left none)."""
-    from hybridops_tf.engine.events import iter_events
+@dataclass(frozen=True)
+class EarlierRun:
+    """An earlier run of a module, read once: its folder under the store's root, or (run on
+    another machine) a shared store's journal of it. `events`: its parsed events.jsonl ([]
+    when it left none); `complete`: they are the engine's whole stdout, to its end (the relay's
+    events.complete, or a journal that saw the end), so a create the engine started is in them
+    as an apply_start, whatever happened to hyops; `engine_spawned`: engine.stderr.log exists
+    (opened right before the engine is spawned), None when there is no folder here."""
 
-    path = run_path(store.root, module_ref, run_id) / "events.jsonl"
-    try:
-        lines: Sequence[str] = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:  # not on this machine: a shared store's journal may hold the run
-        journal = store.journal_lines(module_ref, run_id)
-        lines = journal.lines if journal is not None else []
-    return list(iter_events(lines))
+    events: list[Any]
+    complete: bool
+    engine_spawned: bool | None
 
+    @classmethod
+    def read(cls, store: Store, module_ref: str, run_id: str) -> EarlierRun:
+        from hybridops_tf.engine.events import iter_events
 
-def events_complete(store: Store, module_ref: str, run_id: str) -> bool:
-    """The run's events are the engine's whole stdout, to its end (the relay's events.complete,
-    or a shared store's journal that saw the end): a create the engine started would be in
-    them as an apply_start, whatever happened to hyops."""
-    folder = run_path(store.root, module_ref, run_id)
-    if (folder / EVENTS_COMPLETE).exists():
-        return True
-    if folder.is_dir():
-        return False
-    journal = store.journal_lines(module_ref, run_id)
-    return journal is not None and bool(journal.complete)
+        folder = RunFolder(run_path(store.root, module_ref, run_id), run_id)
+        journal = None
+        try:
+            lines: Sequence[str] = folder.events_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # not on this machine: a shared store's journal may hold the run
+            journal = store.journal_lines(module_ref, run_id)
+            lines = journal.lines if journal is not None else []
+        events = list(iter_events(lines))
+        if folder.path.is_dir():
+            return cls(events, folder.events_complete_path.exists(), folder.stderr_path.exists())
+        return cls(events, journal is not None and bool(journal.complete), None)
 
+    def may_hold_unseen_creates(self, command: str | None) -> bool:
+        """An interrupted apply whose engine was started but whose plan hyops never read: its
+        events cannot name what the engine went on to create. Complete events are all the
+        engine wrote (no plan in them, no create); a folder without engine.stderr.log saw no
+        engine; without a folder here only a journal that saw the engine's end proves it."""
+        from hybridops_tf.engine.progress import plan_was_read
 
-def may_hold_unseen_creates(store: Store, module_ref: str, run_id: str, command: str | None,
-                            events: Sequence[Any]) -> bool:
-    """An interrupted apply whose engine was started but whose plan hyops never read.
-
-    Then its events cannot name what the engine went on to create. engine.stderr.log is
-    opened right before the engine is spawned, so without it (in a run folder that is
-    there) the engine never ran; a missing run folder proves nothing. With events.complete
-    the events are all the engine wrote, to its end: no plan in them means no create.
-    """
-    from hybridops_tf.engine.progress import plan_was_read
-
-    if command not in (None, "apply") or plan_was_read(events):
-        return False
-    folder = run_path(store.root, module_ref, run_id)
-    if (folder / EVENTS_COMPLETE).exists():
-        return False  # the events are the engine's whole stdout: no plan in them, no create
-    if not folder.is_dir():  # run elsewhere: only a journal that saw the engine's end proves it
-        journal = store.journal_lines(module_ref, run_id)
-        return journal is None or not journal.complete
-    return (folder / "engine.stderr.log").exists()
+        if command not in (None, "apply") or plan_was_read(self.events) or self.complete:
+            return False
+        return self.engine_spawned is not False
 
 
 class EventLog:

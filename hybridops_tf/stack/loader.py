@@ -3,7 +3,7 @@
 Every problem is exit 2 (UsageError) naming the line, the member and the field, and all of
 them are reported at once, so a broken stack is fixed in one edit rather than one error
 per attempt. Wiring is checked against the modules' own HCL (python-hcl2, via
-`inputs.read_variables`/`read_outputs`): an input no variable declares, an output no
+`declarations.read_variables`/`read_outputs`): an input no variable declares, an output no
 upstream declares, or a required variable nobody sets would otherwise surface halfway
 through a run, after the upstreams had already changed the cloud. A sensitive output wired
 into a variable not declared `sensitive` is refused too, as the engine refuses a sensitive
@@ -427,7 +427,7 @@ def load_stack(path: Path | str, hcl_cache: Path | None = None, read_only: bool 
     """Read and validate `path`; UsageError (exit 2) listing every problem found.
 
     hcl_cache: where parsed module variables/outputs may be kept between runs (the
-    runtime root's cache), as `inputs.read_variables` does for a module run.
+    runtime root's cache), as `declarations.read_variables` does for a module run.
     read_only: for commands that change nothing (`stack status`, `stack graph`, `report`,
     `reconcile --stack` without `--write`): a required input no source here sets (a secret
     the workers' environment gives at apply time) is noted and listed in `Stack.unresolved`,

@@ -26,8 +26,9 @@ from hybridops_tf.base.errors import (
     RefusedError,
 )
 from hybridops_tf.engine import process
-from hybridops_tf.operation import config_digest, inputs, steps
+from hybridops_tf.operation import inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
+from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied, transitions
 from hybridops_tf.record.advice import Commands, where_of
 from hybridops_tf.record.lifecycle import (
@@ -182,11 +183,7 @@ class MemberSteps:
         if key is None:
             return ("no digest can match: the runtime root has no digest key",)
         resolved = inputs.resolve(rt, member.target, None, (), values, sensitive)
-        info = rt.engine_info()
-        now = applied.AppliedFrom(
-            config_digest=config_digest.config_digest(member.directory, config_digest.env_values(resolved), key),
-            inputs_digest=resolved.digest(key), engine_binary=str(info.binary), engine_version=info.version,
-            workspace=member.workspace, lock_file_missing=config_digest.lock_file_missing(member.directory))
+        now = would_apply(member.directory, member.workspace, resolved, key, rt.engine_info())
         return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:

@@ -13,7 +13,7 @@ from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import plan_was_read
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Command, Status
-from hybridops_tf.runtime.run_folder import RunFolder, RunMeta, may_hold_unseen_creates
+from hybridops_tf.runtime.run_folder import EarlierRun, RunFolder, RunMeta
 from hybridops_tf.runtime.run_result import (
     EngineRefusedResult,
     PlannedResult,
@@ -48,10 +48,12 @@ def test_an_empty_or_version_only_stream_holds_no_plan() -> None:
     assert not plan_was_read(iter_events([VERSION]))
 
 
-def _run(tmp_path: Path, *, engine_started: bool) -> RunFolder:
+def _run(tmp_path: Path, *, engine_started: bool, lines: list[str] | None = None) -> RunFolder:
     folder = RunFolder.create(tmp_path, REF, "apply-1")
     if engine_started:
         folder.stderr_path.write_text("")
+    if lines:
+        folder.events_path.write_text("".join(f"{line}\n" for line in lines))
     return folder
 
 
@@ -65,14 +67,15 @@ def _run(tmp_path: Path, *, engine_started: bool) -> RunFolder:
 def test_unseen_creates_are_possible_only_for_a_started_apply_whose_plan_was_not_read(
     tmp_path: Path, command: str | None, started: bool, lines: list[str] | None, expected: bool
 ) -> None:
-    _run(tmp_path, engine_started=started)
-    events = list(iter_events(apply_lines() if lines is None else lines))
+    _run(tmp_path, engine_started=started, lines=apply_lines() if lines is None else lines)
 
-    assert may_hold_unseen_creates(RecordStore(tmp_path), REF, "apply-1", command, events) is expected
+    earlier = EarlierRun.read(RecordStore(tmp_path), REF, "apply-1")
+    assert earlier.may_hold_unseen_creates(command) is expected and earlier.complete is False
 
 
 def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: Path) -> None:
-    assert may_hold_unseen_creates(RecordStore(tmp_path), REF, "apply-gone", "apply", [])
+    gone = EarlierRun.read(RecordStore(tmp_path), REF, "apply-gone")
+    assert gone.may_hold_unseen_creates("apply") and gone.events == []
 
 
 @pytest.mark.parametrize(("complete", "expected"), [
@@ -87,9 +90,10 @@ def test_a_run_known_only_from_a_store_journal_is_cleared_only_by_a_complete_jou
     journal = JournalRead((VERSION,), engine_started=True, complete=complete)
     store = RecordStore(tmp_path)
     monkeypatch.setattr(store, "journal_lines", lambda ref, run_id: journal)
-    events = list(iter_events(journal.lines))
 
-    assert may_hold_unseen_creates(store, REF, "apply-elsewhere", "apply", events) is expected
+    earlier = EarlierRun.read(store, REF, "apply-elsewhere")
+    assert earlier.may_hold_unseen_creates("apply") is expected and earlier.complete is complete
+    assert len(earlier.events) == len(list(iter_events(journal.lines)))
 
 
 def test_planned_creates_are_named_in_plan_order() -> None:
@@ -165,3 +169,12 @@ def test_a_command_is_written_and_compared_as_its_plain_string() -> None:
     assert Command("destroy") is Command.DESTROY
     assert Command.APPLY == "apply" and f"{Command.REFRESH} of x" == "refresh of x"
     assert json.dumps({"command": Command.IMPORT}) == '{"command": "import"}'
+
+
+def test_an_earlier_runs_complete_events_say_no_create_went_unseen(tmp_path: Path) -> None:
+    folder = _run(tmp_path, engine_started=True, lines=[VERSION])
+    (folder.path / "events.complete").write_text("")
+
+    earlier = EarlierRun.read(RecordStore(tmp_path), REF, "apply-1")
+
+    assert earlier.complete and earlier.engine_spawned and not earlier.may_hold_unseen_creates("apply")
