@@ -42,7 +42,7 @@ class ApplyCommand(ModuleCommand):
 def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, inputs: Inputs,
          lock_timeout: float, allow_uncertain: bool = False) -> None:
     from hybridops_tf.cli import approval
-    from hybridops_tf.operation import steps as operation
+    from hybridops_tf.operation import steps
     from hybridops_tf.operation.request import ModuleRequest
     from hybridops_tf.record.lifecycle import Command
 
@@ -59,7 +59,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
             ctx.exit(result)
         outcome = result
     else:
-        outcome = operation.run(ModuleRequest(
+        outcome = steps.run(ModuleRequest(
             command=Command(command), target=tgt, runtime=settings(ctx).runtime,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
@@ -75,7 +75,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
     only for its ephemeral variables, which no plan file keeps (plan/saved.py)."""
     from hybridops_tf.base.errors import UsageError
     from hybridops_tf.cli import approval
-    from hybridops_tf.operation import steps as operation
+    from hybridops_tf.operation import steps
     from hybridops_tf.plan import saved
 
     if command != "apply":
@@ -88,7 +88,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
         passthrough=approval.split_auto_approve(passthrough)[1], lock_timeout=lock_timeout,
         allow_uncertain=allow_uncertain, argv=sys.argv[1:], on_event=ProgressPrinter(), var_options=given,
     ))
-    outcome = operation.run(req)
+    outcome = steps.run(req)
     echo_outcome(outcome, req.command, req.target.ref, str(req.target.directory), req.workspace, hyops_prefix(ctx))
     ctx.exit(outcome.exit_code)
 

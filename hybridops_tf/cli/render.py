@@ -191,9 +191,9 @@ def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str, work
     """The run's outcome lines; a `next:` command names the module's ref and workspace, and the
     global options given (`hyops`), so pasting it acts on this record (record/advice.py)."""
     from hybridops_tf.cli import interrupted
-    from hybridops_tf.record.advice import Commands, where_of
+    from hybridops_tf.record.advice import reconcile_command
 
-    reconcile = Commands(hyops=hyops).reconcile(where_of(ref, module_dir, workspace))
+    reconcile = reconcile_command(ref, module_dir, workspace, hyops=hyops)
     line = interrupted.module_line(outcome, command, ref, reconcile)
     if line is not None and outcome.unchanged:  # a signal before anything changed: that line says it all
         interrupted.say(line)

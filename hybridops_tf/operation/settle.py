@@ -279,6 +279,6 @@ def _failure_error(engine: Engine, reader: StreamReader, result: process.Process
 
 def _reconcile(rec: OperationRecord, *extra: str) -> str:
     """`hyops reconcile` of this record's module, ref and workspace (record/advice.py)."""
-    from hybridops_tf.record.advice import Commands, where_of
+    from hybridops_tf.record.advice import reconcile_command
 
-    return Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace), *extra)
+    return reconcile_command(rec.module_ref, rec.module_dir, rec.workspace, *extra)

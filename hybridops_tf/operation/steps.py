@@ -27,13 +27,12 @@ from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
-from hybridops_tf.operation import inputs, places, reads
-from hybridops_tf.operation import settle as run_settle
+from hybridops_tf.operation import inputs, places, reads, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import transitions
-from hybridops_tf.record.advice import Commands, where_of
+from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.runtime.root import Runtime
@@ -155,7 +154,7 @@ def _settle_init_failure(one: _Run, err: EngineInitFailed) -> HyopsError:
 
 def _reconcile(req: ModuleRequest) -> str:
     """`hyops reconcile` of this run's module, ref and workspace, as a person pastes it."""
-    return Commands().reconcile(where_of(req.target.ref, req.target.directory, req.workspace))
+    return reconcile_command(req.target.ref, req.target.directory, req.workspace)
 
 
 def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
@@ -189,7 +188,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         digest, applied = now.inputs_digest, now.config_digest
     inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
-        known = run_settle.following_state(req, engine, one.previous.resources)
+        known = settle.following_state(req, engine, one.previous.resources)
     try:
         resolved_file = inputs.write_resolved(one.folder, resolved)
         rerun = inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
@@ -275,7 +274,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     if _stopped_before_any_change(req, reader, result, folder):
         return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
-    settled, code = run_settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
+    settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
     return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code)
 

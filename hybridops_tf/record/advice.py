@@ -118,6 +118,13 @@ class Commands:
         return f"{self.hyops} sim rm {shlex.quote(object_id or '<id>')}"
 
 
+def reconcile_command(module_ref: str, directory: Path | str | None, workspace: str | None, *extra: str,
+                      hyops: str = "hyops") -> str:
+    """`hyops reconcile` of a module's record (its ref, directory and workspace), as a person
+    pastes it from here: what every "run reconcile first" says."""
+    return Commands(hyops=hyops).reconcile(where_of(module_ref, directory, workspace), *extra)
+
+
 def display_dir(path: Path | str, project_top: Path | None = None) -> str:
     """A module directory as the commands a summary prints name it, so they run on any
     runner that checked the repository out, wherever:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
-from hybridops_tf.record.advice import Commands, where_of
+from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     LastAttempt,
@@ -498,7 +498,7 @@ def state_missing_error(rec: OperationRecord, missing: Sequence[tuple[str, str]]
     listed = ", ".join(f"{addr} (id {ident})" for addr, ident in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
     imports = [word for addr, ident in missing for word in ("--import", shlex.quote(f"{addr}={ident}"))]
-    command = Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace), *imports)
+    command = reconcile_command(rec.module_ref, rec.module_dir, rec.workspace, *imports)
     return (f"state_missing: the state is empty but the record knows {listed}{more}, which no completed "
             f"delete removed: it may still be live. Look it up in the provider, then adopt it with "
             f"`{command}` and destroy again")
@@ -541,7 +541,7 @@ def imported(
     rec.resources = resources
     rec = _finish(rec, Status.ERROR)
     rec.failed_command = running.failed_command or Command.APPLY
-    settle = Commands().reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace))
+    settle = reconcile_command(rec.module_ref, rec.module_dir, rec.workspace)
     rec.last_error = f"{address} was imported into state; run `{settle}` to settle the module"
     return rec
 

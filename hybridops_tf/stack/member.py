@@ -30,7 +30,7 @@ from hybridops_tf.operation import inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied, transitions
-from hybridops_tf.record.advice import Commands, where_of
+from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import (
     CLAIMS_EMPTY,
     Command,
@@ -189,7 +189,7 @@ class MemberSteps:
     def _destroy(self, member: Member) -> MemberResult:
         """One engine call per member on the critical path: its `destroy` (an owned member: a
         refresh-only apply once its owner is verified gone), verified from the state file that
-        call wrote where the engine keeps state locally (run_settle.written_empty_state), else
+        call wrote where the engine keeps state locally (settle.written_empty_state), else
         by `show -json`; `init` only when initcheck says the module needs it. Counted by
         tests/integration/test_stack_destroy_engine_calls.py."""
         rec = self.store.read(member.key)
@@ -229,7 +229,7 @@ class MemberSteps:
             if rec.status is Status.RUNNING:  # we hold the lock: stale, outcome uncertain
                 return MemberResult(MemberStatus.ERROR, changed=False, error=(
                     f"{member.module_ref} has a stale 'running' record; not marking it retained: "
-                    f"run `{Commands().reconcile(where_of(member.module_ref, member.directory, member.workspace))}` "
+                    f"run `{reconcile_command(member.module_ref, member.directory, member.workspace)}` "
                     "first"))
             try:
                 self.store.write(transitions.retained(rec, self.run_id))

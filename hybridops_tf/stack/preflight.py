@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.operation import places
-from hybridops_tf.record.advice import Commands, where_of
+from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
@@ -38,4 +38,4 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
         if why:
             raise RefusedError(
                 f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
-                f"run `{Commands().reconcile(where_of(m.module_ref, m.directory, m.workspace))}` first")
+                f"run `{reconcile_command(m.module_ref, m.directory, m.workspace)}` first")

@@ -1,7 +1,7 @@
 """Settle rules that only the integration tests guarded, as unit tests (docs/contract.md: Statuses steps 3, 6).
 
 Each rule is checked twice: on the pure transition (settle.py) and on the step that decides
-which transition applies (operation.py, run_settle.py). For the step, a stand-in engine
+which transition applies (operation/steps.py, operation/settle.py). For the step, a stand-in engine
 replays a stdout stream into the real StreamReader and answers `show -json` from a document:
 no process is started, and everything else (run folder, record store, settle) is real.
 """
@@ -102,7 +102,7 @@ def without_bookkeeping(doc: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class ReplayEngine:
-    """The engine as operation._execute and run_settle use it: `stream` feeds the given stdout
+    """The engine as steps._execute and settle use it: `stream` feeds the given stdout
     lines to the reader and exits `returncode`; `show -json` answers `state`."""
 
     module_dir: Path
