@@ -134,7 +134,7 @@ def _status_next(e: Any, hyops: str, project_top: Path | None = None) -> str:
 def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_file: str,
                  hyops: str = "hyops", diagram: Sequence[str] = (), heading: str = "hyops stack status") -> list[str]:
     """`hyops stack status --format markdown`: one row per member of the status document
-    (stack.report.status_document), with the member's record status now when it differs;
+    (stack.status.status_document), with the member's record status now when it differs;
     `diagram` (a ```mermaid block of the stack) goes above the table. `stack apply|destroy
     --format markdown` print their run report the same way, under their own heading."""
     from hybridops_tf.stack import view

@@ -28,8 +28,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
     `stack apply` would, writing `junit_path` (the merged run, or the refusal) as `stack apply`
     does. `table` prints the members (cli/stack_show.py's members_table)."""
     from hybridops_tf.stack.queue.submit import queue_run
-    from hybridops_tf.stack.queue.view import exit_code
-    from hybridops_tf.stack.report import queued_report
+    from hybridops_tf.stack.queue.view import exit_code, queued_report
 
     runtime = settings(ctx).runtime
     try:

@@ -239,7 +239,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     from hybridops_tf.cli.root_note import note_root
     from hybridops_tf.stack import view
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.report import records_now, status_document
+    from hybridops_tf.stack.status import records_now, status_document
 
     runtime = settings(ctx).runtime
     stack = load_stack(stack_file, runtime.hcl_cache(), read_only=True)

@@ -83,7 +83,7 @@ def markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[
     from hybridops_tf.cli import markdown
     from hybridops_tf.cli.settings import hyops_prefix
     from hybridops_tf.picture.mermaid import markdown_block
-    from hybridops_tf.stack.report import records_now
+    from hybridops_tf.stack.status import records_now
 
     entries = records_now(stack, settings(ctx).runtime) if entries is None else entries
     now = {name: e.shown_status for name, e in entries.items()}

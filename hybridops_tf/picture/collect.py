@@ -126,7 +126,7 @@ def gather(req: ReportRequest) -> ReportData:
 
 def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportData:
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.report import status_document
+    from hybridops_tf.stack.status import status_document
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True)
@@ -155,7 +155,7 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
 
 def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     """The stack with each member's status as `stack status --json` gives it, and its record now."""
-    from hybridops_tf.stack.report import status_document
+    from hybridops_tf.stack.status import status_document
 
     store = runtime.store
     entries = {m.name: entry(store, m.key) for m in stack.members}

@@ -148,7 +148,7 @@ class StackPicture:
 def picture(stack: Stack, doc: Mapping[str, object] | None = None,
             records: Mapping[str, RecordNow] | None = None) -> StackPicture:
     """The stack drawn bare (doc None) or with the statuses of a `stack status --json`
-    document (stack.report.status_document) and each member's record now."""
+    document (stack.status.status_document) and each member's record now."""
     records = records or {}
     entries: dict[str, Mapping[str, object]] = {}
     if doc is not None:

@@ -147,7 +147,7 @@ _ENTRY_KEYS = ("blocked_by", "run_id", "error", "worker", "started_at", "finishe
 
 
 def status_xml(document: Mapping[str, Any]) -> str:
-    """`stack status --junit FILE`: the status document (report.status_document) as JUnit.
+    """`stack status --junit FILE`: the status document (status.status_document) as JUnit.
 
     The run's state decides the `(run)` case: none when it finished; failing when it never
     ran, still runs (a queued run whose workers go on) or was interrupted. Members are as the

@@ -8,7 +8,7 @@ their records, so the answer never depends on having run the stack before.
 A run writes its report before any member starts (`finished_at` null, the runner named),
 journals each member's start (`running`, with the run_id its record will carry) and end
 (runtime/live_journal.py, folded in by read_report), and writes it last with `finished_at`:
-a runner killed at any point leaves a report that says so, and `status_document` reads it
+a runner killed at any point leaves a report that says so, and stack/status.py reads it
 with every member's record now (stack/view.py).
 """
 
@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
@@ -29,11 +29,6 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime import live_journal
 from hybridops_tf.runtime.live_journal import Journal
 from hybridops_tf.runtime.root import STACK_REPORT, Runtime
-from hybridops_tf.stack import view
-from hybridops_tf.stack.model import Stack
-
-if TYPE_CHECKING:
-    from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -101,34 +96,6 @@ class StackReport:
         return out
 
 
-def queued_report(run: QueuedRun, rows: list[MemberRow]) -> StackReport:
-    """A queued run and its member rows (stack/queue/tables.py) as one report."""
-    members = [MemberEntry(name=r.name, module_ref=r.module_ref, status=r.status, blocked_by=r.blocked_by,
-                           run_id=r.member_run_id, error=r.error, worker=r.worker, started_at=r.started_at,
-                           finished_at=r.finished_at if r.ended else None)
-               for r in sorted(rows, key=lambda r: r.position)]
-    return StackReport(run.stack, run.stack_file, run.run_id, run.command, run.started_at, run.finished_at, members,
-                       queue=True)
-
-
-def _queued_now(store: Any, doc: dict[str, Any]) -> dict[str, Any]:
-    """The stored report `doc` of an unfinished queued run as the run's rows in the store say
-    now (stack/queue/view.py writes the document only when the run is queued and when it
-    ends); `doc` itself when the store holds no such run any more."""
-    from hybridops_tf.stack.queue import tables
-
-    port = store.queue()
-    if port is None:
-        return doc
-
-    def read(conn: Any) -> dict[str, Any]:
-        run = tables.read_run(conn, doc["run_id"])
-        return doc if run is None else queued_report(run, tables.members(conn, run.run_id)).to_dict()
-
-    now: dict[str, Any] = port.read_with(read)
-    return now
-
-
 def report_text(report: StackReport, *, compact: bool = False) -> str:
     """The report's JSON; compact (json's C encoder; an indented dump is Python's, ~5x slower)
     for a run's updates as members start and end, which are written 2N times for N members."""
@@ -172,8 +139,8 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
         return live_journal.fold(doc, path)
     if doc.get("finished_at") or not isinstance(doc.get("run_id"), str):
         return doc
-    if doc.get("queue"):  # an unfinished queued run: as its rows in the store say now
-        return _queued_now(store, doc)
+    if doc.get("queue"):  # an unfinished queued run: its rows in the store say more (stack/status.py)
+        return doc
     return live_journal.fold_lines(doc, store.document_lines(STACK_REPORT, stack_name, doc["run_id"]))
 
 
@@ -250,45 +217,3 @@ class LiveReport:
                     self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack)
             except OSError:
                 pass
-
-
-def records_now(stack: Stack, runtime: Runtime) -> dict[str, Any]:
-    """member name -> its status entry now (runtime.status.StatusEntry: the record, stale or
-    engine alive, or the reason it is unreadable)."""
-    from hybridops_tf.runtime.status import entry
-
-    store = runtime.store
-    return {m.name: entry(store, m.key) for m in stack.members}
-
-
-def record_now(e: Any) -> view.RecordNow:
-    """A status entry as stack/view.py reads it."""
-    rec = e.record
-    if rec is None:
-        return view.RecordNow("corrupt" if e.problem else NO_RECORD)
-    return view.RecordNow(rec.status.value, rec.run_id, stale=e.stale, engine_alive=e.engine_alive is not None,
-                          active_command=rec.active_command, last_error=rec.last_error,
-                          orphans=tuple(o.address for o in rec.suspect_orphans))
-
-
-def status_document(stack: Stack, runtime: Runtime, entries: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`stack status --json`: the last run report read with every member's record now
-    (stack/view.py: the run's `state`, members as their records say, `uncertain`); members
-    it does not list (never run by this stack) are added with their record's status, or
-    "none". `entries`: records_now, when the caller has read them already."""
-    from hybridops_tf.runtime.liveness import process_alive
-
-    entries = records_now(stack, runtime) if entries is None else entries
-    doc = read_report(runtime, stack.name)
-    if doc is None:
-        doc = StackReport(stack.name, str(stack.file), None, None, None, None).to_dict()
-    known = {m.get("name") for m in doc["members"] if isinstance(m, dict)}
-    for member in stack.members:
-        if member.name not in known:
-            e = entries[member.name]
-            shown = NO_RECORD if e.record is None else e.record.status.value
-            if e.record is None and e.problem:
-                raise UsageError(e.problem)  # a corrupt record: exit 2, as reading it always was
-            doc["members"].append(MemberEntry(member.name, member.module_ref, shown).to_dict())
-    records = {name: record_now(e) for name, e in entries.items()}
-    return view.judge(doc, records, process_alive(doc.get("runner")))

@@ -252,3 +252,50 @@ def test_exit_codes_are_an_int_enum_with_the_documented_values() -> None:
     assert isinstance(ExitCode.USAGE, int)
     assert HyopsError.exit_code == EngineError.exit_code == ExitCode.FAILED
     assert EngineNotFound.exit_code == ExitCode.USAGE  # a set-up error
+
+
+def room_circles(root: Path, layer: str, package: str = PACKAGE) -> list[list[str]]:
+    """Inside one layer, each file and each subfolder is a room: rooms that import each other
+    (through any of their modules: an arrow up inside the layer), sorted."""
+    prefix = f"{package}.{layer}."
+
+    def room(module: str) -> str | None:
+        return module[len(prefix):].split(".")[0] if module.startswith(prefix) else None
+
+    graph: dict[str, set[str]] = {}
+    for edge in package_edges(root, package):
+        source, target = room(edge.source), room(edge.target)
+        if source is not None and target is not None and source != target:
+            graph.setdefault(source, set()).add(target)
+            graph.setdefault(target, set())
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        return False
+
+    found = {tuple(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)}
+    return sorted(list(pair) for pair in found)
+
+
+def test_no_two_rooms_of_the_stack_layer_import_each_other() -> None:
+    """stack/queue and stack/report once imported each other's insides (three arrows up in
+    stack/): its files and its queue import one way only (the run's status on top)."""
+    assert room_circles(PACKAGE_DIR.parent, "stack") == []
+
+
+def test_rooms_that_import_each_other_are_found(tmp_path: Path) -> None:
+    files = {"stack/__init__.py": "", "stack/report.py": "def f():\n    from hybridops_tf.stack.queue import view\n",
+             "stack/queue/__init__.py": "", "stack/queue/view.py": "from hybridops_tf.stack import report\n",
+             "stack/model.py": ""}
+    for name, text in files.items():
+        (tmp_path / PACKAGE / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / PACKAGE / name).write_text(text)
+
+    assert room_circles(tmp_path, "stack") == [["queue", "report"]]

@@ -14,8 +14,9 @@ from hybridops_tf.record.lifecycle import MemberStatus, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack
-from hybridops_tf.stack.report import MemberEntry, StackReport, read_report, status_document, write_report
+from hybridops_tf.stack.report import MemberEntry, StackReport, read_report, write_report
 from hybridops_tf.stack.runner import MemberResult, exit_code_of
+from hybridops_tf.stack.status import status_document
 from hybridops_tf.store.local import RecordStore
 
 STACK = Stack("demo", Path("/s/stack.yml"), tuple(

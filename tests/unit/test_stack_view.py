@@ -125,7 +125,7 @@ def test_a_status_entry_whose_engine_still_runs_reads_as_an_engine_alive_record(
 
     from hybridops_tf.record.lifecycle import Status
     from hybridops_tf.record.model import OperationRecord
-    from hybridops_tf.stack.report import record_now
+    from hybridops_tf.stack.status import record_now
 
     rec = OperationRecord(module_ref="demo/network", status=Status.RUNNING, run_id="apply-2")
     now = record_now(SimpleNamespace(record=rec, stale=False, engine_alive=object(), problem=None))
