@@ -4,6 +4,8 @@ docs/recovery.md: Another writer).
 - An object deleted in the cloud's console (a writer too): `reconcile --stack` reported the
   drift, then `stack apply --resume` skipped the member as "ok, nothing changed" and the stack
   went green over a missing vm.
+- A teammate's raw apply in a member: `hyops status` said so, while `stack status`, its
+  JUnit, its markdown and the report said ok.
 - A skip vouches only for what it compared: its line and the run report say what it did not.
 
 Real engine and sim provider; the teammate's engine is run by the test, in the member's folder.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +86,54 @@ def test_resume_applies_a_member_whose_object_reconcile_saw_deleted_outside_hyop
     skipped = members(applied.report())
     assert "live objects as reconcile saw them" in skipped["vm"]["compared"], skipped["vm"]
     assert "not compared: its live objects" in skipped["network"]["compared"], skipped["network"]
+
+
+def test_stack_status_names_a_member_whose_state_another_writer_changed(applied: StackEnv, tmp_path: Path) -> None:
+    """A raw apply in the network member: `hyops status` said so; `stack status` (text, JSON,
+    JUnit, markdown), reconcile --stack and the report now say it for that member."""
+    h = applied.hyops
+    net = h.record("demo/network")["resources"]["sim_network.this"]["id"]
+    _engine(h, applied.directory / "network", "apply", "-auto-approve", "-input=false", "-var", "cidr=10.9.0.0/16")
+
+    junit = tmp_path / "status.xml"
+    out = applied.stack("status", STACK, "--json", "--junit", str(junit))
+
+    assert out.returncode == 3, out.stdout + out.stderr
+    by_name = members(json.loads(out.stdout))
+    written = by_name["network"]["state_written_outside"]
+    assert written["changed"] == [{"address": "sim_network.this", "id": net}], written
+    assert any("state_written_outside" in why for why in by_name["network"]["uncertain"]), by_name["network"]
+    assert all("state_written_outside" not in m for n, m in by_name.items() if n != "network"), by_name
+    [case] = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == "network"]
+    assert case.find("failure") is not None and "state_written_outside" in case.find("failure").get("message", "")
+    text = applied.stack("status", STACK)
+    assert text.returncode == 3 and "state_written_outside" in text.stdout, text.stdout
+    markdown = applied.stack("status", STACK, "--format", "markdown")
+    assert markdown.returncode == 3 and "written outside hyops since run" in markdown.stdout, markdown.stdout
+
+    code, report = _reconcile_stack(applied)
+    assert code == 3 and "state_written_outside" in _findings(report, "demo/network"), report
+    page = tmp_path / "report.html"
+    assert h("report", STACK, "--html", str(page), "--no-reconcile").returncode == 0
+    html = page.read_text()
+    assert 'data-member="network"' in html and 'data-finding="state_written_outside"' in html
+
+
+def test_stack_status_says_it_did_not_compare_a_state_it_cannot_read_without_the_engine(
+        stack_env: StackEnv) -> None:
+    """A member whose state sits behind a backend: status cannot read it cheaply, and says so."""
+    (stack_env.directory / "network" / "backend.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    assert stack_env.stack("apply", STACK).returncode == 0
+
+    out = stack_env.stack("status", STACK, "--json")
+
+    assert out.returncode == 0, out.stdout + out.stderr
+    by_name = members(json.loads(out.stdout))
+    assert "hyops reconcile compares it" in by_name["network"]["state_not_read"], by_name["network"]
+    assert all("state_not_read" not in m for n, m in by_name.items() if n != "network"), by_name
+    text = stack_env.stack("status", STACK)
+    assert "state not compared with the record: network:" in text.stdout, text.stdout
+    resumed = stack_env.stack("apply", STACK, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "not compared: its state (the state is not a local file" in members(stack_env.report())["network"][
+        "compared"]
