@@ -52,6 +52,7 @@ def _vms(h: Hyops) -> set[str]:
     return {o["id"] for o in h.sim_objects() if o["type"] == "sim_vm"}
 
 
+@pytest.mark.both_stores  # what reconcile saw reaches the resume through the shared store too
 def test_resume_applies_a_member_whose_object_reconcile_saw_deleted_outside_hyops(applied: StackEnv) -> None:
     """The vm deleted in the console: reconcile --stack saw it; --resume skipped the vm anyway."""
     h = applied.hyops
