@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime import drift_seen
-from hybridops_tf.runtime.state_look import look
+from hybridops_tf.runtime.state_look import NOT_LOCAL, look
 from hybridops_tf.stack.model import Member
 from hybridops_tf.store import Store
 
 APPLIED_FROM = "its configuration, inputs, engine, workspace"
-LIVE_NOT_COMPARED = ("its live objects (reading them takes the engine: `hyops reconcile --stack` does, "
-                     "and a drift it sees stops this skip)")
+LIVE_NOT_COMPARED = ("its live objects (reading them takes the engine; drift `hyops reconcile --stack` sees "
+                     "stops a skip)")
+STATE_NOT_LOCAL = "its state (not a local file: reading it takes the engine; `hyops reconcile --stack` compares it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,8 @@ def outside(member: Member, rec: OperationRecord, store: Store) -> OutsideCheck:
     not_compared: list[str] = []
     if state.now is not None and rec.state_seen is not None:
         compared.append(f"state serial {state.now.serial} as run {rec.state_seen.run_id} left it")
+    elif state.not_looked == NOT_LOCAL:
+        not_compared.append(STATE_NOT_LOCAL)
     else:
         not_compared.append(f"its state ({state.not_looked})")
     seen = drift_seen.read(store, member.key)

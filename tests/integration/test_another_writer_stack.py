@@ -136,5 +136,5 @@ def test_stack_status_says_it_did_not_compare_a_state_it_cannot_read_without_the
     assert "state not compared with the record: network:" in text.stdout, text.stdout
     resumed = stack_env.stack("apply", STACK, "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert "not compared: its state (the state is not a local file" in members(stack_env.report())["network"][
+    assert "not compared: its state (not a local file" in members(stack_env.report())["network"][
         "compared"]
