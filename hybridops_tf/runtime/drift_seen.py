@@ -69,22 +69,41 @@ class DriftSeen:
         return cls(ref, run, at, pairs)
 
 
+class DriftSeenUnreadable(ValueError):
+    """A kept observation hyops cannot read: what reconcile saw is not known (the caller
+    must not take that for "no drift")."""
+
+
 def read(store: Store, key: str) -> DriftSeen | None:
-    """The observation kept for `key` (with a shared store, its copy brought here first)."""
+    """The observation kept for `key` (with a shared store, its copy brought here first); None
+    when none is kept; DriftSeenUnreadable for one that cannot be read or understood."""
     path = layout.drift_seen(store.root, key)
     if store.shared:
         store.fetch_document(DOCUMENT, key, path)
     try:
-        return DriftSeen.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, RecursionError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as err:
+        raise DriftSeenUnreadable(f"{path}: {err}") from None
+    try:
+        seen = DriftSeen.from_json(json.loads(text))
+    except (ValueError, RecursionError) as err:
+        raise DriftSeenUnreadable(f"{path}: not JSON ({err})") from None
+    if seen is None:
+        raise DriftSeenUnreadable(f"{path}: not a schema_version {SCHEMA_VERSION} drift_seen document")
+    return seen
 
 
 def keep(store: Store, key: str, record: OperationRecord, drift: Sequence[tuple[str, str]]) -> DriftSeen | None:
     """Keep what reconcile saw of `record`'s live objects (the kept observation, or None when
     there was nothing to keep: no drift, and none seen before). OSError when it cannot be written."""
-    before = read(store, key)
-    if not drift and (before is None or not before.drift):
+    try:
+        before = read(store, key)
+        replaces = before is not None and bool(before.drift)
+    except DriftSeenUnreadable:
+        replaces = True  # a look that cannot be read is replaced by this one
+    if not drift and not replaces:
         return None
     seen = DriftSeen(record.module_ref, record.run_id, utc_now(), tuple(drift))
     text = json.dumps(seen.to_json(), indent=2) + "\n"

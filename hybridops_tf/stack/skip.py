@@ -59,7 +59,10 @@ def outside(member: Member, rec: OperationRecord, store: Store) -> OutsideCheck:
         not_compared.append(STATE_NOT_LOCAL)
     else:
         not_compared.append(f"its state ({state.not_looked})")
-    seen = drift_seen.read(store, member.key)
+    try:
+        seen = drift_seen.read(store, member.key)
+    except drift_seen.DriftSeenUnreadable as err:  # not known is not "no drift"
+        return OutsideCheck(f"what reconcile saw of its live objects cannot be read ({err}): applied, not trusted")
     if seen is not None and seen.about(rec):
         if seen.drift:
             return OutsideCheck(f"{seen.describe()}: the apply puts them back as configured")

@@ -11,6 +11,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from hybridops_tf.record import layout
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.stamp import StateStamp, written
 from hybridops_tf.runtime import drift_seen
@@ -91,9 +92,29 @@ def test_drift_reconcile_saw_of_this_record_stops_a_skip_and_of_an_older_one_doe
     assert note.changed is None and not note.not_compared and "(no drift)" in note.skip_note()
 
 
-def test_an_unknown_drift_document_is_no_observation() -> None:
+def test_a_look_that_cannot_be_read_is_never_taken_for_no_drift_and_the_next_look_replaces_it(
+        tmp_path: Path) -> None:
     assert drift_seen.DriftSeen.from_json({"schema_version": 2}) is None
-    assert drift_seen.DriftSeen.from_json([]) is None
+    store = RecordStore(tmp_path / ".hyops")
+    module = _module(tmp_path)
+    rec = _stamped(module)
+    store.write(rec)
+    member = _member(module)
+    layout.drift_seen(store.root, member.key).write_text('{"schema_version": 2}')
+
+    changed = skip.outside(member, rec, store).changed
+    assert changed is not None and "cannot be read" in changed
+    drift_seen.keep(store, member.key, rec, [])  # a reconcile that saw no drift
+    kept = drift_seen.read(store, member.key)
+    assert kept is not None and (kept.record_run_id, kept.drift) == (rec.run_id, ())
+    assert skip.outside(member, rec, store).changed is None
+
+
+def test_another_lineage_in_place_of_the_members_state_stops_a_skip(tmp_path: Path) -> None:
+    module = _module(tmp_path)
+    (module / "terraform.tfstate").write_text(json.dumps({**STATE, "lineage": "other-env"}))
+    changed = skip.outside(_member(module), _stamped(module), RecordStore(tmp_path / ".hyops")).changed
+    assert changed is not None and "now another lineage, other-env" in changed
 
 
 def test_a_member_whose_state_moved_is_uncertain_with_the_status_document_of_hyops_status() -> None:
