@@ -105,6 +105,10 @@ def _status_why(e: Any) -> str:
         notes.append("outcome uncertain: hyops stopped while it ran")
     if e.engine_alive is not None:
         notes.append(f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): its hyops died")
+    if e.written is not None:
+        notes.append(f"state_written_outside: {e.written.headline()}")
+    elif e.not_looked is not None:
+        notes.append(f"state not compared with the record: {e.not_looked}")
     if rec.last_error:
         notes.append(rec.last_error)
     return _join(text(n) for n in notes)
@@ -168,6 +172,10 @@ def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
         parts.append(f"run {m['run_id']}")
     if m.get("worker"):  # a queued run: which worker ran it, and when
         parts.append(f"on {m['worker']} {m.get('started_at') or ''}..{m.get('finished_at') or ''}")
+    if status == "skipped" and m.get("compared"):  # what the skip vouches for, never more
+        parts.append(f"skipped by --resume, which {m['compared']}")
+    if m.get("state_not_read"):
+        parts.append(f"state not compared with the record: {m['state_not_read']}")
     now = record_now.get(str(m.get("name")))
     if now is not None and now != status and status in _RECORDED:
         parts.append(f"record now: {now}")

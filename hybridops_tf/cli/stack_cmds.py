@@ -215,7 +215,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     The last run report is read with every member's record now: a run whose runner stopped
     before writing its end is shown as interrupted, its members as their records say, and a
     member whose outcome is uncertain (a stale `running` record, suspect orphans) is named
-    first. `--format markdown` prints a table (member, status, why, next action) for a PR
+    first, as is one whose state was written outside hyops since its record's stamp (as
+    `hyops status` says it). `--format markdown` prints a table (member, status, why, next action) for a PR
     comment or $GITHUB_STEP_SUMMARY. `--junit FILE` writes the run as shown as JUnit XML
     (each member a test case naming the worker that ran it; an uncertain member fails, and
     so does a run that never ran, still runs or was interrupted): the last CI job of a
@@ -227,7 +228,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
       1  shown, and the --junit file could not be written
       2  invalid stack file, or an unreadable run report or record
       3  shown: the last run did not finish (its runner is gone), or a member's outcome is
-         uncertain (`hyops reconcile --stack STACK_FILE` says what is live)
+         uncertain or its state was written outside hyops (`hyops reconcile --stack
+         STACK_FILE` says what is live)
 
     \b
     Example:
@@ -256,6 +258,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
         click.echo(view.headline(doc))
         for line in view.uncertain_lines(doc):
             click.echo(f"uncertain: {line}")
+        for line in view.not_read_lines(doc):
+            click.echo(f"state not compared with the record: {line}")
         members_table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
         if code != ExitCode.OK:
             click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")

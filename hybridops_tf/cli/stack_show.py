@@ -108,6 +108,8 @@ def members_table(members: list[dict[str, Any]], record_now: dict[str, str] | No
             why = str(m.get("run_id") or "")
         if m.get("worker"):  # a queued run: which worker ran it
             why = f"{why} on {m['worker']}".strip()
+        if status == "skipped" and m.get("compared"):  # what the skip vouches for, never more
+            why = f"{why}: {m['compared']}".strip(": ")
         if m.get("error"):
             error = render.clip(str(m["error"]), 100)
             why = f"{why}: {error}" if why else error

@@ -99,8 +99,7 @@ def _table(entries: list) -> None:
                 note += (f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): "
                          "its hyops died; wait for it to stop, then run hyops reconcile; ")
             if e.written is not None:
-                note += (f"state written outside hyops since run {e.written.since} (serial "
-                         f"{e.written.before.serial} -> {e.written.now.serial}): run hyops reconcile; ")
+                note += f"{e.written.headline()}: run hyops reconcile; "
             elif e.not_looked is not None:
                 note += f"state not compared with the record: {e.not_looked}; "
             if rec.last_error:

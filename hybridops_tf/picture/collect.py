@@ -81,6 +81,9 @@ class ModuleView:
     suspect_orphans: tuple[tuple[str, str, str], ...] = ()  # (address, action, run_id)
     findings: tuple[FindingView, ...] | None = None  # None: reconcile did not run
     unchecked: tuple[str, ...] = ()
+    written: str | None = None  # its state was written outside hyops (runtime/state_look.py), in one line
+    not_read: str | None = None  # why its state was not compared with the record's stamp
+    skip_compared: str | None = None  # a member skipped by --resume: what the skip compared, and what not
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,7 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True)
-    entries = {m.name: entry(store, m.key) for m in stack.members}
+    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
     doc = status_document(stack, req.runtime, entries)
     advised = _by_key(advice, [m.key for m in stack.members])
     pic = picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
@@ -138,8 +141,9 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
     views, runs, never = [], [], []
     for member in stack.members:
         node, e = pic.node(member.name), entries[member.name]
+        compared = in_report.get(member.name, {}).get("compared") if node.status == "skipped" else None
         views.append(_module(e, advised.get(member.key), advice is not None, member=member.name,
-                             member_status=node.status))
+                             member_status=node.status, skip_compared=compared))
         run_id = node.run_id if doc.get("run_id") is not None else (e.record.run_id if e.record else None)
         if node.status == "pending":
             never.append(tl.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
@@ -158,7 +162,7 @@ def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     from hybridops_tf.stack.status import status_document
 
     store = runtime.store
-    entries = {m.name: entry(store, m.key) for m in stack.members}
+    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
     doc = status_document(stack, runtime, entries)
     return picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
 
@@ -172,7 +176,7 @@ def record_now(e: StatusEntry) -> RecordNow:
 
 
 def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, member: str | None = None,
-            member_status: str | None = None) -> ModuleView:
+            member_status: str | None = None, skip_compared: str | None = None) -> ModuleView:
     rec = e.record
     findings = unchecked = None
     if advice is not None:
@@ -194,7 +198,8 @@ def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, membe
         failed_command=rec.failed_command, last_error=rec.last_error, resources=resources,
         released=tuple((o.address, o.id) for o in rec.released),
         suspect_orphans=tuple((o.address, o.action, o.run_id) for o in rec.suspect_orphans),
-        findings=findings, unchecked=unchecked)
+        findings=findings, unchecked=unchecked, written=e.written.headline() if e.written is not None else None,
+        not_read=e.not_looked, skip_compared=skip_compared if isinstance(skip_compared, str) else None)
 
 
 def _by_key(advice: Report | None, keys: Sequence[str]) -> dict[str, ModuleReport]:

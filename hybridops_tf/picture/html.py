@@ -199,6 +199,14 @@ def _module(m: ModuleView) -> str:
     if m.module_dir:
         facts.append(f"in {m.module_dir}")
     out.append(f"<p>{_e(' · '.join(facts))}</p>")
+    if m.written:  # runtime/state_look.py, as `hyops status` says it
+        out.append(f'<p class="written" data-finding="state_written_outside"><b>state_written_outside</b>: '
+                   f"{_e(m.written)}: the next apply undoes that writer's changes; plan first "
+                   "(<code>hyops reconcile</code> says what changed, by object)</p>")
+    elif m.not_read:
+        out.append(f'<p class="when" data-state-not-read="1">state not compared with the record: {_e(m.not_read)}</p>')
+    if m.skip_compared:
+        out.append(f'<p class="when" data-skip-compared="1">skipped by --resume, which {_e(m.skip_compared)}</p>')
     if m.last_error:
         out.append(f'<pre class="error">{_e(m.last_error)}</pre>')
     out.append(_resources(m))

@@ -35,7 +35,7 @@ class Look:
 # `stale`, a `running` record nobody runs any more.
 LOOKS: dict[str, Look] = {
     "ok": Look("#d7f5dd", "#1a7f37", "", 2, "✓", "applied, and the engine said so"),
-    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already, nothing changed (--resume)"),
+    "skipped": Look("#e9f7ec", "#1a7f37", "9 3", 2, "=", "ok already: --resume found no change in what it compared"),
     "error": Look("#ffd8d3", "#b42318", "", 4, "✗", "failed: may be partly live"),
     "interrupted": Look("#ffe7d9", "#b42318", "4 2", 4, "■", "stopped by SIGINT/SIGTERM: may be partly live"),
     "pending": Look("#ffffff", "#57606a", "6 4", 2, "…", "never started: blocked"),
@@ -202,6 +202,8 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
         detail.append(f"record now: {record.shown}")
     if record is not None and record.orphans:
         detail.append(f"{record.orphans} suspect orphan(s)")
+    if entry.get("state_written_outside"):  # stack/view.py: another writer moved its state
+        detail.append("state written outside hyops")
     if status == "none":
         detail.append("never run")
     if _text(entry.get("worker")):  # a queued run: the worker that ran it

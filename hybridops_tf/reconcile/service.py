@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, UsageError
 from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
@@ -42,6 +43,7 @@ from hybridops_tf.reconcile.model import (
 from hybridops_tf.reconcile.write import Settled
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.model import entry_address
+from hybridops_tf.runtime import drift_seen
 from hybridops_tf.runtime.root import Runtime
 
 DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
@@ -173,13 +175,28 @@ def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext
     """One module (on a worker thread): the writes asked for, then the evidence to report
     (with what the lookups answered about its suspect orphans)."""
     if req.read_only:
-        return _Checked(_looked_up(req, target, gather(target, read_opts), lookups))
+        return _Checked(_looked_up(req, target, _kept(req, target, gather(target, read_opts)), lookups))
     asked: dict[str, OrphanLookup] = {}
     actions, failed, addressed, settled = _mutate(req, target, ctx, imports, lookups, asked)
     if any(a.kind is ActionKind.FORGET_RECORD and a.ok for a in actions):
         return _Checked(forgotten(target, req.runtime), tuple(actions), tuple(failed), addressed)
     ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
-    return _Checked(_looked_up(req, target, ev, lookups, asked), tuple(actions), tuple(failed), addressed)
+    return _Checked(_looked_up(req, target, _kept(req, target, ev), lookups, asked), tuple(actions), tuple(failed),
+                    addressed)
+
+
+def _kept(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEvidence:
+    """`ev`, once the drift its refresh-only plan showed is kept for `stack apply --resume`
+    (runtime/drift_seen.py): a member whose live objects reconcile saw differ is applied, not
+    skipped. Not keeping it is a warning: the report is right all the same."""
+    if ev.record is None or ev.refresh is None or ev.forgotten:
+        return ev
+    try:
+        drift_seen.keep(req.runtime.store, target.key, ev.record, [(c.address, c.action) for c in ev.refresh.drift])
+    except OSError as err:
+        notices.warning(f"could not keep the drift reconcile saw in {target.module_ref} "
+                        f"({err.strerror or err}): `stack apply --resume` cannot know of it")
+    return ev
 
 
 def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,

@@ -158,6 +158,12 @@ class Written:
     def other_lineage(self) -> bool:
         return self.before.lineage != self.now.lineage
 
+    def headline(self) -> str:
+        """One line, as status, stack status and `--resume` say it: since which run, and how."""
+        how = (f"now another lineage, {self.now.lineage or 'none'}, serial {self.now.serial}" if self.other_lineage
+               else f"serial {self.before.serial} -> {self.now.serial}")
+        return f"its state was written outside hyops since run {self.since} ({how})"
+
     def to_json(self) -> dict[str, Any]:
         """As `hyops status --json` shows it (docs/contract.md: Status)."""
         def listed(pairs: tuple[tuple[str, str | None], ...]) -> list[dict[str, Any]]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status, is_stale
+from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.liveness import LiveEngine, live_engine
+from hybridops_tf.runtime.state_look import look
 from hybridops_tf.store import Store
 
 if TYPE_CHECKING:
@@ -68,7 +70,9 @@ class StatusEntry:
         return doc
 
 
-def entry(store: Store, module_ref: str) -> StatusEntry:
+def entry(store: Store, module_ref: str, directory: Path | None = None) -> StatusEntry:
+    """`module_ref`'s record now. `directory`: where the module is in this checkout (a stack
+    member's folder), read for its state instead of the record's module_dir."""
     try:
         record = store.read(module_ref)
     except CorruptRecordError as err:
@@ -78,28 +82,9 @@ def entry(store: Store, module_ref: str) -> StatusEntry:
     raw = store.read_raw(module_ref)
     stale = record.status is Status.RUNNING and is_stale(record.status, store.lock_is_free(module_ref))
     alive = live_engine(store.root, module_ref, record.run_id) if stale else None
-    written, not_looked = _state_written(record)
+    seen = look(record, directory)  # the one decision, shared with stack status and --resume
     return StatusEntry(module_ref, record, raw, stale=stale and alive is None, engine_alive=alive,
-                       written=written, not_looked=not_looked)
-
-
-def _state_written(record: OperationRecord) -> tuple[Written | None, str | None]:
-    """The state against the record's stamp, without the engine: only a local state file is read."""
-    from pathlib import Path
-
-    from hybridops_tf.record.stamp import cheap_stamp, written
-
-    if record.state_seen is None or record.status is Status.RUNNING:
-        return None, None  # nothing to compare with, or its own run may be writing the state
-    if not record.module_dir or not Path(record.module_dir).is_dir():
-        if record.status in CLAIMS_EMPTY:
-            return None, None  # destroyed, and its folder removed since: nothing there to compare
-        return None, "the module directory is unknown or gone: the state was not read"
-    now = cheap_stamp(Path(record.module_dir), record.workspace)
-    if now is None:
-        return None, ("the state is not a local file hyops reads without the engine: not compared with the "
-                      "record (hyops reconcile compares it)")
-    return written(record.state_seen, now), None
+                       written=seen.written, not_looked=seen.shown_not_looked)
 
 
 def all_entries(store: Store) -> list[StatusEntry]:

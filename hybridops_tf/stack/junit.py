@@ -86,7 +86,8 @@ def _case(suite: ET.Element, stack: str, member: MemberEntry, uncertain: list[st
     if member.status in _NOT_RUN:
         ET.SubElement(case, "skipped", message=_clean(_blocked(member)))
     out = ET.SubElement(case, "system-out")
-    out.text = _clean(where + (f"\n{member.error}" if member.error else ""))
+    skip = f"\nskipped by --resume, which {member.compared}" if member.compared else ""  # never more than it did
+    out.text = _clean(where + (f"\n{member.error}" if member.error else "") + skip)
 
 
 def _suite(root: ET.Element, name: str, cases: int, failures: int, skipped: int, **extra: str | None) -> ET.Element:
@@ -143,7 +144,7 @@ def _unfinished(report: StackReport) -> str:
             f"{report.stack_file}` says what each member's record holds now")
 
 
-_ENTRY_KEYS = ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at")
+_ENTRY_KEYS = ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at", "compared")
 
 
 def status_xml(document: Mapping[str, Any]) -> str:

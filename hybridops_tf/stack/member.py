@@ -4,9 +4,9 @@
 (stack/queue/) runs them on workers of many. Either way a member is exactly this step: the
 per-module contract of a standalone run through `operation.steps.run` (record, lock, run
 folder), its inputs wired from its upstreams (wiring.py), `--resume`'s skip by what would
-change (record/applied.py), destroy's skip/retain rules, and a member's run id named where the
-run's report is (`on_run`) before its engine may start. The caller fills `results` with its
-upstreams' ends before the step.
+change (record/applied.py) and what may have changed outside hyops (skip.py), destroy's
+skip/retain rules, and a member's run id named where the run's report is (`on_run`) before
+its engine may start. The caller fills `results` with its upstreams' ends before the step.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from hybridops_tf.record.lifecycle import (
 from hybridops_tf.record.model import LockBusyError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
+from hybridops_tf.stack import skip
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.wiring import Wiring
 
@@ -60,6 +61,8 @@ class MemberResult:
     # --lock-timeout, the engine's init or its registry, a signal before the engine started):
     # a queued run tries it again (stack/queue); an in-process run does not
     retryable: bool = False
+    # a --resume skip: what it compared, and what it did not (stack/skip.py), for the report
+    compared: str | None = None
 
 
 # A member's run id, before its engine may start: the run's report names it (report.LiveReport
@@ -155,13 +158,13 @@ class MemberSteps:
         if self.req.resume:
             rec = self.store.read(member.key)
             why = self._changes(member, rec, wired.values, wired.sensitive)
-            written, state = _state_compared(member, rec) if rec is not None and not why else (None, "")
-            why = (written,) if written else why
-            if rec is not None and not why:
-                self._notify(member.name, f"skip (ok, nothing changed: compared its configuration, inputs, engine, "
-                                          f"workspace{state})")
+            check = skip.outside(member, rec, self.store) if rec is not None and not why else None
+            why = (check.changed,) if check is not None and check.changed else why
+            if rec is not None and check is not None and not why:
+                note = check.skip_note()
+                self._notify(member.name, f"skip (ok, nothing changed: {note})")
                 return MemberResult(MemberStatus.SKIPPED, run_id=rec.run_id, outputs=rec.outputs,
-                                    changed=False)
+                                    changed=False, compared=note)
             if rec is not None and rec.status is Status.OK:
                 action = f"apply ({'; '.join(why)})"
         self._notify(member.name, action)
@@ -239,24 +242,6 @@ class MemberSteps:
                     "its record is unchanged"))
         # no run folder: the record names the stack run; a kept failure still needs attention
         return MemberResult(MemberStatus.RETAINED, error=_kept_failure(rec))
-
-
-def _state_compared(member: Member, rec: OperationRecord) -> tuple[str | None, str]:
-    """--resume: the state against the record's stamp (record/stamp.py), read without the
-    engine: (why the member is applied, never skipped: another writer changed its state since;
-    else None, and what the skip compared, for its note)."""
-    from hybridops_tf.record.stamp import cheap_stamp, written
-
-    if rec.state_seen is None:
-        return None, "; its state was not compared (the record keeps no state_seen)"
-    now = cheap_stamp(member.directory, member.workspace)
-    if now is None:
-        return None, "; its state was not compared (not a local state file; hyops reconcile compares it)"
-    changed = written(rec.state_seen, now)
-    if changed is not None:
-        return (f"its state was written outside hyops since run {changed.since} (serial {changed.before.serial} "
-                f"-> {changed.now.serial}): the apply's plan shows what it undoes"), ""
-    return None, f" and state serial {now.serial} as run {rec.state_seen.run_id} left it"
 
 
 def _failed(code: int) -> MemberStatus:

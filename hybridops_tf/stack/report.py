@@ -48,10 +48,11 @@ class MemberEntry:
     worker: str | None = None  # a queued run: the worker that ran it (stack/queue), and when
     started_at: str | None = None
     finished_at: str | None = None
+    compared: str | None = None  # `skipped`: what the --resume skip compared, and what not (stack/skip.py)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "module_ref": self.module_ref, "status": self.status}
-        for key in ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at"):
+        for key in ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at", "compared"):
             value = getattr(self, key)
             if value is not None:
                 doc[key] = value

@@ -110,6 +110,7 @@ def _run_stack(req: StackRequest) -> StackResult:
         members.append(MemberEntry(
             name=m.name, module_ref=m.module_ref, status=res.status.value, blocked_by=res.blocked_by,
             run_id=result.run_id if result else None, error=result.error if result else None,
+            compared=result.compared if result else None,
         ))
     report = StackReport(req.stack.name, str(req.stack.file), run_id, req.command, started_at,
                          utc_now(), members, runner)

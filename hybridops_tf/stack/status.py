@@ -19,7 +19,7 @@ def records_now(stack: Stack, runtime: Runtime) -> dict[str, Any]:
     from hybridops_tf.runtime.status import entry
 
     store = runtime.store
-    return {m.name: entry(store, m.key) for m in stack.members}
+    return {m.name: entry(store, m.key, m.directory) for m in stack.members}
 
 
 def record_now(e: Any) -> view.RecordNow:
@@ -27,9 +27,13 @@ def record_now(e: Any) -> view.RecordNow:
     rec = e.record
     if rec is None:
         return view.RecordNow("corrupt" if e.problem else NO_RECORD)
+    written = e.written
     return view.RecordNow(rec.status.value, rec.run_id, stale=e.stale, engine_alive=e.engine_alive is not None,
                           active_command=rec.active_command, last_error=rec.last_error,
-                          orphans=tuple(o.address for o in rec.suspect_orphans))
+                          orphans=tuple(o.address for o in rec.suspect_orphans),
+                          written=written.to_json() if written is not None else None,
+                          written_line=written.headline() if written is not None else None,
+                          not_read=e.not_looked)
 
 
 def status_document(stack: Stack, runtime: Runtime, entries: dict[str, Any] | None = None) -> dict[str, Any]:

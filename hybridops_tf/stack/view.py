@@ -16,8 +16,11 @@ uncertain. The report alone would show a run that looks fine, or the previous ru
   started, so in an interrupted run it is `pending` ("not started: the run was
   interrupted");
 - a member is `uncertain` (with why) whatever the run's state when its record is a stale
-  `running`, its dead hyops's engine still runs, or it lists suspect orphans: what exists
-  is not known. `stack status` exits 3 for an interrupted run or an uncertain member.
+  `running`, its dead hyops's engine still runs, it lists suspect orphans (what exists is
+  not known), or its state was written outside hyops since its record's stamp (what the
+  record says is not what the state holds: `state_written_outside`, as `hyops status` says
+  it, runtime/state_look.py); a member whose state was not compared says why
+  (`state_not_read`). `stack status` exits 3 for an interrupted run or an uncertain member.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ class RecordNow:
     active_command: str | None = None
     last_error: str | None = None
     orphans: tuple[str, ...] = ()  # suspect orphans' addresses
+    # its state was written outside hyops since the record's stamp (runtime/state_look.py):
+    # as `hyops status --json` gives it, and in one line
+    written: Mapping[str, Any] | None = None
+    written_line: str | None = None
+    not_read: str | None = None  # why its state was not compared with the record's stamp
 
     @property
     def held(self) -> bool:
@@ -85,6 +93,10 @@ def judge(doc: Mapping[str, Any], records: Mapping[str, RecordNow], runner_alive
         why = uncertain(now) if now is not None else []
         if why:
             member["uncertain"] = why
+        if now is not None and now.written is not None:
+            member["state_written_outside"] = dict(now.written)
+        if now is not None and now.not_read is not None:
+            member["state_not_read"] = now.not_read
         members.append(member)
     return {**doc, "state": state, "members": members}
 
@@ -102,6 +114,9 @@ def uncertain(now: RecordNow) -> list[str]:
     if now.orphans:
         why.append(f"suspect orphan(s) {', '.join(now.orphans)}: a create may have made an object the "
                    "state does not hold")
+    if now.written_line is not None:
+        why.append(f"state_written_outside: {now.written_line}: the record no longer says what its state "
+                   "holds, and the next apply undoes that writer's changes (plan first)")
     return why
 
 
@@ -151,3 +166,8 @@ def headline(document: Mapping[str, Any]) -> str:
 def uncertain_lines(document: Mapping[str, Any]) -> list[str]:
     """`MEMBER: why` for each uncertain member, in the document's order."""
     return [f"{m.get('name')}: {'; '.join(m['uncertain'])}" for m in _members(document) if m.get("uncertain")]
+
+
+def not_read_lines(document: Mapping[str, Any]) -> list[str]:
+    """`MEMBER: why` for each member whose state status did not compare with its record."""
+    return [f"{m.get('name')}: {m['state_not_read']}" for m in _members(document) if m.get("state_not_read")]

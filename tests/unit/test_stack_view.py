@@ -128,7 +128,8 @@ def test_a_status_entry_whose_engine_still_runs_reads_as_an_engine_alive_record(
     from hybridops_tf.stack.status import record_now
 
     rec = OperationRecord(module_ref="demo/network", status=Status.RUNNING, run_id="apply-2")
-    now = record_now(SimpleNamespace(record=rec, stale=False, engine_alive=object(), problem=None))
+    now = record_now(SimpleNamespace(record=rec, stale=False, engine_alive=object(), problem=None, written=None,
+                                     not_looked=None))
 
     assert now.engine_alive and not now.stale and not now.held
 
