@@ -44,6 +44,7 @@ class Mutant:
 
 
 WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
+LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -539,6 +540,23 @@ MUTANTS = (
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)',
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=None)',
            WRITER_GUARD),
+    # issue 47, item 4: objects the engine drops from state
+    Mutant("an object the engine dropped is never told apart", "hybridops_tf/reconcile/rules.py",
+           "if rec is None or rec.status is not Status.ERROR or rec.failed_command != Command.APPLY:",
+           "if True:", LOST_GUARD),
+    Mutant("an errored delete is called dropped by the engine", "hybridops_tf/reconcile/rules.py",
+           "            and entries[a].action in _KEEPS_OBJECT and entry_address(a) not in in_state}",
+           "            and entry_address(a) not in in_state}", LOST_GUARD),
+    Mutant("a state lost since the failed run is called dropped by the engine", "hybridops_tf/reconcile/rules.py",
+           "            if i is not None and i not in left and a in entries",
+           "            if i is not None and a in entries", LOST_GUARD),
+    Mutant("lost_from_state advises an apply that makes a second object", "hybridops_tf/reconcile/compare.py",
+           "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]\n",
+           "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()] + [cmd.apply(ev.where)]\n",
+           LOST_GUARD),
+    Mutant("a failed update's entry forgets its id", "hybridops_tf/record/transitions.py",
+           "            if not replaced and prev_id not in p.deleted_ids:",
+           "            if False:", LOST_GUARD),
     Mutant("--resume skips a member another writer changed", "hybridops_tf/stack/member.py",
            "            why = (written,) if written else why", "            why = why",
            ("tests/integration/test_another_writer.py", "-k", "resume_never_skips"), STACK),
