@@ -550,6 +550,8 @@ MUTANTS = (
     Mutant("a state lost since the failed run is called dropped by the engine", "hybridops_tf/reconcile/rules.py",
            "            if i is not None and i not in left and a in entries",
            "            if i is not None and a in entries", LOST_GUARD),
+    Mutant("a later --write's stamp is taken for the failed apply's", "hybridops_tf/reconcile/rules.py",
+           ' or not seen.run_id.startswith(f"{Command.APPLY.value}-"):', ":", LOST_GUARD),
     Mutant("lost_from_state advises an apply that makes a second object", "hybridops_tf/reconcile/compare.py",
            "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]\n",
            "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()] + [cmd.apply(ev.where)]\n",

@@ -204,10 +204,11 @@ def lost_from_state(ev: ModuleEvidence) -> dict[str, str]:
 
 
 def _left_by_run(rec: OperationRecord) -> set[str] | None:
-    """The ids the state held as the record's own run left it (its `state_seen`, stamped by
-    that run), None when the record keeps no such stamp."""
+    """The ids the state held as the record's own apply left it (its `state_seen`, stamped by
+    that run: run ids start with their command), None when the record keeps no such stamp (a
+    later `--write` stamps the state as it found it, which says nothing of the apply)."""
     seen = rec.state_seen
-    if seen is None or seen.run_id != rec.run_id:
+    if seen is None or seen.run_id != rec.run_id or not seen.run_id.startswith(f"{Command.APPLY.value}-"):
         return None
     return {o.id for o in seen.objects.values() if o.id}
 

@@ -28,7 +28,7 @@ def codes(found: list) -> list[str]:
     return [f.code.value for f in found]
 
 
-def _left(*ids: str, run_id: str = "apply-1") -> StateStamp:
+def _left(*ids: str, run_id: str = "apply-1") -> StateStamp:  # the builders' record is run apply-1
     """The record's `state_seen`: the state as run `run_id` left it, holding `ids`."""
     return StateStamp("lineage-1", 2, {f"obj.{i}": SeenObject(i, "d") for i in ids}, run_id)
 
@@ -37,10 +37,10 @@ _LEFT = _left("vm-1")  # the failed run's state: the vm, without NET
 
 
 def _dropped(*, command: str = "apply", status: str = "error", action: str = "update",
-             seen: StateStamp | None = _LEFT, **extra):
+             seen: StateStamp | None = _LEFT, run_id: str = "apply-1", **extra):
     """A failed apply whose update of NET errored, and a state that no longer holds NET: as
     that run left it (`seen`), and now."""
-    rec = record(Status.ERROR, failed_command=command,
+    rec = record(Status.ERROR, failed_command=command, run_id=run_id,
                  resources={NET: (status, action, "net-1a2b3c4d"), "sim_vm.this": ("complete", "create", "vm-1")})
     rec.state_seen = seen
     return evidence(record=rec, state=state("sim_vm.this", ids={"sim_vm.this": "vm-1"}), refresh=quiet(),
@@ -91,6 +91,15 @@ def test_a_state_that_held_the_object_when_the_run_left_it_lost_it_since_state_m
 
         assert "lost_from_state" not in codes(found), seen
         assert "state_missing" in codes(found), seen
+
+
+def test_a_stamp_a_later_write_took_says_nothing_of_the_apply_state_missing() -> None:
+    """`reconcile --write` after another writer stamps the state as it found it, and the record
+    takes that run's id: the stamp is no longer the failed apply's."""
+    found = compare(_dropped(seen=_left("vm-1", run_id="reconcile-2"), run_id="reconcile-2"), CMD)
+
+    assert "lost_from_state" not in codes(found)
+    assert "state_missing" in codes(found)
 
 
 def test_write_never_settles_a_module_whose_object_the_engine_dropped() -> None:
