@@ -1,21 +1,21 @@
-"""An object the engine dropped from state when its update failed (issue 47, item 4).
+"""An object the engine drops from state when its update fails (issue 47, item 4).
 
 Terraform before 1.14.2 removes an object from state when its update fails on an early path
-(hashicorp/terraform#37981: a result that does not conform to the schema, a write-only
-attribute answered with a value, an unknown left in the configuration at apply). The sim
-provider speaks a plugin protocol without write-only attributes, and the engine's gRPC client
-turns any answer that does not decode into "no answer" (the prior object is kept), so no sim
-fault takes that path today: these tests fail the update for real, then take the object out of
-the state as that engine does (`state rm`, and the record's stamp of the state as the failed run
-left it, which then lacks the object too), and follow reconcile's advice to the letter. What
-each shows: the record keeps the entry with its id, reconcile says
-lost_from_state with the one import that puts it back, `--write` never drops it, and after the
-import and an apply the cloud holds the one object it held before: no duplicate.
+(hashicorp/terraform#37981); 1.14.2 keeps the prior object. The early path taken here: the
+configuration cannot be evaluated at apply although it was at plan. The resource's `cidr` is
+read with `file()`; the apply's re-plan of the update (the engine's PlanResourceChange just
+before it calls the provider) hangs on a sim fault (`op: plan`), the test removes the file,
+then releases it: the engine's evaluation of the configuration for the apply call fails and,
+on those engines, the object leaves the state though nothing deleted it.
+
+On the engine of the leg (`make test`: 1.0.3; `make test-engines`: each): where the engine
+drops the object, reconcile says lost_from_state with the one import that puts it back, the
+test follows the advice to the letter, and the cloud holds the one object it held before; where
+the engine keeps it (>= 1.14.2), the state and the record keep it and there is no such finding.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 import subprocess
@@ -26,20 +26,17 @@ from typing import Any
 
 import pytest
 
-from hybridops_tf.record.stamp import cheap_stamp
 from tests.integration.helpers import SIM_HEADER
-from tests.integration.hyops_cli import HYOPS, Hyops
+from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
+from tests.integration.modern import engine_release
 
 pytestmark = pytest.mark.integration
 
+FIXED = (1, 14, 2)  # hashicorp/terraform#37981
 NETWORK = SIM_HEADER + """
-variable "cidr" {
-  type    = string
-  default = "10.0.0.0/16"
-}
 resource "sim_network" "net" {
   name = "lost-net"
-  cidr = var.cidr
+  cidr = trimspace(file("${path.module}/cidr.txt"))
 }
 """
 
@@ -50,20 +47,12 @@ def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[s
     return out
 
 
-def _engine_drops(h: Hyops, module: Path, ref: str, address: str) -> None:
-    """What Terraform < 1.14.2 does to the state on the update's early error path, inside the
-    failed run: the object leaves the state, and the state as that run left it (the record's
-    `state_seen`, which hyops stamps after the engine exits) lacks it."""
+def _state_list(h: Hyops, module: Path) -> list[str]:
     env = h.env(TF_CLI_CONFIG_FILE=str(h.runtime_root / "sim" / "terraform.rc"), HYOPS_SIM_PYTHON=sys.executable)
-    out = subprocess.run([h.engine, "state", "rm", address], cwd=module, env=env, capture_output=True, text=True,
+    out = subprocess.run([h.engine, "state", "list"], cwd=module, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    rec = h.record(ref)
-    assert rec is not None and rec["state_seen"]["run_id"] == rec["run_id"]
-    left = cheap_stamp(module, None)
-    assert left is not None
-    rec["state_seen"] = dataclasses.replace(left, run_id=rec["run_id"]).to_json()
-    h.write_record(ref, rec)
+    return out.stdout.split()
 
 
 def _report(h: Hyops, module: Path) -> tuple[int, dict[str, Any]]:
@@ -77,31 +66,53 @@ def _findings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["code"]: f for f in module["findings"]}
 
 
-def _paste(h: Hyops, command: str) -> subprocess.CompletedProcess[str]:
+def _paste(h: Hyops, command: str) -> None:
     """Run a printed `hyops ...` command exactly as printed, from the test's directory."""
     words = shlex.split(command)
     assert words[0] == "hyops", command
     done = subprocess.run([HYOPS, *words[1:]], cwd=h.workdir, env=h.env(), capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done
 
 
-def test_an_object_the_engine_dropped_after_its_failed_update_is_put_back_by_the_advice_with_no_duplicate(
-    hyops: Hyops, faults_file: Callable[..., Path]
+def _update_fails_on_the_early_path(h: Hyops, module: Path, faults_file: Callable[..., Path], tmp_path: Path) -> None:
+    """The update's configuration evaluates at plan, and not at apply."""
+    (module / "cidr.txt").write_text("10.1.0.0/16\n")
+    release, started = tmp_path / "release", tmp_path / "started"
+    faults_file([{"type": "sim_network", "op": "plan", "mode": "hang", "seconds": 0, "times": 1},  # the plan
+                 {"type": "sim_network", "op": "plan", "mode": "hang", "hang_until": str(release),
+                  "hang_started": str(started), "times": 1}])  # the apply's re-plan
+    proc = h.start("apply", str(module), "--ref", "lost")
+    wait_for(started.exists, what="the apply's re-plan of the update")
+    (module / "cidr.txt").unlink()
+    release.write_text("")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    faults_file([])
+    (module / "cidr.txt").write_text("10.1.0.0/16\n")
+
+
+def test_an_object_the_engine_drops_when_its_update_fails_is_put_back_by_the_advice_with_no_duplicate(
+    hyops: Hyops, faults_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     module = hyops.workdir / "modules" / "lost"
     module.mkdir(parents=True)
     (module / "main.tf").write_text(NETWORK)
+    (module / "cidr.txt").write_text("10.0.0.0/16\n")
     _run(hyops, "apply", str(module), "--ref", "lost")
     [net] = [o["id"] for o in hyops.sim_objects()]
-    faults_file([{"type": "sim_network", "op": "update", "mode": "fail", "times": 1}])
-    _run(hyops, "apply", str(module), "--ref", "lost", "--var", "cidr=10.1.0.0/16", expect=1)
-    _engine_drops(hyops, module, "lost", "sim_network.net")
 
+    _update_fails_on_the_early_path(hyops, module, faults_file, tmp_path)
+
+    assert [o["id"] for o in hyops.sim_objects()] == [net]  # it lives, whatever the state says
+    assert hyops.record("lost")["resources"]["sim_network.net"]["id"] == net  # the record keeps it
+    drops = (engine_release(hyops.engine) or ()) < FIXED
+    assert _state_list(hyops, module) == ([] if drops else ["sim_network.net"])
     code, report = _report(hyops, module)
-
     assert code == 3
+    if not drops:
+        assert "lost_from_state" not in _findings(report) and "state_missing" not in _findings(report)
+        return
     lost = _findings(report)["lost_from_state"]
     assert "state_missing" not in _findings(report)
     assert net in lost["detail"]
@@ -110,7 +121,7 @@ def test_an_object_the_engine_dropped_after_its_failed_update_is_put_back_by_the
     assert hyops.record("lost")["resources"]["sim_network.net"]["id"] == net
 
     _paste(hyops, lost["next_actions"][0])
-    _run(hyops, "apply", str(module), "--ref", "lost", "--var", "cidr=10.1.0.0/16")
+    _run(hyops, "apply", str(module), "--ref", "lost")
 
     assert [o["id"] for o in hyops.sim_objects()] == [net]  # put back, never made twice
     assert hyops.record("lost")["status"] == "ok"
