@@ -44,6 +44,7 @@ class Mutant:
 
 
 WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
+LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -546,6 +547,51 @@ MUTANTS = (
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)',
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=None)',
            WRITER_GUARD),
+    # issue 47, item 4: objects the engine drops from state
+    Mutant("an object the engine dropped is never told apart", "hybridops_tf/reconcile/rules.py",
+           "if rec is None or rec.status is not Status.ERROR or rec.failed_command != Command.APPLY:",
+           "if True:", LOST_GUARD),
+    Mutant("an errored delete is called dropped by the engine", "hybridops_tf/reconcile/rules.py",
+           "            and entries[a].action in _KEEPS_OBJECT and entry_address(a) not in in_state}",
+           "            and entry_address(a) not in in_state}", LOST_GUARD),
+    Mutant("a state lost since the failed run is called dropped by the engine", "hybridops_tf/reconcile/rules.py",
+           "            if i is not None and i not in left and a in entries",
+           "            if i is not None and a in entries", LOST_GUARD),
+    Mutant("a later --write's stamp is taken for the failed apply's", "hybridops_tf/reconcile/rules.py",
+           ' or not seen.run_id.startswith(f"{Command.APPLY.value}-"):', ":", LOST_GUARD),
+    Mutant("the sim's plan fault never fires", "hybridops_tf/sim/cloud.py",
+           'None, "plan")\n        if rule is None:', 'None, "plan")\n        if True:',
+           ("tests/unit/test_sim_faults.py", "-k", "plan_fault")),
+    Mutant("lost_from_state advises an apply that makes a second object", "hybridops_tf/reconcile/compare.py",
+           "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]\n",
+           "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()] + [cmd.apply(ev.where)]\n",
+           LOST_GUARD),
+    Mutant("a failed update's entry forgets its id", "hybridops_tf/record/transitions.py",
+           "            if not replaced and prev_id not in p.deleted_ids:",
+           "            if False:", LOST_GUARD),
+    # issue 47, item 5: inputs for every engine command that takes them
+    Mutant("init on Terraform 1.15 gets no inputs", "hybridops_tf/engine/features.py",
+           'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 15), (1, 8))',
+           'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 99), (1, 8))',
+           ("tests/unit/test_engine_features.py",)),
+    Mutant("show and state pull get inputs on every engine", "hybridops_tf/engine/features.py",
+           "    return (command[:1] in _READS or command[:2] in _READS) and VARIABLES_IN_READS(info)",
+           "    return command[:1] in _READS or command[:2] in _READS",
+           ("tests/unit/test_engine_features.py",)),
+    Mutant("the var file goes before `state pull`'s second word", "hybridops_tf/engine/runner.py",
+           '            at = 4 if argv[2] == "state" else 3', "            at = 3",
+           ("tests/unit/test_engine_features.py",)),
+    # issue 47, item 6: designed for
+    Mutant("a destroy that kept objects alive is called destroyed", "hybridops_tf/record/transitions.py",
+           "        rec.status = Status.RETAINED\n", "        pass\n", ("tests/unit/test_designed_for.py",)),
+    Mutant("a destroy's released objects are not looked at", "hybridops_tf/operation/settle.py",
+           "        if evidence.released:  # objects it kept alive", "        if False:  # objects it kept alive",
+           ("tests/unit/test_settle_rules.py", "-k", "forgets_an_object_on_purpose")),
+    Mutant("OpenTofu's -exclude is a whole run", "hybridops_tf/operation/reads.py",
+           '"-refresh-only", "-exclude", ', '"-refresh-only", ', ("tests/unit/test_designed_for.py",)),
+    Mutant("a replace that forgets the old object shows nothing", "hybridops_tf/cli/plan_render.py",
+           '    ("forget", "create"): ("!/+", ', '    ("forget", "create-"): ("!/+", ',
+           ("tests/unit/test_designed_for.py",)),
     Mutant("--resume skips a member another writer changed", "hybridops_tf/stack/skip.py",
            "    if state.written is not None:\n", "    if False:\n",
            ("tests/integration/test_another_writer.py", "-k", "resume_never_skips"), STACK),

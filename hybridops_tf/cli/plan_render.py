@@ -31,6 +31,10 @@ _HEADS: dict[tuple[str, ...], tuple[str, str]] = {
     ("create", "delete"): ("+/-", "will be replaced (create before destroy)"),
     ("delete",): ("-", "will be destroyed"),
     ("read",): ("<=", "will be read during apply"),
+    # `lifecycle { destroy = false }` on a replaced object (Terraform 1.16 writes create then
+    # forget, OpenTofu 1.12 forget then create): the old object is released, never destroyed
+    ("create", "forget"): ("+/!", "will be replaced; the old object is no longer managed, not destroyed"),
+    ("forget", "create"): ("!/+", "will be replaced; the old object is no longer managed, not destroyed"),
 }
 
 _REASONS = {
@@ -249,6 +253,8 @@ _MD_ACTIONS: dict[tuple[str, ...], str] = {
     ("create", "delete"): "replace (create before destroy)",
     ("delete",): "delete",
     ("read",): "read",
+    ("create", "forget"): "replace (the old object is no longer managed, not destroyed)",
+    ("forget", "create"): "replace (the old object is no longer managed, not destroyed)",
 }
 
 

@@ -175,7 +175,7 @@ def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo)
         return None
     was = recorded.get("binary")
     where = f" ({was})" if isinstance(was, str) and was and was != str(info.binary) else ""
-    if _version_key(info.version) > _version_key(before):
+    if version_key(info.version) > version_key(before):
         risk = f"the newer engine may upgrade the state so that {before} can no longer read it"
     else:
         risk = f"the newer engine ({before}) may have upgraded the state beyond what {info.version} reads"
@@ -184,7 +184,7 @@ def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo)
             "(see `hyops version`)")
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     """1.11.4 > 1.9.0 > 1.0.3 (numeric fields of the release part; a suffix is ignored)."""
     parts = []
     for field in version.lstrip("v").split("-")[0].split("."):

@@ -16,11 +16,9 @@ from typing import Any
 
 from hybridops_tf.base.errors import EngineError, EngineInitFailed, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.engine import commands, process
+from hybridops_tf.engine import commands, features, process
 from hybridops_tf.engine.binary import EngineInfo
 
-# Engine commands that evaluate the configuration's variables, so take the var file.
-TAKES_VARIABLES = frozenset({"apply", "destroy", "plan", "import", "refresh", "console"})
 VAR_FILE_ARG = "-var-file=/dev/fd/0"
 
 
@@ -30,7 +28,8 @@ class Engine:
     module_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
     # The run's explicit inputs as tfvars text (ResolvedInputs.var_file), secrets included.
-    # Every command that evaluates variables gets VAR_FILE_ARG and reads it from its stdin,
+    # Every command that evaluates variables on this engine (features.takes_var_file: init,
+    # show and state pull too on Terraform >= 1.15) gets VAR_FILE_ARG and reads it from its stdin,
     # a pipe hyops writes: -var-file precedence, and never in argv, the environment or on
     # disk. Stdin, not a pass_fds descriptor: Terraform 1.0 re-executes itself (panicwrap)
     # passing on only fds 0-2, so /dev/fd/3 and up do not reach the process that reads it.
@@ -45,8 +44,10 @@ class Engine:
 
     def argv(self, builder: Callable[..., list[str]], *args: Any, **kwargs: Any) -> list[str]:
         argv = builder(self.info.binary, self.module_dir, *args, **kwargs)
-        if self.inputs is not None and len(argv) > 2 and argv[2] in TAKES_VARIABLES:
-            argv.insert(3, VAR_FILE_ARG)  # before any passthrough; the engine's -var were consumed
+        if self.inputs is not None and len(argv) > 2 and features.takes_var_file(self.info, tuple(argv[2:4])):
+            # before any passthrough (the engine's -var were consumed); after `state pull`'s two words
+            at = 4 if argv[2] == "state" else 3
+            argv.insert(at, VAR_FILE_ARG)
         return argv
 
     def _stdin(self, argv: Sequence[str]) -> dict[str, bytes]:
@@ -86,7 +87,8 @@ class Engine:
         allows) names `upgrade`, hyops's own command for it, not the engine's."""
         from hybridops_tf.base.files import atomic_write_text
 
-        captured = process.run_capture([*self.argv(commands.init), *extra], env=self.env)
+        argv = [*self.argv(commands.init), *extra]
+        captured = process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
         if log_path is not None:
             atomic_write_text(log_path, captured.stdout + captured.stderr, durable=False)  # a log, as run files are
         if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure

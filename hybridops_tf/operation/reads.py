@@ -75,12 +75,13 @@ def planned_creates(engine: Engine) -> tuple[str, ...] | None:
     return fold(iter_events(lines))
 
 
-PARTIAL_RUN_FLAGS = ("-target", "-replace", "-refresh-only")
+# OpenTofu's -exclude (1.9), -target-file and -exclude-file (1.10) narrow a run as -target does
+PARTIAL_RUN_FLAGS = ("-target", "-replace", "-refresh-only", "-exclude", "-target-file", "-exclude-file")
 
 
 def partial_run_flags(passthrough: Sequence[str]) -> list[str]:
     """The engine flags in `passthrough` that make an apply touch less than the configuration
-    (`-target`, `-replace`, `-refresh-only`, with one dash or two, `=VALUE` or not)."""
+    (PARTIAL_RUN_FLAGS, with one dash or two, `=VALUE` or not)."""
     found = []
     for arg in passthrough:
         if arg == "--":

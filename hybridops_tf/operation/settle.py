@@ -227,10 +227,14 @@ def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: Resou
 
 
 def _settle_destroy(running: OperationRecord, evidence: _StateEvidence) -> tuple[OperationRecord, bool]:
-    """Destroyed only when the state is confirmed empty."""
+    """Destroyed only when the state is confirmed empty, and nothing left alive on purpose
+    (released by this destroy: `retained`)."""
     from hybridops_tf.engine.state import outputs_plain
 
     if evidence.state.is_empty:
+        if evidence.released:  # objects it kept alive on purpose: listed as released, not destroyed
+            kept = transitions.destroy_left_alive(running, evidence.resources)
+            return kept, kept.status is Status.RETAINED
         emptied = transitions.destroy_verified(running, evidence.resources)
         return emptied, emptied.status is Status.DESTROYED
     remaining = sorted(evidence.state.addresses())

@@ -39,6 +39,7 @@ from hybridops_tf.record.transitions import UNNAMED_ORPHAN
 from hybridops_tf.runtime.liveness import host_name
 
 _LISTED = 5  # addresses named in a detail before "and N more"
+_LOST = frozenset({Code.STATE_MISSING, Code.LOST_FROM_STATE})  # objects the record knows, no state holds
 _PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned and never started"}
 
 
@@ -77,7 +78,10 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         if written is not None:
             found.append(_written_outside(ev, written, cmd))
         if state is not None and rec.status not in CLAIMS_EMPTY:
-            missing = rules.missing_from_state(ev)
+            lost = rules.lost_from_state(ev)  # the engine dropped them: a cause of state_missing
+            if lost:
+                found.append(_lost_from_state(ev, lost, cmd))
+            missing = {a: i for a, i in rules.missing_from_state(ev).items() if a not in lost}
             if missing:
                 found.append(_state_missing(ev, missing, cmd))
         found.extend(_orphans(ev, rec, progress, in_state, cmd))
@@ -112,7 +116,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
                 f"the recorded outputs differ from the state's: {diff}; downstream modules "
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
     if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
-        found.extend(_member_changes(ev, rec, cmd, missing=any(f.code is Code.STATE_MISSING for f in found)))
+        found.extend(_member_changes(ev, rec, cmd, missing=any(f.code in _LOST for f in found)))
     return sorted(found, key=lambda f: PRIORITY[f.code])
 
 
@@ -304,6 +308,21 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=choices)
 
 
+def _lost_from_state(ev: ModuleEvidence, lost: Mapping[str, str], cmd: Commands) -> Finding:
+    """Objects the engine dropped from state when their update failed (rules.lost_from_state):
+    they live, so the only advice is the import that puts each back; an apply before it would
+    create a second object beside the live one."""
+    listed = [f"{a} ({i})" for a, i in lost.items()]
+    them = "it" if len(listed) == 1 else "them"
+    detail = (f"the last apply failed updating {_names(listed)} and the engine dropped {them} "
+              "from the state, though no delete was planned or completed (Terraform before 1.14.2 does so when "
+              "an update fails on an early path, hashicorp/terraform#37981): the object lives, unmanaged; put "
+              f"{them} back with --import before any apply (an apply now would create a second object)")
+    actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
+    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]
+    return _finding(ev, Code.LOST_FROM_STATE, detail, actions, list(lost))
+
+
 def _stale_import(ev: ModuleEvidence, cmd: Commands) -> Finding:
     blocks = ev.stale_imports
     shown = "; ".join(f"{b.file} imports {b.id} into {b.to}" for b in blocks[:_LISTED])
@@ -455,8 +474,8 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
                    "change; `--write` records ok")
         actions = [cmd.write(ev.where)]
     elif rules.missing_from_state(ev):
-        detail += (". Objects the record knows are held by no state (state_missing): deal with them first; an "
-                   "apply or destroy now would act without them")
+        detail += (". Objects the record knows are held by no state (state_missing, lost_from_state): deal with "
+                   "them first; an apply or destroy now would act without them")
         actions = []
     else:
         if ev.plan is not None and ev.plan.changes:

@@ -42,6 +42,7 @@ class Code(StrEnum):
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
     STATE_WRITTEN_OUTSIDE = "state_written_outside"
+    LOST_FROM_STATE = "lost_from_state"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
     ORPHAN_FOUND = "orphan_found"

@@ -21,7 +21,8 @@ The rules:
   that claims "nothing exists" over a non-empty state would make a stack destroy skip it;
 - an `ok`/`retained` record that knows an object id the state holds under no address (no
   completed delete) becomes `error` (state_missing) when the configuration still declares
-  its address: the object is live and unmanaged until imported;
+  its address: the object is live and unmanaged until imported; after a failed apply whose
+  update of it errored, the engine dropped it (lost_from_state): no write drops it either;
 - an `ok`/`retained` record whose objects the state holds at other addresses (`state mv`)
   follows them; one whose address the configuration no longer declares (`state rm` with its
   block removed) lists the object as released. Status unchanged.
@@ -176,6 +177,40 @@ def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
     configuration still declares: the state lost them (`state_missing`)."""
     released = no_longer_managed(ev)
     return {a: i for a, i in _lost(ev).items() if a not in released}
+
+
+_KEEPS_OBJECT = frozenset({"update"})  # planned actions that neither delete nor replace the object
+
+
+def lost_from_state(ev: ModuleEvidence) -> dict[str, str]:
+    """The objects of missing_from_state that the engine itself dropped: the record is `error`
+    after a failed apply whose update of the object errored (its entry: `error`, action
+    `update`, with the id the prior state held), no delete planned or completed for it, and
+    its address empty in the state. Terraform before 1.14.2 removes an object from state when
+    its update fails on an early path (hashicorp/terraform#37981): the object lives, and only
+    an import puts it back; an apply would create a second one (`lost_from_state`). The state
+    as that very run left it (the record's `state_seen`, stamped by the run) must lack the id
+    too: a state lost or rewritten since is state_missing's general case."""
+    rec = ev.record
+    if rec is None or rec.status is not Status.ERROR or rec.failed_command != Command.APPLY:
+        return {}
+    left = _left_by_run(rec)
+    if left is None:
+        return {}  # no stamp of the state as that run left it: it may have been lost since (state_missing)
+    entries, in_state = rec.resources or {}, _in_state(ev)
+    return {a: i for a, i in missing_from_state(ev).items()
+            if i is not None and i not in left and a in entries and entries[a].status is ResourceStatus.ERROR
+            and entries[a].action in _KEEPS_OBJECT and entry_address(a) not in in_state}
+
+
+def _left_by_run(rec: OperationRecord) -> set[str] | None:
+    """The ids the state held as the record's own apply left it (its `state_seen`, stamped by
+    that run: run ids start with their command), None when the record keeps no such stamp (a
+    later `--write` stamps the state as it found it, which says nothing of the apply)."""
+    seen = rec.state_seen
+    if seen is None or seen.run_id != rec.run_id or not seen.run_id.startswith(f"{Command.APPLY.value}-"):
+        return None
+    return {o.id for o in seen.objects.values() if o.id}
 
 
 def moved_in_state(ev: ModuleEvidence) -> dict[str, str]:

@@ -471,6 +471,17 @@ def destroy_verified(running: OperationRecord, resources: dict[str, ResourceEntr
     return confirmed_empty(running, resources, Status.DESTROYED, command=Command.DESTROY)
 
 
+def destroy_left_alive(running: OperationRecord, resources: dict[str, ResourceEntry]) -> OperationRecord:
+    """A destroy that emptied the state but left objects alive on purpose (`lifecycle { destroy
+    = false }`: the engine forgot them, and the caller lists them in `released`): `retained`,
+    never `destroyed` over live objects, never a failure for doing what was asked. An object
+    the state lost without a delete still makes it `error` (state_missing), as for any destroy."""
+    rec = destroy_verified(running, resources)
+    if rec.status is Status.DESTROYED:
+        rec.status = Status.RETAINED
+    return rec
+
+
 def confirmed_empty(
     running: OperationRecord, resources: dict[str, ResourceEntry], status: Status, *, command: Command = Command.REFRESH
 ) -> OperationRecord:

@@ -249,6 +249,20 @@ class SimCloud:
             return Outcome(None, *self._fault(rule, type_name, name, what))
         return Outcome(state)
 
+    def plan(self, type_name: str, planned: Mapping[str, Any]) -> Outcome | None:
+        """A fault on the engine's plan of an object: None to plan as asked, else the error to
+        answer with (a `hang` proceeds when released, as elsewhere). Nothing is logged unless
+        a rule fires: plans are many and change nothing."""
+        name = planned.get("name")
+        rule = self._claim(type_name, name if isinstance(name, str) else None, "plan")
+        if rule is None:
+            return None
+        self._log("plan", type_name, name, planned.get("id"), rule)
+        if rule.mode is FaultMode.HANG:
+            problem = self._hang(rule, "plan", type_name, name)
+            return Outcome(None, *self._fault(rule, type_name, name, problem)) if problem else None
+        return Outcome(None, *self._fault(rule, type_name, name, "nothing was planned"))
+
     def read(self, type_name: str, current: Mapping[str, Any]) -> Outcome:
         kind = kind_of(type_name)
         object_id, name = current.get("id"), current.get("name")

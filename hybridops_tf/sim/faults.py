@@ -7,6 +7,10 @@ HYOPS_SIM_FAULTS names a YAML or JSON file holding a list of rules (or `{rules: 
     - {type: sim_vm, op: create, mode: hang, seconds: 2}
     - {type: sim_vm, op: create, mode: hang, hang_until: release, hang_started: started}
 
+`op: plan` acts on the engine's PlanResourceChange of an existing object (the plan, then the
+re-plan an apply makes just before it calls create/update): a `hang` there lets a test change
+the world between the engine's two evaluations of a resource's configuration.
+
 A `hang` sleeps `seconds`, or, with `hang_until: PATH`, waits until PATH exists (polled every
 GATE_POLL_SECONDS, bounded by `seconds`, default DEFAULT_GATE_SECONDS), then proceeds as if it
 had not hung. `hang_started: PATH` is written when the hang begins, so a test can gate on
@@ -64,6 +68,7 @@ class FaultOp(StrEnum):
     READ = "read"
     UPDATE = "update"
     DELETE = "delete"
+    PLAN = "plan"  # the engine's PlanResourceChange: the plan, and the re-plan just before an apply call
 
 
 class FaultMode(StrEnum):
@@ -213,7 +218,7 @@ def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise FaultsError(f"{where}: 'seconds' must be a number >= 0, got {seconds!r}")
     at = _choice(raw.get("at", HangAt.BEFORE.value), HangAt, "at", where)
-    if at is HangAt.AFTER and op is FaultOp.READ:
+    if at is HangAt.AFTER and op in (FaultOp.READ, FaultOp.PLAN):
         raise FaultsError(f"{where}: 'at: after' applies to create, update and delete")
     on_stop = _choice(raw.get("on_stop", OnStop.ABORT.value), OnStop, "on_stop", where)
     return FaultRule(index, type_name, op, mode, name, times, float(seconds), until, started, at,

@@ -16,6 +16,7 @@ from tf.iface import (
     CreateContext,
     DeleteContext,
     ImportContext,
+    PlanContext,
     ReadContext,
     Resource,
     UpdateContext,
@@ -127,6 +128,17 @@ class SimResource(Resource):
 
     def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
         return self._run(ctx.diagnostics, lambda c: c.read(self.kind.type, current), current)
+
+    def plan(self, ctx: PlanContext, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any] | None:
+        """The plan as asked, after the `plan` faults of an existing object (`current`). A cloud
+        that cannot be used fails the calls that touch it, never a plan (as before this fault)."""
+        if current is None:
+            return planned
+        cloud = self._provider.cloud(Diagnostics())
+        outcome = cloud.plan(self.kind.type, planned) if cloud is not None else None
+        if outcome is not None and outcome.error:
+            ctx.diagnostics.add_error(outcome.error, outcome.detail)
+        return planned
 
     def update(
         self, ctx: UpdateContext, current: dict[str, Any], planned: dict[str, Any]

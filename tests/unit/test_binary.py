@@ -400,5 +400,5 @@ def test_a_different_engine_version_than_the_last_run_is_warned_with_both_versio
 
 
 def test_version_order_is_numeric_not_lexical() -> None:
-    assert binary._version_key("1.11.4") > binary._version_key("1.9.0")
-    assert binary._version_key("v1.6.0-rc1") == (1, 6, 0)
+    assert binary.version_key("1.11.4") > binary.version_key("1.9.0")
+    assert binary.version_key("v1.6.0-rc1") == (1, 6, 0)

@@ -217,6 +217,22 @@ def test_a_destroy_whose_stream_shows_every_delete_complete_settles_destroyed(ri
     assert stored["previous_outputs"] == {"network_id": "net-1"} and "outputs" not in stored
 
 
+def test_a_destroy_that_forgets_an_object_on_purpose_is_retained_with_it_released_and_exits_0(rig: Rig) -> None:
+    """`lifecycle { destroy = false }` (Terraform 1.16, OpenTofu 1.12; issue 47, item 6): the
+    engine forgets the network, deletes the vm, and the state is empty. The network lives: the
+    record lists it released and says retained, never destroyed, and the run is no failure."""
+    rig.store.write(applied_record())
+    lines = [planned(VM, "delete"), planned(NET, "forget"), started(VM, "delete", "vm-1"), completed(VM, "delete")]
+
+    outcome, _running = rig.run("destroy", lines, 0)
+
+    assert outcome.exit_code == ExitCode.OK
+    stored = rig.stored()
+    assert stored is not None and stored["status"] == "retained"
+    assert [(r["address"], r["id"]) for r in stored["released"]] == [(NET, "net-1")]
+    assert "failed_command" not in stored
+
+
 # --- (b) an engine refusal restores the previous record ------------------------------------------
 
 

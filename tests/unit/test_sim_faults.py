@@ -558,3 +558,26 @@ def test_a_gated_hang_holds_a_real_thread_until_the_test_releases_it(
         release.touch()
         worker.join(30)
     assert not worker.is_alive() and len(cloud.store.list_objects("sim_vm")) == 1
+
+
+def test_a_plan_fault_hangs_the_plan_of_an_existing_object_then_plans_as_asked(cloud: SimCloud, tmp_path: Path) -> None:
+    """`op: plan` (issue 47, item 4): the plan goes on once released, nothing changes; a rule
+    that fires counts in the call log as a plan; no rule, no log."""
+    planned = {"id": "net-00000001", "name": "net", "cidr": "10.2.0.0/24"}
+    assert cloud.plan("sim_network", planned) is None
+    release, started = tmp_path / "release", tmp_path / "started"
+    with_rules(cloud, {"type": "sim_network", "op": "plan", "mode": "hang", "hang_until": str(release),
+                       "hang_started": str(started), "seconds": 5})
+    release.write_text("")
+
+    assert cloud.plan("sim_network", planned) is None
+    assert started.exists()
+    assert [c["op"] for c in read_calls(cloud.store)] == ["plan"]
+    assert cloud.store.get("net-00000001").attributes["cidr"] == "10.1.0.0/24"  # a plan changes nothing
+
+
+def test_a_plan_fault_that_fails_answers_an_error_and_at_after_is_refused() -> None:
+    rules = parse_rules([{"type": "sim_network", "op": "plan", "mode": "fail"}])
+    assert rules[0].op is FaultOp.PLAN
+    with pytest.raises(FaultsError, match="'at: after' applies to create, update and delete"):
+        parse_rules([{"type": "sim_network", "op": "plan", "mode": "hang", "at": "after"}])

@@ -28,7 +28,9 @@ sys.stdout.write(str(len(data)) + " " + data[:40].decode())
 
 
 def engine(inputs: str | None) -> Engine:
-    return Engine(EngineInfo(Path("/bin/tofu"), "1.8.0", "tofu"), Path("/mod"), {}, inputs=inputs)
+    """An engine whose init and reads evaluate no variables (OpenTofu before 1.8's early
+    evaluation; the engines whose do: tests/unit/test_engine_features.py)."""
+    return Engine(EngineInfo(Path("/bin/tofu"), "1.7.3", "tofu"), Path("/mod"), {}, inputs=inputs)
 
 
 @pytest.mark.parametrize(("builder", "args", "gets"), [

@@ -1,0 +1,49 @@
+"""What an engine version can do, asked in one place: "does this engine have X?".
+
+Code asks the feature, never a version number (STYLE.md: version gates in one place); each
+feature names the first version of each engine that has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hybridops_tf.engine.binary import EngineInfo, version_key
+
+# Engine commands (as argv words after `-chdir`) that evaluate the root module's variables on
+# every engine, so take the run's var file.
+EVALUATES_VARIABLES = frozenset({("apply",), ("destroy",), ("plan",), ("import",), ("refresh",), ("console",)})
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """A capability and the first version of each engine kind that has it (None: never)."""
+
+    what: str
+    terraform: tuple[int, ...] | None
+    tofu: tuple[int, ...] | None
+
+    def __call__(self, info: EngineInfo) -> bool:
+        first = self.tofu if info.kind == "tofu" else self.terraform
+        return first is not None and version_key(info.version) >= first
+
+
+
+# Terraform 1.15: a module `source`/`version` may use variables, so `init`, `show` (of the state
+# or of a saved plan) and `state pull` evaluate them and take -var/-var-file (tried on 1.15.5;
+# `output` and `state list` take neither). OpenTofu evaluates variables in `init` since 1.8.
+VARIABLES_IN_INIT = Feature("-var-file on init", (1, 15), (1, 8))
+VARIABLES_IN_READS = Feature("-var-file on show and state pull", (1, 15), None)
+
+_READS = frozenset({("show",), ("state", "pull")})
+
+
+def takes_var_file(info: EngineInfo, command: tuple[str, ...]) -> bool:
+    """Whether `command` (its words: `("plan",)`, `("state", "pull")`) on this engine evaluates
+    the root module's variables, so needs the run's inputs as a var file."""
+    if command[:1] in EVALUATES_VARIABLES:
+        return True
+    if command[:1] == ("init",):
+        return VARIABLES_IN_INIT(info)
+    return (command[:1] in _READS or command[:2] in _READS) and VARIABLES_IN_READS(info)
+
