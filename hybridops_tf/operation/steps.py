@@ -27,7 +27,7 @@ from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.engine import binary, commands, process
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
-from hybridops_tf.operation import inputs, places, reads, settle
+from hybridops_tf.operation import places, reads, run_inputs, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import would_apply
@@ -61,7 +61,7 @@ def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = req.runtime
     places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
-    resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None,
                               rerun_key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)
@@ -180,7 +180,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     """The `running` record step 4 persists (taking over what a stale one knew), with the
     run's resolved.inputs.yml written and rerun.inputs.yml prepared, not yet in place."""
     req = one.req
-    key = inputs.digest_key(rt)
+    key = run_inputs.digest_key(rt)
     assert key is not None  # made if new, or refused
     digest, applied = resolved.digest(key), None  # a refresh, an import or a saved plan applies no configuration
     if req.command == Command.APPLY and req.plan_file is None:  # what --resume and reconcile --stack compare
@@ -190,8 +190,8 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
         known = settle.following_state(req, engine, one.previous.resources)
     try:
-        resolved_file = inputs.write_resolved(one.folder, resolved)
-        rerun = inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
+        resolved_file = run_inputs.write_resolved(one.folder, resolved)
+        rerun = run_inputs.prepare_rerun(rt, req.target, resolved, req.key)  # committed once running is
     except OSError as err:
         raise RefusedError(f"could not write the inputs files: {err.strerror or err}; "
                            "the engine was not started") from None
@@ -231,8 +231,8 @@ def _commit_rerun_inputs(one: _Run, rerun: PreparedWrite, log: EventLog) -> None
     durable beside it, so only a rename can fail here). If it does, the engine is not started
     and the record goes back to what it was: we hold the lock and nothing ran."""
     try:
-        one.rerun_before = inputs.read_rerun(rerun.path)
-        inputs.commit_rerun(rerun, one.store, one.req.key)
+        one.rerun_before = run_inputs.read_rerun(rerun.path)
+        run_inputs.commit_rerun(rerun, one.store, one.req.key)
     except OSError as err:
         log.close()
         try:
@@ -385,7 +385,7 @@ def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: E
             store.delete(req.key)
         else:
             store.write(restored, stamp=False)  # it says what it said: only last_attempt is new
-        inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
+        run_inputs.restore_rerun(Path(running.rerun_inputs_file or ""), one.rerun_before, store, req.key)
     except OSError as err:
         failure = (f"could not restore the record {store.where(req.key)} after the engine "
                    f"changed nothing: {err.strerror or err}; it still says 'running': run `{_reconcile(req)}`")

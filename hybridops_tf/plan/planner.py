@@ -28,7 +28,7 @@ from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrup
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
-from hybridops_tf.operation import inputs, places
+from hybridops_tf.operation import places, run_inputs
 from hybridops_tf.operation.request import Outcome
 from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
@@ -90,11 +90,11 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
                                rt.root)  # its plan would be of another ref's state
-    resolved = inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
+    resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, recorded=key if req.recorded_inputs else None, rerun_key=key)
-    reused = inputs.recorded_names(resolved)
+    reused = run_inputs.recorded_names(resolved)
     if reused:  # apply does not take them by itself: say so, with the file that gives it the same
-        path = inputs.shown(rt.rerun_inputs_path(key, fetch=False))
+        path = run_inputs.shown(rt.rerun_inputs_path(key, fetch=False))
         destroy = req.destroy or "-destroy" in {commands.flag_name(arg) for arg in req.passthrough}
         notices.note(f"planned with the last run's {', '.join(reused)} ({path}; inputs given win)"
                      + ("" if destroy else f": `hyops apply` takes the same with --inputs {path}"))
@@ -117,7 +117,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     try:
         engine = rt.engine_for(req.target, resolved, req.workspace, folder)
         meta.engine = engine.info
-        inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
+        run_inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
         tmp = private_tmp()
         try:
             plan_file = Path(tmp) / "plan.tfplan"
@@ -171,7 +171,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                 from hybridops_tf.plan import saved
 
                 saved.keep(plan_file, req.out, saved.Sidecar.of_run(
-                    req, mode, run_id, engine.info.to_json(), inputs.inputs_digest(rt, resolved), resolved))
+                    req, mode, run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except HyopsError as err:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from hybridops_tf.base.errors import EngineError, RefusedError, UsageError
 from hybridops_tf.engine import commands
 from hybridops_tf.inputs.values import CliInput
-from hybridops_tf.operation import inputs as run_inputs
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.record.address import ModuleTarget, resolve_module
 from hybridops_tf.record.lifecycle import Command

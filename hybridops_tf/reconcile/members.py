@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import HyopsError
 from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.operation import inputs
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied
 from hybridops_tf.record.lifecycle import Status
@@ -59,7 +59,7 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
             or not directory.is_dir():
         return None
     try:
-        key = inputs.digest_key(runtime, create=False)
+        key = run_inputs.digest_key(runtime, create=False)
         if key is None:
             return None
         specs = inputs_mod.read_variables(directory, runtime.hcl_cache())

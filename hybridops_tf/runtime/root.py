@@ -2,7 +2,7 @@
 down: its paths and caches, its record store (opened once), the engine of a module (found,
 environment set, `init`ed) and its environment.
 
-A run's inputs are operation/inputs.py's; its folder's meta/result are run_folder.py's; operation/steps.py
+A run's inputs are operation/run_inputs.py's; its folder's meta/result are run_folder.py's; operation/steps.py
 reads as the contract and calls each of them in turn.
 """
 

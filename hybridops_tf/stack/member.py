@@ -26,7 +26,7 @@ from hybridops_tf.base.errors import (
     RefusedError,
 )
 from hybridops_tf.engine import process
-from hybridops_tf.operation import inputs, steps
+from hybridops_tf.operation import run_inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
 from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied, transitions
@@ -182,10 +182,10 @@ class MemberSteps:
         if rec is None:
             return ("it has no record",)
         rt = self.wiring.runtime
-        key = inputs.digest_key(rt, create=False)  # none yet: no digest can match
+        key = run_inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
             return ("no digest can match: the runtime root has no digest key",)
-        resolved = inputs.resolve(rt, member.target, None, (), values, sensitive)
+        resolved = run_inputs.resolve(rt, member.target, None, (), values, sensitive)
         now = would_apply(member.directory, member.workspace, resolved, key, rt.engine_info())
         return applied.changes(rec, now)
 

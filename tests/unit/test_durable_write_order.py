@@ -95,7 +95,7 @@ def test_a_local_record_write_is_durable_in_the_same_order(tmp_path: Path, sysca
 def test_a_kept_write_of_what_the_file_already_holds_flushes_and_renames_nothing(
     tmp_path: Path, syscalls: list[Call]
 ) -> None:
-    """rerun.inputs.yml of a rerun with the same inputs (operation/inputs.py): every write of it
+    """rerun.inputs.yml of a rerun with the same inputs (operation/run_inputs.py): every write of it
     is durable, so the bytes it holds are on disk already; writing them again would only add
     two disk flushes before the engine may start."""
     from hybridops_tf.base.files import PreparedWrite

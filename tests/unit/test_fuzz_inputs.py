@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.main import cli
 from hybridops_tf.inputs.values import VariableSpec, load_inputs_file, parse_var_option, resolve_inputs
-from hybridops_tf.operation import inputs as run_inputs
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.runtime.root import Runtime
 from tests.reliability.figures import FUZZ, note

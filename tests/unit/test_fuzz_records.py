@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hybridops_tf.cli.main import cli
-from hybridops_tf.operation import inputs
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
@@ -103,7 +103,7 @@ def cli_module(tmp_path: Path) -> tuple[Path, Path]:
     module.mkdir()
     (module / "main.tf").write_text(MODULE_TF)
     root = tmp_path / "runtime"
-    inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
+    run_inputs.resolve(Runtime(root), ModuleTarget(module, "fuzz"), None, [], None)  # warm the cache
     lock = RecordStore(root).lock_path("fuzz")
     lock.parent.mkdir(parents=True, mode=0o700)
     lock.touch(mode=0o600)

@@ -17,7 +17,7 @@ import pytest
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.inputs.declarations import VariableSpec
 from hybridops_tf.inputs.values import DIGEST_PREFIX, resolve_inputs
-from hybridops_tf.operation import inputs
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.runtime.root import Runtime
 
 SECRET = "hunter2"
@@ -60,23 +60,23 @@ def test_a_short_key_is_refused() -> None:
 def test_the_key_is_made_once_per_root_with_mode_0600(tmp_path: Path) -> None:
     root = tmp_path / "rt"
     runtime = Runtime(root)
-    assert inputs.digest_key(runtime, create=False) is None
+    assert run_inputs.digest_key(runtime, create=False) is None
     assert not root.exists()  # a read-only comparison makes nothing
 
-    key = inputs.digest_key(runtime)
+    key = run_inputs.digest_key(runtime)
     path = root / "config" / "digest.key"
     assert key is not None and len(key) == 32 and path.read_bytes() == key
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert inputs.digest_key(Runtime(root)) == key == inputs.digest_key(Runtime(root), create=False)
-    assert inputs.inputs_digest(Runtime(root), _resolved()) == _resolved().digest(key)
+    assert run_inputs.digest_key(Runtime(root)) == key == run_inputs.digest_key(Runtime(root), create=False)
+    assert run_inputs.inputs_digest(Runtime(root), _resolved()) == _resolved().digest(key)
     assert sorted(p.name for p in path.parent.iterdir()) == ["digest.key"]  # no temp file left
-    other = inputs.inputs_digest(Runtime(tmp_path / "other"), _resolved())
-    assert other != inputs.inputs_digest(Runtime(root), _resolved())
+    other = run_inputs.inputs_digest(Runtime(tmp_path / "other"), _resolved())
+    assert other != run_inputs.inputs_digest(Runtime(root), _resolved())
 
 
 def _make_key(root: str, barrier: Any, out: Any) -> None:
     barrier.wait()
-    out.put(inputs.digest_key(Runtime(Path(root))))
+    out.put(run_inputs.digest_key(Runtime(Path(root))))
 
 
 def test_processes_racing_to_make_the_key_all_get_the_same_one(tmp_path: Path) -> None:
@@ -98,11 +98,11 @@ def test_a_damaged_or_symlinked_key_is_refused_in_one_line(tmp_path: Path) -> No
     (root / "config").mkdir(parents=True)
     (root / "config" / "digest.key").write_bytes(b"short")
     with pytest.raises(RefusedError, match="damaged") as info:
-        inputs.digest_key(Runtime(root))
+        run_inputs.digest_key(Runtime(root))
     assert "\n" not in info.value.message
 
     (root / "config" / "digest.key").unlink()
     (root / "config" / "digest.key").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(RefusedError, match="digest key"):
-        inputs.digest_key(Runtime(root))
+        run_inputs.digest_key(Runtime(root))
     assert not (tmp_path / "elsewhere").exists()
