@@ -10,6 +10,9 @@ Terraform >= 1.12 keeps an identity per object in state. What each test proves:
 - a lost state: reconcile's `state_missing` advises `--import ADDRESS=ID` and, on >= 1.12, the
   `import` block with the recorded identity; followed to the letter (the block added, then
   `hyops apply`), the engine adopts the object by identity and no second object is made.
+- a state the engine cannot show (an identity stored under a schema version the provider does
+  not have: "resource identity schema version 7 ... does not match version 0") is the
+  `state_unreadable` finding, and the record keeps its objects.
 The parsing rules are unit-tested in tests/unit/test_identity.py.
 """
 
@@ -109,3 +112,39 @@ def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_obje
     assert [o["id"] for o in vms] == [vm]  # adopted, not made again
     entry = _status(h, module)["resources"]["sim_vm.app"]
     assert (entry["id"], entry["identity"]) == (vm, {"id": vm})
+
+
+BACKEND = """
+terraform {
+  backend "local" {
+    path = "kept.tfstate"
+  }
+}
+"""
+
+
+def test_a_state_the_engine_cannot_show_is_state_unreadable_never_empty(modern_hyops: Hyops) -> None:
+    """A backend (here `local` with a path: the state is not the module's own file, so
+    reconcile asks `show -json`) whose state stores an identity under a schema version the
+    provider does not have, as after a provider upgrade or downgrade: the engine refuses to
+    show it. Reconcile says so; it never takes the state for empty."""
+    h = modern_hyops
+    module = _module(h, NETWORK_AND_VM + BACKEND)
+    _run(h, "apply", str(module))
+    state = module / "kept.tfstate"
+    doc = json.loads(state.read_text())
+    for resource in doc["resources"]:
+        for instance in resource["instances"]:
+            instance["identity_schema_version"] = 7
+    doc["serial"] += 1
+    state.write_text(json.dumps(doc))
+
+    out = h("reconcile", str(module), "--json")
+
+    assert out.returncode != 0, out.stdout + out.stderr
+    module_report = json.loads(out.stdout)["modules"][0]
+    codes = [f["code"] for f in module_report["findings"]]
+    assert "state_unreadable" in codes, module_report
+    assert "state_missing" not in codes and "state_after_destroy" not in codes
+    rec = h.record("m")
+    assert rec is not None and rec["status"] == "ok" and set(rec["resources"]) == {"sim_network.net", "sim_vm.app"}
