@@ -47,3 +47,15 @@ def takes_var_file(info: EngineInfo, command: tuple[str, ...]) -> bool:
         return VARIABLES_IN_INIT(info)
     return (command[:1] in _READS or command[:2] in _READS) and VARIABLES_IN_READS(info)
 
+
+# Terraform and OpenTofu 1.12: an `import` block may name the object by the provider's
+# `identity` instead of its `id`.
+IMPORT_IDENTITY = Feature("an `import` block's `identity`", (1, 12), (1, 12))
+IMPORT_IDENTITY_ADDED = "an `import` block's `identity` was added in 1.12.0"
+
+
+def takes_import_identity(version: str | None) -> bool:
+    """The engine of `version` (a record's: Terraform and OpenTofu alike) imports an object by
+    the provider's identity; an unknown version is taken not to."""
+    first = IMPORT_IDENTITY.terraform
+    return bool(version) and first is not None and version_key(version or "") >= first

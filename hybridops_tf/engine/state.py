@@ -50,6 +50,10 @@ class StateResource:
     sensitive_values: Mapping[str, Any] = field(default_factory=dict)
     tainted: bool = False
     deposed_key: str | None = None
+    # The provider's own key for the object (Terraform/OpenTofu >= 1.12 with a provider that
+    # declares an identity schema); None where the engine or the provider gives none.
+    identity: Mapping[str, Any] | None = None
+    identity_schema_version: int | None = None
 
     @property
     def is_managed(self) -> bool:
@@ -169,7 +173,20 @@ def _state_resource(raw: Mapping[str, Any], module_address: str) -> StateResourc
         sensitive_values=as_dict(raw.get("sensitive_values")),
         tainted=raw.get("tainted") is True,
         deposed_key=deposed if isinstance(deposed, str) and deposed else None,
+        **identity_of(raw),
     )
+
+
+def identity_of(raw: Mapping[str, Any], key: str = "identity") -> dict[str, Any]:
+    """`identity` and `identity_schema_version` of one object as `show -json`, a state file
+    (key `identity`) or a plan's change (`before_identity`/`after_identity`) give them: an
+    identity that is not a non-empty object is none (older engines, providers without one)."""
+    identity = raw.get(key)
+    if not isinstance(identity, Mapping) or not identity:
+        return {}
+    version = raw.get("identity_schema_version")
+    return {"identity": dict(identity),
+            "identity_schema_version": version if isinstance(version, int) and not isinstance(version, bool) else None}
 
 
 # --- public parsers -------------------------------------------------------------------------
@@ -246,6 +263,7 @@ def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
                 values={"id": ident} if isinstance(ident, str) else {},
                 tainted=inst.get("status") == "tainted",
                 deposed_key=deposed if isinstance(deposed, str) and deposed else None,
+                **identity_of(inst),
             ))
     outputs = d.get("outputs", {})
     if not isinstance(outputs, Mapping):

@@ -17,6 +17,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hybridops_tf.engine import features
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.reconcile import outside, rules
@@ -64,6 +65,8 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         found.append(_corrupt(ev, cmd))
     elif rec is None:
         found.append(_no_record(ev, cmd))
+    if ev.state_unreadable is not None and state is None:
+        found.append(_state_unreadable(ev, cmd))
     if ev.errored_state:
         found.append(_finding(ev, Code.ERRORED_STATEFILE, (
             "errored.tfstate is in the module directory and differs from the state: the engine "
@@ -144,6 +147,18 @@ def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, mis
                "change apply as no-ops)")
     return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where, resume=False)],
                      [c.address for c in changes])]
+
+
+def _state_unreadable(ev: ModuleEvidence, cmd: Commands) -> Finding:
+    """`show -json` failed: the state is unknown, never empty. After a provider upgrade the
+    usual cause is the objects' identity, stored under the old provider's identity schema
+    (engines >= 1.12): a refresh through the new provider upgrades it in the state."""
+    return _finding(ev, Code.STATE_UNREADABLE, (
+        f"state unreadable: refresh with the new provider; the engine could not show the state "
+        f"({ev.state_unreadable}): what it holds is unknown, not empty, so nothing is settled from it. "
+        "After a provider upgrade this is most often the identity the state stores for each object, "
+        "written under the old provider's identity schema: a refresh-only apply through the new provider "
+        "upgrades it"), [cmd.refresh(ev.where), cmd.reconcile(ev.where)])
 
 
 def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
@@ -289,9 +304,11 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i and a not in taken]
     detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
               "was lost, rewritten or never saved; adopt each object back with --import")
+    by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
         actions.append(cmd.apply(ev.where))
-        return _finding(ev, Code.STATE_MISSING, detail + " (or apply, if it is really gone)", actions, addresses)
+        return _finding(ev, Code.STATE_MISSING, detail + " (or apply, if it is really gone)", actions, addresses,
+                        alternatives=by_identity)
     sim = ev.where.uses_sim
     choices: list[Alternative] = []
     for address, now in taken.items():
@@ -305,7 +322,26 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
             Alternative(cmd.state_rm(ev.where, address), f"keep {lost} (the record's): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
                         f"{f' ({cmd.sim_rm(now)})' if sim else ''}")]
-    return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=choices)
+    return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])
+
+
+def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], taken: Mapping[str, Any],
+                      cmd: Commands) -> list[Alternative]:
+    """Where the record knows the provider's identity of a lost object and its engine takes an
+    `import` block with `identity` (>= 1.12), the block that adopts it by that key: the
+    provider's own name for the object, which `--import` (the engine's `import` command, by id
+    alone) cannot pass."""
+    rec = ev.record
+    if rec is None or rec.engine is None or not features.takes_import_identity(rec.engine.version):
+        return []
+    entries = rec.resources or {}
+    blocks = [Commands.import_block(a, identity) for a, i in missing.items() if a not in taken and i
+              for identity in [getattr(entries.get(a), "identity", None)] if identity]
+    if not blocks:
+        return []
+    return [Alternative(cmd.apply(ev.where), "instead of --import, by the provider's identity (this engine, "
+                        f"{rec.engine.version}, takes it): add to the configuration\n" + "\n".join(blocks)
+                        + "\nthen apply (the plan shows each import; the block may stay)")]
 
 
 def _lost_from_state(ev: ModuleEvidence, lost: Mapping[str, str], cmd: Commands) -> Finding:

@@ -211,6 +211,7 @@ class EngineEvidence:
     plan: PlanEvidence | None = None
     errored_state: bool = False
     unchecked: tuple[str, ...] = ()  # engine setup, state and refresh-only plan
+    state_unreadable: str | None = None  # why `show -json` failed (ModuleEvidence.state_unreadable)
     plan_unchecked: tuple[str, ...] = ()  # the normal plan's failure
     planned_attributes: dict[str, dict[str, Any]] | None = None
     plan_kind: str | None = None  # None: no normal plan; "plain"; "attributes" (saved and shown)
@@ -223,6 +224,7 @@ class EngineEvidence:
     def changes(self) -> dict[str, Any]:
         return {"state": self.state, "stamp": self.stamp, "refresh": self.refresh, "plan": self.plan,
                 "errored_state": self.errored_state, "unchecked": self.unchecked + self.plan_unchecked,
+                "state_unreadable": self.state_unreadable,
                 "planned_attributes": self.planned_attributes, "applied_changes": self.applied_changes}
 
 
@@ -514,11 +516,13 @@ def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inpu
     state is the module's local state file where the engine keeps it there and no
     errored.tfstate asks for a comparison of every attribute; else `show -json`."""
     unchecked: list[str] = []
+    unreadable: str | None = None
     state = None if errored else reads.local_state(engine)
     try:
         state = state if state is not None else parse_state(engine.show_state_doc())
     except (EngineError, StateFormatError) as err:
-        unchecked.append(f"state (show -json) could not be read: {getattr(err, 'message', err)}")
+        unreadable = str(getattr(err, "message", err))
+        unchecked.append(f"state (show -json) could not be read: {unreadable}")
     if errored and state is not None and _errored_was_pushed(engine, directory / "errored.tfstate", state):
         errored = False  # the state already holds exactly what errored.tfstate holds
     stamp = reads.state_stamp(engine) if state is not None else None
@@ -526,14 +530,15 @@ def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inpu
         # A refresh-only plan of an empty state reads no object and can show no drift; only
         # the inputs are missing (e.g. a module recorded absent never had a rerun file).
         return EngineEvidence(state, PlanEvidence(), errored_state=errored, unchecked=tuple(unchecked), final=True,
-                              stamp=stamp)
+                              stamp=stamp, state_unreadable=unreadable)
     if inputs_problem:
         unchecked.append(f"plans not run: {inputs_problem}")
         return EngineEvidence(state, None, errored_state=errored, unchecked=tuple(unchecked), final=True,
-                              stamp=stamp)
+                              stamp=stamp, state_unreadable=unreadable)
     refresh, why = _plan(engine, refresh_only=True)
     unchecked += [why] if why else []
-    return EngineEvidence(state, refresh, errored_state=errored, unchecked=tuple(unchecked), stamp=stamp)
+    return EngineEvidence(state, refresh, errored_state=errored, unchecked=tuple(unchecked), stamp=stamp,
+                          state_unreadable=unreadable)
 
 
 def _with(base: ModuleEvidence, **changes: Any) -> ModuleEvidence:

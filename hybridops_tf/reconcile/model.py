@@ -42,6 +42,7 @@ class Code(StrEnum):
     ENGINE_RUNNING = "engine_running"
     STALE_RUNNING = "stale_running"
     STATE_WRITTEN_OUTSIDE = "state_written_outside"
+    STATE_UNREADABLE = "state_unreadable"
     LOST_FROM_STATE = "lost_from_state"
     STATE_MISSING = "state_missing"
     STALE_IMPORT = "stale_import"
@@ -183,6 +184,9 @@ class ModuleEvidence:
     replanned_creates: tuple[str, ...] | None = ()
     errored_state: bool = False  # errored.tfstate in the module directory
     unchecked: tuple[str, ...] = ()
+    # The engine's words when `show -json` failed on a state that exists: the state is
+    # unknown then, never empty (after a provider upgrade, its identity schema, say).
+    state_unreadable: str | None = None
     # The interrupted run's completed deletes: address -> the ids of the objects deleted there
     # (a deposed one among them; None for a delete whose id the events did not say); those
     # objects are gone, so their ids are never offered to --import.

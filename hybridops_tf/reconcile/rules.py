@@ -380,9 +380,15 @@ def _resources_from_state(state: StateSnapshot, known: Mapping[str, ResourceEntr
             continue
         before = (known or {}).get(res.address)
         ident = res.values.get("id")
+        object_id = ident if isinstance(ident, str) else (before.id if before else None)
+        identity = res.identity if res.identity is not None else (
+            before.identity if before is not None and before.id == object_id else None)
+        version = res.identity_schema_version if res.identity is not None else (
+            before.identity_schema_version if identity is not None and before is not None else None)
         entries[res.address] = ResourceEntry(
             status=ResourceStatus.COMPLETE, action=before.action if before else "reconcile",
-            id=ident if isinstance(ident, str) else (before.id if before else None))
+            id=object_id, identity=dict(identity) if identity is not None else None,
+            identity_schema_version=version)
     return entries
 
 

@@ -12,10 +12,13 @@ a pipeline that pastes it goes green over another workspace's lost create (docs/
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,10 @@ class Commands:
         return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
             " --resume" if resume else "")
 
+    def refresh(self, where: Where) -> str:
+        """A refresh-only apply: the state's objects read again through the provider in use."""
+        return self._module("apply", where, *map(shlex.quote, where.inputs_args), "--", "-refresh-only")
+
     def destroy(self, where: Where) -> str:
         return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
 
@@ -88,6 +95,17 @@ class Commands:
     def import_(self, where: Where, address: str, object_id: str | None) -> str:
         ident = object_id if object_id else "<id>"
         return self.reconcile(where, "--import", shlex.quote(f"{address}={ident}"))
+
+    @staticmethod
+    def import_block(address: str, identity: Mapping[str, Any]) -> str:
+        """An `import` block adopting an object by the provider's identity (engines >= 1.12), as
+        HCL: values written as JSON (strings, numbers, booleans read alike in HCL) with template
+        openers escaped (`$${`, `%%{`), so a value is never interpolated."""
+        def value(v: Any) -> str:
+            return json.dumps(v, ensure_ascii=False).replace("${", "$${").replace("%{", "%%{")
+
+        fields = ", ".join(f"{key} = {value(v)}" for key, v in identity.items())
+        return f"import {{\n  to       = {address}\n  identity = {{ {fields} }}\n}}"
 
     def forget(self, where: Where, address: str) -> str:
         return self.reconcile(where, "--forget-orphan", shlex.quote(address))

@@ -75,6 +75,10 @@ class ResourceEntry:
     tainted: bool | None = None
     deposed: str | None = None  # the engine's deposed key: an old object a replace has not deleted
     outside: bool | None = None  # not made by hyops: another writer's apply or import put it in the state
+    # The provider's own key for the object beside its id, as the state gives it (Terraform and
+    # OpenTofu >= 1.12, with a provider that declares an identity schema); its schema version.
+    identity: dict[str, Any] | None = None
+    identity_schema_version: int | None = None
 
     def __post_init__(self) -> None:
         self.status = ResourceStatus(self.status)
@@ -89,7 +93,21 @@ class ResourceEntry:
             doc["deposed"] = self.deposed
         if self.outside:
             doc["outside"] = True
+        if self.identity is not None:
+            doc["identity"] = dict(self.identity)
+            if self.identity_schema_version is not None:
+                doc["identity_schema_version"] = self.identity_schema_version
         return doc
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> ResourceEntry:
+        """One entry as a record on disk holds it; an identity that is not an object is none."""
+        identity, version = doc.get("identity"), doc.get("identity_schema_version")
+        return cls(ResourceStatus(str(doc["status"])), str(doc.get("action", "")), doc.get("id"),
+                   doc.get("tainted"), doc.get("deposed"), True if doc.get("outside") is True else None,
+                   dict(identity) if isinstance(identity, dict) and identity else None,
+                   version if isinstance(version, int) and not isinstance(version, bool)
+                   and isinstance(identity, dict) and identity else None)
 
 
 def deposed_entry_key(address: str, deposed_key: str) -> str:
@@ -293,12 +311,7 @@ class OperationRecord:
                 o = doc["owner"]
                 rec.owner = Owner(int(o["pid"]), str(o["host"]), str(o["user"]), str(o["run_id"]))
             if doc.get("resources") is not None:
-                rec.resources = {
-                    str(addr): ResourceEntry(ResourceStatus(str(r["status"])), str(r.get("action", "")),
-                                             r.get("id"), r.get("tainted"), r.get("deposed"),
-                                             True if r.get("outside") is True else None)
-                    for addr, r in doc["resources"].items()
-                }
+                rec.resources = {str(addr): ResourceEntry.from_dict(r) for addr, r in doc["resources"].items()}
             rec.released = [
                 ReleasedObject(str(o["address"]), str(o["id"]), str(o.get("run_id", "")), str(o.get("at", "")))
                 for o in doc.get("released") or []

@@ -111,6 +111,8 @@ class StateObject:
     id: str | None = None
     tainted: bool = False
     deposed: str | None = None
+    identity: Mapping[str, Any] | None = None  # the provider's key for it (engines >= 1.12)
+    identity_schema_version: int | None = None
 
 
 StateView = Mapping[str, StateObject]
@@ -127,10 +129,13 @@ def state_view(resources: Iterable[Any]) -> dict[str, StateObject]:
             continue
         ident = r.values.get("id") if isinstance(r.values, Mapping) else None
         ident = str(ident) if ident not in (None, "") else None
+        identity = getattr(r, "identity", None)
+        version = getattr(r, "identity_schema_version", None)
         if r.deposed_key is not None:
-            view[deposed_entry_key(r.address, r.deposed_key)] = StateObject(ident, bool(r.tainted), r.deposed_key)
+            view[deposed_entry_key(r.address, r.deposed_key)] = StateObject(ident, bool(r.tainted), r.deposed_key,
+                                                                            identity, version)
         else:
-            view[r.address] = StateObject(ident, bool(r.tainted))
+            view[r.address] = StateObject(ident, bool(r.tainted), None, identity, version)
     return view
 
 
@@ -210,6 +215,7 @@ def objects_after_run(
         merged[addr] = ResourceEntry(
             status=status, action=action, id=ident,
             tainted=prev.tainted if prev is not None and p.status is Progress.PENDING else None,
+            **_identity_kept(prev, ident),
         )
     released: list[ReleasedObject] = []
     if state is not None:
@@ -265,7 +271,8 @@ def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, Resour
             # is stale (the engine could not save it: errored.tfstate), not a live object
         if obj.deposed is not None:  # an old object a replace could not delete: still to remove
             merged[key] = ResourceEntry(ResourceStatus.ERROR, "delete", obj.id,
-                                        True if obj.tainted else None, obj.deposed)
+                                        True if obj.tainted else None, obj.deposed,
+                                        **_identity_of(obj, prev))
             continue
         status = prev.status if prev is not None else ResourceStatus.COMPLETE
         if status in (ResourceStatus.DESTROYED, ResourceStatus.PENDING) or converged:
@@ -279,10 +286,35 @@ def _merge_state(merged: dict[str, ResourceEntry], progress: Mapping[str, Resour
             id=obj.id or (prev.id if prev is not None else None),
             tainted=True if obj.tainted else None,
             outside=prev.outside if prev is not None and prev.id == obj.id else None,
+            **_identity_of(obj, prev),
         )
     for key, entry in merged.items():
         if key not in state:
             entry.tainted = None
+
+
+def _identity_kept(prev: ResourceEntry | None, ident: str | None) -> dict[str, Any]:
+    """The identity an entry knew, kept while it names the same object (its id)."""
+    if prev is None or prev.identity is None or ident is None or prev.id != ident:
+        return {}
+    return {"identity": prev.identity, "identity_schema_version": prev.identity_schema_version}
+
+
+def _identity_of(obj: StateObject, prev: ResourceEntry | None) -> dict[str, Any]:
+    """The object's identity as the state gives it now; else what the entry knew of the same
+    object (a state read through an engine or provider that gives none)."""
+    if obj.identity is not None:
+        return {"identity": dict(obj.identity), "identity_schema_version": obj.identity_schema_version}
+    return _identity_kept(prev, obj.id) if obj.id is not None else {}
+
+
+def _identity_pair(obj: Any) -> tuple[dict[str, Any] | None, int | None]:
+    """(identity, identity_schema_version) of a state object that may carry them (StateObject,
+    stamp.StampObject): (None, None) where it has none."""
+    identity = getattr(obj, "identity", None)
+    if not identity:
+        return None, None
+    return dict(identity), getattr(obj, "identity_schema_version", None)
 
 
 def _settle_absent(merged: dict[str, ResourceEntry], progress: Mapping[str, ResourceProgress],
@@ -547,7 +579,8 @@ def imported(
     entry = merged.get(address)
     merged[address] = ResourceEntry(status=ResourceStatus.COMPLETE, action="import",
                                     id=view[address].id or (entry.id if entry else None),
-                                    tainted=True if view[address].tainted else None)
+                                    tainted=True if view[address].tainted else None,
+                                    **_identity_of(view[address], entry))
     resources = merged
     rec.resources = resources
     rec = _finish(rec, Status.ERROR)
@@ -619,5 +652,6 @@ def mark_outside(resources: dict[str, ResourceEntry], known_ids: set[str], state
         entry = resources.get(key)
         if entry is None:
             resources[key] = ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)
+            resources[key].identity, resources[key].identity_schema_version = _identity_pair(obj)
         elif entry.id == obj.id and obj.id is not None:
             entry.outside = True

@@ -1,7 +1,7 @@
 """What each provider call does to the simulated cloud: faults first, then the store.
 
-Kept free of tf/grpc so the behaviour the engine sees (created? state returned? error?)
-is unit-testable in-process. States here are plain dicts; the tf adapter in
+Kept free of grpc and the protocol so the behaviour the engine sees (created? state
+returned? error?) is unit-testable in-process. States here are plain dicts; the adapter in
 `resources.py` drops values that are still unknown before calling in, so a missing key
 means "computed by the cloud".
 """

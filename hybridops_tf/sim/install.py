@@ -38,8 +38,8 @@ exec "${{{SIM_PYTHON_ENV}:-python3}}" -m hybridops_tf.sim "$@"
 """
 
 # The provider's one third-party package (the `[sim]` extra). Without it the launcher dies on
-# `import tf` and the engine only says "Unrecognized remote plugin message": hyops checks first.
-SIM_PACKAGE = "tf"
+# `import pyvider` and the engine only says "Unrecognized remote plugin message": hyops checks first.
+SIM_PACKAGE = "pyvider"
 SIM_EXTRA = "pip install 'hybridops-tf[sim]'"
 
 
@@ -51,7 +51,7 @@ def sim_extra_missing(python: str) -> str:
 
 
 class SimExtraMissing(ModuleNotFoundError):
-    """The Python that will run the launcher lacks `tf`. A ModuleNotFoundError, so the core
+    """The Python that will run the launcher lacks `pyvider`. A ModuleNotFoundError, so the core
     (engine_hooks: a hook's missing requirement) reports it as a set-up error, nothing run."""
 
     def __init__(self, python: str) -> None:
@@ -59,7 +59,7 @@ class SimExtraMissing(ModuleNotFoundError):
 
 
 def check_sim_python(python: str) -> None:
-    """SimExtraMissing when `python`, the launcher's interpreter, cannot import `tf`.
+    """SimExtraMissing when `python`, the launcher's interpreter, cannot import `pyvider`.
 
     Cheap: asked of this process when `python` is this interpreter (what hyops hands the
     launcher); another interpreter is not started to ask it (a Python start per module)."""
@@ -257,7 +257,7 @@ def sim_engine_env(runtime_root: Path, environ: Mapping[str, str] | None = None)
     - HYOPS_SIM_PYTHON: this interpreter, which has hybridops_tf importable.
     - HYOPS_SIM_ROOT: `<runtime_root>/sim/cloud` unless already set.
     - HYOPS_SIM_ROOT / HYOPS_SIM_FAULTS made absolute when given relative.
-    SimExtraMissing, before anything is written, when this interpreter cannot import `tf`.
+    SimExtraMissing, before anything is written, when this interpreter cannot import `pyvider`.
     """
     check_sim_python(sys.executable)
     env = os.environ if environ is None else environ

@@ -1,7 +1,7 @@
 """The four resource types of the simulated cloud, as plain data.
 
 One table shared by the store (id prefixes, parent checks, cascades), the fault rules
-(known type names) and the tf schemas, so a new type is added in exactly one place.
+(known type names) and the schemas (schema.py), so a new type is added in exactly one place.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ up, one that does not look at it runs to its end). The process leaves only on go
 Shutdown (GRPCController/Shutdown, sent when the engine is done with the plugin) or when its
 engine is gone.
 
-Kept free of tf/grpc: the cloud's `hang` fault reads `stopping` to decide whether a hung call
+Kept free of grpc and the protocol: the cloud's `hang` fault reads `stopping` to decide whether a hung call
 gives up (see faults.OnStop), and unit tests drive it in-process.
 """
 

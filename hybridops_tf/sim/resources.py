@@ -1,9 +1,9 @@
-"""tf Resource classes: translate engine calls into SimCloud calls and back.
+"""Resource types: translate engine calls into SimCloud calls and back.
 
-All behaviour lives in `cloud.py`; this adapter only builds schemas, strips values the
-engine does not know yet, and turns an Outcome into a state plus diagnostics. Any
-unexpected exception becomes an error diagnostic: a Python traceback must never reach
-the engine as an opaque gRPC failure.
+All behaviour lives in `cloud.py`; this adapter only strips values the engine does not know
+yet and turns an Outcome into a state plus diagnostics. Any unexpected exception becomes an
+error diagnostic: a Python traceback must never reach the engine as an opaque gRPC failure.
+Schemas are in schema.py; the protocol calls that reach these methods in servicer.py.
 """
 
 from __future__ import annotations
@@ -12,21 +12,10 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
-from tf.iface import (
-    CreateContext,
-    DeleteContext,
-    ImportContext,
-    PlanContext,
-    ReadContext,
-    Resource,
-    UpdateContext,
-)
-from tf.schema import Attribute, Schema
-from tf.types import String, Unknown
-from tf.utils import Diagnostics
-
 from hybridops_tf.sim.cloud import Outcome, SimCloud
 from hybridops_tf.sim.kinds import CONFIG, HEALTH_CHECK, NETWORK, VM, Kind
+from hybridops_tf.sim.schema import SCHEMAS, Schema
+from hybridops_tf.sim.wire import UNKNOWN, Diagnostics
 
 
 class CloudSource(Protocol):
@@ -35,58 +24,12 @@ class CloudSource(Protocol):
     def cloud(self, diags: Diagnostics) -> SimCloud | None: ...
 
 
-def _id_and_name() -> list[Attribute]:
-    return [
-        Attribute("id", String(), description="Object id, `<prefix>-<8 hex>`.", computed=True),
-        Attribute(
-            "name", String(), description="Object name.", required=True, requires_replace=True
-        ),
-    ]
-
-
-SCHEMAS: dict[str, Schema] = {
-    NETWORK.type: Schema(
-        version=0,
-        attributes=[
-            *_id_and_name(),
-            Attribute("cidr", String(), optional=True, computed=True, default="10.0.0.0/16"),
-        ],
-    ),
-    VM.type: Schema(
-        version=0,
-        attributes=[
-            *_id_and_name(),
-            Attribute("network_id", String(), required=True, requires_replace=True),
-            Attribute("size", String(), optional=True, computed=True, default="small"),
-            Attribute("ip", String(), description="Address inside the network.", computed=True),
-        ],
-    ),
-    CONFIG.type: Schema(
-        version=0,
-        attributes=[
-            *_id_and_name(),
-            Attribute("vm_id", String(), required=True, requires_replace=True),
-            Attribute("content", String(), optional=True),
-            Attribute("secret", String(), optional=True, sensitive=True),
-        ],
-    ),
-    HEALTH_CHECK.type: Schema(
-        version=0,
-        attributes=[
-            *_id_and_name(),
-            Attribute("target_id", String(), required=True),
-            Attribute("status", String(), computed=True),
-        ],
-    ),
-}
-
-
 def _known(state: dict[str, Any]) -> dict[str, Any]:
     """Drop values the engine does not know yet: the cloud computes those."""
-    return {k: v for k, v in state.items() if v is not Unknown}
+    return {k: v for k, v in state.items() if v is not UNKNOWN}
 
 
-class SimResource(Resource):
+class SimResource:
     """Shared lifecycle for every sim type; subclasses only name their Kind."""
 
     kind: ClassVar[Kind]
@@ -95,73 +38,55 @@ class SimResource(Resource):
         self._provider = provider
 
     @classmethod
-    def get_name(cls) -> str:
-        return cls.kind.type.removeprefix("sim_")
-
-    @classmethod
-    def get_schema(cls) -> Schema:
+    def schema(cls) -> Schema:
         return SCHEMAS[cls.kind.type]
 
-    def _run(
-        self,
-        diags: Diagnostics,
-        call: Callable[[SimCloud], Outcome],
-        fallback: dict[str, Any] | None,
-    ) -> dict[str, Any] | None:
+    def validate(self, diags: Diagnostics, config: dict[str, Any]) -> None:
+        """Nothing beyond the schema, which the engine checks."""
+
+    def _run(self, diags: Diagnostics, call: Callable[[SimCloud], Outcome],
+             fallback: dict[str, Any] | None) -> dict[str, Any] | None:
         cloud = self._provider.cloud(diags)
         if cloud is None:
             return fallback
         try:
             outcome = call(cloud)
         except Exception as exc:  # noqa: BLE001 - reported to the engine, never raised
-            diags.add_error(
-                f"sim provider internal error in {self.kind.type}",
-                f"{type(exc).__name__}: {exc}",
-            )
+            diags.add_error(f"sim provider internal error in {self.kind.type}", f"{type(exc).__name__}: {exc}")
             return fallback
         if outcome.error:
             diags.add_error(outcome.error, outcome.detail)
         return outcome.state
 
-    def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
-        return self._run(ctx.diagnostics, lambda c: c.create(self.kind.type, _known(planned)), None)
+    def create(self, diags: Diagnostics, planned: dict[str, Any]) -> dict[str, Any] | None:
+        return self._run(diags, lambda c: c.create(self.kind.type, _known(planned)), None)
 
-    def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
-        return self._run(ctx.diagnostics, lambda c: c.read(self.kind.type, current), current)
+    def read(self, diags: Diagnostics, current: dict[str, Any]) -> dict[str, Any] | None:
+        return self._run(diags, lambda c: c.read(self.kind.type, current), current)
 
-    def plan(self, ctx: PlanContext, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any] | None:
-        """The plan as asked, after the `plan` faults of an existing object (`current`). A cloud
+    def plan(self, diags: Diagnostics, current: dict[str, Any], planned: dict[str, Any]) -> None:
+        """The `plan` faults of an existing object (`current`), as its update is planned. A cloud
         that cannot be used fails the calls that touch it, never a plan (as before this fault)."""
-        if current is None:
-            return planned
         cloud = self._provider.cloud(Diagnostics())
         outcome = cloud.plan(self.kind.type, planned) if cloud is not None else None
         if outcome is not None and outcome.error:
-            ctx.diagnostics.add_error(outcome.error, outcome.detail)
-        return planned
+            diags.add_error(outcome.error, outcome.detail)
 
-    def update(
-        self, ctx: UpdateContext, current: dict[str, Any], planned: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return self._run(
-            ctx.diagnostics,
-            lambda c: c.update(self.kind.type, current, _known(planned)),
-            current,
-        )
+    def update(self, diags: Diagnostics, current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any] | None:
+        return self._run(diags, lambda c: c.update(self.kind.type, current, _known(planned)), current)
 
-    def delete(self, ctx: DeleteContext, current: dict[str, Any]) -> dict[str, Any] | None:
-        return self._run(ctx.diagnostics, lambda c: c.delete(self.kind.type, current), current)
+    def delete(self, diags: Diagnostics, current: dict[str, Any]) -> dict[str, Any] | None:
+        return self._run(diags, lambda c: c.delete(self.kind.type, current), current)
 
-    def import_(self, ctx: ImportContext, id: str) -> dict[str, Any] | None:
-        return self._run(ctx.diagnostics, lambda c: c.import_(self.kind.type, id), None)
+    def import_(self, diags: Diagnostics, object_id: str) -> dict[str, Any] | None:
+        return self._run(diags, lambda c: c.import_(self.kind.type, object_id), None)
 
 
 class NetworkResource(SimResource):
     kind = NETWORK
 
-    def validate(self, diags: Diagnostics, type_name: str, config: dict[str, Any]) -> None:
+    def validate(self, diags: Diagnostics, config: dict[str, Any]) -> None:
         """Reject a malformed CIDR at plan time rather than at create time."""
-        super().validate(diags, type_name, config)
         cidr = config.get("cidr")
         if isinstance(cidr, str):
             try:
@@ -182,9 +107,6 @@ class HealthCheckResource(SimResource):
     kind = HEALTH_CHECK
 
 
-RESOURCES: list[type[SimResource]] = [
-    NetworkResource,
-    VmResource,
-    ConfigResource,
-    HealthCheckResource,
-]
+RESOURCES: dict[str, type[SimResource]] = {
+    cls.kind.type: cls for cls in (NetworkResource, VmResource, ConfigResource, HealthCheckResource)
+}

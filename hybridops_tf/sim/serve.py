@@ -1,18 +1,19 @@
-"""Serve a tf Provider over go-plugin's gRPC handshake, paying little at each start.
+"""Serve the sim provider over go-plugin's gRPC handshake, paying little at each start.
 
 The engine starts a provider process for each phase of a run (Terraform 1.0 starts one
 three times per apply: schema, plan, apply; once more per `show -json`), so start-up is
-paid many times per `hyops apply`. tf's own `run_provider` loads its cached TLS certificate through
-`cryptography` at every start (the import and an x509 parse, ~100 ms of CPU, a third of
-the start). Here the certificate is made with `cryptography` once and cached with its
-expiry beside it, so a start reads one small JSON file. Everything the engine talks to is
-still tf's: its ProviderServicer and the generated go-plugin services.
+paid many times per `hyops apply`. A provider framework's runner typically loads its TLS
+certificate through `cryptography` at every start (the import and an x509 parse, ~100 ms of
+CPU). Here the certificate is made with `cryptography` once and cached with its expiry beside
+it, so a start reads one small JSON file. The Provider service is servicer.py's, on the
+generated tfplugin6 messages (wire.py).
 
-Stopping is a Go provider's (see sim/lifecycle.py), not tf's runner's, which stops its gRPC
-server on StopProvider and so kills the calls in flight: the engine then reads "Plugin did
-not respond" for a create that may well have happened, and a clean interrupt becomes an
-uncertain outcome. Here StopProvider is answered with success, later resource calls get an
-error diagnostic, calls already running finish, and the process leaves on Shutdown.
+Stopping is a Go provider's (see sim/lifecycle.py), not that of the `tf` package's runner
+(the sim's earlier base), which stops its gRPC server on StopProvider and so kills the calls
+in flight: the engine then reads "Plugin did not respond" for a create that may well have
+happened, and a clean interrupt becomes an uncertain outcome. Here StopProvider is answered
+with success, later resource calls get an error diagnostic (servicer.py), calls already
+running finish, and the process leaves on Shutdown.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-from tf.iface import Provider
-
 from hybridops_tf.sim.lifecycle import PluginLifecycle
+from hybridops_tf.sim.provider import SimProvider
 from hybridops_tf.sim.store import SimRootError, SimStore, atomic_write_text
 
 CERT_VALID_SECONDS = 7 * 24 * 3600
@@ -74,7 +74,7 @@ def load_cached_cert(path: Path, now: float) -> dict[str, str] | None:
 
 
 def make_cert(now: float) -> dict[str, Any]:
-    """A fresh self-signed localhost certificate (what tf's runner makes, with its expiry)."""
+    """A fresh self-signed localhost certificate (what go-plugin accepts), with its expiry."""
     from datetime import UTC, datetime, timedelta
 
     from cryptography import x509
@@ -135,87 +135,50 @@ def server_cert(paths: Sequence[Path], now: float) -> dict[str, str]:
     return {key: str(value) for key, value in fresh.items() if key != "not_after"}
 
 
-# Calls that do resource work: refused once the engine asked the provider to stop.
-REFUSED_WHEN_STOPPING = (
-    "ReadResource", "PlanResourceChange", "ApplyResourceChange", "ImportResourceState",
-    "MoveResourceState", "ReadDataSource",
-)
-STOPPING_SUMMARY = "The provider is stopping"
-STOPPING_DETAIL = (
-    "The engine asked the provider to stop (StopProvider, sent on an interrupt): it takes no "
-    "new resource work. Calls already running finish."
-)
-# Calls whose answer carries the prior state: a refusal echoes it, so the engine keeps the
-# object as it was (an empty new state on a failed update would read as "object gone").
-_ECHOED_STATE = {"ApplyResourceChange": ("prior_state", "new_state"),
-                 "ReadResource": ("current_state", "new_state")}
-
-
-def refusal(method: str, request: Any) -> Any:
-    """The answer to a resource call that arrives after StopProvider: an error diagnostic
-    (and, for an apply or a read, the state the engine sent, unchanged)."""
-    from tf.gen import tfplugin_pb2 as pb
-
-    diagnostic = pb.Diagnostic(severity=pb.Diagnostic.ERROR, summary=STOPPING_SUMMARY,
-                               detail=STOPPING_DETAIL)
-    fields: dict[str, Any] = {"diagnostics": [diagnostic]}
-    if method in _ECHOED_STATE:
-        given, answered = _ECHOED_STATE[method]
-        if request.HasField(given):
-            fields[answered] = getattr(request, given)
-    return getattr(pb, method).Response(**fields)
-
-
-def _refusing(method: str, inner: Any, lifecycle: PluginLifecycle) -> Any:
-    def call(self: Any, request: Any, context: Any) -> Any:
-        if lifecycle.stopping.is_set():
-            return refusal(method, request)
-        return inner(self, request, context)
-
-    call.__name__ = method
-    return call
-
-
-def servicer(provider: Provider, lifecycle: PluginLifecycle) -> Any:
-    """tf's ProviderServicer for `provider`, answering StopProvider as a Go provider does:
-    success, then no new resource work (see REFUSED_WHEN_STOPPING); calls in flight go on."""
-    from tf.gen import tfplugin_pb2 as pb
-    from tf.provider import ProviderServicer
-
-    def stop_provider(self: Any, request: Any, context: Any) -> Any:
-        lifecycle.request_stop()
-        return pb.StopProvider.Response()
-
-    methods: dict[str, Any] = {"StopProvider": stop_provider}
-    for method in REFUSED_WHEN_STOPPING:
-        methods[method] = _refusing(method, getattr(ProviderServicer, method), lifecycle)
-    return type("StoppableProviderServicer", (ProviderServicer,), methods)(provider)
-
-
-def _grpc_server(provider: Provider, lifecycle: PluginLifecycle) -> Any:
+def _handler(call: Any, method: Any) -> Any:
+    """gRPC's handler for one Provider call: unary, or a stream of answers where the protocol
+    streams them (ListResource, InvokeAction: the call then returns an iterator)."""
     import grpc
-    from tf.gen import grpc_controller_pb2 as controller_pb
-    from tf.gen import grpc_controller_pb2_grpc as controller_rpc
-    from tf.gen import grpc_stdio_pb2_grpc as stdio_rpc
-    from tf.gen import tfplugin_pb2_grpc as rpc
+    from google.protobuf.message_factory import GetMessageClass
 
-    class Controller(controller_rpc.GRPCControllerServicer):
-        def Shutdown(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
-            lifecycle.request_shutdown()
-            return controller_pb.Empty()
+    kind = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
+    return kind(call, request_deserializer=GetMessageClass(method.input_type).FromString,
+                response_serializer=lambda message: message.SerializeToString())
 
-    class Stdio(stdio_rpc.GRPCStdioServicer):
-        def StreamStdio(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's name)
-            return iter([])  # go-plugin asks for it; the provider streams nothing
 
+def _grpc_server(provider: SimProvider, lifecycle: PluginLifecycle) -> Any:
+    """The gRPC server: the Provider service (servicer.py, on the generated messages' own
+    descriptors), and go-plugin's controller (Shutdown) and stdio streams, whose messages are
+    empty (google.protobuf.Empty's wire form) and so need no generated code."""
+    import grpc
+
+    from hybridops_tf.sim.servicer import SERVICE, SimServicer
+    from hybridops_tf.sim.wire import pb
+
+    methods = pb().DESCRIPTOR.services_by_name["Provider"].methods_by_name
+    provider_handlers = {name: _handler(call, methods[name])
+                         for name, call in SimServicer(provider, lifecycle).handlers().items()}
+
+    def shutdown(request: Any, context: Any) -> bytes:
+        lifecycle.request_shutdown()
+        return b""
+
+    def stream_stdio(request: Any, context: Any) -> Any:
+        return iter(())  # go-plugin asks for it; the provider streams nothing
+
+    empty = {"request_deserializer": bytes, "response_serializer": bytes}  # empty messages both ways
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=10))
-    rpc.add_ProviderServicer_to_server(servicer(provider, lifecycle), server)
-    controller_rpc.add_GRPCControllerServicer_to_server(Controller(), server)
-    stdio_rpc.add_GRPCStdioServicer_to_server(Stdio(), server)
+    server.add_generic_rpc_handlers((
+        grpc.method_handlers_generic_handler(SERVICE, provider_handlers),
+        grpc.method_handlers_generic_handler("plugin.GRPCController", {
+            "Shutdown": grpc.unary_unary_rpc_method_handler(shutdown, **empty)}),
+        grpc.method_handlers_generic_handler("plugin.GRPCStdio", {
+            "StreamStdio": grpc.unary_stream_rpc_method_handler(stream_stdio, **empty)}),
+    ))
     return server
 
 
-def serve(provider: Provider, lifecycle: PluginLifecycle | None = None) -> None:
+def serve(provider: SimProvider, lifecycle: PluginLifecycle | None = None) -> None:
     """Print go-plugin's handshake line and serve until go-plugin's Shutdown.
 
     StopProvider does not end the process (see servicer); SIGINT is the caller's to ignore

@@ -116,6 +116,12 @@ class EngineResult:
         )
 
 
+def without_identity(entry: dict[str, Any]) -> dict[str, Any]:
+    """A record entry less its `identity` and `identity_schema_version` (engines >= 1.12 give
+    them for sim objects, 1.0.3 never): what a test that runs on every engine compares."""
+    return {k: v for k, v in entry.items() if k not in ("identity", "identity_schema_version")}
+
+
 def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
     """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
     result = hyops("reconcile", *args, "--json")

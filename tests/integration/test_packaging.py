@@ -7,7 +7,7 @@ index as a user would:
 - without `[sim]`: the installed `hyops` runs, and `hyops apply` on a sim module exits 2
   with the one line naming `pip install 'hybridops-tf[sim]'`, before any engine runs;
 - then, in the same venv, the command that line names (`pip install 'hybridops-tf[sim]'`,
-  which keeps the installed wheel and adds `tf`): `import hybridops_tf.sim.provider` works,
+  which keeps the installed wheel and adds `pyvider`): `import hybridops_tf.sim.provider` works,
   `hyops sim install` prints its exports, and `hyops apply` on the sim module creates the
   network (the provider launched from the installed package, not from this checkout).
 Skipped, saying why, when `build` is missing or the package index cannot be reached.

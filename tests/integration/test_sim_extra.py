@@ -1,10 +1,10 @@
-"""hyops without the `[sim]` extra (no `tf` package): a sim module fails with one line that
+"""hyops without the `[sim]` extra (no `pyvider` package): a sim module fails with one line that
 names the fix, before the engine starts; the provider's launcher, run by hand, says the same.
 
-Without the check the engine starts the launcher, the launcher dies on `import tf`, and all a
-person sees is the engine's "Unrecognized remote plugin message". The `tf` package is hidden
+Without the check the engine starts the launcher, the launcher dies on `import pyvider`, and all a
+person sees is the engine's "Unrecognized remote plugin message". The `pyvider` package is hidden
 here the way a missing one looks to Python: a sitecustomize on PYTHONPATH puts None in
-sys.modules["tf"], so `import tf` raises ModuleNotFoundError and `find_spec("tf")` is None,
+sys.modules["pyvider"], so `import pyvider` raises ModuleNotFoundError and `find_spec("pyvider")` is None,
 in hyops and in every process the engine starts (they inherit PYTHONPATH).
 (tests/integration/test_packaging.py checks the same with a wheel installed without `[sim]`.)
 """
@@ -27,10 +27,10 @@ FIX = "pip install 'hybridops-tf[sim]'"
 
 @pytest.fixture
 def without_tf(tmp_path: Path) -> dict[str, str]:
-    """The environment of a Python that cannot import `tf`."""
+    """The environment of a Python that cannot import `pyvider`."""
     site = tmp_path / "no-tf"
     site.mkdir()
-    (site / "sitecustomize.py").write_text('import sys\n\nsys.modules["tf"] = None  # as if not installed\n')
+    (site / "sitecustomize.py").write_text('import sys\n\nsys.modules["pyvider"] = None  # as if not installed\n')
     return {"PYTHONPATH": str(site)}
 
 

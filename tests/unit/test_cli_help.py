@@ -17,7 +17,7 @@ from hybridops_tf.cli.main import _COMMANDS, LazyGroup, cli
 from tests.unit.clitree import walk
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-HEAVY = ("hcl2", "grpc", "tf")
+HEAVY = ("hcl2", "grpc", "msgpack", "hybridops_tf.sim._tfplugin6_pb2")
 
 
 def top_level_commands() -> list[str]:

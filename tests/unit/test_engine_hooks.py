@@ -97,12 +97,12 @@ def test_a_hook_missing_its_package_is_a_usage_error_with_its_one_line(tmp_path:
 
 
 @pytest.mark.usefixtures("no_hooks")
-def test_the_sim_hook_without_tf_names_the_extra_and_writes_no_mirror(
+def test_the_sim_hook_without_pyvider_names_the_extra_and_writes_no_mirror(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hybridops_tf.base.errors import UsageError
     from hybridops_tf.sim.install import SIM_ENVIRONMENT, cli_config_path
 
-    monkeypatch.setitem(sys.modules, "tf", None)  # as Python sees a package not installed
+    monkeypatch.setitem(sys.modules, "pyvider", None)  # as Python sees a package not installed
     hooks.register(SIM_ENVIRONMENT)
     module = tmp_path / "mod"
     module.mkdir()
@@ -121,7 +121,7 @@ def test_the_sim_check_asks_only_this_interpreter(monkeypatch: pytest.MonkeyPatc
     from hybridops_tf.sim.install import SimExtraMissing, check_sim_python
 
     check_sim_python(sys.executable)  # this venv has the [sim] extra
-    monkeypatch.setitem(sys.modules, "tf", None)
+    monkeypatch.setitem(sys.modules, "pyvider", None)
     with pytest.raises(SimExtraMissing):
         check_sim_python(sys.executable)
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("spawned a process"))

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.sim import wire
 from hybridops_tf.sim.cloud import SimCloud
 from hybridops_tf.sim.faults import OnStop, parse_rules
 from hybridops_tf.sim.lifecycle import PluginLifecycle
-from hybridops_tf.sim.serve import STOPPING_SUMMARY
+from hybridops_tf.sim.servicer import STOPPING_SUMMARY
 from hybridops_tf.sim.store import SimStore
 from tests.sim_calls import read_calls
 
@@ -72,34 +73,69 @@ def test_the_plugin_ignores_sigint_and_survives_one(plugin: tuple[subprocess.Pop
 def test_after_stop_provider_new_resource_calls_are_refused_and_shutdown_ends_the_process(
     plugin: tuple[subprocess.Popen[str], Any],
 ) -> None:
-    from tf.gen import grpc_controller_pb2 as controller_pb
-    from tf.gen import grpc_controller_pb2_grpc as controller_rpc
-    from tf.gen import tfplugin_pb2 as pb
-    from tf.gen import tfplugin_pb2_grpc as rpc
-
+    pb = wire.pb()
     proc, channel = plugin
-    provider = rpc.ProviderStub(channel)
-    assert provider.GetProviderSchema(pb.GetProviderSchema.Request(), timeout=30).resource_schemas
+    provider = ProviderCalls(channel)
+    assert provider.GetProviderSchema(pb.GetProviderSchema.Request()).resource_schemas
 
-    assert provider.StopProvider(pb.StopProvider.Request(), timeout=30).Error == ""
+    assert provider.StopProvider(pb.StopProvider.Request()).Error == ""
     assert proc.poll() is None, "StopProvider ended the process: calls in flight would die with it"
 
     prior = pb.DynamicValue(json=b'{"id": "vm-0000abcd", "name": "web"}')
     applied = provider.ApplyResourceChange(
-        pb.ApplyResourceChange.Request(type_name="sim_vm", prior_state=prior, planned_state=prior), timeout=30)
+        pb.ApplyResourceChange.Request(type_name="sim_vm", prior_state=prior, planned_state=prior))
     planned = provider.PlanResourceChange(
-        pb.PlanResourceChange.Request(type_name="sim_vm", prior_state=prior, proposed_new_state=prior), timeout=30)
-    read = provider.ReadResource(pb.ReadResource.Request(type_name="sim_vm", current_state=prior), timeout=30)
+        pb.PlanResourceChange.Request(type_name="sim_vm", prior_state=prior, proposed_new_state=prior))
+    read = provider.ReadResource(pb.ReadResource.Request(type_name="sim_vm", current_state=prior))
     for answer in (applied, planned, read):
         (diag,) = answer.diagnostics
         assert diag.severity == pb.Diagnostic.ERROR and diag.summary == STOPPING_SUMMARY
     # the engine keeps the object as it was: an empty new state would read as "deleted"
     assert applied.new_state == prior and read.new_state == prior
     # what does no resource work still answers (the engine may ask for the schema)
-    assert provider.GetProviderSchema(pb.GetProviderSchema.Request(), timeout=30).resource_schemas
+    assert provider.GetProviderSchema(pb.GetProviderSchema.Request()).resource_schemas
 
-    controller_rpc.GRPCControllerStub(channel).Shutdown(controller_pb.Empty(), timeout=30)
+    channel.unary_unary("/plugin.GRPCController/Shutdown", request_serializer=bytes,
+                        response_deserializer=bytes)(b"", timeout=30)
     assert proc.wait(timeout=30) == 0
+
+
+def test_the_plugin_declares_an_identity_for_every_type_and_answers_each_object_with_it(
+    plugin: tuple[subprocess.Popen[str], Any],
+) -> None:
+    pb = wire.pb()
+    _proc, channel = plugin
+    provider = ProviderCalls(channel)
+    schemas = provider.GetResourceIdentitySchemas(pb.GetResourceIdentitySchemas.Request()).identity_schemas
+    assert set(schemas) == {"sim_network", "sim_vm", "sim_config", "sim_health_check"}
+    assert [(a.name, a.required_for_import) for a in schemas["sim_vm"].identity_attributes] == [("id", True)]
+
+    provider.ConfigureProvider(pb.ConfigureProvider.Request())
+    config = wire.encode({"id": wire.UNKNOWN, "name": "n", "cidr": "10.0.0.0/24"})
+    made = provider.ApplyResourceChange(pb.ApplyResourceChange.Request(
+        type_name="sim_network", prior_state=wire.encode(None), planned_state=config))
+    state = wire.decode(made.new_state)
+    assert not made.diagnostics and wire.decode(made.new_identity.identity_data) == {"id": state["id"]}
+
+    by_identity = provider.ImportResourceState(pb.ImportResourceState.Request(
+        type_name="sim_network", identity=wire.identity_data({"id": state["id"]})))
+    (imported,) = by_identity.imported_resources
+    assert wire.decode(imported.state)["id"] == state["id"]
+    assert wire.decode(imported.identity.identity_data) == {"id": state["id"]}
+
+
+class ProviderCalls:
+    """`tfplugin6.Provider` calls over a channel, typed by the generated messages (wire.py)."""
+
+    def __init__(self, channel: Any) -> None:
+        self._channel = channel
+
+    def __getattr__(self, method: str) -> Any:
+        response = getattr(wire.pb(), method).Response
+        call = self._channel.unary_unary(f"/tfplugin6.Provider/{method}",
+                                         request_serializer=lambda m: m.SerializeToString(),
+                                         response_deserializer=response.FromString)
+        return lambda request: call(request, timeout=30)
 
 
 # ----- the `hang` fault and the stop, in-process -----

@@ -1,0 +1,150 @@
+"""Resource identity on the real engine and the sim provider (issue 47, item 3).
+
+The sim declares an identity schema for each of its types (`id`, required for import), so
+Terraform >= 1.12 keeps an identity per object in state. What each test proves:
+- on the modern engine (HYOPS_MODERN_ENGINE: 1.15.5 in `make test`; 1.12.2 through
+  `make test-engines`' legs), every record entry keeps that identity beside its id, as
+  `hyops status --json` shows;
+- on the bundled Terraform 1.0.3 (no identity in its protocol or its JSON) nothing changes:
+  entries hold ids alone (on a `make test-engines` leg of >= 1.12, the same test sees identity);
+- a lost state: reconcile's `state_missing` advises `--import ADDRESS=ID` and, on >= 1.12, the
+  `import` block with the recorded identity; followed to the letter (the block added, then
+  `hyops apply`), the engine adopts the object by identity and no second object is made.
+- a state the engine cannot show (an identity stored under a schema version the provider does
+  not have: "resource identity schema version 7 ... does not match version 0") is the
+  `state_unreadable` finding, and the record keeps its objects.
+The parsing rules are unit-tested in tests/unit/test_identity.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.integration.helpers import SIM_HEADER
+from tests.integration.hyops_cli import Hyops
+from tests.integration.modern import engine_release
+
+NETWORK_AND_VM = SIM_HEADER + """
+resource "sim_network" "net" {
+  name = "identity-net"
+}
+resource "sim_vm" "app" {
+  name       = "identity-vm"
+  network_id = sim_network.net.id
+}
+"""
+
+
+def _module(h: Hyops, text: str = NETWORK_AND_VM) -> Path:
+    module = h.workdir / "modules" / "m"
+    module.mkdir(parents=True, exist_ok=True)
+    (module / "main.tf").write_text(text)
+    return module
+
+
+def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    out = h(*args)
+    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
+    return out
+
+
+def _status(h: Hyops, module: Path) -> dict[str, Any]:
+    doc = json.loads(_run(h, "status", str(module), "--json").stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_every_entry_keeps_the_providers_identity_beside_its_id_on_a_modern_engine(modern_hyops: Hyops) -> None:
+    module = _module(modern_hyops)
+    _run(modern_hyops, "apply", str(module))
+
+    resources = _status(modern_hyops, module)["resources"]
+
+    assert set(resources) == {"sim_network.net", "sim_vm.app"}
+    for entry in resources.values():
+        assert entry["identity"] == {"id": entry["id"]}, entry
+        assert entry["identity_schema_version"] == 0
+
+
+def test_the_engine_under_test_records_identity_exactly_when_it_gives_one(hyops: Hyops) -> None:
+    """On the bundled 1.0.3 (`make test`) entries hold ids alone; on a `make test-engines` leg
+    of 1.12 or later, the identity too."""
+    module = _module(hyops)
+    _run(hyops, "apply", str(module))
+
+    resources = _status(hyops, module)["resources"]
+
+    assert set(resources) == {"sim_network.net", "sim_vm.app"}
+    release = engine_release(hyops.engine)
+    assert release is not None
+    if release >= (1, 12):
+        assert all(e["identity"] == {"id": e["id"]} for e in resources.values()), resources
+    else:
+        assert all("identity" not in e and "identity_schema_version" not in e for e in resources.values()), resources
+
+
+def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_object(modern_hyops: Hyops) -> None:
+    h = modern_hyops
+    module = _module(h)
+    _run(h, "apply", str(module))
+    vm = _status(h, module)["resources"]["sim_vm.app"]["id"]
+    state = module / "terraform.tfstate"
+    doc = json.loads(state.read_text())
+    doc["resources"] = [r for r in doc["resources"] if r["type"] != "sim_vm"]  # the vm is lost from state
+    doc["serial"] += 1
+    state.write_text(json.dumps(doc))
+
+    out = h("reconcile", str(module), "--json")
+    assert out.returncode == 3, out.stdout + out.stderr
+    (finding,) = [f for m in json.loads(out.stdout)["modules"] for f in m["findings"] if f["code"] == "state_missing"]
+    assert any(f"sim_vm.app={vm}" in step for step in finding["next_actions"])
+    (by_identity,) = [a for a in finding["alternatives"] if "identity" in a["when"]]
+    block = "\n".join(line for line in by_identity["when"].splitlines() if line.startswith(("import", " ", "}")))
+    assert f'identity = {{ id = "{vm}" }}' in block
+
+    (module / "imports.tf").write_text(block + "\n")  # as advised: the block, then the apply
+    _run(h, "apply", str(module))
+
+    vms = [o for o in h.sim_objects() if o["type"] == "sim_vm"]
+    assert [o["id"] for o in vms] == [vm]  # adopted, not made again
+    entry = _status(h, module)["resources"]["sim_vm.app"]
+    assert (entry["id"], entry["identity"]) == (vm, {"id": vm})
+
+
+BACKEND = """
+terraform {
+  backend "local" {
+    path = "kept.tfstate"
+  }
+}
+"""
+
+
+def test_a_state_the_engine_cannot_show_is_state_unreadable_never_empty(modern_hyops: Hyops) -> None:
+    """A backend (here `local` with a path: the state is not the module's own file, so
+    reconcile asks `show -json`) whose state stores an identity under a schema version the
+    provider does not have, as after a provider upgrade or downgrade: the engine refuses to
+    show it. Reconcile says so; it never takes the state for empty."""
+    h = modern_hyops
+    module = _module(h, NETWORK_AND_VM + BACKEND)
+    _run(h, "apply", str(module))
+    state = module / "kept.tfstate"
+    doc = json.loads(state.read_text())
+    for resource in doc["resources"]:
+        for instance in resource["instances"]:
+            instance["identity_schema_version"] = 7
+    doc["serial"] += 1
+    state.write_text(json.dumps(doc))
+
+    out = h("reconcile", str(module), "--json")
+
+    assert out.returncode != 0, out.stdout + out.stderr
+    module_report = json.loads(out.stdout)["modules"][0]
+    codes = [f["code"] for f in module_report["findings"]]
+    assert "state_unreadable" in codes, module_report
+    assert "state_missing" not in codes and "state_after_destroy" not in codes
+    rec = h.record("m")
+    assert rec is not None and rec["status"] == "ok" and set(rec["resources"]) == {"sim_network.net", "sim_vm.app"}
