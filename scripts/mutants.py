@@ -475,7 +475,7 @@ MUTANTS = (
            "hybridops_tf/reconcile/compare.py",
            "        if any(lookup.adoptable for lookup in (ev.lookups or {}).values()):\n",
            "        if False:\n",
-           ("tests/integration/test_reconcile_lookups.py", "-k", "one_free and terraform"), LOOKUPS),
+           ("tests/integration/test_reconcile_lookups.py", "-k", "one_free and bundled"), LOOKUPS),
     Mutant("an earlier run whose events are complete still may hold unseen creates",
            "hybridops_tf/runtime/run_folder.py",
            "plan_was_read(self.events) or self.complete:", "plan_was_read(self.events):",

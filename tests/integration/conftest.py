@@ -215,3 +215,9 @@ def applied(stack_env: StackEnv) -> StackEnv:
     result = stack_env.stack("apply", "stack/stack.yml")
     assert result.returncode == 0, result.stderr
     return stack_env
+
+
+@pytest.fixture(params=["bundled", "modern"])
+def any_hyops(request: pytest.FixtureRequest) -> Hyops:
+    """`hyops` on the bundled Terraform 1.0.3, then on the modern engine (`modern_hyops`)."""
+    return request.getfixturevalue("hyops" if request.param == "bundled" else "modern_hyops")

@@ -73,6 +73,21 @@ output "vm_id" {
 """
 
 
+def write_module(h: Hyops, text: str, name: str = "m") -> Path:
+    """modules/NAME/main.tf under the runner's workdir, holding `text`; the module folder."""
+    module = h.workdir / "modules" / name
+    module.mkdir(parents=True, exist_ok=True)
+    (module / "main.tf").write_text(text)
+    return module
+
+
+def run_ok(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    """`hyops ARGS`, which must exit `expect` (its output in the failure)."""
+    out = h(*args)
+    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
+    return out
+
+
 def copy_module(name: str, target: Path) -> Path:
     """modules/sim/<name> copied to `target` without engine leftovers; returns `target`."""
     source = SIM_MODULES / name

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER, run_ok, write_module
 from tests.integration.hyops_cli import Hyops
 from tests.integration.stacks import StackEnv, statuses
 
@@ -40,17 +40,6 @@ resource "sim_vm" "web" {
 """
 
 
-def _module(h: Hyops, text: str, name: str = "m") -> Path:
-    module = h.workdir / "modules" / name
-    module.mkdir(parents=True, exist_ok=True)
-    (module / "main.tf").write_text(text)
-    return module
-
-
-def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    out = h(*args)
-    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
-    return out
 
 
 def _engine(h: Hyops, module: Path, *args: str) -> None:
@@ -100,16 +89,16 @@ def _size(h: Hyops, object_id: str) -> str:
 def test_a_raw_apply_that_changes_an_object_is_reported_and_never_reverted_before_a_plan(hyops: Hyops) -> None:
     """A teammate's `terraform apply -var size=large`: status and reconcile said ok/consistent,
     exit 0, and the next hyops apply silently put the vm back."""
-    module = _module(hyops, SIZED_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
     seen = _record(hyops)["state_seen"]
     vm = _record(hyops)["resources"]["sim_vm.web"]["id"]
     assert seen["run_id"] == _record(hyops)["run_id"] and seen["objects"]["sim_vm.web"]["id"] == vm
-    _run(hyops, "status", str(module))
+    run_ok(hyops, "status", str(module))
 
     _engine(hyops, module, "apply", "-auto-approve", "-input=false", "-var", "size=large")
 
-    status = _run(hyops, "status", str(module), "--json", expect=3)
+    status = run_ok(hyops, "status", str(module), "--json", expect=3)
     written = json.loads(status.stdout)["state_written_outside"]
     assert written["changed"] == [{"address": "sim_vm.web", "id": vm}] and written["since_run"] == seen["run_id"]
     code, report = _reconcile(hyops, module)
@@ -128,15 +117,15 @@ def test_a_raw_apply_that_changes_an_object_is_reported_and_never_reverted_befor
 
     code, report = _reconcile(hyops, module)
     assert (code, report["consistent"]) == (0, True), report
-    _run(hyops, "status", str(module))
+    run_ok(hyops, "status", str(module))
     assert _size(hyops, vm) == "large"
     assert _sim_ids(hyops, "sim_vm") | _sim_ids(hyops, "sim_network") <= _state_ids(module)
 
 
 def test_a_state_of_another_lineage_in_place_of_the_modules_is_reported(hyops: Hyops) -> None:
     """Another environment's committed state file replaced the module's: a new lineage."""
-    module = _module(hyops, SIZED_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
     doc = json.loads((module / "terraform.tfstate").read_text())
     doc["lineage"] = "0000-another-environment"
     (module / "terraform.tfstate").write_text(json.dumps(doc))
@@ -144,7 +133,7 @@ def test_a_state_of_another_lineage_in_place_of_the_modules_is_reported(hyops: H
     code, report = _reconcile(hyops, module)
     assert code == 3, report
     assert "state_written_outside" in _findings(report), report
-    status = _run(hyops, "status", str(module), "--json", expect=3)
+    status = run_ok(hyops, "status", str(module), "--json", expect=3)
     assert json.loads(status.stdout)["state_written_outside"]["other_lineage"] is True
 
 
@@ -152,8 +141,8 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
         hyops: Hyops) -> None:
     """`state rm sim_vm.web` then a raw apply made a second vm at the address: reconcile forgot
     the first, advised apply, and ended consistent with the first vm live and unheld."""
-    module = _module(hyops, SIZED_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
     lost = _record(hyops)["resources"]["sim_vm.web"]["id"]
     _engine(hyops, module, "state", "rm", "sim_vm.web")
     _engine(hyops, module, "apply", "-auto-approve", "-input=false")
@@ -182,7 +171,7 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     # the story: the team keeps the state's vm; the advice says delete the lost one, then forget it
     [keep_state] = [a for a in _findings(report)["state_missing"]["alternatives"] if "--forget-missing" in a["command"]]
     assert f"hyops sim rm {lost}" in keep_state["when"]
-    _run(hyops, "sim", "rm", lost)
+    run_ok(hyops, "sim", "rm", lost)
     assert _follow(hyops, keep_state["command"]).returncode in (0, 3)
     for _ in range(3):  # each remaining finding's advice, to the letter
         code, report = _reconcile(hyops, module)
@@ -208,8 +197,8 @@ def _follow_engine(h: Hyops, command: str) -> None:
 def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write(hyops: Hyops) -> None:
     """`state mv sim_vm.web sim_vm.web2`, no configuration change: reconcile called it harmless,
     `--write` settled it, exit 0, and the next apply replaced the live vm."""
-    module = _module(hyops, SIZED_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
     vm = _record(hyops)["resources"]["sim_vm.web"]["id"]
     _engine(hyops, module, "state", "mv", "sim_vm.web", "sim_vm.web2")
 
@@ -222,7 +211,7 @@ def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write
     assert "sim_vm.web2" in _findings(report)["state_written_outside"]["detail"]
 
     # --write does not follow the move: the record keeps the address the configuration declares
-    _run(hyops, "reconcile", str(module), "--write", expect=3)
+    run_ok(hyops, "reconcile", str(module), "--write", expect=3)
     assert _record(hyops)["resources"]["sim_vm.web"]["id"] == vm
     code, report = _reconcile(hyops, module)
     assert code == 3 and "moved_in_state" in _findings(report), report
@@ -241,7 +230,7 @@ def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write
             if keep:
                 assert _follow(hyops, keep[0]).returncode in (0, 3)
     assert (code, report["consistent"]) == (0, True), report
-    _run(hyops, "apply", str(module))
+    run_ok(hyops, "apply", str(module))
     assert _sim_ids(hyops, "sim_vm") == {vm}, "the vm was never replaced"
 
 
@@ -257,10 +246,10 @@ def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_b
         hyops: Hyops, settle: str) -> None:
     """A raw `terraform import` into a new block: the record never listed the object, and
     reconcile said consistent."""
-    module = _module(hyops, SIZED_VM)
-    _run(hyops, "apply", str(module))
-    other = _module(hyops, SIM_HEADER + SPARE_NET, "other")
-    _run(hyops, "apply", str(other))
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
+    other = write_module(hyops, SIM_HEADER + SPARE_NET, "other")
+    run_ok(hyops, "apply", str(other))
     spare = _record(hyops, "other")["resources"]["sim_network.spare"]["id"]
     _engine(hyops, other, "state", "rm", "sim_network.spare")  # a script hands the network over
     (module / "main.tf").write_text(SIZED_VM + SPARE_NET.replace('"spare" {', '"extra" {'))
@@ -279,7 +268,7 @@ def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_b
     assert (entry["id"], entry.get("outside")) == (spare, True), entry
     code, report = _reconcile(hyops, module)
     assert (code, report["consistent"]) == (0, True), report
-    _run(hyops, "status", str(module))
+    run_ok(hyops, "status", str(module))
     assert _record(hyops)["resources"]["sim_network.extra"].get("outside") is True  # kept, reported once
 
 

@@ -19,11 +19,10 @@ The parsing rules are unit-tested in tests/unit/test_identity.py.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.integration.helpers import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER, run_ok, write_module
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import engine_release
 
@@ -38,28 +37,16 @@ resource "sim_vm" "app" {
 """
 
 
-def _module(h: Hyops, text: str = NETWORK_AND_VM) -> Path:
-    module = h.workdir / "modules" / "m"
-    module.mkdir(parents=True, exist_ok=True)
-    (module / "main.tf").write_text(text)
-    return module
-
-
-def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    out = h(*args)
-    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
-    return out
-
 
 def _status(h: Hyops, module: Path) -> dict[str, Any]:
-    doc = json.loads(_run(h, "status", str(module), "--json").stdout)
+    doc = json.loads(run_ok(h, "status", str(module), "--json").stdout)
     assert isinstance(doc, dict)
     return doc
 
 
 def test_every_entry_keeps_the_providers_identity_beside_its_id_on_a_modern_engine(modern_hyops: Hyops) -> None:
-    module = _module(modern_hyops)
-    _run(modern_hyops, "apply", str(module))
+    module = write_module(modern_hyops, NETWORK_AND_VM)
+    run_ok(modern_hyops, "apply", str(module))
 
     resources = _status(modern_hyops, module)["resources"]
 
@@ -72,8 +59,8 @@ def test_every_entry_keeps_the_providers_identity_beside_its_id_on_a_modern_engi
 def test_the_engine_under_test_records_identity_exactly_when_it_gives_one(hyops: Hyops) -> None:
     """On the bundled 1.0.3 (`make test`) entries hold ids alone; on a `make test-engines` leg
     of 1.12 or later, the identity too."""
-    module = _module(hyops)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
 
     resources = _status(hyops, module)["resources"]
 
@@ -88,8 +75,8 @@ def test_the_engine_under_test_records_identity_exactly_when_it_gives_one(hyops:
 
 def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_object(modern_hyops: Hyops) -> None:
     h = modern_hyops
-    module = _module(h)
-    _run(h, "apply", str(module))
+    module = write_module(h, NETWORK_AND_VM)
+    run_ok(h, "apply", str(module))
     vm = _status(h, module)["resources"]["sim_vm.app"]["id"]
     state = module / "terraform.tfstate"
     doc = json.loads(state.read_text())
@@ -106,7 +93,7 @@ def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_obje
     assert f'identity = {{ id = "{vm}" }}' in block
 
     (module / "imports.tf").write_text(block + "\n")  # as advised: the block, then the apply
-    _run(h, "apply", str(module))
+    run_ok(h, "apply", str(module))
 
     vms = [o for o in h.sim_objects() if o["type"] == "sim_vm"]
     assert [o["id"] for o in vms] == [vm]  # adopted, not made again
@@ -129,8 +116,8 @@ def test_a_state_the_engine_cannot_show_is_state_unreadable_never_empty(modern_h
     provider does not have, as after a provider upgrade or downgrade: the engine refuses to
     show it. Reconcile says so; it never takes the state for empty."""
     h = modern_hyops
-    module = _module(h, NETWORK_AND_VM + BACKEND)
-    _run(h, "apply", str(module))
+    module = write_module(h, NETWORK_AND_VM + BACKEND)
+    run_ok(h, "apply", str(module))
     state = module / "kept.tfstate"
     doc = json.loads(state.read_text())
     for resource in doc["resources"]:

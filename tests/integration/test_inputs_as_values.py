@@ -68,11 +68,6 @@ spec = {
 '''
 
 
-@pytest.fixture(params=["bundled", "modern"])
-def any_hyops(request: pytest.FixtureRequest) -> Hyops:
-    """`hyops` on the bundled Terraform 1.0.3, then on the modern engine."""
-    return request.getfixturevalue("hyops" if request.param == "bundled" else "modern_hyops")
-
 
 @pytest.fixture
 def values_module(tmp_path: Path) -> Path:

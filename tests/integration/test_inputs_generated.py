@@ -29,10 +29,6 @@ ECHO_TF = "".join(f'variable "v{i}" {{\n  type    = any\n  default = null\n}}\no
                   for i in range(6))
 
 
-@pytest.fixture(params=["bundled", "modern"])
-def any_hyops(request: pytest.FixtureRequest) -> Hyops:
-    return request.getfixturevalue("hyops" if request.param == "bundled" else "modern_hyops")
-
 
 def _outputs(engine: str, module: Path, env: dict[str, str]) -> dict[str, Any]:
     out = subprocess.run([engine, "output", "-json"], cwd=module, env=env, capture_output=True, text=True,

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER, run_ok
 from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
 from tests.integration.modern import engine_release
 
@@ -40,11 +40,6 @@ resource "sim_network" "net" {
 }
 """
 
-
-def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    out = h(*args)
-    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
-    return out
 
 
 def _state_list(h: Hyops, module: Path) -> list[str]:
@@ -99,7 +94,7 @@ def test_an_object_the_engine_drops_when_its_update_fails_is_put_back_by_the_adv
     module.mkdir(parents=True)
     (module / "main.tf").write_text(NETWORK)
     (module / "cidr.txt").write_text("10.0.0.0/16\n")
-    _run(hyops, "apply", str(module), "--ref", "lost")
+    run_ok(hyops, "apply", str(module), "--ref", "lost")
     [net] = [o["id"] for o in hyops.sim_objects()]
 
     _update_fails_on_the_early_path(hyops, module, faults_file, tmp_path)
@@ -117,11 +112,11 @@ def test_an_object_the_engine_drops_when_its_update_fails_is_put_back_by_the_adv
     assert "state_missing" not in _findings(report)
     assert net in lost["detail"]
     assert lost["next_actions"] == [f"hyops reconcile modules/lost --ref lost --import sim_network.net={net}"]
-    _run(hyops, "reconcile", str(module), "--ref", "lost", "--write", expect=3)  # settles nothing
+    run_ok(hyops, "reconcile", str(module), "--ref", "lost", "--write", expect=3)  # settles nothing
     assert hyops.record("lost")["resources"]["sim_network.net"]["id"] == net
 
     _paste(hyops, lost["next_actions"][0])
-    _run(hyops, "apply", str(module), "--ref", "lost")
+    run_ok(hyops, "apply", str(module), "--ref", "lost")
 
     assert [o["id"] for o in hyops.sim_objects()] == [net]  # put back, never made twice
     assert hyops.record("lost")["status"] == "ok"

@@ -69,11 +69,6 @@ ORPHAN = "sim_network.this"
 LOST_NETWORK = [{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}]
 
 
-@pytest.fixture(params=["terraform-1.0", "modern"])
-def any_hyops(request: pytest.FixtureRequest) -> Hyops:
-    """`hyops` on the bundled Terraform 1.0.3, then on the modern engine (skipped where none)."""
-    return request.getfixturevalue("hyops" if request.param == "terraform-1.0" else "modern_hyops")
-
 
 def lookups(hyops: Hyops, types: dict[str, dict[str, Any]]) -> Path:
     """hyops.lookups.yml beside the runtime root (its default place), and the test's lookup.py."""

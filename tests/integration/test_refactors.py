@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER, run_ok, write_module
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import NULL_HEADER
 
@@ -43,17 +43,6 @@ def modern(modern_hyops: Hyops) -> Hyops:
     return modern_hyops
 
 
-def _module(h: Hyops, text: str, name: str = "m") -> Path:
-    module = h.workdir / "modules" / name
-    module.mkdir(parents=True, exist_ok=True)
-    (module / "main.tf").write_text(text)
-    return module
-
-
-def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    out = h(*args)
-    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
-    return out
 
 
 def _engine(h: Hyops, module: Path, *args: str, env: dict[str, str] | None = None) -> None:
@@ -97,7 +86,7 @@ def _sim_ids(h: Hyops, kind: str) -> list[str]:
 
 
 def _destroy_verified(h: Hyops, module: Path) -> None:
-    _run(h, "destroy", str(module), "--auto-approve")
+    run_ok(h, "destroy", str(module), "--auto-approve")
     assert _record(h)["status"] == "destroyed", _record(h)
 
 
@@ -105,13 +94,13 @@ def _destroy_verified(h: Hyops, module: Path) -> None:
 
 
 def test_a_moved_block_moves_the_entry_with_its_id_and_reconcile_stays_consistent(modern: Hyops) -> None:
-    module = _module(modern, NETWORK_AND_VM)
-    _run(modern, "apply", str(module))
+    module = write_module(modern, NETWORK_AND_VM)
+    run_ok(modern, "apply", str(module))
     vm = _resources(modern)["sim_vm.a"]["id"]
 
     (module / "main.tf").write_text(NETWORK_AND_VM.replace('"sim_vm" "a"', '"sim_vm" "app"')
                                     + "moved {\n  from = sim_vm.a\n  to   = sim_vm.app\n}\n")
-    _run(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
 
     resources = _resources(modern)
     assert "sim_vm.a" not in resources
@@ -126,8 +115,8 @@ def test_a_moved_block_moves_the_entry_with_its_id_and_reconcile_stays_consisten
 def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows_the_object(hyops: Hyops) -> None:
     """A read-only reconcile said consistent while the record still named the old address, and
     nothing said that `--write` follows the object."""
-    module = _module(hyops, NETWORK_AND_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
     (module / "main.tf").write_text(NETWORK_AND_VM.replace('"sim_vm" "a"', '"sim_vm" "web"'))
     _engine(hyops, module, "state", "mv", "sim_vm.a", "sim_vm.web")
@@ -140,12 +129,12 @@ def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows
     assert found["next_actions"] == [f"hyops reconcile {module.relative_to(hyops.workdir)} --ref m --write"]
     assert not any("--import" in step for step in _advice(report)), _advice(report)
 
-    _run(hyops, "reconcile", str(module), "--write")
+    run_ok(hyops, "reconcile", str(module), "--write")
     resources = _resources(hyops)
     assert "sim_vm.a" not in resources and resources["sim_vm.web"]["id"] == vm
     _assert_honest_ok(hyops)
     assert _reconcile(hyops, module)["consistent"]
-    _run(hyops, "apply", str(module))
+    run_ok(hyops, "apply", str(module))
     assert _resources(hyops)["sim_vm.web"]["id"] == vm
     _destroy_verified(hyops, module)
 
@@ -154,15 +143,15 @@ def test_a_state_mv_by_hand_is_a_finding_never_state_missing_until_write_follows
 
 
 def test_a_removed_block_releases_the_object_and_nothing_advises_importing_it_back(modern: Hyops) -> None:
-    module = _module(modern, NETWORK_AND_VM)
-    _run(modern, "apply", str(module))
+    module = write_module(modern, NETWORK_AND_VM)
+    run_ok(modern, "apply", str(module))
     vm = _resources(modern)["sim_vm.a"]["id"]
 
     (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0]
                                     + "removed {\n  from = sim_vm.a\n  lifecycle {\n    destroy = false\n  }\n}\n")
-    plan = _run(modern, "plan", str(module))
+    plan = run_ok(modern, "plan", str(module))
     assert "sim_vm.a will no longer be managed; the object is not destroyed" in plan.stdout.splitlines()[0]
-    _run(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
 
     rec = _record(modern)
     assert "sim_vm.a" not in (rec.get("resources") or {})
@@ -176,8 +165,8 @@ def test_a_removed_block_releases_the_object_and_nothing_advises_importing_it_ba
 
 
 def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops: Hyops) -> None:
-    module = _module(hyops, NETWORK_AND_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
     (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0])
     _engine(hyops, module, "state", "rm", "sim_vm.a")
@@ -185,7 +174,7 @@ def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops:
     report = _reconcile(hyops, module)  # the `state rm` is another writer's: reported, plan first
     assert [f["code"] for f in report["modules"][0]["findings"]] == ["state_written_outside"], report
     assert [step.split()[1] for step in _advice(report)] == ["plan"], report
-    _run(hyops, "reconcile", str(module), "--write")
+    run_ok(hyops, "reconcile", str(module), "--write")
     assert _reconcile(hyops, module)["consistent"]
 
     rec = _record(hyops)
@@ -197,22 +186,22 @@ def test_a_state_rm_with_its_block_removed_is_released_by_reconcile_write(hyops:
 def test_a_released_object_deleted_later_is_never_said_to_live_and_forget_released_drops_it(hyops: Hyops) -> None:
     """A released object is alive when released; hyops no longer sees it. Deleted later in the
     cloud, it was still reported "lives on" forever, with no way to drop it from the record."""
-    module = _module(hyops, NETWORK_AND_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
     (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0])
     _engine(hyops, module, "state", "rm", "sim_vm.a")
-    _run(hyops, "reconcile", str(module), "--write")
-    _run(hyops, "sim", "rm", vm)  # deleted by hand, in the cloud
+    run_ok(hyops, "reconcile", str(module), "--write")
+    run_ok(hyops, "sim", "rm", vm)  # deleted by hand, in the cloud
 
-    shown = _run(hyops, "reconcile", str(module))
+    shown = run_ok(hyops, "reconcile", str(module))
     [line] = [ln for ln in shown.stdout.splitlines() if "released:" in ln]
     assert "lives on" not in line and "--forget-released sim_vm.a" in line, line
 
-    forgot = _run(hyops, "reconcile", str(module), "--forget-released", "sim_vm.a")
+    forgot = run_ok(hyops, "reconcile", str(module), "--forget-released", "sim_vm.a")
     rec = _record(hyops)
     assert "released" not in rec and rec["status"] == "ok", rec
-    assert "released:" not in _run(hyops, "reconcile", str(module)).stdout
+    assert "released:" not in run_ok(hyops, "reconcile", str(module)).stdout
     audit = hyops.runtime_root / "runs" / "m" / rec["run_id"]
     meta, result = (json.loads((audit / name).read_text()) for name in ("meta.json", "result.json"))
     assert (meta["action"], result["forgotten"]) == ("forget-released", [
@@ -223,8 +212,8 @@ def test_a_released_object_deleted_later_is_never_said_to_live_and_forget_releas
 
 
 def test_a_state_rm_whose_block_is_still_declared_is_state_missing_with_an_import_that_works(hyops: Hyops) -> None:
-    module = _module(hyops, NETWORK_AND_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
     vm = _resources(hyops)["sim_vm.a"]["id"]
     _engine(hyops, module, "state", "rm", "sim_vm.a")
 
@@ -232,8 +221,8 @@ def test_a_state_rm_whose_block_is_still_declared_is_state_missing_with_an_impor
     assert not report["consistent"]
     imports = [step for step in _advice(report) if "--import" in step]
     assert imports == [f"hyops reconcile modules/m --ref m --import sim_vm.a={vm}"], _advice(report)
-    _run(hyops, "reconcile", str(module), "--ref", "m", "--import", f"sim_vm.a={vm}")
-    _run(hyops, "reconcile", str(module), "--write")
+    run_ok(hyops, "reconcile", str(module), "--ref", "m", "--import", f"sim_vm.a={vm}")
+    run_ok(hyops, "reconcile", str(module), "--write")
     _assert_honest_ok(hyops)
     _destroy_verified(hyops, module)
     assert _sim_ids(hyops, "sim_vm") == []
@@ -243,20 +232,20 @@ def test_a_state_rm_whose_block_is_still_declared_is_state_missing_with_an_impor
 
 
 def test_an_import_block_records_the_adopted_object_complete(modern: Hyops) -> None:
-    module = _module(modern, NETWORK_AND_VM)
-    _run(modern, "apply", str(module))
+    module = write_module(modern, NETWORK_AND_VM)
+    run_ok(modern, "apply", str(module))
     vm = _resources(modern)["sim_vm.a"]["id"]
     (module / "main.tf").write_text(NETWORK_AND_VM.split('resource "sim_vm"')[0]
                                     + "removed {\n  from = sim_vm.a\n  lifecycle {\n    destroy = false\n  }\n}\n")
-    _run(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
 
     (module / "main.tf").write_text(NETWORK_AND_VM.replace('"sim_vm" "a"', '"sim_vm" "back"')
                                     + f'import {{\n  to = sim_vm.back\n  id = "{vm}"\n}}\n')
-    plan = _run(modern, "plan", str(module))
+    plan = run_ok(modern, "plan", str(module))
     assert f"  <= sim_vm.back will be imported (id {vm})" in plan.stdout.splitlines()
     assert "1 to import" in plan.stdout
-    _run(modern, "apply", str(module))
-    _run(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
 
     back = _resources(modern)["sim_vm.back"]
     assert {k: v for k, v in back.items() if not k.startswith("identity")} == {
@@ -291,9 +280,9 @@ resource "sim_health_check" "after" {
 
 
 def test_a_failed_postcondition_records_the_made_object_error_with_its_id(modern: Hyops) -> None:
-    module = _module(modern, POSTCONDITION)
+    module = write_module(modern, POSTCONDITION)
 
-    _run(modern, "apply", str(module), expect=1)
+    run_ok(modern, "apply", str(module), expect=1)
 
     rec = _record(modern)
     judged = rec["resources"]["sim_vm.judged"]
@@ -302,20 +291,20 @@ def test_a_failed_postcondition_records_the_made_object_error_with_its_id(modern
     assert rec["resources"]["sim_health_check.after"]["status"] == "pending"
     assert not rec.get("suspect_orphans")
     (module / "main.tf").write_text(POSTCONDITION.replace('self.id == "never"', "self.id != \"\""))
-    _run(modern, "apply", str(module))
+    run_ok(modern, "apply", str(module))
     _assert_honest_ok(modern)
     assert _resources(modern)["sim_vm.judged"]["status"] == "complete", "the condition holds now"
     _destroy_verified(modern, module)
 
 
 def test_a_destroyed_id_never_comes_back_when_a_later_create_fails(hyops: Hyops, faults_file: Any) -> None:
-    module = _module(hyops, NETWORK_AND_VM)
-    _run(hyops, "apply", str(module))
+    module = write_module(hyops, NETWORK_AND_VM)
+    run_ok(hyops, "apply", str(module))
     old = _resources(hyops)["sim_vm.a"]["id"]
     _destroy_verified(hyops, module)
 
     faults_file([{"type": "sim_vm", "op": "create", "mode": "fail_before_create", "times": 1}])
-    _run(hyops, "apply", str(module), expect=1)
+    run_ok(hyops, "apply", str(module), expect=1)
 
     entry = _resources(hyops)["sim_vm.a"]
     assert entry["status"] == "error" and entry.get("id") != old, entry
@@ -337,12 +326,12 @@ resource "sim_network" "net" {
 
 
 def test_an_apply_the_engine_refuses_leaves_record_and_rerun_inputs_as_they_were(hyops: Hyops) -> None:
-    module = _module(hyops, VALIDATED)
-    _run(hyops, "apply", str(module), "--var", "name=short")
+    module = write_module(hyops, VALIDATED)
+    run_ok(hyops, "apply", str(module), "--var", "name=short")
     rerun = Path(_record(hyops)["rerun_inputs_file"])
     before_record, before_rerun = _record(hyops), rerun.read_bytes()
 
-    _run(hyops, "apply", str(module), "--var", "name=far-too-long-a-name", expect=2)
+    run_ok(hyops, "apply", str(module), "--var", "name=far-too-long-a-name", expect=2)
 
     after = _record(hyops)
     assert rerun.read_bytes() == before_rerun
@@ -375,13 +364,13 @@ def null_modern(modern_hyops: Hyops, null_env: dict[str, str]) -> Hyops:
 def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
         null_modern: Hyops, null_module: Any) -> None:
     module = null_module("m", NULLS)
-    _run(null_modern, "apply", str(module))
+    run_ok(null_modern, "apply", str(module))
     ids = {a: e["id"] for a, e in _resources(null_modern).items()}
 
     text = NULLS.replace('"null_resource" "a"', '"null_resource" "renamed"')
     (module / "main.tf").write_text(
         NULL_HEADER + text + "moved {\n  from = null_resource.a\n  to = null_resource.renamed\n}\n")
-    _run(null_modern, "apply", str(module))
+    run_ok(null_modern, "apply", str(module))
     assert _resources(null_modern)["null_resource.renamed"]["id"] == ids["null_resource.a"]
     assert "null_resource.a" not in _resources(null_modern)
     _assert_honest_ok(null_modern)
@@ -398,7 +387,7 @@ def test_null_resources_follow_moved_and_removed_blocks_and_a_state_mv(
     (module / "main.tf").write_text(NULL_HEADER + text.split('resource "null_resource" "moved_by_hand"')[0]
                                     + "removed {\n  from = null_resource.moved_by_hand\n"
                                     + "  lifecycle {\n    destroy = false\n  }\n}\n")
-    _run(null_modern, "apply", str(module))
+    run_ok(null_modern, "apply", str(module))
     rec = _record(null_modern)
     released = [(o["address"], o["id"]) for o in rec["released"]]
     assert released == [("null_resource.moved_by_hand", ids["null_resource.b"])]
@@ -423,7 +412,7 @@ resource "null_resource" "after" {
   triggers = { of = null_resource.judged.id }
 }
 """)
-    _run(null_modern, "apply", str(module), expect=1)
+    run_ok(null_modern, "apply", str(module), expect=1)
 
     rec = _record(null_modern)
     state = json.loads((module / "terraform.tfstate").read_text())

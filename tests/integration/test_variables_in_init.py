@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER
+from tests.integration.helpers import SIM_HEADER, run_ok
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import engine_release
 
@@ -46,11 +45,6 @@ output "network_id" {
 """
 
 
-def _run(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    out = h(*args)
-    assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
-    return out
-
 
 def test_a_module_whose_source_uses_a_variable_inits_applies_and_reconciles_from_its_recorded_inputs(
     modern_hyops: Hyops,
@@ -64,14 +58,14 @@ def test_a_module_whose_source_uses_a_variable_inits_applies_and_reconciles_from
     (module / "main.tf").write_text(ROOT)
     (module / "child" / "main.tf").write_text(CHILD)
 
-    _run(modern_hyops, "apply", str(module), "--var", "where=child")
+    run_ok(modern_hyops, "apply", str(module), "--var", "where=child")
     [net] = [o["id"] for o in modern_hyops.sim_objects()]
     assert modern_hyops.record("bysource")["outputs"] == {"network_id": net}
     shutil.rmtree(module / ".terraform")  # reconcile must init again, with the recorded inputs
 
-    report = json.loads(_run(modern_hyops, "reconcile", str(module), "--json").stdout)
+    report = json.loads(run_ok(modern_hyops, "reconcile", str(module), "--json").stdout)
 
     assert report["consistent"], report
-    _run(modern_hyops, "destroy", str(module), "--auto-approve")
+    run_ok(modern_hyops, "destroy", str(module), "--auto-approve")
     assert modern_hyops.record("bysource")["status"] == "destroyed"
     assert modern_hyops.sim_objects() == []
