@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MODERN_ENGINE = REPO / ".engines" / "1.15.5" / "bin" / "terraform"  # `make engines`: the modern-language tests' engine
 IGNORED = shutil.ignore_patterns(".venv", ".engines", ".git", ".hyops", "__pycache__", ".pytest_cache", ".terraform",
                                  "*.tfstate*", ".terraform.lock.hcl")
 
@@ -574,6 +575,9 @@ MUTANTS = (
            'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 15), (1, 8))',
            'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 99), (1, 8))',
            ("tests/unit/test_engine_features.py",)),
+    Mutant("hyops init passes no recorded inputs", "hybridops_tf/operation/init.py",
+           'inputs=_recorded_var_file(ws, target, key) if features.takes_var_file(info, ("init",)) else None)',
+           "inputs=None)", ("tests/integration/test_variables_in_init.py", "-k", "hyops_init")),
     Mutant("show and state pull get inputs on every engine", "hybridops_tf/engine/features.py",
            "    return (command[:1] in _READS or command[:2] in _READS) and VARIABLES_IN_READS(info)",
            "    return command[:1] in _READS or command[:2] in _READS",
@@ -683,6 +687,8 @@ def _run(mutant: Mutant, copy: Path) -> tuple[bool, float, str]:
                          "once: update scripts/mutants.py")
     target.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    if "HYOPS_MODERN_ENGINE" not in env and MODERN_ENGINE.is_file():  # as `make test` names it
+        env["HYOPS_MODERN_ENGINE"] = str(MODERN_ENGINE)
     started = time.monotonic()
     try:
         out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.guards],
