@@ -60,11 +60,12 @@ from hybridops_tf.reconcile.model import (
     OrphanEvidence,
     PlanEvidence,
 )
-from hybridops_tf.record import applied, layout, transitions
+from hybridops_tf.record import applied, layout
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.advice import Commands, Where, display_dir, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.record.objects import missing_from_state, state_view
 from hybridops_tf.record.stamp import StateStamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EarlierRun
@@ -240,8 +241,8 @@ def _lost_ids(record: OperationRecord | None, state: StateSnapshot | None) -> bo
     mv`): only the plan tells whether the configuration still declares, or agrees with, each."""
     if record is None or state is None or record.status in CLAIMS_EMPTY:
         return False
-    view = transitions.state_view(state.resources)
-    if transitions.missing_from_state(record.resources, view):
+    view = state_view(state.resources)
+    if missing_from_state(record.resources, view):
         return True
     where = {o.id: key for key, o in view.items() if o.id}
     return any(e.id in where and where[e.id] != key for key, e in (record.resources or {}).items())
