@@ -20,7 +20,7 @@ from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.state import StateSnapshot, parse_state
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.evidence import completed_deletes
+from hybridops_tf.reconcile.gather import completed_deletes
 from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     PlanEvidence,
