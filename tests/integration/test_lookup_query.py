@@ -18,16 +18,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hybridops_tf.sim.store import SimStore
-from tests.integration.helpers import findings, reconcile, without_identity
+from tests.integration.helpers import (
+    LOST_ORPHAN,
+    a_twin_of_the_lost,
+    findings,
+    lose_the_network,
+    reconcile,
+    write_adopts_and_apply_converges,
+)
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import engine_release
 
 pytestmark = pytest.mark.integration
 
 QUERY_MINIMUM = (1, 14)
-ORPHAN = "sim_network.this"
-LOST_NETWORK = [{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}]
+ORPHAN = LOST_ORPHAN
 
 
 @pytest.fixture
@@ -45,14 +50,6 @@ def query_lookups(hyops: Hyops) -> None:
     path = hyops.runtime_root.parent / "hyops.lookups.yml"
     path.write_text(yaml.safe_dump({"lookups": {"sim_network": {"source": "query", "match": ["name"],
                                                                 "complete": True}}}))
-
-
-def lose_the_network(hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]) -> Path:
-    module = module_copy("network")
-    faults_file(LOST_NETWORK)
-    assert hyops("apply", "modules/network").returncode == 1
-    assert [o["address"] for o in hyops.record("network")["suspect_orphans"]] == [ORPHAN]
-    return module
 
 
 def test_a_lost_create_is_adopted_through_the_engines_query_and_apply_converges_with_one_object(
@@ -78,17 +75,7 @@ def test_a_lost_create_is_adopted_through_the_engines_query_and_apply_converges_
     assert not (kept / "lookup.1.module").exists()  # the scratch folder is gone
     assert sorted(p.name for p in module.iterdir()) == files_before  # nothing written into the module
 
-    written = hyops("reconcile", "modules/network", "--write")
-
-    assert written.returncode == 0, written.stdout + written.stderr
-    rec = hyops.record("network")
-    assert rec["status"] == "ok" and "suspect_orphans" not in rec
-    assert without_identity(rec["resources"][ORPHAN]) == {"status": "complete", "action": "import", "id": live["id"]}
-    faults_file([])
-    applied = hyops("apply", "modules/network")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert [o["id"] for o in hyops.sim_objects()] == [live["id"]]  # adopted, never duplicated
-    assert reconcile(hyops, "modules/network")[0] == 0
+    write_adopts_and_apply_converges(hyops, faults_file, live["id"])
 
 
 def test_two_objects_the_engine_lists_are_never_adopted_and_both_are_named(
@@ -96,8 +83,7 @@ def test_two_objects_the_engine_lists_are_never_adopted_and_both_are_named(
 ) -> None:
     hyops = query_hyops
     lose_the_network(hyops, module_copy, faults_file)
-    [lost] = hyops.sim_objects()
-    twin = SimStore(hyops.sim_root).create("sim_network", "demo-net", {"cidr": "10.0.0.0/16"})  # made by hand
+    lost, twin = a_twin_of_the_lost(hyops)
     query_lookups(hyops)
     before = hyops.record("network")
 
@@ -107,9 +93,9 @@ def test_two_objects_the_engine_lists_are_never_adopted_and_both_are_named(
     assert code == 3
     orphan = findings(doc, "network")["suspect_orphan"]
     assert orphan["lookup"]["asks"][0]["outcome"] == "several"
-    assert sorted(c["id"] for c in orphan["lookup"]["asks"][0]["candidates"]) == sorted([lost["id"], twin.id])
+    assert sorted(c["id"] for c in orphan["lookup"]["asks"][0]["candidates"]) == sorted([lost, twin])
     assert sorted(a["command"] for a in orphan["alternatives"] if "--import" in a["command"]) == sorted(
-        f"hyops reconcile modules/network --ref network --import {ORPHAN}={i}" for i in (lost["id"], twin.id))
+        f"hyops reconcile modules/network --ref network --import {ORPHAN}={i}" for i in (lost, twin))
     assert written.returncode == 3, written.stdout + written.stderr
     after = hyops.record("network")
     assert after["suspect_orphans"] == before["suspect_orphans"]
