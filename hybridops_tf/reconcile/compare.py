@@ -17,6 +17,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hybridops_tf.engine import features
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.reconcile import outside, rules
@@ -330,9 +331,17 @@ def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], tak
     `import` block with `identity` (>= 1.12), the block that adopts it by that key: the
     provider's own name for the object, which `--import` (the engine's `import` command, by id
     alone) cannot pass."""
-    entries = (ev.record.resources or {}) if ev.record is not None else {}
-    return list(advice.import_by_identity(ev, cmd, {a: getattr(entries.get(a), "identity", None)
-                                                    for a, i in missing.items() if a not in taken and i}, "--import"))
+    rec = ev.record
+    if rec is None or rec.engine is None or not features.takes_import_identity(rec.engine.version):
+        return []
+    entries = rec.resources or {}
+    blocks = [Commands.import_block(a, identity) for a, i in missing.items() if a not in taken and i
+              for identity in [getattr(entries.get(a), "identity", None)] if identity]
+    if not blocks:
+        return []
+    return [Alternative(cmd.apply(ev.where), "instead of --import, by the provider's identity (this engine, "
+                        f"{rec.engine.version}, takes it): add to the configuration\n" + "\n".join(blocks)
+                        + "\nthen apply (the plan shows each import; the block may stay)")]
 
 
 def _lost_from_state(ev: ModuleEvidence, lost: Mapping[str, str], cmd: Commands) -> Finding:

@@ -68,8 +68,6 @@ def test_a_lost_create_is_adopted_through_the_engines_query_and_apply_converges_
     [ask] = found["lookup"]["asks"]
     assert ask["outcome"] == "found" and ask["candidates"] == [
         {"id": live["id"], "attributes": {"name": "demo-net", "cidr": "10.0.0.0/16"}, "identity": {"id": live["id"]}}]
-    [by_identity] = found["alternatives"]  # the engine takes an `import` block's identity (>= 1.12)
-    assert f'identity = {{ id = "{live["id"]}" }}' in by_identity["when"]
     kept = hyops.runtime_root / "runs" / "network" / found["lookup"]["run_id"]
     assert 'list "sim_network" "hyops"' in (kept / "lookup.1.tfquery.hcl").read_text()
     assert not (kept / "lookup.1.module").exists()  # the scratch folder is gone

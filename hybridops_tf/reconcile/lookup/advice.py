@@ -16,11 +16,9 @@ it, `amend` rewrites it from their verdicts (judge.py):
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from hybridops_tf.engine import features
 from hybridops_tf.reconcile.lookup.judge import UNNAMED, Judgement, OrphanLookup, Outcome
 from hybridops_tf.reconcile.lookup.protocol import Candidate
 from hybridops_tf.reconcile.model import (
@@ -97,22 +95,6 @@ def _sentences(lookup: OrphanLookup) -> str:
     return "; ".join(parts) + kept
 
 
-def import_by_identity(ev: ModuleEvidence, cmd: Commands, identities: Mapping[str, Mapping[str, Any] | None],
-                       instead: str) -> tuple[Alternative, ...]:
-    """Where the module's engine takes an `import` block with `identity` (>= 1.12), the blocks
-    that adopt each object (address -> the provider's identity, when known) by that key, the
-    provider's own name for it, as the alternative to `instead` (which imports by id)."""
-    rec = ev.record
-    if rec is None or rec.engine is None or not features.takes_import_identity(rec.engine.version):
-        return ()
-    blocks = [Commands.import_block(address, identity) for address, identity in identities.items() if identity]
-    if not blocks:
-        return ()
-    return (Alternative(cmd.apply(ev.where), f"instead of {instead}, by the provider's identity (this engine, "
-                        f"{rec.engine.version}, takes it): add to the configuration\n" + "\n".join(blocks)
-                        + "\nthen apply (the plan shows each import; the block may stay)"),)
-
-
 def amend(finding: Finding, what: str, lookup: OrphanLookup, ev: ModuleEvidence, cmd: Commands) -> Finding:
     """The orphan's finding as its lookups' answers make it (see the module docstring)."""
     where = ev.where
@@ -125,10 +107,7 @@ def amend(finding: Finding, what: str, lookup: OrphanLookup, ev: ModuleEvidence,
         drop = f", then drops {lookup.orphan}" if lookup.orphan == UNNAMED else ""
         return replace(finding, code=Code.ORPHAN_FOUND, detail=(
             f"{what}; {answered}. `--write` adopts {names} (the engine's import at that address{drop}); "
-            "then the run can be finished"), next_actions=(cmd.write(where),),
-            alternatives=import_by_identity(
-                ev, cmd, {a.address: a.found.identity for a in adopt if a.found is not None}, "`--write`"),
-            lookup=doc)
+            "then the run can be finished"), next_actions=(cmd.write(where),), alternatives=(), lookup=doc)
     if lookup.settled:
         return replace(finding, detail=(
             f"{what}; {answered}: the create made nothing. `--write` drops the orphan, saying why"),
