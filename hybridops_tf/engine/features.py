@@ -66,4 +66,4 @@ def takes_import_identity(version: str | None) -> bool:
 # providers' list resources (`-json`: list_start, list_resource_found, list_complete). OpenTofu
 # has no such command.
 QUERY = Feature("`terraform query`", (1, 14), None)
-QUERY_ADDED = "`terraform query` was added in Terraform 1.14.0 (OpenTofu has none)"
+QUERY_ADDED = "added in Terraform 1.14.0; OpenTofu has none"

@@ -190,3 +190,23 @@ def test_a_type_the_sim_does_not_list_is_one_error_event() -> None:
     assert "no list resource" in event.diagnostic[0].summary
     assert servicer.ValidateListResourceConfig(wire.pb().ValidateListResourceConfig.Request(
         type_name="sim_nothing"), None).diagnostics
+
+
+def test_the_scratch_folder_links_the_modules_files_and_copies_its_lock_file_but_no_state_or_query(
+        tmp_path: Path) -> None:
+    module = tmp_path / "module"
+    (module / ".terraform").mkdir(parents=True)
+    (module / "modules" / "child").mkdir(parents=True)
+    for name in ("main.tf", "terraform.tfvars", "terraform.tfstate", "errored.tfstate", "mine.tfquery.hcl",
+                 ".terraform.lock.hcl"):
+        (module / name).write_text(name)
+    at = tmp_path / "run" / "lookup.1.module"
+    at.parent.mkdir()
+
+    query.scratch_folder(module, at, "sim_vm")
+
+    assert sorted(p.name for p in at.iterdir()) == [".terraform.lock.hcl", "hyops.tfquery.hcl", "main.tf",
+                                                    "modules", "terraform.tfvars"]
+    assert (at / "main.tf").is_symlink() and (at / "modules").is_symlink()
+    assert not (at / ".terraform.lock.hcl").is_symlink()  # the engine never writes through to the user's
+    assert (at / "hyops.tfquery.hcl").read_text() == query.list_block("sim_vm")

@@ -150,11 +150,11 @@ def parse_stream(stdout: str, type_name: str) -> tuple[Candidate, ...]:
     return tuple(first.values())
 
 
-def _scratch(module_dir: Path, at: Path, type_name: str) -> None:
+def scratch_folder(module_dir: Path, at: Path, type_name: str) -> None:
     """The module's root as the engine will query it (see the module docstring)."""
     at.mkdir(mode=0o700)
     for entry in sorted(module_dir.iterdir()):
-        if entry.name in _LEFT_OUT or entry.name.endswith(".tfquery.hcl"):
+        if entry.name in _LEFT_OUT or entry.name.endswith((".tfquery.hcl", ".tfquery.json")):
             continue
         (at / entry.name).symlink_to(entry.absolute())
     lock = module_dir / LOCK_FILE
@@ -187,7 +187,7 @@ def ask_query(spec: LookupSpec, module_dir: Path, engine: QueryEngine, folder: R
         return Answer(None, why, unsupported=True)
     scratch = folder.path / f"{stem}.module"
     try:
-        _scratch(module_dir, scratch, spec.type)
+        scratch_folder(module_dir, scratch, spec.type)
         folder.write_text(f"{stem}.tfquery.hcl", list_block(spec.type))
         env = {**engine.env, DATA_DIR_ENV: str(data_dir(module_dir, {**os.environ, **engine.env}))}
         captured = Engine(engine.info, scratch, env, inputs=engine.inputs).query(spec.timeout)
