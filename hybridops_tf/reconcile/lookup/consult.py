@@ -186,7 +186,7 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
         if item.spec.query:
             engine = engine if engine is not None else _query_engine(target, env, gather)
             answer = (Answer(None, f"the engine could not be set up: {engine}") if isinstance(engine, str)
-                      else ask_query(item.spec, Path(module_dir or "."), engine, folder, index))
+                      else ask_query(item.spec, Path(module_dir or "."), engine, folder, index, item.planned))
         else:
             answer = ask(item.spec, request, env, folder, index)
         if answer.candidates is None:

@@ -17,7 +17,9 @@ attributes as `resource_object`) and `list_complete`. For a type whose lookup sa
   plan of it would get (the var file on stdin, as every engine command takes it: never on
   disk);
 - each `list_resource_found` of our block is a candidate: its id the object's `id`
-  attribute, else the identity's single value; its attributes the object's; its identity kept.
+  attribute, else the identity's single value; its identity kept; its attributes those of the
+  object's that the create's plan gives (`planned`, which never holds a sensitive one: an
+  engine's listing may hold secrets in the clear, and a finding prints a candidate's attributes).
 
 Then the judging is the one every lookup gets (judge.py). An engine before 1.14 (or OpenTofu),
 or a provider with no list resource for the type, answers UNSUPPORTED: the finding says
@@ -32,7 +34,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +180,8 @@ class QueryEngine:
     inputs: str | None  # the var file's text (secrets included): fed on stdin, never written
 
 
-def ask_query(spec: LookupSpec, module_dir: Path, engine: QueryEngine, folder: RunFolder, index: int) -> Answer:
+def ask_query(spec: LookupSpec, module_dir: Path, engine: QueryEngine, folder: RunFolder, index: int,
+              planned: Mapping[str, Any]) -> Answer:
     """Ask the engine to list `spec.type`; never raises for the engine's own failures (they are
     the answer's `why`; `unsupported` when it cannot list the type at all)."""
     stem = f"lookup.{index}"
@@ -208,7 +211,9 @@ def ask_query(spec: LookupSpec, module_dir: Path, engine: QueryEngine, folder: R
         return Answer(None, f"the engine's query did not answer within its timeout of {spec.timeout:g}s and was "
                       "killed", seconds)
     try:
-        return Answer(parse_stream(captured.stdout, spec.type), seconds=seconds)
+        listed = parse_stream(captured.stdout, spec.type)
+        return Answer(tuple(replace(c, attributes={k: v for k, v in c.attributes.items() if k in planned})
+                            for c in listed), seconds=seconds)
     except QueryError as err:
         why = str(err)
         if captured.returncode != 0 and not err.unsupported and "failed" not in why:
