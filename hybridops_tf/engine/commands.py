@@ -101,3 +101,8 @@ def import_(
     engine: Path | str, module_dir: Path | str, address: str, object_id: str, extra: Sequence[str] = ()
 ) -> Argv:
     return [*_base(engine, module_dir), "import", "-input=false", "-no-color", *extra, address, object_id]
+
+
+def query(engine: Path | str, module_dir: Path | str) -> Argv:
+    """`query -json`: the `list` blocks of the folder's `*.tfquery.hcl` files, as JSON lines."""
+    return [*_base(engine, module_dir), "query", "-json", "-no-color"]

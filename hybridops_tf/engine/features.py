@@ -12,7 +12,8 @@ from hybridops_tf.engine.binary import EngineInfo, version_key
 
 # Engine commands (as argv words after `-chdir`) that evaluate the root module's variables on
 # every engine, so take the run's var file.
-EVALUATES_VARIABLES = frozenset({("apply",), ("destroy",), ("plan",), ("import",), ("refresh",), ("console",)})
+EVALUATES_VARIABLES = frozenset({("apply",), ("destroy",), ("plan",), ("import",), ("refresh",), ("console",),
+                                 ("query",)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +60,10 @@ def takes_import_identity(version: str | None) -> bool:
     the provider's identity; an unknown version is taken not to."""
     first = IMPORT_IDENTITY.terraform
     return bool(version) and first is not None and version_key(version or "") >= first
+
+
+# Terraform 1.14: `terraform query` runs the `list` blocks of `*.tfquery.hcl` files through the
+# providers' list resources (`-json`: list_start, list_resource_found, list_complete). OpenTofu
+# has no such command.
+QUERY = Feature("`terraform query`", (1, 14), None)
+QUERY_ADDED = "added in Terraform 1.14.0; OpenTofu has none"

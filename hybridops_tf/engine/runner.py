@@ -135,6 +135,12 @@ class Engine:
     def output_doc(self) -> dict[str, Any]:
         return self.capture_json(self.argv(commands.output))
 
+    def query(self, timeout: float | None) -> process.Captured:
+        """`query -json` in the module directory, its var file on stdin; killed at `timeout`
+        (reconcile's query lookups, reconcile/lookup/query.py). The caller reads the output."""
+        argv = self.argv(commands.query)
+        return process.run_capture(argv, env=self.env, timeout=timeout, stdin_data=self._stdin(argv).get("stdin_data"))
+
     def stream(
         self,
         argv: Sequence[str],

@@ -176,14 +176,14 @@ def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext
     """One module (on a worker thread): the writes asked for, then the evidence to report
     (with what the lookups answered about its suspect orphans)."""
     if req.read_only:
-        return _Checked(_looked_up(req, target, _kept(req, target, gather(target, read_opts)), lookups))
+        return _Checked(_looked_up(req, target, _kept(req, target, gather(target, read_opts)), lookups, read_opts))
     asked: dict[str, OrphanLookup] = {}
     actions, failed, addressed, settled = _mutate(req, target, ctx, imports, lookups, asked)
     if any(a.kind is ActionKind.FORGET_RECORD and a.ok for a in actions):
         return _Checked(forgotten(target, req.runtime), tuple(actions), tuple(failed), addressed)
     ev = settled.evidence if settled is not None and settled.evidence is not None else gather(target, read_opts)
-    return _Checked(_looked_up(req, target, _kept(req, target, ev), lookups, asked), tuple(actions), tuple(failed),
-                    addressed)
+    return _Checked(_looked_up(req, target, _kept(req, target, ev), lookups, read_opts, asked), tuple(actions),
+                    tuple(failed), addressed)
 
 
 def _kept(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEvidence:
@@ -201,7 +201,7 @@ def _kept(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEv
 
 
 def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,
-               asked: dict[str, OrphanLookup] | None = None) -> ModuleEvidence:
+               opts: GatherOptions, asked: dict[str, OrphanLookup] | None = None) -> ModuleEvidence:
     """The evidence with its suspect orphans' lookups: asked now, or (after `--write` asked
     them) those answers again for the orphans that remain, so nothing is asked twice."""
     if not lookups:
@@ -209,7 +209,7 @@ def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookup
     if asked:
         left = {o: asked[o] for o in consult.suspects(ev) if o in asked}
         return consult.with_lookups(ev, left)
-    return consult.with_lookups(ev, consult.consult(ev, target, lookups, req.runtime, req.argv))
+    return consult.with_lookups(ev, consult.consult(ev, target, lookups, req.runtime, req.argv, gather=opts))
 
 
 def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
@@ -251,7 +251,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
             actions += last.actions
             if lookups:
                 ev = last.evidence if last.evidence is not None else gather(target, ctx.gather)
-                found = consult.consult(ev, target, lookups, req.runtime, req.argv) or {}
+                found = consult.consult(ev, target, lookups, req.runtime, req.argv, gather=ctx.gather) or {}
                 if asked is not None:
                     asked.update(found)
                 named = set(req.forget) | {address for address, _ in imports}  # a person's own call wins

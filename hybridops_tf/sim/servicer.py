@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from hybridops_tf.sim import listing
 from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.provider import SimProvider
 from hybridops_tf.sim.schema import IDENTITY_VERSION, SCHEMAS, Schema, identity_of, identity_schema_pb
@@ -87,13 +88,15 @@ class SimServicer:
         m = pb()
         return m.GetMetadata.Response(
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True),
-            resources=[m.GetMetadata.ResourceMetadata(type_name=t) for t in SCHEMAS])
+            resources=[m.GetMetadata.ResourceMetadata(type_name=t) for t in SCHEMAS],
+            list_resources=[m.GetMetadata.ListResourceMetadata(type_name=t) for t in listing.LIST_SCHEMAS])
 
     def GetProviderSchema(self, request: Any, context: Any) -> Any:  # noqa: N802
         m = pb()
         return m.GetProviderSchema.Response(
             provider=Schema(()).to_pb(), provider_meta=Schema(()).to_pb(),
             resource_schemas={t: s.to_pb() for t, s in SCHEMAS.items()},
+            list_resource_schemas={t: s.to_pb() for t, s in listing.LIST_SCHEMAS.items()},
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True))
 
     def GetResourceIdentitySchemas(self, request: Any, context: Any) -> Any:  # noqa: N802
@@ -211,6 +214,15 @@ class SimServicer:
         imported = [] if state is None else [m.ImportResourceState.ImportedResource(
             type_name=request.type_name, state=encode(state), identity=identity_data(identity_of(state)))]
         return m.ImportResourceState.Response(imported_resources=imported, diagnostics=diags.to_pb())
+
+    # --- list resources (`terraform query`, engines >= 1.14: sim/listing.py) ---------------------
+
+    def ValidateListResourceConfig(self, request: Any, context: Any) -> Any:  # noqa: N802
+        return pb().ValidateListResourceConfig.Response(diagnostics=listing.validate(request.type_name).to_pb())
+
+    def ListResource(self, request: Any, context: Any) -> Any:  # noqa: N802
+        """Server-streaming: an iterator of events, one per object listed."""
+        return listing.events(self.provider, request)
 
     def MoveResourceState(self, request: Any, context: Any) -> Any:  # noqa: N802
         diags = Diagnostics().add_error("MoveResourceState is not implemented by the sim provider")

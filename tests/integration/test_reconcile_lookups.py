@@ -23,8 +23,15 @@ from typing import Any
 import pytest
 import yaml
 
-from hybridops_tf.sim.store import SimStore
-from tests.integration.helpers import copy_module, findings, reconcile, without_identity
+from tests.integration.helpers import (
+    LOST_ORPHAN,
+    a_twin_of_the_lost,
+    copy_module,
+    findings,
+    lose_the_network,
+    reconcile,
+    write_adopts_and_apply_converges,
+)
 from tests.integration.hyops_cli import Hyops
 from tests.stackfiles import write_stack
 
@@ -65,8 +72,7 @@ for path in sorted(objects.glob("*.json")):
 print(json.dumps({"candidates": found}))
 '''
 
-ORPHAN = "sim_network.this"
-LOST_NETWORK = [{"type": "sim_network", "op": "create", "mode": "lose_response", "times": 1}]
+ORPHAN = LOST_ORPHAN
 
 
 
@@ -87,13 +93,6 @@ def python_lookup(mode: str, *extra: str, match: tuple[str, ...] = ("name",), co
     return spec
 
 
-
-
-def lose_the_network(hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path]) -> None:
-    module_copy("network")
-    faults_file(LOST_NETWORK)
-    assert hyops("apply", "modules/network").returncode == 1
-    assert [o["address"] for o in hyops.record("network")["suspect_orphans"]] == [ORPHAN]
 
 
 def orphans_of(hyops: Hyops, ref: str) -> list[str]:
@@ -128,17 +127,7 @@ def test_one_free_candidate_is_adopted_by_write_and_the_next_apply_converges_wit
     assert (kept / "lookup.1.stderr.log").exists() and json.loads((kept / "lookup.1.stdout").read_text())
     assert json.loads((kept / "result.json").read_text())["lookups"][0]["asks"][0]["outcome"] == "found"
 
-    written = hyops("reconcile", "modules/network", "--write")
-
-    assert written.returncode == 0, written.stdout + written.stderr
-    rec = hyops.record("network")
-    assert rec["status"] == "ok" and "suspect_orphans" not in rec
-    assert without_identity(rec["resources"][ORPHAN]) == {"status": "complete", "action": "import", "id": live["id"]}
-    faults_file([])
-    applied = hyops("apply", "modules/network")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert [o["id"] for o in hyops.sim_objects()] == [live["id"]]  # adopted, never duplicated
-    assert reconcile(hyops, "modules/network")[0] == 0
+    write_adopts_and_apply_converges(hyops, faults_file, live["id"])
 
 
 def test_a_complete_lookup_that_finds_none_lets_write_drop_the_orphan_saying_why(
@@ -178,8 +167,7 @@ def test_two_candidates_are_never_adopted_and_both_are_named_with_their_import(
 ) -> None:
     hyops = any_hyops
     lose_the_network(hyops, module_copy, faults_file)
-    [lost] = hyops.sim_objects()
-    twin = SimStore(hyops.sim_root).create("sim_network", "demo-net", {"cidr": "10.0.0.0/16"})  # made by hand
+    lost, twin = a_twin_of_the_lost(hyops)
     lookups(hyops, {"sim_network": python_lookup("list")})
     before = hyops.record("network")
 
@@ -190,9 +178,9 @@ def test_two_candidates_are_never_adopted_and_both_are_named_with_their_import(
     assert orphan["lookup"]["asks"][0]["outcome"] == "several"
     commands = [a["command"] for a in orphan["alternatives"]]
     assert sorted(c for c in commands if "--import" in c) == sorted(
-        f"hyops reconcile modules/network --ref network --import {ORPHAN}={i}" for i in (lost["id"], twin.id))
+        f"hyops reconcile modules/network --ref network --import {ORPHAN}={i}" for i in (lost, twin))
     assert f"hyops reconcile modules/network --ref network --forget-orphan {ORPHAN}" in commands
-    assert lost["id"] in orphan["detail"] and twin.id in orphan["detail"]
+    assert lost in orphan["detail"] and twin in orphan["detail"]
 
     written = hyops("reconcile", "modules/network", "--write")
 

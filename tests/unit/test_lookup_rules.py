@@ -230,6 +230,21 @@ def test_a_failed_lookup_keeps_todays_advice_and_says_why() -> None:
         "hyops reconcile modules/vm --ref demo/network --forget-orphan sim_vm.this"]
 
 
+def test_a_source_that_cannot_list_the_type_keeps_todays_advice_and_says_so_never_write() -> None:
+    why = "the engine, terraform 1.0.3, has no `terraform query`"
+    cannot = failed(VM, "sim_vm", "`source: query`", why, complete=True, unsupported=True)
+    lookup = OrphanLookup(VM, (cannot,))
+
+    [finding] = _orphaned(lookup)
+
+    assert cannot.outcome.value == "unsupported" and not lookup.settled and not lookup.adoptable
+    assert finding.code is Code.SUSPECT_ORPHAN and f"cannot list type sim_vm: {why}" in finding.detail
+    assert not any(step.endswith("--write") for step in finding.next_actions)
+    assert [a.command for a in finding.alternatives] == [
+        "hyops reconcile modules/vm --ref demo/network --import 'sim_vm.this=<id>'",
+        "hyops reconcile modules/vm --ref demo/network --forget-orphan sim_vm.this"]
+
+
 def test_a_second_object_found_beside_the_one_in_state_is_advised_for_deletion_not_adoption() -> None:
     second = judge(VM, "sim_vm", "x", match=("name",), complete=True, planned=PLANNED,
                    candidates=[c("vm-9", name="demo-vm")], held=(), in_state=True)

@@ -43,6 +43,16 @@ def test_a_valid_file_gives_one_spec_per_type_with_its_defaults(tmp_path: Path) 
     assert net.argv() == [sys.executable, "-m", "hybridops_tf.cli.main", "sim", "lookup"]
 
 
+def test_source_query_asks_the_engine_with_the_same_match_complete_and_timeout_rules(tmp_path: Path) -> None:
+    path = write(tmp_path, "lookups:\n  sim_vm: {source: query, match: [name], complete: true, timeout: 9}\n")
+
+    vm = load(path).for_type("sim_vm")
+
+    assert vm is not None and vm.query and vm.command == ()
+    assert (vm.match, vm.complete, vm.timeout) == (("name",), True, 9.0)
+    assert "terraform query" in vm.describe() and str(path.absolute()) in vm.describe()
+
+
 def test_a_relative_command_path_is_the_files_neighbour(tmp_path: Path) -> None:
     tool = tmp_path / "bin" / "lookup"
     tool.parent.mkdir()
@@ -72,6 +82,10 @@ def test_a_relative_command_path_is_the_files_neighbour(tmp_path: Path) -> None:
     ("lookups:\n  sim_vm: {command: [python3], match: [1]}\n", "lookups.sim_vm.match", "list of attribute"),
     ("lookups:\n  sim_vm: {command: [python3], complete: yes please}\n", "lookups.sim_vm.complete", "true or false"),
     ("lookups:\n  sim_vm: python3\n", "lookups.sim_vm", "expected a mapping"),
+    ("lookups:\n  sim_vm: {source: query, command: [python3]}\n", "lookups.sim_vm", "not both"),
+    ("lookups:\n  sim_vm: {source: api}\n", "lookups.sim_vm.source", "must be query"),
+    ("lookups:\n  sim_vm: {source: query, timeout: 0}\n", "lookups.sim_vm.timeout", "above 0"),
+    ("lookups:\n  sim_vm: {source: query, match: name}\n", "lookups.sim_vm.match", "list of attribute"),
     ("lookups:\n  'sim vm': {command: [python3]}\n", "lookups.sim vm", "not a resource type"),
     ("lookups: [sim_vm]\n", "lookups", "expected a mapping"),
     ("- sim_vm\n", "(top)", "expected a mapping"),

@@ -11,11 +11,11 @@ orphan only when a `complete` lookup found none, and names every candidate other
 - protocol.py  the JSON a command gets on stdin and must print on stdout (pure)
 - judge.py     candidates -> a verdict per orphan: found, none, several, failed (pure)
 - ask.py       runs one lookup through engine/process.py, keeps what was asked and answered
+- query.py     `source: query`: the module's engine lists the type (`terraform query`, >= 1.14)
 - consult.py   one module's suspect orphans asked about, in the reconcile's run folder
 - adopt.py     `--write`: import the one found, forget what a complete lookup did not find
 - advice.py    the findings' words (`orphan_found`, suspect orphans a lookup answered)
 
-A future source (an engine's own listing, `terraform query` on engines >= 1.14) is one more
-way to produce protocol.Candidate lists for ask.py's callers; judge.py does not care where
-candidates come from.
+Two sources produce protocol.Candidate lists, a command (ask.py) and the engine's own listing
+(query.py); judge.py does not care where candidates come from.
 """

@@ -57,6 +57,8 @@ def said(ask: Judgement) -> str:
     kind = f"type {ask.type}"
     if ask.outcome is Outcome.FAILED:
         return f"{lookup} failed: {ask.why}"
+    if ask.outcome is Outcome.UNSUPPORTED:
+        return f"{lookup} cannot list {kind}: {ask.why}; nothing was concluded or changed"
     if ask.outcome is Outcome.FOUND and ask.in_state:
         return (f"{lookup} found {_object(ask.kept[0])}, an object of {kind}{_matched(ask)} that no known state "
                 f"or record holds: a second object besides the one the state holds at {ask.address}")
@@ -112,7 +114,8 @@ def amend(finding: Finding, what: str, lookup: OrphanLookup, ev: ModuleEvidence,
             next_actions=(cmd.write(where),), alternatives=(), lookup=doc)
     choices: list[Alternative] = []
     for ask in lookup.asks:
-        if ask.outcome in (Outcome.FAILED, Outcome.NONE, Outcome.NOT_FOUND, Outcome.CONTRADICTED) or ask.adoptable:
+        if ask.outcome in (Outcome.FAILED, Outcome.UNSUPPORTED, Outcome.NONE, Outcome.NOT_FOUND,
+                           Outcome.CONTRADICTED) or ask.adoptable:
             continue
         for candidate in ask.kept:
             if ask.in_state:

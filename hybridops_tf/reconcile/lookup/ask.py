@@ -32,6 +32,7 @@ class Answer:
     candidates: tuple[Candidate, ...] | None
     why: str = ""
     seconds: float = 0.0
+    unsupported: bool = False  # the source cannot list the type at all (query.py: an engine before 1.14)
 
 
 def ask(spec: LookupSpec, request: LookupRequest, env: Mapping[str, str], folder: RunFolder | None,

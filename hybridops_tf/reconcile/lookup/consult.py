@@ -25,11 +25,12 @@ from typing import Any
 
 from hybridops_tf.base.errors import ExitCode, HyopsError, RefusedError
 from hybridops_tf.reconcile import audit, rules
-from hybridops_tf.reconcile.evidence import Target
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, resolve_inputs
 from hybridops_tf.reconcile.lookup import judge as verdicts
-from hybridops_tf.reconcile.lookup.ask import ask
+from hybridops_tf.reconcile.lookup.ask import Answer, ask
 from hybridops_tf.reconcile.lookup.judge import Judgement, OrphanLookup
 from hybridops_tf.reconcile.lookup.protocol import LookupRequest, safe_planned
+from hybridops_tf.reconcile.lookup.query import QueryEngine, ask_query
 from hybridops_tf.reconcile.lookup.spec import Lookups, LookupSpec
 from hybridops_tf.reconcile.model import ModuleEvidence
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -138,8 +139,10 @@ def _run_times(root: Path, key: str, run_id: str | None, record: OperationRecord
 
 
 def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runtime,
-            argv: Sequence[str] = ()) -> dict[str, OrphanLookup] | None:
-    """Ask the lookups about `ev`'s suspect orphans; None when nothing was asked (see module doc)."""
+            argv: Sequence[str] = (), *, gather: GatherOptions | None = None) -> dict[str, OrphanLookup] | None:
+    """Ask the lookups about `ev`'s suspect orphans; None when nothing was asked (see module doc).
+    `gather`: the engine and inputs options of the reconcile, which a `source: query` lookup
+    runs the module's engine with."""
     if not lookups or not askable(ev):
         return None
     orphans = suspects(ev)
@@ -167,6 +170,7 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
     except HyopsError as err:
         env, env_problem = {}, err.message
     held = held_ids(runtime.store, ev)
+    engine: QueryEngine | str | None = None  # the query lookups' engine, or why there is none: made once
     orphan_runs = {o.address: o.run_id for o in record.suspect_orphans}
     for index, item in enumerate(asks, 1):
         source = item.spec.describe()
@@ -179,10 +183,16 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
         started, ended = _run_times(runtime.root, target.key, run, record)
         request = LookupRequest(item.spec.type, item.address, module_dir, target.module_ref, item.planned,
                                 run, started, ended)
-        answer = ask(item.spec, request, env, folder, index)
+        if item.spec.query:
+            engine = engine if engine is not None else _query_engine(target, env, gather)
+            answer = (Answer(None, f"the engine could not be set up: {engine}") if isinstance(engine, str)
+                      else ask_query(item.spec, Path(module_dir or "."), engine, folder, index, item.planned))
+        else:
+            answer = ask(item.spec, request, env, folder, index)
         if answer.candidates is None:
             judged = verdicts.failed(item.address, item.spec.type, source, answer.why,
-                                     complete=item.spec.complete, in_state=item.in_state)
+                                     complete=item.spec.complete, in_state=item.in_state,
+                                     unsupported=answer.unsupported)
         else:
             judged = verdicts.judge(item.address, item.spec.type, source, match=item.spec.match,
                                     complete=item.spec.complete, planned=item.planned,
@@ -195,6 +205,20 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
         "outcome": "asked", "held_ids": len(held),
         "lookups": [lookup.to_dict() for lookup in found.values()]})
     return found
+
+
+def _query_engine(target: Target, env: Mapping[str, str], gather: GatherOptions | None) -> QueryEngine | str:
+    """The module's engine with its environment and the inputs a plan of it gets (as the
+    reconcile's own plans: evidence.resolve_inputs); else why there is none, in words."""
+    if gather is None or gather.engine is None:
+        return (gather.engine_problem if gather is not None else None) or "no engine found"
+    if target.directory is None:
+        return "the module directory is unknown"
+    try:
+        resolved = resolve_inputs(target, gather)
+    except HyopsError as err:
+        return f"the module's inputs: {err.message}"
+    return QueryEngine(gather.engine, env, resolved.var_file())
 
 
 def _env(runtime: Runtime, target: Target, record: OperationRecord) -> dict[str, str]:

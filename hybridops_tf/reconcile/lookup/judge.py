@@ -17,6 +17,8 @@ lookup's `match` attributes differs from the value the create was planned with. 
   listed candidate: SHARED. None of these is ever adopted: each candidate is named, with
   its exact `--import`, for a person to choose.
 - the command failed, hung or printed garbage: FAILED (today's advice, and why).
+- the source cannot list the type at all (`source: query` on an engine before Terraform 1.14,
+  or a provider with no list resource for it): UNSUPPORTED, as FAILED, saying exactly that.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Outcome(StrEnum):
     SHARED = "shared"
     CONTRADICTED = "contradicted"
     FAILED = "failed"
+    UNSUPPORTED = "unsupported"
 
 
 @dataclass(frozen=True)
@@ -181,8 +184,9 @@ def judge(address: str, type_name: str, source: str, *, match: Collection[str], 
 
 
 def failed(address: str, type_name: str, source: str, why: str, *, complete: bool = False,
-           in_state: bool = False) -> Judgement:
-    return Judgement(address, type_name, Outcome.FAILED, source, complete, why=why, in_state=in_state)
+           in_state: bool = False, unsupported: bool = False) -> Judgement:
+    outcome = Outcome.UNSUPPORTED if unsupported else Outcome.FAILED
+    return Judgement(address, type_name, outcome, source, complete, why=why, in_state=in_state)
 
 
 def disambiguate(lookups: Mapping[str, OrphanLookup]) -> dict[str, OrphanLookup]:

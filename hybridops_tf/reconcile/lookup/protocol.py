@@ -32,9 +32,11 @@ class Candidate:
 
     id: str
     attributes: Mapping[str, Any] = field(default_factory=dict)
+    identity: Mapping[str, Any] | None = None  # the provider's identity, when the engine listed it (query)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "attributes": dict(self.attributes)}
+        doc = {"id": self.id, "attributes": dict(self.attributes)}
+        return doc if self.identity is None else {**doc, "identity": dict(self.identity)}
 
 
 @dataclass(frozen=True)

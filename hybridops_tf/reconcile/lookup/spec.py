@@ -7,7 +7,14 @@ lookups:
     match: [name]                    # planned attributes a candidate must equal
     complete: true                   # it lists every object of the type that could match
     timeout: 30                      # seconds (default 30)
+  sim_vm:
+    source: query                    # instead of `command`: the engine's own listing
+    match: [name]                    # (`terraform query`, Terraform >= 1.14: lookup/query.py)
+    complete: true
 ```
+
+Exactly one of `command` and `source: query`; `match`, `complete` and `timeout` mean the same
+for both.
 
 Which file: `--lookups FILE`, else `HYOPS_LOOKUPS`, else `hyops.lookups.yml` in the project's
 top (the folder that holds the runtime root) when there is one; else no lookups, and
@@ -38,7 +45,8 @@ DEFAULT_NAME = "hyops.lookups.yml"
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 3600.0
 HYOPS_WORD = "hyops"  # a command's first word that means this hyops
-_KEYS = ("command", "match", "complete", "timeout")
+_KEYS = ("command", "source", "match", "complete", "timeout")
+QUERY_SOURCE = "query"  # `source: query`: the engine's listing (lookup/query.py), no command
 _TYPE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
@@ -47,12 +55,13 @@ class LookupSpec:
     """How to ask the provider about one resource type."""
 
     type: str
-    command: tuple[str, ...]
+    command: tuple[str, ...]  # empty for the query source
     match: tuple[str, ...] = ()
     complete: bool = False
     timeout: float = DEFAULT_TIMEOUT
     folder: Path = Path(".")  # where the command runs: the lookups file's folder
     source: str = ""  # the lookups file, as named in findings
+    query: bool = False  # `source: query`: the engine lists the type (`terraform query`), no command
 
     def argv(self) -> list[str]:
         """The argv to spawn: `hyops` is this hyops; a relative path is the file's neighbour."""
@@ -64,7 +73,8 @@ class LookupSpec:
         return [first, *rest]
 
     def describe(self) -> str:
-        return f"{' '.join(self.command)} ({self.source}, type {self.type})"
+        how = "`source: query` (the engine's `terraform query`)" if self.query else " ".join(self.command)
+        return f"{how} ({self.source}, type {self.type})"
 
 
 @dataclass(frozen=True)
@@ -139,7 +149,7 @@ def parse(doc: Any, shown: Path) -> dict[str, LookupSpec]:
         raise bad(unknown[0], "unknown key (the file holds only `lookups`)")
     entries = doc.get("lookups") or {}
     if not isinstance(entries, dict):
-        raise bad("lookups", "expected a mapping of resource type -> {command, match, complete, timeout}")
+        raise bad("lookups", "expected a mapping of resource type -> {command or source, match, complete, timeout}")
     specs: dict[str, LookupSpec] = {}
     for type_name, body in entries.items():
         key = f"lookups.{type_name}"
@@ -151,21 +161,12 @@ def parse(doc: Any, shown: Path) -> dict[str, LookupSpec]:
 
 def _spec(type_name: str, body: Any, key: str, shown: Path, bad: Any) -> LookupSpec:
     if not isinstance(body, dict):
-        raise bad(key, "expected a mapping with `command` (and `match`, `complete`, `timeout`)")
+        raise bad(key, "expected a mapping with `command` or `source: query` (and `match`, `complete`, `timeout`)")
     unknown = [str(k) for k in body if k not in _KEYS]
     if unknown:
         raise bad(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(_KEYS)})")
-    command = body.get("command")
-    if command is None:
-        raise bad(f"{key}.command", "missing: the argv of the command that lists candidates")
-    if isinstance(command, str):
-        raise bad(f"{key}.command", "must be a list (an argv, run without a shell), e.g. [python3, lookup.py]")
-    if (not isinstance(command, list) or not command
-            or not all(isinstance(w, str | int | float) and not isinstance(w, bool) for w in command)):
-        raise bad(f"{key}.command", "must be a non-empty list of words")
-    words = tuple(str(w) for w in command)
-    if not words[0] or any("\0" in w for w in words):
-        raise bad(f"{key}.command", "holds an empty first word or a NUL byte")
+    query = _query_source(body, key, bad)
+    words = () if query else _command(body.get("command"), key, bad)
     match = body.get("match", [])
     if not isinstance(match, list) or not all(isinstance(m, str) and m for m in match):
         raise bad(f"{key}.match", "must be a list of attribute names, e.g. [name]")
@@ -178,9 +179,37 @@ def _spec(type_name: str, body: Any, key: str, shown: Path, bad: Any) -> LookupS
         raise bad(f"{key}.timeout", f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f}, "
                   f"got {timeout!r}")
     spec = LookupSpec(type_name, words, tuple(dict.fromkeys(match)), complete, float(timeout),
-                      shown.parent, str(shown))
-    _check_found(spec, f"{key}.command", bad)
+                      shown.parent, str(shown), query=query)
+    if not query:
+        _check_found(spec, f"{key}.command", bad)
     return spec
+
+
+def _query_source(body: dict[str, Any], key: str, bad: Any) -> bool:
+    """Whether the entry asks the engine (`source: query`); exactly one of it and `command`."""
+    if "source" not in body:
+        if body.get("command") is None:
+            raise bad(f"{key}.command", "missing: the argv of the command that lists candidates "
+                      f"(or `source: {QUERY_SOURCE}`: the engine lists them, Terraform >= 1.14)")
+        return False
+    if body["source"] != QUERY_SOURCE:
+        raise bad(f"{key}.source", f"must be {QUERY_SOURCE} (the engine's `terraform query`), got {body['source']!r}")
+    if "command" in body:
+        raise bad(key, f"give `command` or `source: {QUERY_SOURCE}`, not both")
+    return True
+
+
+def _command(command: Any, key: str, bad: Any) -> tuple[str, ...]:
+    """The argv words of an entry's `command`."""
+    if isinstance(command, str):
+        raise bad(f"{key}.command", "must be a list (an argv, run without a shell), e.g. [python3, lookup.py]")
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(w, str | int | float) and not isinstance(w, bool) for w in command)):
+        raise bad(f"{key}.command", "must be a non-empty list of words")
+    words = tuple(str(w) for w in command)
+    if not words[0] or any("\0" in w for w in words):
+        raise bad(f"{key}.command", "holds an empty first word or a NUL byte")
+    return words
 
 
 def _check_found(spec: LookupSpec, key: str, bad: Any) -> None:
