@@ -22,7 +22,7 @@ from hybridops_tf.engine.events import (
 )
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
-from hybridops_tf.reconcile.lookup.judge import OrphanLookup
+from hybridops_tf.reconcile.verdict import OrphanLookup
 from hybridops_tf.record.advice import Where
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord

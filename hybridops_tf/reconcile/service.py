@@ -32,7 +32,6 @@ from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_displa
 from hybridops_tf.reconcile.gather import forgotten, gather
 from hybridops_tf.reconcile.lookup import adopt, consult
 from hybridops_tf.reconcile.lookup import spec as lookup_spec
-from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.reconcile.model import (
     FORGOTTEN,
     Action,
@@ -41,6 +40,7 @@ from hybridops_tf.reconcile.model import (
     ModuleReport,
     Report,
 )
+from hybridops_tf.reconcile.verdict import OrphanLookup
 from hybridops_tf.reconcile.write import Settled
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.model import entry_address

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 PACKAGE = "hybridops_tf"
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / PACKAGE
 
@@ -284,10 +286,15 @@ def room_circles(root: Path, layer: str, package: str = PACKAGE) -> list[list[st
     return sorted(list(pair) for pair in found)
 
 
-def test_no_two_rooms_of_the_stack_layer_import_each_other() -> None:
+LAYERS = sorted(d.name for d in PACKAGE_DIR.iterdir() if (d / "__init__.py").is_file())
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_two_rooms_of_a_layer_import_each_other(layer: str) -> None:
     """stack/queue and stack/report once imported each other's insides (three arrows up in
-    stack/): its files and its queue import one way only (the run's status on top)."""
-    assert room_circles(PACKAGE_DIR.parent, "stack") == []
+    stack/), reconcile/model.py and reconcile/lookup/ each other's (the lookups' verdicts, now
+    reconcile/verdict.py below both): in every layer the rooms import one way only."""
+    assert room_circles(PACKAGE_DIR.parent, layer) == []
 
 
 def test_rooms_that_import_each_other_are_found(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.lookup import spec
 from hybridops_tf.reconcile.lookup.adopt import adopt
 from hybridops_tf.reconcile.lookup.consult import consult
-from hybridops_tf.reconcile.lookup.judge import Outcome
 from hybridops_tf.reconcile.model import ActionKind
+from hybridops_tf.reconcile.verdict import Outcome
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import ReleasedObject
 from hybridops_tf.runtime.root import Runtime

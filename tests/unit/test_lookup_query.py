@@ -14,8 +14,9 @@ from hybridops_tf.engine import commands, features
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.runner import VAR_FILE_ARG, Engine
 from hybridops_tf.reconcile.lookup import query
-from hybridops_tf.reconcile.lookup.protocol import MAX_CANDIDATES, Candidate
+from hybridops_tf.reconcile.lookup.protocol import MAX_CANDIDATES
 from hybridops_tf.reconcile.lookup.query import QueryError, parse_stream
+from hybridops_tf.reconcile.verdict import Candidate
 from hybridops_tf.sim import wire
 from hybridops_tf.sim.cloud import SimCloud
 from hybridops_tf.sim.lifecycle import PluginLifecycle

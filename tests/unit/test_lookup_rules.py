@@ -11,9 +11,6 @@ import pytest
 from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.lookup.judge import (
-    Judgement,
-    OrphanLookup,
-    Outcome,
     disambiguate,
     failed,
     judge,
@@ -21,7 +18,6 @@ from hybridops_tf.reconcile.lookup.judge import (
 )
 from hybridops_tf.reconcile.lookup.protocol import (
     AnswerError,
-    Candidate,
     LookupRequest,
     parse_answer,
     safe_planned,
@@ -29,6 +25,7 @@ from hybridops_tf.reconcile.lookup.protocol import (
 from hybridops_tf.reconcile.model import (
     Code,
 )
+from hybridops_tf.reconcile.verdict import Candidate, Judgement, OrphanLookup, Outcome
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Status
 from tests.unit.reconcile_builders import evidence, quiet, record, state

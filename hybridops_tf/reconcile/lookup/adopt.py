@@ -26,8 +26,8 @@ from hybridops_tf.reconcile import orphans
 from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.reconcile.lookup.advice import said
 from hybridops_tf.reconcile.lookup.consult import held_ids
-from hybridops_tf.reconcile.lookup.judge import OrphanLookup
 from hybridops_tf.reconcile.model import Action, ActionKind, ModuleEvidence
+from hybridops_tf.reconcile.verdict import OrphanLookup
 from hybridops_tf.reconcile.write import WriteContext
 
 _ADOPTING = threading.Lock()

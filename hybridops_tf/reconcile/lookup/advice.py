@@ -19,14 +19,14 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from hybridops_tf.reconcile.lookup.judge import UNNAMED, Judgement, OrphanLookup, Outcome
-from hybridops_tf.reconcile.lookup.protocol import Candidate
+from hybridops_tf.reconcile.lookup.judge import UNNAMED
 from hybridops_tf.reconcile.model import (
     Alternative,
     Code,
     Finding,
     ModuleEvidence,
 )
+from hybridops_tf.reconcile.verdict import Candidate, Judgement, OrphanLookup, Outcome
 from hybridops_tf.record.advice import Commands
 
 _SHOWN = 5  # candidates named in a detail before "and N more"

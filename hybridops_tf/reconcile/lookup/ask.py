@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from hybridops_tf.base.errors import EngineError, Interrupted
 from hybridops_tf.engine import process
-from hybridops_tf.reconcile.lookup.protocol import AnswerError, Candidate, LookupRequest, parse_answer
+from hybridops_tf.reconcile.lookup.protocol import AnswerError, LookupRequest, parse_answer
 from hybridops_tf.reconcile.lookup.spec import LookupSpec
+from hybridops_tf.reconcile.verdict import Candidate
 from hybridops_tf.runtime.run_folder import RunFolder
 
 _STDERR_SHOWN = 200  # characters of the command's last stderr line named in a finding

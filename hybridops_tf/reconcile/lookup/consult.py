@@ -26,13 +26,13 @@ from typing import Any
 from hybridops_tf.base.errors import ExitCode, HyopsError, RefusedError
 from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, resolve_inputs
-from hybridops_tf.reconcile.lookup import judge as verdicts
+from hybridops_tf.reconcile.lookup import judge
 from hybridops_tf.reconcile.lookup.ask import Answer, ask
-from hybridops_tf.reconcile.lookup.judge import Judgement, OrphanLookup
 from hybridops_tf.reconcile.lookup.protocol import LookupRequest, safe_planned
 from hybridops_tf.reconcile.lookup.query import QueryEngine, ask_query
 from hybridops_tf.reconcile.lookup.spec import Lookups, LookupSpec
 from hybridops_tf.reconcile.model import ModuleEvidence
+from hybridops_tf.reconcile.verdict import Judgement, OrphanLookup
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id, run_path
@@ -96,10 +96,10 @@ def _plan_asks(ev: ModuleEvidence, lookups: Lookups, orphans: Sequence[str]
     planned = ev.planned_attributes
     asks: list[_Ask] = []
     not_asked: dict[str, str] = {}
-    named = set(orphans) - {verdicts.UNNAMED}
+    named = set(orphans) - {judge.UNNAMED}
     for orphan in orphans:
-        if orphan != verdicts.UNNAMED:
-            type_name = verdicts.resource_type(orphan)
+        if orphan != judge.UNNAMED:
+            type_name = judge.resource_type(orphan)
             spec = lookups.for_type(type_name) if type_name else None
             if spec is not None:
                 asks.append(_Ask(orphan, orphan, spec, safe_planned((planned or {}).get(orphan)), orphan in in_state))
@@ -114,7 +114,7 @@ def _plan_asks(ev: ModuleEvidence, lookups: Lookups, orphans: Sequence[str]
             continue
         missing = []
         for address in creates:
-            type_name = verdicts.resource_type(address)
+            type_name = judge.resource_type(address)
             spec = lookups.for_type(type_name) if type_name else None
             if spec is None:
                 missing.append(f"{address} (type {type_name})")
@@ -175,7 +175,7 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
     for index, item in enumerate(asks, 1):
         source = item.spec.describe()
         if env_problem is not None:
-            by_orphan.setdefault(item.orphan, []).append(verdicts.failed(
+            by_orphan.setdefault(item.orphan, []).append(judge.failed(
                 item.address, item.spec.type, source, f"its environment could not be set up: {env_problem}",
                 complete=item.spec.complete, in_state=item.in_state))
             continue
@@ -190,17 +190,17 @@ def consult(ev: ModuleEvidence, target: Target, lookups: Lookups, runtime: Runti
         else:
             answer = ask(item.spec, request, env, folder, index)
         if answer.candidates is None:
-            judged = verdicts.failed(item.address, item.spec.type, source, answer.why,
+            judged = judge.failed(item.address, item.spec.type, source, answer.why,
                                      complete=item.spec.complete, in_state=item.in_state,
                                      unsupported=answer.unsupported)
         else:
-            judged = verdicts.judge(item.address, item.spec.type, source, match=item.spec.match,
+            judged = judge.judge(item.address, item.spec.type, source, match=item.spec.match,
                                     complete=item.spec.complete, planned=item.planned,
                                     candidates=answer.candidates, held=held, in_state=item.in_state)
         by_orphan.setdefault(item.orphan, []).append(judged)
     found = {o: OrphanLookup(o, tuple(by_orphan.get(o, ())), not_asked.get(o, ""), run_id)
              for o in orphans if o in by_orphan or o in not_asked}
-    found = verdicts.disambiguate(found)
+    found = judge.disambiguate(found)
     audit.close_run(runtime, folder, meta, ExitCode.OK, {
         "outcome": "asked", "held_ids": len(held),
         "lookups": [lookup.to_dict() for lookup in found.values()]})

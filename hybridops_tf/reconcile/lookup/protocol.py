@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.redact import REDACTED
+from hybridops_tf.reconcile.verdict import Candidate
 
 SCHEMA = "hyops.lookup/1"  # what the request calls itself, so a command can check it
 MAX_CANDIDATES = 1000  # an answer listing more is refused as garbage (a lookup should filter)
@@ -24,19 +25,6 @@ MAX_CANDIDATES = 1000  # an answer listing more is refused as garbage (a lookup 
 
 class AnswerError(ValueError):
     """The command's output is not the answer document: the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One object the provider has that could be the orphan's."""
-
-    id: str
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    identity: Mapping[str, Any] | None = None  # the provider's identity, when the engine listed it (query)
-
-    def to_dict(self) -> dict[str, Any]:
-        doc = {"id": self.id, "attributes": dict(self.attributes)}
-        return doc if self.identity is None else {**doc, "identity": dict(self.identity)}
 
 
 @dataclass(frozen=True)

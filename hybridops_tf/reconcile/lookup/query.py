@@ -43,8 +43,9 @@ from hybridops_tf.engine import features
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.reconcile.lookup.ask import Answer
-from hybridops_tf.reconcile.lookup.protocol import MAX_CANDIDATES, Candidate
+from hybridops_tf.reconcile.lookup.protocol import MAX_CANDIDATES
 from hybridops_tf.reconcile.lookup.spec import LookupSpec
+from hybridops_tf.reconcile.verdict import Candidate
 from hybridops_tf.runtime.run_folder import RunFolder
 
 LIST_NAME = "hyops"  # the list block's name: `list.<type>.hyops` in the engine's messages
