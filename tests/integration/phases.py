@@ -216,16 +216,17 @@ def feed(fifo: Path, data: bytes = b"") -> bool:
 
 
 def feed_while(parked: Callable[[], bool], fifo: Path, data: bytes, run: Run) -> None:
-    """Feed `fifo` as long as something is parked on it (an engine may open it twice)."""
+    """Feed `fifo` whenever something is parked on it, until hyops has exited: an engine may
+    open it again later (init reads the lock file more than once), and a moment with nobody
+    parked, on a loaded machine, is not the end of it."""
     def done() -> bool:
         if run.proc.poll() is not None:
             return True
         if parked():
             feed(fifo, data)
-            return False
-        return not parked()
+        return False
 
-    procs.wait_until(done, f"{fifo.name} to be read", interval=0.05)
+    procs.wait_until(done, f"hyops to exit, {fifo.name} fed whenever it is opened", interval=0.05)
 
 
 # --- what hyops said ---------------------------------------------------------------------------
