@@ -50,6 +50,7 @@ class Code(StrEnum):
     SUSPECT_ORPHAN = "suspect_orphan"
     TAINTED = "tainted"
     DRIFT = "drift"
+    ACTION_FAILED = "action_failed"
     PARTIAL_APPLY = "partial_apply"
     STATE_AFTER_DESTROY = "state_after_destroy"
     MOVED_IN_STATE = "moved_in_state"

@@ -15,7 +15,8 @@ The rules:
   `destroyed` (after a destroy) or `absent`;
 - an `error` record whose state holds the full configuration — refresh-only plan and normal
   plan both without a resource change, nothing tainted or deposed, no suspect orphan, no
-  errored.tfstate — becomes `ok` with outputs from state (after a refresh when only the
+  errored.tfstate, no action of its last run unfinished (record/actions.py) — becomes `ok`
+  with outputs from state (after a refresh when only the
   state's output values lag, e.g. after an import);
 - a `destroyed`/`absent` record whose state holds resources becomes `error`: a record
   that claims "nothing exists" over a non-empty state would make a stack destroy skip it;
@@ -41,7 +42,7 @@ from hybridops_tf.engine.state import StateSnapshot, outputs_plain
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile import outside
 from hybridops_tf.reconcile.model import ModuleEvidence
-from hybridops_tf.record import transitions
+from hybridops_tf.record import actions, transitions
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     OperationRecord,
@@ -279,6 +280,9 @@ def empty_confirmed(ev: ModuleEvidence) -> str | None:
 def fully_applied(ev: ModuleEvidence) -> str | None:
     """None when the state holds the whole configuration (both plans quiet); else why not."""
     why = orphan_blockers(ev) + state_blockers(ev)
+    unfinished = actions.failed(ev.record.actions) if ev.record is not None else None
+    if unfinished:
+        why.append(unfinished)
     state = ev.state
     if state is not None and state.tainted:
         why.append(f"{len(state.tainted)} resource(s) are tainted")

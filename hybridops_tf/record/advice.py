@@ -76,6 +76,12 @@ class Commands:
         """A refresh-only apply: the state's objects read again through the provider in use."""
         return self._module("apply", where, *map(shlex.quote, where.inputs_args), "--", "-refresh-only")
 
+    def invoke(self, where: Where, action: str) -> str:
+        """An apply that invokes one action alone (Terraform 1.14+ `-invoke`): it re-runs an
+        action that did not finish, and re-creates nothing."""
+        return self._module("apply", where, *map(shlex.quote, where.inputs_args), "--",
+                            shlex.quote(f"-invoke={action}"))
+
     def destroy(self, where: Where) -> str:
         return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
 

@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from hybridops_tf.sim import actions
 from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.provider import SimProvider
 from hybridops_tf.sim.schema import IDENTITY_VERSION, SCHEMAS, Schema, identity_of, identity_schema_pb
@@ -87,13 +88,15 @@ class SimServicer:
         m = pb()
         return m.GetMetadata.Response(
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True),
-            resources=[m.GetMetadata.ResourceMetadata(type_name=t) for t in SCHEMAS])
+            resources=[m.GetMetadata.ResourceMetadata(type_name=t) for t in SCHEMAS],
+            actions=[m.GetMetadata.ActionMetadata(type_name=t) for t in actions.ACTION_SCHEMAS])
 
     def GetProviderSchema(self, request: Any, context: Any) -> Any:  # noqa: N802
         m = pb()
         return m.GetProviderSchema.Response(
             provider=Schema(()).to_pb(), provider_meta=Schema(()).to_pb(),
             resource_schemas={t: s.to_pb() for t, s in SCHEMAS.items()},
+            action_schemas={t: m.ActionSchema(schema=s.to_pb()) for t, s in actions.ACTION_SCHEMAS.items()},
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True))
 
     def GetResourceIdentitySchemas(self, request: Any, context: Any) -> Any:  # noqa: N802
@@ -211,6 +214,25 @@ class SimServicer:
         imported = [] if state is None else [m.ImportResourceState.ImportedResource(
             type_name=request.type_name, state=encode(state), identity=identity_data(identity_of(state)))]
         return m.ImportResourceState.Response(imported_resources=imported, diagnostics=diags.to_pb())
+
+    # --- actions (sim/actions.py) ----------------------------------------------------------
+
+    def ValidateActionConfig(self, request: Any, context: Any) -> Any:  # noqa: N802
+        diags = actions.validate(request.type_name, decode(request.config))
+        return pb().ValidateActionConfig.Response(diagnostics=diags.to_pb())
+
+    def PlanAction(self, request: Any, context: Any) -> Any:  # noqa: N802
+        diags = actions.plan(request.action_type, decode(request.config))
+        return pb().PlanAction.Response(diagnostics=diags.to_pb())
+
+    def InvokeAction(self, request: Any, context: Any) -> Any:  # noqa: N802
+        """Server-streaming: progress, then `completed` with the diagnostics of the cloud's answer."""
+        event = pb().InvokeAction.Event
+        for step in actions.invoke(self.provider, request.action_type, decode(request.config)):
+            if step.diagnostics is None:
+                yield event(progress=event.Progress(message=step.progress or ""))
+            else:
+                yield event(completed=event.Completed(diagnostics=step.diagnostics.to_pb()))
 
     def MoveResourceState(self, request: Any, context: Any) -> Any:  # noqa: N802
         diags = Diagnostics().add_error("MoveResourceState is not implemented by the sim provider")
