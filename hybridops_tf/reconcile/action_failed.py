@@ -12,21 +12,17 @@ The one step that finishes the work is to invoke the action again, alone: `hyops
 from __future__ import annotations
 
 from hybridops_tf.reconcile.model import Code, Finding, ModuleEvidence
-from hybridops_tf.record.actions import INVOKE, ActionOutcome, ActionRow
+from hybridops_tf.record.actions import INVOKE, ActionRow, unfinished
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.lifecycle import ResourceStatus
 from hybridops_tf.record.model import OperationRecord
-
-
-def unfinished(rec: OperationRecord) -> list[ActionRow]:
-    return [row for row in rec.actions if row.outcome is ActionOutcome.ERROR]
 
 
 def only_cause(ev: ModuleEvidence, rec: OperationRecord) -> bool:
     """The failed action is all that keeps the record `error`: every recorded object complete,
     no suspect orphan, and the plan has nothing left to do (then `partial_apply` says nothing
     this finding does not)."""
-    return (bool(unfinished(rec)) and not rec.suspect_orphans and ev.plan is not None and not ev.plan.changes
+    return (bool(unfinished(rec.actions)) and not rec.suspect_orphans and ev.plan is not None and not ev.plan.changes
             and all(e.status is ResourceStatus.COMPLETE for e in (rec.resources or {}).values()))
 
 
@@ -38,7 +34,7 @@ def finding(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding 
     """The finding for `rec`'s unfinished actions, None when every action of its last run
     finished. Its steps invoke each failed action again, once its trigger's object is in the
     state (otherwise the action has nothing to act on: the other findings come first)."""
-    failed = unfinished(rec)
+    failed = unfinished(rec.actions)
     if not failed:
         return None
     in_state = set(ev.state.addresses()) if ev.state is not None else set()

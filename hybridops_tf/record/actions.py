@@ -47,9 +47,14 @@ class ActionRow:
                    error if isinstance(error, str) else None)
 
 
+def unfinished(rows: Sequence[ActionRow]) -> list[ActionRow]:
+    """The rows of invocations that did not finish (`error`)."""
+    return [r for r in rows if r.outcome is ActionOutcome.ERROR]
+
+
 def failed(rows: Sequence[ActionRow], failed_in_summary: int = 0) -> str | None:
     """Why a run with these actions is not `ok` (None: every action it ran completed)."""
-    errored = [r for r in rows if r.outcome is ActionOutcome.ERROR]
+    errored = unfinished(rows)
     if errored:
         shown = "; ".join(f"{r.address} ({r.trigger}): {r.error or UNREPORTED}" for r in errored[:3])
         return f"{len(errored)} action(s) did not finish: {shown}"
