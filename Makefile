@@ -109,7 +109,7 @@ reliability: install
 
 # Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
 # whose mutant survives has no test that holds it (CONTRIBUTING.md).
-mutants: install
+mutants: install $(MODERN_ENGINE_STAMP)
 	$(BIN)/python scripts/mutants.py
 
 # Byte-compile first, as `pip install` does for a regular install: an editable install run

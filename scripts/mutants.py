@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MODERN_ENGINE = REPO / ".engines" / "1.15.5" / "bin" / "terraform"  # `make engines`: the modern-language tests' engine
 IGNORED = shutil.ignore_patterns(".venv", ".engines", ".git", ".hyops", "__pycache__", ".pytest_cache", ".terraform",
                                  "*.tfstate*", ".terraform.lock.hcl")
 
@@ -84,11 +85,11 @@ MUTANTS = (
     Mutant("destroy is guarded like apply", "hybridops_tf/operation/steps.py",
            "    if req.command != Command.APPLY or previous is None:\n", "    if previous is None:\n",
            ("tests/unit/test_settle_rules.py",)),
-    Mutant("ids are not matched before addresses", "hybridops_tf/record/transitions.py",
+    Mutant("ids are not matched before addresses", "hybridops_tf/record/objects.py",
            "        and entry.id not in held and not is_data_source(addr, entry)\n",
            "        and not is_data_source(addr, entry)\n",
            ("tests/unit/test_record_objects.py",)),
-    Mutant("a forgotten object is not released", "hybridops_tf/record/transitions.py",
+    Mutant("a forgotten object is not released", "hybridops_tf/record/objects.py",
            "        elif run is not None and run.planned_action in _FORGET_ACTIONS and _live(entry):\n",
            "        elif False:\n",
            ("tests/unit/test_record_objects.py",)),
@@ -150,7 +151,7 @@ MUTANTS = (
            "            if deposed and cur is not None:\n                new = cur\n",
            "            if False:\n                new = cur\n",
            ("tests/unit/test_events.py", "-k", "create_before_destroy")),
-    Mutant("a deposed object's delete rewrites the current entry", "hybridops_tf/record/transitions.py",
+    Mutant("a deposed object's delete rewrites the current entry", "hybridops_tf/record/objects.py",
            "        if _deposed_delete(prev, p, state.get(addr) if state is not None else None):\n",
            "        if False:\n",
            ("tests/unit/test_record_objects.py", "-k", "deposed_object")),
@@ -544,7 +545,7 @@ MUTANTS = (
     Mutant("a move the next apply undoes is called harmless", "hybridops_tf/reconcile/rules.py",
            "        if moves_undone(ev):", "        if False:",
            WRITER_GUARD),
-    Mutant("an object another writer added is not marked outside", "hybridops_tf/record/transitions.py",
+    Mutant("an object another writer added is not marked outside", "hybridops_tf/record/objects.py",
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)',
            'ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=None)',
            WRITER_GUARD),
@@ -567,7 +568,7 @@ MUTANTS = (
            "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]\n",
            "    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()] + [cmd.apply(ev.where)]\n",
            LOST_GUARD),
-    Mutant("a failed update's entry forgets its id", "hybridops_tf/record/transitions.py",
+    Mutant("a failed update's entry forgets its id", "hybridops_tf/record/objects.py",
            "            if not replaced and prev_id not in p.deleted_ids:",
            "            if False:", LOST_GUARD),
     # issue 47, item 5: inputs for every engine command that takes them
@@ -575,6 +576,9 @@ MUTANTS = (
            'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 15), (1, 8))',
            'VARIABLES_IN_INIT = Feature("-var-file on init", (1, 99), (1, 8))',
            ("tests/unit/test_engine_features.py",)),
+    Mutant("hyops init passes no recorded inputs", "hybridops_tf/operation/init.py",
+           'inputs=_recorded_var_file(ws, target, key) if features.takes_var_file(info, ("init",)) else None)',
+           "inputs=None)", ("tests/integration/test_variables_in_init.py", "-k", "hyops_init")),
     Mutant("show and state pull get inputs on every engine", "hybridops_tf/engine/features.py",
            "    return (command[:1] in _READS or command[:2] in _READS) and VARIABLES_IN_READS(info)",
            "    return command[:1] in _READS or command[:2] in _READS",
@@ -635,11 +639,11 @@ MUTANTS = (
     Mutant("the state's identity is not read", "hybridops_tf/engine/state.py",
            "    if not isinstance(identity, Mapping) or not identity:\n", "    if True:\n",
            ("tests/unit/test_identity.py", "-k", "show_json_identity or state_file_gives")),
-    Mutant("an entry takes no identity from the state", "hybridops_tf/record/transitions.py",
+    Mutant("an entry takes no identity from the state", "hybridops_tf/record/objects.py",
            "    if obj.identity is not None:\n        return {\"identity\"",
            "    if False:\n        return {\"identity\"",
            ("tests/unit/test_identity.py", "-k", "state_view_carries")),
-    Mutant("an entry keeps another object's identity", "hybridops_tf/record/transitions.py",
+    Mutant("an entry keeps another object's identity", "hybridops_tf/record/objects.py",
            "    if prev is None or prev.identity is None or ident is None or prev.id != ident:\n",
            "    if prev is None or prev.identity is None:\n",
            ("tests/unit/test_identity.py", "-k", "keeps_what_the_entry_knew")),
@@ -694,6 +698,8 @@ def _run(mutant: Mutant, copy: Path) -> tuple[bool, float, str]:
                          "once: update scripts/mutants.py")
     target.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    if "HYOPS_MODERN_ENGINE" not in env and MODERN_ENGINE.is_file():  # as `make test` names it
+        env["HYOPS_MODERN_ENGINE"] = str(MODERN_ENGINE)
     started = time.monotonic()
     try:
         out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.guards],

@@ -87,8 +87,7 @@ class Engine:
         allows) names `upgrade`, hyops's own command for it, not the engine's."""
         from hybridops_tf.base.files import atomic_write_text
 
-        argv = [*self.argv(commands.init), *extra]
-        captured = process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
+        captured = self.init_capture(extra)
         if log_path is not None:
             atomic_write_text(log_path, captured.stdout + captured.stderr, durable=False)  # a log, as run files are
         if captured.returncode != 0 and captured.interrupted is not None:  # cut short: not a failure
@@ -101,6 +100,12 @@ class Engine:
                     "change)") if upgrade and asks_upgrade(captured.stderr + captured.stdout) else ""
             raise EngineInitFailed(f"engine init failed in {self.module_dir} (exit {captured.returncode}): "
                                    f"{detail}{where}{then}")
+
+    def init_capture(self, extra: Sequence[str] = ()) -> process.Captured:
+        """`init [extra]` run to its end, its output captured; the inputs as its var file where
+        this engine's init evaluates variables."""
+        argv = [*self.argv(commands.init), *extra]
+        return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env, settling=self.settling,

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.engine import commands, initcheck, process
+from hybridops_tf.engine import features, initcheck, process
+from hybridops_tf.engine.runner import Engine
+from hybridops_tf.operation import run_inputs
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.runtime.root import Runtime
@@ -30,14 +32,16 @@ class InitOutcome:
 
 def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
              lock_timeout: float = 0, workspace: str | None = None) -> InitOutcome:
-    """Run `init -input=false -no-color [passthrough]` in the module directory."""
+    """Run `init -input=false -no-color [passthrough]` in the module directory; with the last
+    run's inputs where the engine's init evaluates variables (Terraform >= 1.15, OpenTofu >= 1.8)."""
     ws.ensure_root()
     info = ws.engine_info()
-    env = ws.engine_env(target.directory, None, workspace)
-    with process.FORWARDER, ws.store.lock(record_key(target.ref, workspace), new_run_id("init"), lock_timeout):
-        argv = [*commands.init(info.binary, target.directory),
-                *backend.init_args(target.directory, target.ref, ws.record_refs), *passthrough]
-        captured = process.run_capture(argv, env=env)
+    key = record_key(target.ref, workspace)
+    engine = Engine(info, target.directory, ws.engine_env(target.directory, None, workspace),
+                    inputs=_recorded_var_file(ws, target, key) if features.takes_var_file(info, ("init",)) else None)
+    with process.FORWARDER, ws.store.lock(key, new_run_id("init"), lock_timeout):
+        captured = engine.init_capture([*backend.init_args(target.directory, target.ref, ws.record_refs),
+                                        *passthrough])
         if captured.returncode == 0:
             initcheck.remember_init(target.directory, layout.init_cache(ws.root))
     output = captured.stdout + captured.stderr
@@ -54,3 +58,14 @@ def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
         return InitOutcome(ExitCode.FAILED, output,
                            f"init of {target.ref} failed (engine exit {captured.returncode}); nothing else ran{then}")
     return InitOutcome(ExitCode.OK, output, f"init of {target.ref}: ok")
+
+
+def _recorded_var_file(ws: Runtime, target: ModuleTarget, key: str) -> str | None:
+    """The last run's inputs of record `key` (rerun.inputs.yml, secrets left out: they were
+    never written) as the engine's var file, for an engine whose init evaluates variables (a
+    module source from a variable). None when they do not cover what the module requires: the
+    engine's init then names the variable it misses, as a raw init would."""
+    try:
+        return run_inputs.resolve(ws, target, None, (), None, recorded=key).var_file()
+    except UsageError:
+        return None

@@ -16,9 +16,9 @@ from hybridops_tf.base.errors import EngineError, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.runner import Engine
-from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.objects import StateView, interrupted_run_orphans, resources_after_run, state_view
 from hybridops_tf.runtime.run_folder import EarlierRun
 
 if TYPE_CHECKING:
@@ -46,18 +46,17 @@ def takeover(
     earlier = EarlierRun.read(store, key, previous.run_id)
     events = earlier.events
     progress = ResourceTracker().feed_all(events).resources
-    in_state: transitions.StateView | None
+    in_state: StateView | None
     try:
-        in_state = transitions.state_view(parse_state(engine.show_state_doc()).resources)
+        in_state = state_view(parse_state(engine.show_state_doc()).resources)
     except (EngineError, StateFormatError):
         in_state = None  # unreadable state: every started create stays a suspect
     replanned: tuple[str, ...] | None = ()
     if earlier.may_hold_unseen_creates(previous.active_command):
         replanned = planned_creates(engine)
-    orphans = transitions.interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
-                                                  known=previous.resources,
-                                                  stream_complete=earlier.complete)
-    return orphans, transitions.resources_after_run(previous.resources, progress, in_state)
+    orphans = interrupted_run_orphans(progress, in_state, previous.run_id, replanned,
+                                      known=previous.resources, stream_complete=earlier.complete)
+    return orphans, resources_after_run(previous.resources, progress, in_state)
 
 
 def planned_creates(engine: Engine) -> tuple[str, ...] | None:

@@ -17,6 +17,15 @@ from hybridops_tf.operation import reads
 from hybridops_tf.record import action_settle, transitions
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry
+from hybridops_tf.record.objects import (
+    StateView,
+    gone_on_refresh,
+    new_suspect_orphans,
+    objects_after_run,
+    released_after,
+    resources_after_run,
+    state_view,
+)
 from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
@@ -63,9 +72,9 @@ def _evidence_unreadable(req: ModuleRequest, running: OperationRecord, reader: S
     progress = reader.tracker().resources
     return transitions.failed(
         running, command=req.command, error=f"{err.message} (after engine exit {result.returncode})",
-        recovered_outputs=None, resources=transitions.resources_after_run(running.resources, progress, None),
+        recovered_outputs=None, resources=resources_after_run(running.resources, progress, None),
         # without the state, nothing proves an unfinished create left no object behind
-        orphans=transitions.new_suspect_orphans(progress, None, running.run_id, known=running.resources),
+        orphans=new_suspect_orphans(progress, None, running.run_id, known=running.resources),
     )
 
 
@@ -74,7 +83,7 @@ class _StateEvidence:
     """The state as read after the run, and the record's objects it supports."""
 
     state: StateSnapshot
-    view: transitions.StateView
+    view: StateView
     resources: dict[str, ResourceEntry]
     released: list[ReleasedObject]
 
@@ -86,17 +95,17 @@ class _StateEvidence:
         from hybridops_tf.engine.state import parse_state
 
         state = written if written is not None else parse_state(engine.show_state_doc())
-        view = transitions.state_view(state.resources)
-        objects = transitions.objects_after_run(running.resources, tracker.resources, view,
-                                                run_id=running.run_id, converged=converged)
+        view = state_view(state.resources)
+        objects = objects_after_run(running.resources, tracker.resources, view,
+                                    run_id=running.run_id, converged=converged)
         return cls(state, view, objects.resources, objects.released)
 
 
 def _with_released(rec: OperationRecord, released: list[ReleasedObject],
-                   view: transitions.StateView | None) -> OperationRecord:
+                   view: StateView | None) -> OperationRecord:
     """The record, listing also what this run released (once per object), and no longer what
     the state manages again (an `import` block adopted it back)."""
-    rec.released = transitions.released_after(rec.released, released, view, rec.resources)
+    rec.released = released_after(rec.released, released, view, rec.resources)
     return rec
 
 
@@ -136,7 +145,7 @@ def following_state(req: ModuleRequest, engine: Engine, known: dict[str, Resourc
     state = local_state(req, engine)
     if state is None:
         return known
-    return transitions.objects_after_run(known, {}, transitions.state_view(state.resources)).resources
+    return objects_after_run(known, {}, state_view(state.resources)).resources
 
 
 def written_empty_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
@@ -188,7 +197,7 @@ def _settle_apply(req: ModuleRequest, engine: Engine, running: OperationRecord,
         resources, released, view = evidence.resources, evidence.released, evidence.view
     except (EngineError, StateFormatError) as err:  # the listing is lost, not the success
         notices.warning(f"could not read the state to list its objects: {err}")
-        resources = transitions.resources_after_run(running.resources, reader.tracker().resources, None)
+        resources = resources_after_run(running.resources, reader.tracker().resources, None)
         released, view = [], None
     applied = _with_released(transitions.apply_succeeded(running, outputs, resources), released, view)
     why = reads.unconverged(engine, partial) if partial else None
@@ -211,7 +220,7 @@ def _settle_refresh(req: ModuleRequest, running: OperationRecord, tracker: Resou
     from hybridops_tf.engine.state import outputs_plain
 
     state = evidence.state
-    resources = transitions.gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
+    resources = gone_on_refresh(evidence.resources, tracker.read_addresses, evidence.view)
     if state.is_empty:
         emptied = transitions.confirmed_empty(running, resources, req.empty_status)
         return emptied, emptied.status is req.empty_status
@@ -260,8 +269,8 @@ def _settle_failure(req: ModuleRequest, engine: Engine, running: OperationRecord
         error=_failure_error(engine, reader, result),
         recovered_outputs=outputs_plain(evidence.state.outputs),
         resources=evidence.resources,
-        orphans=transitions.new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
-                                                known=running.resources),
+        orphans=new_suspect_orphans(reader.tracker().resources, evidence.view, running.run_id,
+                                    known=running.resources),
     )
 
 

@@ -35,6 +35,7 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
+from hybridops_tf.record.objects import mark_outside
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
 from hybridops_tf.store import Journal, Store
@@ -291,7 +292,7 @@ def _stamped(settled: OperationRecord, stamp: StateStamp | None, previous: Opera
         made = {k for k, p in reader.tracker().resources.items() if {p.action, p.planned_action} & makes}
         made |= {imported} if imported else set()
         known = {e.id for e in (previous.resources or {}).values() if e.id}
-        transitions.mark_outside(settled.resources, known, stamp, made)
+        mark_outside(settled.resources, known, stamp, made)
     settled.state_seen = None if stamp is None else dataclasses.replace(stamp, run_id=settled.run_id)
     return settled
 

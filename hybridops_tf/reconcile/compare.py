@@ -30,13 +30,12 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
-from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.objects import UNNAMED_ORPHAN, state_view
 from hybridops_tf.record.stamp import Written
-from hybridops_tf.record.transitions import UNNAMED_ORPHAN
 from hybridops_tf.runtime.liveness import host_name
 
 _LISTED = 5  # addresses named in a detail before "and N more"
@@ -298,7 +297,7 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     """Objects the record knows by id that no state holds. One whose address now holds another
     object (two objects for one address) cannot be imported back there, and an apply would
     record the state's one in its place: the advice names both and lets a person choose."""
-    view = transitions.state_view(ev.state.resources) if ev.state is not None else {}
+    view = state_view(ev.state.resources) if ev.state is not None else {}
     taken = {a: view[a].id for a, i in missing.items() if i and a in view and view[a].id not in (None, i)}
     addresses = list(missing)
     shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])

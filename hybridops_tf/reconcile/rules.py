@@ -52,6 +52,15 @@ from hybridops_tf.record.model import (
     entry_address,
     utc_now,
 )
+from hybridops_tf.record.objects import (
+    interrupted_run_orphans,
+    is_data_source,
+    mark_outside,
+    objects_after_run,
+    released_after,
+    resources_after_run,
+    state_view,
+)
 
 _LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
 
@@ -80,12 +89,12 @@ class Decision:
 
 def interrupted_orphans(ev: ModuleEvidence) -> list[str]:
     """Addresses the interrupted run may have created that the state does not hold (run
-    order kept; transitions.interrupted_run_orphans' rules): [] unless the record is a stale running."""
+    order kept; record/objects.py's interrupted_run_orphans rules): [] unless the record is a stale running."""
     if not ev.stale or ev.record is None:
         return []
-    view = transitions.state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
-    found = transitions.interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
-                                                known=ev.record.resources, stream_complete=ev.stream_complete)
+    view = state_view(ev.state.resources) if ev.state is not None else None  # ids: per-object rule
+    found = interrupted_run_orphans(ev.last_run or {}, view, ev.record.run_id, ev.replanned_creates,
+                                    known=ev.record.resources, stream_complete=ev.stream_complete)
     return [o.address for o in found]
 
 
@@ -118,7 +127,7 @@ def claimed_missing(
     missing: dict[str, str | None] = {}
     if record is not None and record.status not in CLAIMS_EMPTY:
         for addr, entry in (record.resources or {}).items():
-            if ((addr in in_state and not (entry.id and held)) or transitions.is_data_source(addr, entry)
+            if ((addr in in_state and not (entry.id and held)) or is_data_source(addr, entry)
                     or entry.status is ResourceStatus.DESTROYED
                     or (entry.action == "delete" and entry.status is ResourceStatus.COMPLETE)):
                 continue  # nothing live, or a delete that completed
@@ -144,7 +153,7 @@ def _in_state(ev: ModuleEvidence) -> set[str]:
 def _held_ids(ev: ModuleEvidence) -> set[str]:
     if ev.state is None:
         return set()
-    return {o.id for o in transitions.state_view(ev.state.resources).values() if o.id}
+    return {o.id for o in state_view(ev.state.resources).values() if o.id}
 
 
 def _lost(ev: ModuleEvidence) -> dict[str, str | None]:
@@ -219,7 +228,7 @@ def moved_in_state(ev: ModuleEvidence) -> dict[str, str]:
     that key."""
     if ev.state is None or ev.record is None:
         return {}
-    view = transitions.state_view(ev.state.resources)
+    view = state_view(ev.state.resources)
     where = {o.id: key for key, o in view.items() if o.id}
     return {key: where[entry.id] for key, entry in (ev.record.resources or {}).items()
             if key not in view and entry.id in where and entry.status is not ResourceStatus.DESTROYED}
@@ -430,24 +439,23 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
             recovered_outputs=outputs_plain(state.outputs) if state is not None else None,
             # what the record knew, the run's events merged in, and the state when read: an
             # object an earlier run made stays known when the state lost it (state_missing)
-            resources=transitions.resources_after_run(
-                rec.resources, progress, transitions.state_view(state.resources) if state is not None else None),
+            resources=resources_after_run(
+                rec.resources, progress, state_view(state.resources) if state is not None else None),
             orphans=orphans)
         _forget_deleted_ids(out, ev)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         resources = _resources_from_state(state, rec.resources)
         out = transitions.apply_succeeded(rec, outputs_plain(state.outputs), resources)
-        out.released = transitions.released_after(out.released, _released(ev, run_id, now),
-                                                  transitions.state_view(state.resources))
+        out.released = released_after(out.released, _released(ev, run_id, now), state_view(state.resources))
     elif verdict is Verdict.FOLLOW_OBJECTS:
         assert rec is not None and state is not None
         out = copy.deepcopy(rec)
         unmanaged = no_longer_managed(ev)
         kept = {a: e for a, e in (rec.resources or {}).items() if a not in unmanaged}
-        view = transitions.state_view(state.resources)
-        out.resources = transitions.objects_after_run(kept, {}, view).resources
-        out.released = transitions.released_after(out.released, _released(ev, run_id, now), view)
+        view = state_view(state.resources)
+        out.resources = objects_after_run(kept, {}, view).resources
+        out.released = released_after(out.released, _released(ev, run_id, now), view)
     elif verdict is Verdict.RECORD_WRITER:
         assert rec is not None
         out = copy.deepcopy(rec)
@@ -482,7 +490,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         if rec is not None and rec.state_seen is not None and verdict in _KEEPS_ENTRIES:
             out.resources = dict(out.resources or {})
             known = {e.id for e in (rec.resources or {}).values() if e.id}
-            transitions.mark_outside(out.resources, known, ev.stamp, set())
+            mark_outside(out.resources, known, ev.stamp, set())
         out.state_seen = dataclasses.replace(ev.stamp, run_id=run_id)
     return out
 

@@ -28,7 +28,8 @@ from hybridops_tf.operation import places
 from hybridops_tf.reconcile import missing, orphans, released, retire, rules, targets
 from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display, forgotten, gather
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display
+from hybridops_tf.reconcile.gather import forgotten, gather
 from hybridops_tf.reconcile.lookup import adopt, consult
 from hybridops_tf.reconcile.lookup import spec as lookup_spec
 from hybridops_tf.reconcile.lookup.judge import OrphanLookup

@@ -13,7 +13,7 @@ contract, and the module is then judged again.
 The evidence the last settle rested on is handed back (`Settled.evidence`), with the record
 as it now is, so the report needs no second read: it was read under the lock, and only
 this settle changed the module since (a plan the new record needs is read before the
-lock is released; evidence.gather_parts).
+lock is released; gather.gather_parts).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from hybridops_tf.engine import process
 from hybridops_tf.operation import steps as operation
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.reconcile import audit, rules
-from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs, gather_parts
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs
+from hybridops_tf.reconcile.gather import gather_parts
 from hybridops_tf.reconcile.model import Action, ActionKind, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
 from hybridops_tf.record.address import ModuleTarget

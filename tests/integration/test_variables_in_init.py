@@ -69,3 +69,22 @@ def test_a_module_whose_source_uses_a_variable_inits_applies_and_reconciles_from
     run_ok(modern_hyops, "destroy", str(module), "--auto-approve")
     assert modern_hyops.record("bysource")["status"] == "destroyed"
     assert modern_hyops.sim_objects() == []
+
+
+def test_hyops_init_of_a_module_whose_source_uses_a_variable_takes_the_recorded_inputs(modern_hyops: Hyops) -> None:
+    release = engine_release(modern_hyops.engine) or ()
+    if release < (1, 15):
+        pytest.skip(f"a module source from a variable needs Terraform >= 1.15; found {modern_hyops.engine} "
+                    f"({'.'.join(map(str, release)) or '?'})")
+    module = modern_hyops.workdir / "modules" / "bysource"
+    (module / "child").mkdir(parents=True)
+    (module / "main.tf").write_text(ROOT)
+    (module / "child" / "main.tf").write_text(CHILD)
+    run_ok(modern_hyops, "apply", str(module), "--var", "where=child")
+    shutil.rmtree(module / ".terraform")  # the advice `hyops init DIR -- -upgrade` must work without --var
+
+    run_ok(modern_hyops, "init", str(module), "--", "-upgrade")
+
+    assert (module / ".terraform" / "modules" / "modules.json").is_file()
+    report = json.loads(run_ok(modern_hyops, "reconcile", str(module), "--json").stdout)
+    assert report["consistent"], report

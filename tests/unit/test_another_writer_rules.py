@@ -13,8 +13,8 @@ from hybridops_tf.reconcile.model import Change, Code, ModuleEvidence, PlanEvide
 from hybridops_tf.reconcile.rules import Verdict
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry
+from hybridops_tf.record.objects import mark_outside
 from hybridops_tf.record.stamp import NO_STATE, SeenObject, StateStamp, parse_state_stamp, written
-from hybridops_tf.record.transitions import mark_outside
 from tests.unit.reconcile_builders import WHERE, record, state
 
 C = ResourceStatus.COMPLETE

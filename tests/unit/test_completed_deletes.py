@@ -8,7 +8,7 @@ from typing import Any
 
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.engine.progress import ResourceTracker, run_succeeded
-from hybridops_tf.reconcile.evidence import completed_deletes
+from hybridops_tf.reconcile.gather import completed_deletes
 from hybridops_tf.reconcile.rules import delete_done
 
 ADDR = "sim_vm.a"

@@ -23,16 +23,17 @@ from hybridops_tf.operation.reads import partial_run_flags
 from hybridops_tf.record import transitions
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry
+from hybridops_tf.record.objects import Objects, objects_after_run
 
 WRITTEN = Path(__file__).resolve().parents[1] / "fixtures" / "written"
 
 
-def _destroy_false_objects() -> transitions.Objects:
+def _destroy_false_objects() -> Objects:
     lines = (WRITTEN / "terraform-1.16-destroy-false.jsonl").read_text().splitlines()
     tracker = ResourceTracker().feed_all(list(iter_events(lines)))
     known = {"sim_network.kept": ResourceEntry(ResourceStatus.COMPLETE, "create", "net-1"),
              "sim_vm.web": ResourceEntry(ResourceStatus.COMPLETE, "create", "vm-1")}
-    return transitions.objects_after_run(known, tracker.resources, {}, run_id="destroy-1")
+    return objects_after_run(known, tracker.resources, {}, run_id="destroy-1")
 
 
 def test_a_destroy_that_forgets_an_object_on_purpose_lists_it_as_released() -> None:

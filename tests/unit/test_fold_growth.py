@@ -20,7 +20,7 @@ from hybridops_tf.engine.progress import ResourceTracker
 from hybridops_tf.engine.state import StateSnapshot, parse_state
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.evidence import completed_deletes
+from hybridops_tf.reconcile.gather import completed_deletes
 from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     PlanEvidence,
@@ -29,6 +29,15 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.objects import (
+    gone_on_refresh,
+    interrupted_run_orphans,
+    missing_from_state,
+    new_suspect_orphans,
+    objects_after_run,
+    released_after,
+    state_view,
+)
 
 SMALL = 200
 GROWTH = 10  # the large module has GROWTH times the resources of the small one
@@ -149,13 +158,13 @@ def settle_and_compare(n: int) -> Callable[[], object]:
         tracker = ResourceTracker().feed_all(events)
         progress = dict(tracker.resources)
         state = counted_state(parse_state(doc))
-        view = transitions.state_view(state.resources)
-        objects = transitions.objects_after_run(rec.resources, progress, view, run_id="apply-2")
-        orphans = transitions.new_suspect_orphans(progress, view, "apply-2", known=rec.resources)
-        transitions.interrupted_run_orphans(progress, view, "apply-2", list(progress), known=rec.resources)
-        transitions.released_after(objects.released, objects.released, view, objects.resources)
-        transitions.missing_from_state(objects.resources, view)
-        transitions.gone_on_refresh(objects.resources, tracker.read_addresses, view)
+        view = state_view(state.resources)
+        objects = objects_after_run(rec.resources, progress, view, run_id="apply-2")
+        orphans = new_suspect_orphans(progress, view, "apply-2", known=rec.resources)
+        interrupted_run_orphans(progress, view, "apply-2", list(progress), known=rec.resources)
+        released_after(objects.released, objects.released, view, objects.resources)
+        missing_from_state(objects.resources, view)
+        gone_on_refresh(objects.resources, tracker.read_addresses, view)
         settled = transitions.failed(rec, command="apply", error="boom", recovered_outputs=state.outputs_plain(),
                                      resources=objects.resources, orphans=orphans)
         OperationRecord.from_dict(json.loads(json.dumps(settled.to_dict())))

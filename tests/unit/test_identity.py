@@ -14,7 +14,7 @@ from typing import Any
 from hybridops_tf.engine.state import identity_of, parse_local_state, parse_state
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry
-from hybridops_tf.record.transitions import StateObject, objects_after_run, state_view
+from hybridops_tf.record.objects import StateObject, objects_after_run, state_view
 
 IDENTITY = {"id": "vm-1a2b3c4d"}
 

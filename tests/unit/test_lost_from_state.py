@@ -11,10 +11,10 @@ from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import Code
 from hybridops_tf.reconcile.rules import Verdict, decide
-from hybridops_tf.record import transitions
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import ResourceEntry
+from hybridops_tf.record.objects import resources_after_run, state_view
 from hybridops_tf.record.stamp import SeenObject, StateStamp
 from tests.unit.reconcile_builders import REF, evidence, plan_with, quiet, record, state
 
@@ -114,6 +114,6 @@ def test_the_record_keeps_the_entry_of_an_object_the_engine_dropped_when_its_upd
     known = {NET: ResourceEntry(ResourceStatus.COMPLETE, "create", "net-1a2b3c4d")}
     progress = {NET: ResourceProgress(NET, Progress.ERROR, "update")}
 
-    after = transitions.resources_after_run(known, progress, transitions.state_view(state().resources))
+    after = resources_after_run(known, progress, state_view(state().resources))
 
     assert after[NET] == ResourceEntry(ResourceStatus.ERROR, "update", "net-1a2b3c4d")

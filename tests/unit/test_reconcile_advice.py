@@ -15,7 +15,8 @@ from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.inputs.declarations import ImportBlock, read_import_blocks
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
-from hybridops_tf.reconcile.evidence import Target, planned_attributes, rerun_args
+from hybridops_tf.reconcile.evidence import Target, planned_attributes
+from hybridops_tf.reconcile.gather import rerun_args
 from hybridops_tf.reconcile.model import (
     Alternative,
     Code,
@@ -301,7 +302,7 @@ def test_only_literal_import_ids_are_read_from_the_configuration(tmp_path: Path)
 def test_a_failed_read_of_a_module_whose_record_lists_no_resources_looks_for_no_stale_import(
         tmp_path: Path) -> None:
     """A record written before any resource was known (`resources` null) after a failed plan."""
-    from hybridops_tf.reconcile.evidence import _stale_imports
+    from hybridops_tf.reconcile.gather import _stale_imports
 
     rec = record(Status.RUNNING)
     rec.resources = None

@@ -17,7 +17,7 @@ from hybridops_tf.engine.state import parse_local_state
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.record.lifecycle import ResourceStatus
 from hybridops_tf.record.model import ReleasedObject, ResourceEntry, deposed_entry_key
-from hybridops_tf.record.transitions import StateObject, missing_from_state, objects_after_run, released_after
+from hybridops_tf.record.objects import StateObject, missing_from_state, objects_after_run, released_after
 
 RUN = "apply-2"
 

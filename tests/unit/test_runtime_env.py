@@ -51,7 +51,7 @@ def test_a_read_only_reconcile_refuses_the_same_symlink_and_says_what_it_could_n
     _symlinked_sim_root(root, tmp_path)
     opts = evidence.GatherOptions(runtime=Runtime(root), engine=EngineInfo(Path("/bin/false"), "1.0.3", "terraform"))
 
-    found = evidence._engine_evidence(evidence.Target("t/mod", sim_module), None, opts)
+    found = evidence.engine_evidence(evidence.Target("t/mod", sim_module), None, opts)
 
     assert any("symlink" in why for why in found.unchecked), found
 

@@ -14,19 +14,21 @@ from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
-from hybridops_tf.record.transitions import (
+from hybridops_tf.record.objects import (
     UNNAMED_ORPHAN,
-    RunStart,
     StateObject,
+    interrupted_run_orphans,
+    new_suspect_orphans,
+    resources_after_run,
+)
+from hybridops_tf.record.transitions import (
+    RunStart,
     after_import,
     apply_succeeded,
     begin,
     destroy_verified,
     failed,
     imported,
-    interrupted_run_orphans,
-    new_suspect_orphans,
-    resources_after_run,
     retained,
 )
 
@@ -532,7 +534,7 @@ def test_a_data_source_the_record_read_is_never_state_missing() -> None:
     """A data source has an id in the events but never an object in state: after a verified
     destroy it must not make the module `state_missing`."""
     from hybridops_tf.record.model import ResourceEntry
-    from hybridops_tf.record.transitions import missing_from_state
+    from hybridops_tf.record.objects import missing_from_state
 
     known = {
         "data.sim_lookup.zone": ResourceEntry(status="complete", action="read", id="zone-1"),

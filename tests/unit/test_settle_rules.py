@@ -25,6 +25,7 @@ from hybridops_tf.record import transitions
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import LastAttempt, OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.objects import resources_after_run
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta
 from hybridops_tf.store.local import RecordStore
@@ -177,7 +178,7 @@ def rig(tmp_path: Path) -> Rig:
 
 def test_an_empty_state_while_the_record_knows_live_ids_no_delete_removed_is_state_missing() -> None:
     running = transitions.begin(applied_record(), run_start("destroy", "destroy-2"))
-    known = transitions.resources_after_run(running.resources, {}, {})  # the run deleted nothing
+    known = resources_after_run(running.resources, {}, {})  # the run deleted nothing
 
     rec = transitions.destroy_verified(running, known)
 
