@@ -443,6 +443,8 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
                 rec.resources, progress, state_view(state.resources) if state is not None else None),
             orphans=orphans)
         _forget_deleted_ids(out, ev)
+        if ev.last_run_actions is not None and command in (Command.APPLY, Command.DESTROY):
+            out.actions = list(ev.last_run_actions)  # the interrupted run's own (record/actions.py)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         resources = _resources_from_state(state, rec.resources)

@@ -18,7 +18,7 @@ from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import Code
-from hybridops_tf.reconcile.rules import Verdict, decide
+from hybridops_tf.reconcile.rules import Verdict, decide, settled_record
 from hybridops_tf.record.action_fold import ActionFold
 from hybridops_tf.record.action_settle import with_actions
 from hybridops_tf.record.actions import UNREPORTED, ActionOutcome, ActionRow
@@ -235,3 +235,18 @@ def test_invoke_is_the_one_op_of_an_action_type_and_only_theirs() -> None:
 
 def _calls(root: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (root / "calls.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_a_killed_runs_unfinished_action_is_kept_when_reconcile_settles_it_to_error() -> None:
+    """hyops died while its apply ran: the run's own events (its action started, never reported
+    finished) become the record's rows, so the next --write does not settle ok over them."""
+    started = ActionFold().feed_all([parse_event(_hook("action_start"))]).rows
+    rec = record(Status.RUNNING, resources={VM: ("complete", "create", "vm-1")})
+    ev = evidence(record=rec, lock_free=True, state=_vm_state(), last_run_actions=tuple(started))
+
+    settled = settled_record(ev, decide(ev).verdict, "reconcile-1")
+
+    assert settled.status is Status.ERROR
+    assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.ERROR, UNREPORTED)]
+    again = evidence(record=settled, state=_vm_state(), refresh=quiet(), plan=quiet())
+    assert decide(again).verdict is Verdict.NONE
