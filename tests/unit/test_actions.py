@@ -250,3 +250,10 @@ def test_a_killed_runs_unfinished_action_is_kept_when_reconcile_settles_it_to_er
     assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.ERROR, UNREPORTED)]
     again = evidence(record=settled, state=_vm_state(), refresh=quiet(), plan=quiet())
     assert decide(again).verdict is Verdict.NONE
+
+
+def test_a_stack_members_invoke_takes_the_stack_files_inputs_as_its_apply_does() -> None:
+    member = Where("app", "modules/app", inputs_args=("--inputs", "old.yml"), stack_file="stack.yml",
+                   stack_args=("--var", "size=large"))
+    assert CMD.invoke(member, REBOOT) == f"hyops apply modules/app --ref app --var size=large -- -invoke={REBOOT}"
+    assert CMD.apply(member).startswith("hyops apply modules/app --ref app --var size=large")
