@@ -446,4 +446,5 @@ def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
         error=rec.last_error or (outcome.message if outcome.exit_code else None),
         resources={a: r.to_dict() for a, r in (rec.resources or {}).items()},
         suspect_orphans=[o.to_dict() for o in rec.suspect_orphans],
+        actions=[a.to_dict() for a in rec.actions],
     )

@@ -92,6 +92,8 @@ def test_an_action_that_fails_after_create_is_finished_by_the_advice_with_one_ob
     assert (row["address"], row["trigger"], row["outcome"]) == (RESTART, "sim_vm.vm after_create", "error")
     assert "injected fault fail" in row["error"]
     assert _restarts(h) == []
+    [result] = (h.runtime_root / "runs" / REF).glob("apply-*/result.json")
+    assert json.loads(result.read_text())["actions"] == doc["actions"]  # the run folder keeps them too
 
     code, report = reconcile(h, str(module), "--ref", REF)
     assert code == 3
