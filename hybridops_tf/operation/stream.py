@@ -119,7 +119,10 @@ class StreamReader:
 
 def _journaled(event: Event) -> bool:
     """What a shared store's journal keeps of the stream: what recovery folds (plans, starts,
-    completions, errors, refreshes, the plan's summary), not progress ticks or logs."""
-    from hybridops_tf.engine.events import ApplyProgress, ChangeSummary, _ResourceMessage
+    completions, errors, refreshes, the plan's summary, actions started and ended), not
+    progress ticks or logs."""
+    from hybridops_tf.engine.events import ActionMessage, ApplyProgress, ChangeSummary, _ResourceMessage
 
+    if isinstance(event, ActionMessage):
+        return event.type != "action_progress"
     return isinstance(event, ChangeSummary | _ResourceMessage) and not isinstance(event, ApplyProgress)

@@ -257,3 +257,13 @@ def test_a_stack_members_invoke_takes_the_stack_files_inputs_as_its_apply_does()
                    stack_args=("--var", "size=large"))
     assert CMD.invoke(member, REBOOT) == f"hyops apply modules/app --ref app --var size=large -- -invoke={REBOOT}"
     assert CMD.apply(member).startswith("hyops apply modules/app --ref app --var size=large")
+
+
+def test_a_shared_stores_journal_keeps_the_actions_start_and_end_not_its_ticks() -> None:
+    """A runner that reconciles a run killed on another machine reads its journal, not its
+    events.jsonl: the action's rows come from there."""
+    from hybridops_tf.operation.stream import _journaled
+
+    kept = [kind for kind in ("action_start", "action_progress", "action_complete", "action_errored")
+            if _journaled(parse_event(_hook(kind)))]
+    assert kept == ["action_start", "action_complete", "action_errored"]
