@@ -46,6 +46,7 @@ class Mutant:
 
 WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
 LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
+ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -684,6 +685,22 @@ MUTANTS = (
     Mutant("a lookup may give both a command and source: query", "hybridops_tf/reconcile/lookup/spec.py",
            '    if "command" in body:\n        raise bad(key,', '    if False:\n        raise bad(key,',
            ("tests/unit/test_lookups_file.py", "-k", "not_valid"), LOOKUPS),
+    # issue 48, item 2: actions in the record
+    Mutant("a run whose action failed settles ok", "hybridops_tf/record/action_settle.py",
+           "    if why is None or settled.status is not Status.OK:\n", "    if True:\n", ACTIONS_GUARD),
+    Mutant("reconcile --write settles ok over an action that did not finish", "hybridops_tf/reconcile/rules.py",
+           "        why.append(unfinished)\n", "        pass\n", ACTIONS_GUARD),
+    Mutant("an action's failure makes its triggering resource error", "hybridops_tf/engine/progress.py",
+           "return None if event.detail in self._action_errors else self._condition_failed(event)",
+           "return self._condition_failed(event)", ACTIONS_GUARD),
+    Mutant("a killed run's unfinished action is forgotten when reconcile settles it", "hybridops_tf/reconcile/rules.py",
+           "        if ev.last_run_actions is not None and command in (Command.APPLY, Command.DESTROY):\n",
+           "        if False:\n", ACTIONS_GUARD),
+    Mutant("an -invoke whose action failed is recorded as the engine's refusal", "hybridops_tf/operation/steps.py",
+           "    return not reader.actions().started and all(", "    return all(",
+           ("tests/integration/test_actions.py", "-k", "invoke_apply")),
+    Mutant("action_failed advises an apply beside the invoke", "hybridops_tf/reconcile/compare.py",
+           "        if not action_failed.only_cause(ev, rec):\n", "        if True:\n", ACTIONS_GUARD),
     Mutant("an empty STACK_FILE is read as the current directory", "hybridops_tf/cli/options.py",
            "        if isinstance(value, str) and not value.strip():\n", "        if False:\n",
            ("tests/unit/test_empty_arguments.py",)),

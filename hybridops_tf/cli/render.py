@@ -109,6 +109,11 @@ def clip(text: str, width: int) -> str:
     return words.rstrip() + "…"
 
 
+# An action (Terraform 1.14+) is an operation, not an object: one line as it starts and ends.
+_ACTION_LINES = {"action_start": ("~", "invoking…"), "action_complete": ("✓", "action complete"),
+                 "action_errored": ("✗", "action errored")}
+
+
 class ProgressPrinter:
     """Prints one line per resource event; on a TTY the line carries elapsed time live."""
 
@@ -138,6 +143,12 @@ class ProgressPrinter:
         elif isinstance(event, ev.ApplyErrored):
             self._out(f"  ✗ {event.addr}: {event.action} errored after "
                       f"{self._elapsed(event.addr, event.elapsed_seconds)}")
+        elif isinstance(event, ev.ActionMessage) and event.type in _ACTION_LINES:
+            from hybridops_tf.record.action_fold import trigger_of
+
+            mark, said = _ACTION_LINES[event.type]
+            error = f": {event.error}" if event.type == "action_errored" and event.error else ""
+            self._out(f"  {mark} {event.action_addr} ({trigger_of(event)}): {said}{error}")
         elif isinstance(event, ev.Diagnostic) and event.is_error:
             where = f" ({event.address})" if getattr(event, "address", None) else ""
             self._out(f"  error{where}: {event.summary}")

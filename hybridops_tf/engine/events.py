@@ -220,11 +220,14 @@ class EphemeralOp(Message):
 class ActionMessage(Message):
     """A Terraform 1.14+ action: planned (`planned_action_invocation`), then `action_start`,
     `action_progress`, `action_complete` or `action_errored` (with the provider's `error`
-    text). An action is an operation a provider runs, not an object: nothing to record.
-    `trigger_addr` is the resource whose lifecycle triggered it, when one did."""
+    text). An action is an operation a provider runs, not an object: never a resource of the
+    record, but a row of its `actions` (record/actions.py). `trigger_addr` and `trigger_event`
+    (`AfterCreate`, ...) name the resource whose lifecycle triggered it, when one did; none for
+    an `apply -invoke`."""
 
     action_addr: str = ""
     trigger_addr: str | None = None
+    trigger_event: str | None = None
     error: str | None = None
 
 
@@ -384,13 +387,16 @@ def _ephemeral_op(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
 
 
 def _action(obj: Mapping[str, Any], c: dict[str, str]) -> Message:
-    """The `hook` of `action_*`, the `invocation` of `planned_action_invocation`: `action` is
-    the action's address object; a lifecycle trigger names its resource."""
+    """The `hook` of `action_*`, the `invocation` of `planned_action_invocation`: `action`
+    (`action_addr` in a planned invocation of Terraform 1.14/1.15) is the action's address
+    object; a lifecycle trigger names its resource and event."""
     p = as_dict(obj.get("invocation" if c["type"] == "planned_action_invocation" else "hook"))
     trigger = as_dict(p.get("lifecycle") or p.get("lifecycle_trigger"))
     triggered_by = _resource({"resource": trigger.get("resource") or trigger.get("triggering_resource")}).addr
-    return ActionMessage(**c, action_addr=as_str(as_dict(p.get("action")).get("addr")),
-                         trigger_addr=triggered_by or None, error=_opt_str(p.get("error")))
+    event = _opt_str(trigger.get("trigger_event") or trigger.get("triggering_event"))
+    return ActionMessage(**c, action_addr=as_str(as_dict(p.get("action") or p.get("action_addr")).get("addr")),
+                         trigger_addr=triggered_by or None, trigger_event=event or None,
+                         error=_opt_str(p.get("error")))
 
 
 def _outputs(obj: Mapping[str, Any], c: dict[str, str]) -> Message:

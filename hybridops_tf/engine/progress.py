@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from hybridops_tf.engine.events import (
+    ActionMessage,
     ApplyComplete,
     ApplyErrored,
     ApplyProgress,
@@ -61,10 +62,14 @@ class ResourceTracker:
     retires are noted. The deposed object's own fate is the state's to tell (its entry). An
     error diagnostic pointing into a resource
     block whose instance completed in this run (a failed postcondition: the object was made,
-    then judged) makes that instance `error`; its id stays.
+    then judged) makes that instance `error`; its id stays. An action's failure is not its
+    triggering resource's: the engine's diagnostic for it points into the resource block (the
+    `action_trigger`) with the `action_errored` error text as its detail, and leaves the
+    resource as its own call left it (the action's row says it failed: record/actions.py).
     """
 
-    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks", "_judged")
+    __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks", "_judged",
+                 "_action_errors")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
@@ -80,11 +85,16 @@ class ResourceTracker:
         # of their instances since: judging one again changes nothing (see _condition_failed),
         # so a diagnostic per instance (a postcondition every instance failed) costs one scan.
         self._judged: set[tuple[str, str]] = set()
+        self._action_errors: set[str] = set()  # error texts of the actions that errored in the run
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
         if isinstance(event, Diagnostic):
-            return self._condition_failed(event)
+            return None if event.detail in self._action_errors else self._condition_failed(event)
+        if isinstance(event, ActionMessage):
+            if event.type == "action_errored" and event.error:
+                self._action_errors.add(event.error)
+            return None
         if not isinstance(event, _ResourceMessage) or not event.resource.addr:
             return None
         addr = event.resource.addr

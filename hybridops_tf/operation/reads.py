@@ -75,7 +75,8 @@ def planned_creates(engine: Engine) -> tuple[str, ...] | None:
 
 
 # OpenTofu's -exclude (1.9), -target-file and -exclude-file (1.10) narrow a run as -target does
-PARTIAL_RUN_FLAGS = ("-target", "-replace", "-refresh-only", "-exclude", "-target-file", "-exclude-file")
+PARTIAL_RUN_FLAGS = ("-target", "-replace", "-refresh-only", "-exclude", "-target-file", "-exclude-file",
+                     "-invoke")  # -invoke: the action alone, none of the configuration's changes
 
 
 def partial_run_flags(passthrough: Sequence[str]) -> list[str]:

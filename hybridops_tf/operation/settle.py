@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.operation import reads
-from hybridops_tf.record import transitions
+from hybridops_tf.record import action_settle, transitions
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry
 from hybridops_tf.record.objects import (
@@ -47,6 +47,9 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
         settled, succeeded = _settle(req, engine, running, reader, result)
     except EngineError as err:  # evidence could not be read after the run: stay honest
         settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
+    if req.command in (Command.APPLY, Command.DESTROY):
+        settled, ok_actions = action_settle.with_actions(settled, reader.actions(), req.command, _reconcile(running))
+        succeeded = succeeded and ok_actions
     if req.command == Command.IMPORT:
         settled = transitions.after_import(settled, before)
     if reader.log_error and succeeded:  # the run's own evidence is incomplete: claim no success

@@ -322,16 +322,14 @@ def _close_journal(journal: Journal) -> None:
 
 def _refused_by_engine(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult) -> bool:
     """The engine exited on its own with an error, and its complete stream shows that no
-    resource change started (no apply_start): an invalid value, an unknown flag, a failing
-    validation, a provider that cannot be configured. A killed engine, a signal, or a stream
+    resource change and no action started (no apply_start, no action_start): an invalid value,
+    an unknown flag, a failing validation, a provider that cannot be configured. A killed engine, a signal, or a stream
     hyops could not log completely keeps the conservative rule (the run may have changed things)."""
     if req.command not in (Command.APPLY, Command.DESTROY) or not result.started or result.interrupted is not None:
         return False
     if result.returncode <= 0 or result.returncode >= 128 or reader.log_error:
         return False
-    from hybridops_tf.engine.vocabulary import Progress
-
-    return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
+    return _nothing_started(reader)
 
 
 def _stopped_before_any_change(req: ModuleRequest, reader: StreamReader, result: process.ProcessResult,
@@ -347,9 +345,16 @@ def _stopped_before_any_change(req: ModuleRequest, reader: StreamReader, result:
         return False
     if not (folder.path / EVENTS_COMPLETE).exists():
         return False
+    return _nothing_started(reader)
+
+
+def _nothing_started(reader: StreamReader) -> bool:
+    """No resource change and no action started: every resource still pending, no action_start
+    (an action changes no state, but acts on the world: an `-invoke` run did something)."""
     from hybridops_tf.engine.vocabulary import Progress
 
-    return all(p.status is Progress.PENDING for p in reader.tracker().resources.values())
+    resources = reader.tracker().resources.values()
+    return not reader.actions().started and all(p.status is Progress.PENDING for p in resources)
 
 
 def _stopped_before_why(req: ModuleRequest, result: process.ProcessResult) -> str:
@@ -441,4 +446,5 @@ def _result(outcome: Outcome, running: OperationRecord) -> RunResult:
         error=rec.last_error or (outcome.message if outcome.exit_code else None),
         resources={a: r.to_dict() for a, r in (rec.resources or {}).items()},
         suspect_orphans=[o.to_dict() for o in rec.suspect_orphans],
+        actions=[a.to_dict() for a in rec.actions],
     )

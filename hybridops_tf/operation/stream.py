@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the event parser is loaded once the engine runs
     from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.engine.events import Event, OutputsMessage
     from hybridops_tf.engine.progress import ResourceTracker
+    from hybridops_tf.record.action_fold import ActionFold
     from hybridops_tf.store import Journal
 
 
@@ -38,6 +39,7 @@ class StreamReader:
         self._log = log
         self._journal = journal
         self._tracker: ResourceTracker | None = None
+        self._actions: ActionFold | None = None
         self.diagnostics: list[Event] = []
         self.outputs: list[OutputsMessage] = []
         self.log_error: list[OSError] = []
@@ -81,6 +83,14 @@ class StreamReader:
             self._tracker = ResourceTracker()
         return self._tracker
 
+    def actions(self) -> ActionFold:
+        """The run's action invocations (Terraform 1.14+), for the record's `actions`."""
+        if self._actions is None:
+            from hybridops_tf.record.action_fold import ActionFold
+
+            self._actions = ActionFold()
+        return self._actions
+
     def __call__(self, line: str) -> None:
         from hybridops_tf.engine.events import OutputsMessage, parse_event
         from hybridops_tf.engine.relay import LOG_ERROR, parse_notice
@@ -98,6 +108,7 @@ class StreamReader:
         if self._journal is not None and _journaled(event):
             self._journal.line(line, "event")
         self.tracker().feed(event)
+        self.actions().feed(event)
         if isinstance(event, OutputsMessage):
             self.outputs.append(event)
         elif getattr(event, "type", "") == "diagnostic":
@@ -108,7 +119,10 @@ class StreamReader:
 
 def _journaled(event: Event) -> bool:
     """What a shared store's journal keeps of the stream: what recovery folds (plans, starts,
-    completions, errors, refreshes, the plan's summary), not progress ticks or logs."""
-    from hybridops_tf.engine.events import ApplyProgress, ChangeSummary, _ResourceMessage
+    completions, errors, refreshes, the plan's summary, actions started and ended), not
+    progress ticks or logs."""
+    from hybridops_tf.engine.events import ActionMessage, ApplyProgress, ChangeSummary, _ResourceMessage
 
+    if isinstance(event, ActionMessage):
+        return event.type != "action_progress"
     return isinstance(event, ChangeSummary | _ResourceMessage) and not isinstance(event, ApplyProgress)

@@ -22,6 +22,7 @@ from hybridops_tf.operation import places
 from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.evidence import EngineEvidence, GatherOptions, Target, engine_evidence
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence
+from hybridops_tf.record.action_fold import ActionFold
 from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -146,7 +147,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         if run_succeeded(events):  # killed after its engine exited 0: every delete it began is done
             tracker.engine_succeeded()
         base = _with(base, last_run=dict(tracker.resources), deleted=completed_deletes(tracker, events),
-                     stream_complete=earlier.complete)
+                     stream_complete=earlier.complete, last_run_actions=tuple(ActionFold().feed_all(events).rows))
         unseen = earlier.may_hold_unseen_creates(record.active_command)
         if unseen:
             base = _with(base, replanned_creates=None)  # until a plan names them

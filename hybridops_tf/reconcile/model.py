@@ -23,6 +23,7 @@ from hybridops_tf.engine.events import (
 from hybridops_tf.engine.progress import ResourceProgress, planned_creates
 from hybridops_tf.engine.state import StateSnapshot
 from hybridops_tf.reconcile.verdict import OrphanLookup
+from hybridops_tf.record.actions import ActionRow
 from hybridops_tf.record.advice import Where
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import OperationRecord
@@ -50,6 +51,7 @@ class Code(StrEnum):
     SUSPECT_ORPHAN = "suspect_orphan"
     TAINTED = "tainted"
     DRIFT = "drift"
+    ACTION_FAILED = "action_failed"
     PARTIAL_APPLY = "partial_apply"
     STATE_AFTER_DESTROY = "state_after_destroy"
     MOVED_IN_STATE = "moved_in_state"
@@ -178,6 +180,7 @@ class ModuleEvidence:
     refresh: PlanEvidence | None = None  # `plan -refresh-only`
     plan: PlanEvidence | None = None  # normal `plan`, gathered only when it can settle `ok`
     last_run: Mapping[str, ResourceProgress] | None = None  # the interrupted run's progress
+    last_run_actions: tuple[ActionRow, ...] | None = None  # the interrupted run's action invocations
     stream_complete: bool = False  # the interrupted run's events hold all its engine wrote
     # Creates the plan shows when hyops read none of the interrupted run's plan (it may have
     # started them unseen); None when that plan could not be read either. () when not needed.

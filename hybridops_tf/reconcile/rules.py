@@ -15,7 +15,8 @@ The rules:
   `destroyed` (after a destroy) or `absent`;
 - an `error` record whose state holds the full configuration — refresh-only plan and normal
   plan both without a resource change, nothing tainted or deposed, no suspect orphan, no
-  errored.tfstate — becomes `ok` with outputs from state (after a refresh when only the
+  errored.tfstate, no action of its last run unfinished (record/actions.py) — becomes `ok`
+  with outputs from state (after a refresh when only the
   state's output values lag, e.g. after an import);
 - a `destroyed`/`absent` record whose state holds resources becomes `error`: a record
   that claims "nothing exists" over a non-empty state would make a stack destroy skip it;
@@ -41,7 +42,7 @@ from hybridops_tf.engine.state import StateSnapshot, outputs_plain
 from hybridops_tf.engine.vocabulary import Progress
 from hybridops_tf.reconcile import outside
 from hybridops_tf.reconcile.model import ModuleEvidence
-from hybridops_tf.record import transitions
+from hybridops_tf.record import actions, transitions
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Command, ResourceStatus, Status
 from hybridops_tf.record.model import (
     OperationRecord,
@@ -288,6 +289,9 @@ def empty_confirmed(ev: ModuleEvidence) -> str | None:
 def fully_applied(ev: ModuleEvidence) -> str | None:
     """None when the state holds the whole configuration (both plans quiet); else why not."""
     why = orphan_blockers(ev) + state_blockers(ev)
+    unfinished = actions.failed(ev.record.actions) if ev.record is not None else None
+    if unfinished:
+        why.append(unfinished)
     state = ev.state
     if state is not None and state.tainted:
         why.append(f"{len(state.tainted)} resource(s) are tainted")
@@ -439,6 +443,8 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
                 rec.resources, progress, state_view(state.resources) if state is not None else None),
             orphans=orphans)
         _forget_deleted_ids(out, ev)
+        if ev.last_run_actions is not None and command in (Command.APPLY, Command.DESTROY):
+            out.actions = list(ev.last_run_actions)  # the interrupted run's own (record/actions.py)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         resources = _resources_from_state(state, rec.resources)

@@ -76,6 +76,13 @@ class Commands:
         """A refresh-only apply: the state's objects read again through the provider in use."""
         return self._module("apply", where, *map(shlex.quote, where.inputs_args), "--", "-refresh-only")
 
+    def invoke(self, where: Where, action: str) -> str:
+        """An apply that invokes one action alone (Terraform 1.14+ `-invoke`): it re-runs an
+        action that did not finish, and re-creates nothing. A stack member that ran gets the
+        stack file's inputs as they are now, as its apply does."""
+        given = where.stack_args if where.stack_file and where.stack_args is not None else where.inputs_args
+        return self._module("apply", where, *map(shlex.quote, given), "--", shlex.quote(f"-invoke={action}"))
+
     def destroy(self, where: Where) -> str:
         return self._module("destroy", where, *map(shlex.quote, where.inputs_args))
 

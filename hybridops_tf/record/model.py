@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.record.actions import ActionRow, rows_from
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.stamp import StateStamp
 
@@ -228,6 +229,8 @@ class OperationRecord:
     # The state as hyops left it (lineage, serial, objects) after its last apply, destroy,
     # import or reconcile --write: a state that moved since was written by someone else.
     state_seen: StateStamp | None = None
+    # The action invocations of the last apply or destroy (Terraform 1.14+; record/actions.py).
+    actions: list[ActionRow] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # fields from newer writers, kept as-is
 
     def to_dict(self) -> dict[str, Any]:
@@ -261,6 +264,8 @@ class OperationRecord:
             doc["last_attempt"] = self.last_attempt.to_dict()
         if self.state_seen is not None:
             doc["state_seen"] = self.state_seen.to_json()
+        if self.actions:
+            doc["actions"] = [row.to_dict() for row in self.actions]
         for key, value in self.extra.items():
             doc.setdefault(key, value)
         return doc
@@ -325,8 +330,9 @@ class OperationRecord:
                 rec.last_attempt = LastAttempt.from_dict(doc["last_attempt"])
             if doc.get("state_seen") is not None:
                 rec.state_seen = StateStamp.from_json(doc["state_seen"])
+            rec.actions = rows_from(doc.get("actions"))
         except (KeyError, TypeError, AttributeError, ValueError) as err:
-            raise ValueError(f"malformed owner/resources/suspect_orphans/released/last_attempt/state_seen: "
+            raise ValueError(f"malformed owner/resources/suspect_orphans/released/last_attempt/state_seen/actions: "
                              f"{err!r}") from None
         rec.extra = {k: v for k, v in doc.items() if k not in known}
         return rec

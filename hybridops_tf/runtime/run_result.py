@@ -9,7 +9,7 @@ dataclass costs its definition at start-up).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -97,10 +97,12 @@ class SettledResult:
     error: str | None
     resources: dict[str, dict[str, Any]]
     suspect_orphans: list[dict[str, Any]]
+    actions: list[dict[str, Any]] = field(default_factory=list)  # the record's `actions` rows
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.value, "error": self.error, "resources": self.resources,
-                "suspect_orphans": self.suspect_orphans}
+        doc = {"outcome": self.outcome.value, "error": self.error, "resources": self.resources,
+               "suspect_orphans": self.suspect_orphans}
+        return {**doc, "actions": self.actions} if self.actions else doc
 
 
 @dataclass(frozen=True)

@@ -326,6 +326,25 @@ class SimCloud:
                 return Outcome(answered, *self._fault(rule, type_name, name, problem))
         return Outcome(None)
 
+    def restart_vm(self, action_type: str, vm_id: str) -> Outcome:
+        """The `sim_vm_restart` action (sim/actions.py): logged as op `invoke` with the vm's id
+        in calls.jsonl (the restart a test reads), unless a fault fails it or the vm is gone.
+        The vm's state does not change: an action changes nothing the engine keeps."""
+        obj = self.store.get(vm_id) if vm_id.startswith("vm-") and "/" not in vm_id else None
+        name = obj.name if obj is not None else None
+        rule = self._claim(action_type, name, "invoke")
+        if rule is not None and rule.mode is FaultMode.HANG:
+            if problem := self._hang(rule, "invoke", action_type, name):
+                self._log("invoke", action_type, name, None, rule)
+                return Outcome(None, *self._fault(rule, action_type, name, problem))
+        elif rule is not None:
+            self._log("invoke", action_type, name, None, rule)
+            return Outcome(None, *self._fault(rule, action_type, name, f"vm {vm_id} was not restarted"))
+        if obj is None or obj.type != "sim_vm":
+            return Outcome(None, f"sim: cannot restart vm {vm_id!r}", f'no live sim_vm has id "{vm_id}"')
+        self._log("invoke", action_type, name, obj.id, None)
+        return Outcome(None)
+
     def import_(self, type_name: str, object_id: str) -> Outcome:
         kind = kind_of(type_name)
         self._log("import", type_name, None, object_id, None)

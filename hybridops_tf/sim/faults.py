@@ -6,6 +6,10 @@ HYOPS_SIM_FAULTS names a YAML or JSON file holding a list of rules (or `{rules: 
     - {type: "*", name: demo-net, op: delete, mode: fail_delete}
     - {type: sim_vm, op: create, mode: hang, seconds: 2}
     - {type: sim_vm, op: create, mode: hang, hang_until: release, hang_started: started}
+    - {type: sim_vm_restart, op: invoke, mode: fail}
+
+`op: invoke` acts on an action's InvokeAction (sim/actions.py): `fail` answers an error, the
+vm is not restarted; `name` matches the name of the vm the action targets.
 
 `op: plan` acts on the engine's PlanResourceChange of an existing object (the plan, then the
 re-plan an apply makes just before it calls create/update): a `hang` there lets a test change
@@ -51,7 +55,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-from hybridops_tf.sim.kinds import RESOURCE_TYPES
+from hybridops_tf.sim.kinds import ACTION_TYPES, RESOURCE_TYPES
 
 FAULTS_ENV = "HYOPS_SIM_FAULTS"
 DEFAULT_HANG_SECONDS = 30.0
@@ -69,6 +73,7 @@ class FaultOp(StrEnum):
     UPDATE = "update"
     DELETE = "delete"
     PLAN = "plan"  # the engine's PlanResourceChange: the plan, and the re-plan just before an apply call
+    INVOKE = "invoke"  # an action's InvokeAction (type: an action type, e.g. sim_vm_restart)
 
 
 class FaultMode(StrEnum):
@@ -186,10 +191,10 @@ def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
         if raw.get(required) in (None, ""):
             raise FaultsError(f"{where}: missing field {required!r}")
     type_name = raw["type"]
-    if type_name != "*" and type_name not in RESOURCE_TYPES:
+    if type_name != "*" and type_name not in RESOURCE_TYPES + ACTION_TYPES:
         raise FaultsError(
             f"{where}: unknown type {type_name!r} (expected '*' or one of: "
-            f"{', '.join(RESOURCE_TYPES)})"
+            f"{', '.join(RESOURCE_TYPES + ACTION_TYPES)})"
         )
     mode = _choice(raw["mode"], FaultMode, "mode", where)
     allowed_ops = MODE_OPS[mode]
@@ -201,6 +206,9 @@ def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
         op = _choice(raw["op"], FaultOp, "op", where)
         if op not in allowed_ops:
             raise FaultsError(f"{where}: mode {mode} does not apply to op {op}")
+    if (type_name in ACTION_TYPES) != (op is FaultOp.INVOKE) and type_name != "*":
+        raise FaultsError(f"{where}: op invoke is for action types ({', '.join(ACTION_TYPES)}), "
+                          f"and an action type takes op invoke only")
     name = raw.get("name")
     if name is not None and (not isinstance(name, str) or not name):
         raise FaultsError(f"{where}: 'name' must be a non-empty string")
@@ -218,7 +226,7 @@ def parse_rule(raw: Any, index: int, base: Path | None = None) -> FaultRule:
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise FaultsError(f"{where}: 'seconds' must be a number >= 0, got {seconds!r}")
     at = _choice(raw.get("at", HangAt.BEFORE.value), HangAt, "at", where)
-    if at is HangAt.AFTER and op in (FaultOp.READ, FaultOp.PLAN):
+    if at is HangAt.AFTER and op in (FaultOp.READ, FaultOp.PLAN, FaultOp.INVOKE):
         raise FaultsError(f"{where}: 'at: after' applies to create, update and delete")
     on_stop = _choice(raw.get("on_stop", OnStop.ABORT.value), OnStop, "on_stop", where)
     return FaultRule(index, type_name, op, mode, name, times, float(seconds), until, started, at,

@@ -42,6 +42,9 @@ HEALTH_CHECK = Kind("sim_health_check", "hc", ("target_id", "status"))
 
 KINDS: dict[str, Kind] = {k.type: k for k in (NETWORK, VM, CONFIG, HEALTH_CHECK)}
 RESOURCE_TYPES: tuple[str, ...] = tuple(KINDS)
+# Actions (Terraform 1.14+ `action` blocks): operations on an object, never objects themselves.
+VM_RESTART = "sim_vm_restart"
+ACTION_TYPES: tuple[str, ...] = (VM_RESTART,)
 
 
 def kind_of(type_name: str) -> Kind:

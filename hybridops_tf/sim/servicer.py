@@ -2,8 +2,9 @@
 
 Built on the generated messages alone (wire.py), so the sim speaks the protocol the engines
 of today speak: resource identity (GetResourceIdentitySchemas, identities in read, plan, apply
-and import), and room for list resources and actions (ListResource, PlanAction, InvokeAction),
-which answer UNIMPLEMENTED until a type of the sim has them. The plan rules are the ones the
+and import), list resources for every sim type (ListResource, for `terraform query`:
+sim/listing.py) and one action, `sim_vm_restart` (PlanAction, InvokeAction: sim/actions.py).
+The plan rules are the ones the
 sim always had: a create plans the configuration with each unset computed attribute at its
 default (UNKNOWN where the cloud decides), an update plans the proposed state, and a change of
 a `requires_replace` attribute asks for a replace.
@@ -20,7 +21,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hybridops_tf.sim import listing
+from hybridops_tf.sim import actions, listing
 from hybridops_tf.sim.lifecycle import PluginLifecycle
 from hybridops_tf.sim.provider import SimProvider
 from hybridops_tf.sim.schema import IDENTITY_VERSION, SCHEMAS, Schema, identity_of, identity_schema_pb
@@ -89,6 +90,7 @@ class SimServicer:
         return m.GetMetadata.Response(
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True),
             resources=[m.GetMetadata.ResourceMetadata(type_name=t) for t in SCHEMAS],
+            actions=[m.GetMetadata.ActionMetadata(type_name=t) for t in actions.ACTION_SCHEMAS],
             list_resources=[m.GetMetadata.ListResourceMetadata(type_name=t) for t in listing.LIST_SCHEMAS])
 
     def GetProviderSchema(self, request: Any, context: Any) -> Any:  # noqa: N802
@@ -96,6 +98,7 @@ class SimServicer:
         return m.GetProviderSchema.Response(
             provider=Schema(()).to_pb(), provider_meta=Schema(()).to_pb(),
             resource_schemas={t: s.to_pb() for t, s in SCHEMAS.items()},
+            action_schemas={t: m.ActionSchema(schema=s.to_pb()) for t, s in actions.ACTION_SCHEMAS.items()},
             list_resource_schemas={t: s.to_pb() for t, s in listing.LIST_SCHEMAS.items()},
             server_capabilities=m.ServerCapabilities(plan_destroy=True, get_provider_schema_optional=True))
 
@@ -214,6 +217,25 @@ class SimServicer:
         imported = [] if state is None else [m.ImportResourceState.ImportedResource(
             type_name=request.type_name, state=encode(state), identity=identity_data(identity_of(state)))]
         return m.ImportResourceState.Response(imported_resources=imported, diagnostics=diags.to_pb())
+
+    # --- actions (sim/actions.py) ----------------------------------------------------------
+
+    def ValidateActionConfig(self, request: Any, context: Any) -> Any:  # noqa: N802
+        diags = actions.validate(request.type_name, decode(request.config))
+        return pb().ValidateActionConfig.Response(diagnostics=diags.to_pb())
+
+    def PlanAction(self, request: Any, context: Any) -> Any:  # noqa: N802
+        diags = actions.plan(request.action_type, decode(request.config))
+        return pb().PlanAction.Response(diagnostics=diags.to_pb())
+
+    def InvokeAction(self, request: Any, context: Any) -> Any:  # noqa: N802
+        """Server-streaming: progress, then `completed` with the diagnostics of the cloud's answer."""
+        event = pb().InvokeAction.Event
+        for step in actions.invoke(self.provider, request.action_type, decode(request.config)):
+            if step.diagnostics is None:
+                yield event(progress=event.Progress(message=step.progress or ""))
+            else:
+                yield event(completed=event.Completed(diagnostics=step.diagnostics.to_pb()))
 
     # --- list resources (`terraform query`, engines >= 1.14: sim/listing.py) ---------------------
 

@@ -6,6 +6,7 @@ run, and readers that several test files use. Plain code: the fixtures are in th
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -86,6 +87,14 @@ def run_ok(h: Hyops, *args: str, expect: int = 0) -> subprocess.CompletedProcess
     out = h(*args)
     assert out.returncode == expect, f"hyops {' '.join(args)} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
     return out
+
+
+def paste(h: Hyops, command: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    """A printed `hyops ...` command run exactly as printed (split as a shell splits it), from
+    the runner's workdir, which must exit `expect`."""
+    words = shlex.split(command)
+    assert words[0] == "hyops", command
+    return run_ok(h, *words[1:], expect=expect)
 
 
 def copy_module(name: str, target: Path) -> Path:

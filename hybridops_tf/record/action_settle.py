@@ -1,0 +1,28 @@
+"""The settle rule of actions: a run whose action failed never settles `ok` (docs/contract.md:
+The record, Actions).
+
+An action changes no state, so the engine can finish a run with every resource complete and
+an action that did not: Terraform exits 1 then (the record is `error` already), but its change
+summary may still count `action_fail` where no invocation was named. Either way the record
+keeps the run's rows and says `error`, naming the action; reconcile explains it
+(`action_failed`). Pure: the settled record in, the record to write out.
+"""
+
+from __future__ import annotations
+
+from hybridops_tf.record import actions, transitions
+from hybridops_tf.record.action_fold import ActionFold
+from hybridops_tf.record.lifecycle import Command, Status
+from hybridops_tf.record.model import OperationRecord
+
+
+def with_actions(settled: OperationRecord, fold: ActionFold, command: Command, reconcile: str
+                 ) -> tuple[OperationRecord, bool]:
+    """`settled` with the run's action rows; `error` (and not succeeded) when an action failed
+    and it said `ok`. `reconcile`: the command that explains it, as a person pastes it."""
+    settled.actions = fold.rows
+    why = actions.failed(fold.rows, fold.failed_in_summary)
+    if why is None or settled.status is not Status.OK:
+        return settled, why is None
+    return transitions.failed(settled, command=command, error=f"{why}; run `{reconcile}`",
+                              recovered_outputs=settled.outputs, resources=settled.resources, orphans=[]), False
