@@ -9,12 +9,14 @@ and every event logged; evidence that cannot be read leaves an honest `error`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode
 from hybridops_tf.operation import reads
-from hybridops_tf.record import action_settle, transitions
+from hybridops_tf.operation.declared_actions import may_declare
+from hybridops_tf.record import action_settle, actions, transitions
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry
 from hybridops_tf.record.objects import (
@@ -48,7 +50,10 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
     except EngineError as err:  # evidence could not be read after the run: stay honest
         settled, succeeded = _evidence_unreadable(req, running, reader, result, err), False
     if req.command in (Command.APPLY, Command.DESTROY):
-        settled, ok_actions = action_settle.with_actions(settled, reader.actions(), req.command, _reconcile(running))
+        fold = reader.actions()
+        carried = actions.carried_forward(running.actions, fold.rows, partial(may_declare, engine.module_dir)
+                                          ) if req.command is Command.APPLY else []
+        settled, ok_actions = action_settle.with_actions(settled, fold, req.command, _reconcile(running), carried)
         succeeded = succeeded and ok_actions
     if req.command == Command.IMPORT:
         settled = transitions.after_import(settled, before)

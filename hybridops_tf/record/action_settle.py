@@ -10,18 +10,22 @@ keeps the run's rows and says `error`, naming the action; reconcile explains it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hybridops_tf.record import actions, transitions
 from hybridops_tf.record.action_fold import ActionFold
+from hybridops_tf.record.actions import ActionRow
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
 
 
-def with_actions(settled: OperationRecord, fold: ActionFold, command: Command, reconcile: str
-                 ) -> tuple[OperationRecord, bool]:
-    """`settled` with the run's action rows; `error` (and not succeeded) when an action failed
-    and it said `ok`. `reconcile`: the command that explains it, as a person pastes it."""
-    settled.actions = fold.rows
-    why = actions.failed(fold.rows, fold.failed_in_summary)
+def with_actions(settled: OperationRecord, fold: ActionFold, command: Command, reconcile: str,
+                 carried: Sequence[ActionRow] = ()) -> tuple[OperationRecord, bool]:
+    """`settled` with the run's action rows, and the `carried` unfinished rows of an earlier
+    run (actions.carried_forward); `error` (and not succeeded) when an action failed and it
+    said `ok`. `reconcile`: the command that explains it, as a person pastes it."""
+    settled.actions = [*fold.rows, *carried]
+    why = actions.failed(settled.actions, fold.failed_in_summary)
     if why is None or settled.status is not Status.OK:
         return settled, why is None
     return transitions.failed(settled, command=command, error=f"{why}; run `{reconcile}`",

@@ -12,7 +12,7 @@ command; action_fold.py folds a run's events into these rows).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -61,6 +61,17 @@ def failed(rows: Sequence[ActionRow], failed_in_summary: int = 0) -> str | None:
     if failed_in_summary > 0:
         return f"the engine counts {failed_in_summary} failed action invocation(s) it did not name"
     return None
+
+
+def carried_forward(earlier: Sequence[ActionRow], now: Sequence[ActionRow],
+                    declared: Callable[[str], bool]) -> list[ActionRow]:
+    """The earlier run's unfinished rows an apply keeps: those whose action this run did not
+    run again (an `-invoke` of it, or its trigger firing anew, answers for it) and that the
+    configuration may still `declare` (a removed action block is no longer asked for). An
+    apply with nothing to change triggers no action, so without this it would read `ok` over
+    a restart that never happened."""
+    ran = {row.address for row in now}
+    return [row for row in unfinished(earlier) if row.address not in ran and declared(row.address)]
 
 
 def rows_from(doc: Any) -> list[ActionRow]:

@@ -145,3 +145,40 @@ def test_an_invoke_apply_records_the_invocation_though_the_state_does_not_change
     assert (row["trigger"], row["outcome"]) == ("invoke", "error")
     assert {e["status"] for e in failed["resources"].values()} == {"complete"}
     assert len(_restarts(h)) == 2
+
+
+def test_an_action_that_did_not_finish_is_not_forgotten_by_a_later_apply_until_it_is_gone_from_the_configuration(
+    actions_hyops: Hyops, faults_file: Callable[..., Path]
+) -> None:
+    h = actions_hyops
+    module = write_module(h, VM_WITH_RESTART)
+    faults_file([FAIL_RESTART])
+    run_ok(h, "apply", str(module), "--ref", REF, expect=1)
+    faults_file([])
+
+    run_ok(h, "apply", str(module), "--ref", REF, expect=1)  # nothing to change; the action is still undone
+
+    kept = _status(h, module)
+    assert kept["status"] == "error"
+    assert [(r["address"], r["outcome"]) for r in kept["actions"]] == [(RESTART, "error")]
+    assert _restarts(h) == []
+    code, report = reconcile(h, str(module), "--ref", REF)
+    assert code == 3 and set(findings(report, REF)) == {"action_failed"}
+
+    (module / "main.tf").write_text(VM_WITH_RESTART.replace("""  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.sim_vm_restart.r]
+    }
+  }
+""", "").replace("""action "sim_vm_restart" "r" {
+  config {
+    vm_id = sim_vm.vm.id
+  }
+}
+""", ""))
+    run_ok(h, "apply", str(module), "--ref", REF)  # the action is no longer asked for
+
+    gone = _status(h, module)
+    assert gone["status"] == "ok" and gone.get("actions", []) == []
+    assert reconcile(h, str(module), "--ref", REF)[0] == 0

@@ -267,3 +267,32 @@ def test_a_shared_stores_journal_keeps_the_actions_start_and_end_not_its_ticks()
     kept = [kind for kind in ("action_start", "action_progress", "action_complete", "action_errored")
             if _journaled(parse_event(_hook(kind)))]
     assert kept == ["action_start", "action_complete", "action_errored"]
+
+
+def _row(address: str, outcome: ActionOutcome, trigger: str = "sim_vm.vm after_create") -> ActionRow:
+    return ActionRow(address, trigger, outcome, "boom" if outcome is ActionOutcome.ERROR else None)
+
+
+def test_an_apply_carries_an_earlier_unfinished_action_it_did_not_run_again_while_it_is_declared() -> None:
+    from hybridops_tf.record.actions import carried_forward
+
+    undone, done = _row("action.t.a", ActionOutcome.ERROR), _row("action.t.b", ActionOutcome.COMPLETE)
+    assert carried_forward([undone, done], [], lambda a: True) == [undone]
+    assert carried_forward([undone], [_row("action.t.a", ActionOutcome.COMPLETE, "invoke")], lambda a: True) == []
+    assert carried_forward([undone], [], lambda a: a != "action.t.a") == []
+
+
+def test_an_action_block_is_looked_for_in_the_root_its_child_modules_and_the_installed_ones(tmp_path: Path) -> None:
+    from hybridops_tf.operation.declared_actions import may_declare
+
+    (tmp_path / "child").mkdir()
+    (tmp_path / "main.tf").write_text('module "c" {\n  source = "./child"\n}\n')
+    (tmp_path / "child" / "main.tf").write_text('action "sim_vm_restart" "r" {\n}\n')
+    installed = tmp_path / ".terraform" / "modules" / "far"
+    installed.mkdir(parents=True)
+    (installed / "main.tf").write_text('action  "sim_vm_restart"   "far" {\n}\n')
+
+    assert may_declare(tmp_path, 'module.c["k"].action.sim_vm_restart.r')
+    assert may_declare(tmp_path, "module.far.action.sim_vm_restart.far")
+    assert not may_declare(tmp_path, "action.sim_vm_restart.r2")
+    assert may_declare(tmp_path, "not an action address")  # unsure: kept
