@@ -72,14 +72,19 @@ def _restarts(h: Hyops) -> list[dict[str, Any]]:
     return [c for c in h.sim_calls() if c["op"] == "invoke" and c["fault"] is None]
 
 
+def _restart_failed(h: Hyops, faults_file: Callable[..., Path]) -> Path:
+    """The vm with its restart, applied while the restart fails: exit 1, the vm created."""
+    module = write_module(h, VM_WITH_RESTART)
+    faults_file([FAIL_RESTART])
+    run_ok(h, "apply", str(module), "--ref", REF, expect=1)
+    return module
+
+
 def test_an_action_that_fails_after_create_is_finished_by_the_advice_with_one_object(
     actions_hyops: Hyops, faults_file: Callable[..., Path]
 ) -> None:
     h = actions_hyops
-    module = write_module(h, VM_WITH_RESTART)
-    faults_file([FAIL_RESTART])
-
-    run_ok(h, "apply", str(module), "--ref", REF, expect=1)
+    module = _restart_failed(h, faults_file)
 
     doc = _status(h, module)
     [vm] = [o["id"] for o in h.sim_objects() if o["type"] == "sim_vm"]
@@ -151,9 +156,7 @@ def test_an_action_that_did_not_finish_is_not_forgotten_by_a_later_apply_until_i
     actions_hyops: Hyops, faults_file: Callable[..., Path]
 ) -> None:
     h = actions_hyops
-    module = write_module(h, VM_WITH_RESTART)
-    faults_file([FAIL_RESTART])
-    run_ok(h, "apply", str(module), "--ref", REF, expect=1)
+    module = _restart_failed(h, faults_file)
     faults_file([])
 
     run_ok(h, "apply", str(module), "--ref", REF, expect=1)  # nothing to change; the action is still undone

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -45,20 +46,25 @@ output "network_id" {
 """
 
 
+def _applied_bysource(h: Hyops) -> Path:
+    """The module whose source is `"./${var.where}"`, applied with `where=child` (skipped, naming
+    what was found, on an engine before 1.15)."""
+    release = engine_release(h.engine) or ()
+    if release < (1, 15):
+        pytest.skip(f"a module source from a variable needs Terraform >= 1.15; found {h.engine} "
+                    f"({'.'.join(map(str, release)) or '?'})")
+    module = h.workdir / "modules" / "bysource"
+    (module / "child").mkdir(parents=True)
+    (module / "main.tf").write_text(ROOT)
+    (module / "child" / "main.tf").write_text(CHILD)
+    run_ok(h, "apply", str(module), "--var", "where=child")
+    return module
+
 
 def test_a_module_whose_source_uses_a_variable_inits_applies_and_reconciles_from_its_recorded_inputs(
     modern_hyops: Hyops,
 ) -> None:
-    release = engine_release(modern_hyops.engine) or ()
-    if release < (1, 15):
-        pytest.skip(f"a module source from a variable needs Terraform >= 1.15; found {modern_hyops.engine} "
-                    f"({'.'.join(map(str, release)) or '?'})")
-    module = modern_hyops.workdir / "modules" / "bysource"
-    (module / "child").mkdir(parents=True)
-    (module / "main.tf").write_text(ROOT)
-    (module / "child" / "main.tf").write_text(CHILD)
-
-    run_ok(modern_hyops, "apply", str(module), "--var", "where=child")
+    module = _applied_bysource(modern_hyops)
     [net] = [o["id"] for o in modern_hyops.sim_objects()]
     assert modern_hyops.record("bysource")["outputs"] == {"network_id": net}
     shutil.rmtree(module / ".terraform")  # reconcile must init again, with the recorded inputs
@@ -72,15 +78,7 @@ def test_a_module_whose_source_uses_a_variable_inits_applies_and_reconciles_from
 
 
 def test_hyops_init_of_a_module_whose_source_uses_a_variable_takes_the_recorded_inputs(modern_hyops: Hyops) -> None:
-    release = engine_release(modern_hyops.engine) or ()
-    if release < (1, 15):
-        pytest.skip(f"a module source from a variable needs Terraform >= 1.15; found {modern_hyops.engine} "
-                    f"({'.'.join(map(str, release)) or '?'})")
-    module = modern_hyops.workdir / "modules" / "bysource"
-    (module / "child").mkdir(parents=True)
-    (module / "main.tf").write_text(ROOT)
-    (module / "child" / "main.tf").write_text(CHILD)
-    run_ok(modern_hyops, "apply", str(module), "--var", "where=child")
+    module = _applied_bysource(modern_hyops)
     shutil.rmtree(module / ".terraform")  # the advice `hyops init DIR -- -upgrade` must work without --var
 
     run_ok(modern_hyops, "init", str(module), "--", "-upgrade")
