@@ -11,12 +11,15 @@ keeps the run's rows and says `error`, naming the action; reconcile explains it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hybridops_tf.record import actions, transitions
-from hybridops_tf.record.action_fold import ActionFold
 from hybridops_tf.record.actions import ActionRow
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
+
+if TYPE_CHECKING:  # the fold reads engine events: apply spawns the engine before it loads their parser
+    from hybridops_tf.record.action_fold import ActionFold
 
 
 def with_actions(settled: OperationRecord, fold: ActionFold, command: Command, reconcile: str,
