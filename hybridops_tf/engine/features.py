@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hybridops_tf.engine.addresses import Spelling
 from hybridops_tf.engine.binary import EngineInfo, version_key
 
 # Engine commands (as argv words after `-chdir`) that evaluate the root module's variables on
@@ -67,3 +68,28 @@ def takes_import_identity(version: str | None) -> bool:
 # has no such command.
 QUERY = Feature("`terraform query`", (1, 14), None)
 QUERY_ADDED = "added in Terraform 1.14.0; OpenTofu has none"
+
+
+# Terraform 1.11: a string instance key in a printed address is quoted as HCL quotes a string
+# (`["$${x}"]`, `["ctl\u0001"]`), no longer as Go's `%q` does (`["${x}"]`, `["ctl\x01"]`):
+# seen in `state list`, `show -json` and the `-json` events of 1.11.4, 1.12.2-1.15.5 against
+# 1.0.3 (tests/fixtures/address_keys/). OpenTofu's addrs package took the same
+# quoting; 1.10 is its first release taken to have it (no OpenTofu leg ran here: where the
+# guess is wrong, the record's addresses differ from the engine's only for keys holding `${`,
+# `%{` or a control character, as before this gate).
+HCL_QUOTED_KEYS = Feature("instance keys quoted as HCL in addresses", (1, 11), (1, 10))
+
+
+def key_spelling(info: EngineInfo | None) -> Spelling:
+    """How this engine spells a string instance key in the addresses it prints; an unknown
+    engine is taken to be a current one."""
+    return key_spelling_of(info.version, info.kind) if info is not None else Spelling.HCL
+
+
+def key_spelling_of(version: str | None, kind: str = "terraform") -> Spelling:
+    """key_spelling for an engine known only by its version (a record's `engine.version`, a
+    state file's `terraform_version`) and kind."""
+    if not version:
+        return Spelling.HCL
+    first = HCL_QUOTED_KEYS.tofu if kind == "tofu" else HCL_QUOTED_KEYS.terraform
+    return Spelling.HCL if first is not None and version_key(version) >= first else Spelling.GO

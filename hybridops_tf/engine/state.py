@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybridops_tf.engine.addresses import Spelling, render_key
+from hybridops_tf.engine.features import key_spelling_of
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_list, as_str
 
 SUPPORTED_MAJOR = 1
@@ -229,15 +231,21 @@ def parse_outputs(doc: Mapping[str, Any] | str | bytes) -> dict[str, OutputValue
 LOCAL_STATE_FORMAT = 4  # the `version` of the local state file Terraform >= 0.12 and OpenTofu write
 
 
-def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
+def parse_local_state(doc: Mapping[str, Any] | str | bytes, spelling: Spelling | None = None) -> StateSnapshot:
     """Parse a local state file (`terraform.tfstate`, format 4) into the same snapshot as
     `show -json` gives, reading of each object only its address, id, taint and deposed key
     (the file holds every attribute, secrets too: nothing else is kept).
+
+    Each address is spelled as the engine that runs the module prints it (`spelling`, from
+    engine/features.py key_spelling; without it, as the Terraform that wrote the file would),
+    so the record holds one object under one address (engine/addresses.py).
 
     Raises StateFormatError for another format or a shape it cannot read: the caller then
     asks the engine (`show -json`), never guesses.
     """
     d = _load(doc, "state file")
+    if spelling is None:
+        spelling = key_spelling_of(as_str(d.get("terraform_version")))
     if d.get("version") != LOCAL_STATE_FORMAT:
         raise StateFormatError(f"state file: version {d.get('version')!r} is not {LOCAL_STATE_FORMAT}")
     resources: list[StateResource] = []
@@ -258,7 +266,7 @@ def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
             ident = attrs.get("id")
             deposed = inst.get("deposed")
             resources.append(StateResource(
-                address=base + _index_suffix(index), mode=mode, type=kind, name=name, index=index,
+                address=base + render_key(index, spelling), mode=mode, type=kind, name=name, index=index,
                 provider_name=as_str(raw.get("provider")), module_address=module,
                 values={"id": ident} if isinstance(ident, str) else {},
                 tainted=inst.get("status") == "tainted",
@@ -271,11 +279,3 @@ def parse_local_state(doc: Mapping[str, Any] | str | bytes) -> StateSnapshot:
     return StateSnapshot(format_version="local", terraform_version=as_str(d.get("terraform_version")),
                          resources=tuple(resources),
                          outputs={str(k): parse_output_value(v) for k, v in outputs.items()})
-
-
-def _index_suffix(index: int | str | None) -> str:
-    """`[0]` or `["key"]` as the engine writes an instance key into an address: a non-ASCII
-    letter as it is (`["ünï"]`), never `\\u`-escaped."""
-    if index is None:
-        return ""
-    return f"[{index}]" if isinstance(index, int) else f"[{json.dumps(index, ensure_ascii=False)}]"

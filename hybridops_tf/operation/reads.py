@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import EngineError, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.engine import commands
+from hybridops_tf.engine import commands, features
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, SuspectOrphan
@@ -139,7 +139,7 @@ def local_state(engine: Engine, passthrough: Sequence[str] = (), since: float | 
     try:
         if since is not None and path.stat().st_mtime < since:
             return None  # not written by this run (started_at is whole seconds)
-        return parse_local_state(path.read_bytes())
+        return parse_local_state(path.read_bytes(), features.key_spelling(engine.info))
     except (OSError, ValueError, RecursionError, StateFormatError):
         return None  # a format we do not read: `show -json` says
 

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.engine.addresses import Spelling, render_key
+from hybridops_tf.engine.features import key_spelling_of
+
 STATE_FORMAT = 4  # the `version` of the state file Terraform >= 0.12 and OpenTofu write
 
 
@@ -86,9 +89,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def parse_state_stamp(doc: Mapping[str, Any] | str | bytes) -> StateStamp:
+def parse_state_stamp(doc: Mapping[str, Any] | str | bytes, spelling: Spelling | None = None) -> StateStamp:
     """The stamp of a state file (format 4), as on disk or as `state pull` prints it; an empty
-    document (`state pull` of a module without state) is NO_STATE. StampFormatError otherwise."""
+    document (`state pull` of a module without state) is NO_STATE. StampFormatError otherwise.
+    Addresses are spelled as the engine prints them (`spelling`; without it, as the engine that
+    wrote the file would: engine/addresses.py)."""
     if isinstance(doc, (str, bytes)):
         if not doc.strip():
             return NO_STATE
@@ -103,6 +108,8 @@ def parse_state_stamp(doc: Mapping[str, Any] | str | bytes) -> StateStamp:
     if doc.get("version") != STATE_FORMAT or type(doc.get("serial")) is not int:
         raise StampFormatError(f"state file: version {doc.get('version')!r} is not {STATE_FORMAT}")
     objects: dict[str, SeenObject] = {}
+    if spelling is None:
+        spelling = key_spelling_of(_text(doc.get("terraform_version")))
     for raw in map(_map, _list(doc.get("resources"))):
         if _text(raw.get("mode")) not in ("", "managed"):
             continue  # a data source is a read, not an object anyone wrote
@@ -110,7 +117,7 @@ def parse_state_stamp(doc: Mapping[str, Any] | str | bytes) -> StateStamp:
         base = f"{raw['module']}.{name}" if _text(raw.get("module")) else name
         for inst in map(_map, _list(raw.get("instances"))):
             index = inst.get("index_key")
-            address = base + ("" if index is None else f"[{json.dumps(index)}]")
+            address = base + render_key(index if isinstance(index, (int, str)) else None, spelling)
             deposed = _text(inst.get("deposed"))
             key = f"{address} (deposed {deposed})" if deposed else address
             attrs = _map(inst.get("attributes"))

@@ -1,0 +1,71 @@
+"""The world's file shapes (issue 55, item 4), on the real engine: instance keys holding `${`,
+`%{`, quotes, backslashes and unicode spelled as the engine of the module spells them; a root
+of `.tf.json` files only; a variable a `.tf.json` file declares; `path.cwd`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.integration.hyops_cli import Hyops
+from tests.integration.modern import NULL_HEADER
+
+pytestmark = pytest.mark.integration
+
+# keys the engines spell differently from JSON (and from each other): a template opener, a
+# directive opener, a quote, a backslash, a newline, a control character (Go quotes it `\\x01`, HCL
+# `\\u0001`) and letters beyond ASCII
+KEYS = ["$${dollar}", "%%{pct}", 'q\\"uote', "back\\\\slash", "nl\\nline", "ctl\\u0001x", "ünï€"]
+FOR_EACH = f"""
+locals {{
+  keys = toset([{", ".join(f'"{k}"' for k in KEYS)}])
+}}
+
+resource "null_resource" "k" {{
+  for_each = local.keys
+  triggers = {{ k = each.key }}
+}}
+"""
+
+
+@pytest.fixture(params=["bundled", "modern"])
+def null_hyops(request: pytest.FixtureRequest, null_env: dict[str, str]) -> Hyops:
+    """`hyops` on the bundled engine (Terraform 1.0.3: keys spelled as Go quotes them) or the
+    modern one (>= 1.11: as HCL quotes them, `$${`), finding hashicorp/null in the test mirror."""
+    runner: Hyops = request.getfixturevalue("hyops" if request.param == "bundled" else "modern_hyops")
+    return replace(runner, extra_env={**runner.extra_env, **null_env})
+
+
+def _engine_addresses(hyops: Hyops, module: Path) -> set[str]:
+    """The addresses as the engine itself prints them (`state list`)."""
+    out = subprocess.run([hyops.engine, f"-chdir={module}", "state", "list"], env=hyops.env(),
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.splitlines())
+
+
+def test_for_each_keys_with_template_openers_are_one_entry_each_under_the_engines_own_spelling_and_destroy_ends_destroyed(
+    null_hyops: Hyops, null_module: Callable[[str, str], Path]
+) -> None:
+    module = null_module("keys", FOR_EACH)
+
+    applied = null_hyops("apply", "modules/keys")
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    rec = null_hyops.record("keys")
+    assert rec is not None and rec["status"] == "ok", rec
+    live = {a for a, e in rec["resources"].items() if e["status"] != "destroyed"}
+    assert live == _engine_addresses(null_hyops, module), rec["resources"]
+
+    destroyed = null_hyops("destroy", "modules/keys")
+
+    assert destroyed.returncode == 0, destroyed.stdout + destroyed.stderr
+    rec = null_hyops.record("keys")
+    assert rec is not None and rec["status"] == "destroyed", rec
+    assert {e["status"] for e in rec["resources"].values()} <= {"destroyed"}, rec["resources"]
+    assert json.loads((module / "terraform.tfstate").read_text())["resources"] == []
