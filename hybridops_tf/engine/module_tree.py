@@ -1,10 +1,8 @@
 """The files the engine reads as a module's configuration: the root's and every local child
 module's configuration files, found as the engine finds them.
 
-The engine loads, per module directory, the files named `*.tf` and `*.tf.json` (OpenTofu
-also `*.tofu` and `*.tofu.json`) and ignores the names its own loader ignores: hidden ones
-(a leading `.`, e.g. an editor's `.#main.tf` lock or `.main.tf.swp`), editor backups ending
-in `~`, and `#...#` auto-saves. Subdirectories are not read, except those a `module` block
+Which names the engine reads is base/config_names.py's rule (`*.tf`, `*.tf.json`; OpenTofu's
+`*.tofu`, `*.tofu.json`; hidden files, backups and auto-saves skipped). Subdirectories are not read, except those a `module` block
 calls with a local `source = "./..."` or `"../..."` (registry and remote sources are copied
 under `.terraform/modules` by `init`, pinned by their `version` in the configuration).
 
@@ -17,20 +15,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-CONFIG_SUFFIXES = (".tf", ".tf.json", ".tofu", ".tofu.json")
+from hybridops_tf.base.config_names import CONFIG_SUFFIXES, ignored, is_config_file
+
+__all__ = ["CONFIG_SUFFIXES", "config_files", "ignored", "is_config_file", "local_sources", "module_tree"]
+
 # `source = "./x"` in HCL, `"source": "./x"` in JSON: a call of a local child module
 _LOCAL_SOURCE = re.compile(r'"?\bsource"?\s*[=:]\s*"(\.\.?/[^"]*)"')
 MAX_DIRS = 256  # bound on the local module tree walk
-
-
-def ignored(name: str) -> bool:
-    """A name the engine's configuration loader skips although its suffix matches."""
-    return name.startswith(".") or name.endswith("~") or (name.startswith("#") and name.endswith("#"))
-
-
-def is_config_file(name: str) -> bool:
-    """A file name the engine reads as configuration in a module directory."""
-    return name.endswith(CONFIG_SUFFIXES) and not ignored(name)
 
 
 def config_files(directory: Path) -> list[Path]:

@@ -1,8 +1,12 @@
-"""What a module declares: its `variable` and `output` blocks, read with python-hcl2.
+"""What a module declares: its `variable` and `output` blocks, read as the engine reads them:
+`.tf` files with python-hcl2, `.tf.json` files with json (JSON syntax: a block type is an
+object, or an array of objects, of labels to bodies, a `"//"` key a comment); OpenTofu's
+`.tofu`/`.tofu.json` taking the place of the `.tf`/`.tf.json` file of the same name
+(base/config_names.py), only when the engine is OpenTofu (`tofu=True`).
 
 Why separate from values.py: reading HCL (and caching the parse so most hyops processes never
 import python-hcl2 and lark, ~0.2 s) is one job; merging and validating the values a run is
-given is another. The cache is keyed by the module's `*.tf` names, mtimes and sizes, in
+given is another. The cache is keyed by the module's configuration file names, mtimes and sizes, in
 memory per process and on disk under the runtime root once a run's inputs proved valid.
 """
 
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base.config_names import engine_reads, suffix_of
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.redact import placeholder
 
@@ -81,13 +86,13 @@ _Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
 _CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
 
 
-def read_variables(module_dir: Path, cache_dir: Path | None = None) -> dict[str, VariableSpec]:
-    """The variables declared by the module's top-level `*.tf` files, by name.
+def read_variables(module_dir: Path, cache_dir: Path | None = None, *, tofu: bool = False) -> dict[str, VariableSpec]:
+    """The variables declared by the module's top-level configuration files, by name.
 
     With cache_dir, a parse kept on disk (keyed by file names, mtimes and sizes) is used,
     so a hyops process can skip python-hcl2 entirely; `remember` writes it.
     """
-    return dict(_load_module(module_dir, cache_dir)[0])
+    return dict(_load_module(module_dir, cache_dir, tofu)[0])
 
 
 def remember(module_dir: Path, cache_dir: Path) -> None:
@@ -100,9 +105,9 @@ def remember(module_dir: Path, cache_dir: Path) -> None:
         _ON_DISK.add((directory, cache_dir))
 
 
-def read_outputs(module_dir: Path, cache_dir: Path | None = None) -> dict[str, OutputSpec]:
-    """The outputs declared by the module's top-level `*.tf` files, by name."""
-    return dict(_load_module(module_dir, cache_dir)[1])
+def read_outputs(module_dir: Path, cache_dir: Path | None = None, *, tofu: bool = False) -> dict[str, OutputSpec]:
+    """The outputs declared by the module's top-level configuration files, by name."""
+    return dict(_load_module(module_dir, cache_dir, tofu)[1])
 
 
 _DISK_CACHE_VERSION = 2  # 2: variables say `ephemeral`
@@ -151,18 +156,20 @@ def _write_disk_cache(cache_dir: Path, directory: Path, fingerprint: tuple[Any, 
         pass  # a default JSON cannot hold, or an unwritable cache: parse again next time
 
 
-def _load_module(module_dir: Path, cache_dir: Path | None = None) -> _Module:
+def _load_module(module_dir: Path, cache_dir: Path | None = None, tofu: bool = False) -> _Module:
     """Parse once per content: a stack run asks for the same module many times."""
     directory = Path(module_dir).resolve()
     if not directory.is_dir():
         raise UsageError(f"module directory {directory} does not exist: check MODULE_DIR")
     try:
-        files = sorted(p for p in directory.glob("*.tf") if p.is_file())
+        names = engine_reads([p.name for p in directory.iterdir() if p.is_file()], tofu)
+        files = [directory / name for name in names]
         fingerprint = tuple((p.name, s.st_mtime_ns, s.st_size) for p in files for s in [p.stat()])
     except OSError as exc:
         raise UsageError(f"cannot read module directory {directory}: {exc.strerror}") from exc
     if not files:
-        raise UsageError(f"module directory {directory} holds no .tf files: check MODULE_DIR")
+        raise UsageError(f"module directory {directory} holds no .tf files (nor .tf.json{', .tofu' if tofu else ''}): "
+                         "check MODULE_DIR")
     cached = _CACHE.get(directory)
     if cached is not None and cached[0] == fingerprint:
         return cached[1]
@@ -171,9 +178,41 @@ def _load_module(module_dir: Path, cache_dir: Path | None = None) -> _Module:
         _ON_DISK.add((directory, cache_dir))
     else:
         _ON_DISK.difference_update({k for k in _ON_DISK if k[0] == directory})
-        module = _build_module([(path, _parse_hcl(path)) for path in files])
+        module = _build_module([(path, _parse_config(path)) for path in files])
     _CACHE[directory] = (fingerprint, module)
     return module
+
+
+def _parse_config(path: Path) -> dict[str, Any]:
+    """One configuration file in python-hcl2's dict form, whichever its syntax."""
+    return _parse_json(path) if path.name.endswith(".json") else _parse_hcl(path)
+
+
+def _parse_json(path: Path) -> dict[str, Any]:
+    """A `.tf.json` file in python-hcl2's dict form (`{"variable": [{name: body}], ...}`): the
+    engine's JSON syntax writes a block type as an object of labels to bodies or an array of
+    such objects, and a body as an object or an array of objects; `"//"` keys are comments."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {reason(exc)}") from exc
+    except ValueError as exc:
+        where = f" line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise UsageError(f"cannot parse {path}{where}: {reason(exc)}; fix the JSON syntax "
+                         "(`terraform validate` / `tofu validate` says the same)") from exc
+    if not isinstance(doc, Mapping):
+        raise UsageError(f"cannot parse {path}: the root of a .tf.json file must be an object")
+    out: dict[str, Any] = {}
+    for kind in ("variable", "output"):
+        entries = doc.get(kind)
+        for entry in entries if isinstance(entries, list) else [entries] if entries is not None else []:
+            if not isinstance(entry, Mapping):
+                continue
+            for label, body in entry.items():
+                for one in body if isinstance(body, list) else [body]:
+                    if label != "//" and isinstance(one, Mapping):
+                        out.setdefault(kind, []).append({label: {k: v for k, v in one.items() if k != "//"}})
+    return out
 
 
 def _parse_hcl(path: Path) -> dict[str, Any]:
@@ -320,7 +359,8 @@ def _build_module(parsed: list[tuple[Path, dict[str, Any]]]) -> _Module:
 
 
 def _is_override(path: Path) -> bool:
-    return path.name == "override.tf" or path.name.endswith("_override.tf")
+    stem = path.name[: -len(suffix_of(path.name))] if suffix_of(path.name) else path.name
+    return stem == "override" or stem.endswith("_override")
 
 
 def _blocks(doc: Mapping[str, Any], kind: str) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
@@ -67,7 +68,7 @@ class RefChoice:
 
 def resolve_module(module_dir: Path | str, ref: str | None, modules_root: Path | None,
                    project_top: Path | None = None) -> ModuleTarget:
-    """Check the directory holds .tf files and work out its ref (exit 2 on any problem)."""
+    """Check the directory holds configuration files and work out its ref (exit 2 on any problem)."""
     return choose_ref(module_dir, ref, modules_root, project_top).target
 
 
@@ -81,8 +82,9 @@ def choose_ref(module_dir: Path | str, ref: str | None, modules_root: Path | Non
     directory = Path(os.path.abspath(module_dir))
     if not directory.is_dir():
         raise UsageError(f"module directory {module_dir} does not exist: pass the directory of a root module")
-    if not any(p.suffix == ".tf" for p in directory.iterdir() if p.is_file()):
-        raise UsageError(f"module directory {module_dir} holds no .tf files: pass the directory of a root module")
+    if not holds_configuration(directory):  # a root of `.tf.json` files only is a root, as the engine reads it
+        raise UsageError(f"module directory {module_dir} holds no .tf files (nor .tf.json, .tofu, .tofu.json): "
+                         "pass the directory of a root module")
     if ref is not None:
         return RefChoice(ModuleTarget(directory, validate_ref(ref)), "given")
     cwd = Path.cwd()

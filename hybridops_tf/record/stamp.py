@@ -16,10 +16,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.engine.addresses import Spelling, render_key
-from hybridops_tf.engine.features import key_spelling_of
+if TYPE_CHECKING:  # the engine's rooms load only where a state is read (tests/unit/test_cli_help.py)
+    from hybridops_tf.engine.addresses import Spelling
 
 STATE_FORMAT = 4  # the `version` of the state file Terraform >= 0.12 and OpenTofu write
 
@@ -107,6 +107,9 @@ def parse_state_stamp(doc: Mapping[str, Any] | str | bytes, spelling: Spelling |
         return NO_STATE
     if doc.get("version") != STATE_FORMAT or type(doc.get("serial")) is not int:
         raise StampFormatError(f"state file: version {doc.get('version')!r} is not {STATE_FORMAT}")
+    from hybridops_tf.engine.addresses import render_key
+    from hybridops_tf.engine.features import key_spelling_of
+
     objects: dict[str, SeenObject] = {}
     if spelling is None:
         spelling = key_spelling_of(_text(doc.get("terraform_version")))

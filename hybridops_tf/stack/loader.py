@@ -23,6 +23,7 @@ from typing import Any, TypeGuard
 import yaml
 
 from hybridops_tf.base import notices
+from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.record.address import validate_ref
@@ -209,8 +210,8 @@ class StackLoader:
             return None, f"leads outside the stack file's directory through a symlink (to {real})"
         if not real.is_dir():
             return None, f"{full} does not exist or is not a directory"
-        if not any(p.suffix == ".tf" and p.is_file() for p in real.iterdir()):
-            return None, f"{full} holds no .tf files"
+        if not holds_configuration(real):
+            return None, f"{full} holds no .tf files (nor .tf.json, .tofu, .tofu.json)"
         return real, None
 
     def _names(self, raw: Any, where: str, line: int) -> tuple[str, ...]:

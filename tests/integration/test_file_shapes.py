@@ -69,3 +69,39 @@ def test_for_each_keys_with_template_openers_are_one_entry_each_under_the_engine
     assert rec is not None and rec["status"] == "destroyed", rec
     assert {e["status"] for e in rec["resources"].values()} <= {"destroyed"}, rec["resources"]
     assert json.loads((module / "terraform.tfstate").read_text())["resources"] == []
+
+
+def _json_root(tmp_path: Path, name: str, doc: dict) -> Path:
+    module = tmp_path / "modules" / name
+    module.mkdir(parents=True)
+    (module / "main.tf.json").write_text(json.dumps(doc, indent=1))
+    return module
+
+
+def test_a_root_of_tf_json_files_only_applies_and_its_variable_is_given_by_var(hyops: Hyops, tmp_path: Path) -> None:
+    _json_root(tmp_path, "jsononly", {
+        "variable": {"name": {"type": "string"}, "suffix": {"type": "string", "default": "!"}},
+        "output": {"greeting": {"value": "hello ${var.name}${var.suffix}"}},
+    })
+
+    result = hyops("apply", "modules/jsononly", "--var", "name=json")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    rec = hyops.record("jsononly")
+    assert rec is not None and rec["status"] == "ok", rec
+    assert rec["outputs"] == {"greeting": "hello json!"}
+
+
+def test_a_variable_declared_in_a_tf_json_file_beside_tf_files_is_known_to_var(hyops: Hyops, tmp_path: Path) -> None:
+    module = tmp_path / "modules" / "mixed"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text('output "o" {\n  value = var.region\n}\n')
+    (module / "variables.tf.json").write_text(json.dumps({"variable": [{"region": {"type": "string"}}]}))
+
+    refused = hyops("apply", "modules/mixed")  # required, and declared only in the JSON file
+    applied = hyops("apply", "modules/mixed", "--var", "region=eu-west")
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    rec = hyops.record("mixed")
+    assert rec is not None and rec["status"] == "ok" and rec["outputs"] == {"o": "eu-west"}, rec
