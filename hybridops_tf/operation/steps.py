@@ -24,7 +24,8 @@ from hybridops_tf.base.errors import (
     UsageError,
 )
 from hybridops_tf.base.files import PreparedWrite
-from hybridops_tf.engine import binary, commands, process
+from hybridops_tf.engine import binary, commands, features, process
+from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
 from hybridops_tf.operation import places, reads, run_inputs, settle
@@ -308,7 +309,9 @@ def _argv(req: ModuleRequest, engine: Engine) -> list[str]:
     if req.command == Command.REFRESH:  # state follows the live objects; nothing remote changes
         return engine.argv(commands.apply, ["-refresh-only", *extra])
     if req.command == Command.IMPORT and req.import_address and req.import_id:
-        return engine.argv(commands.import_, req.import_address, req.import_id, extra)
+        # the address as the engine prints it (the record's, `state list`'s), in the spelling it parses
+        address = command_address(req.import_address, features.key_spelling(engine.info))
+        return engine.argv(commands.import_, address, req.import_id, extra)
     raise ValueError(f"unsupported module command {req.command.value!r}")
 
 

@@ -5,6 +5,8 @@ of `.tf.json` files only; a variable a `.tf.json` file declares; `path.cwd`."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.sim.install import sim_engine_env
 from tests.integration.hyops_cli import Hyops
 from tests.integration.modern import NULL_HEADER
 
@@ -105,3 +108,54 @@ def test_a_variable_declared_in_a_tf_json_file_beside_tf_files_is_known_to_var(h
     assert applied.returncode == 0, applied.stdout + applied.stderr
     rec = hyops.record("mixed")
     assert rec is not None and rec["status"] == "ok" and rec["outputs"] == {"o": "eu-west"}, rec
+
+
+SIM_KEYS = """
+terraform {
+  required_providers {
+    sim = { source = "hybridops.dev/hybridops/sim" }
+  }
+}
+
+resource "sim_network" "n" {
+  for_each = toset(["$${edge}", "ctl\\u0001"])
+  name     = "net-${length(each.key)}"
+}
+"""
+
+
+@pytest.fixture(params=["bundled", "modern"])
+def any_hyops(request: pytest.FixtureRequest) -> Hyops:
+    """`hyops` on the bundled engine (keys printed as Go quotes them) or the modern one."""
+    runner: Hyops = request.getfixturevalue("hyops" if request.param == "bundled" else "modern_hyops")
+    return runner
+
+
+def test_the_advised_import_of_an_object_whose_key_holds_a_template_opener_puts_it_back(
+    any_hyops: Hyops, tmp_path: Path
+) -> None:
+    module = tmp_path / "modules" / "keys"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(SIM_KEYS)
+    assert any_hyops("apply", "modules/keys").returncode == 0
+    env = any_hyops.env()
+    env.update(sim_engine_env(any_hyops.runtime_root, env))
+    removed = subprocess.run([any_hyops.engine, "state", "rm", 'sim_network.n["$${edge}"]'], cwd=module, env=env,
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert removed.returncode == 0, removed.stderr  # a teammate's `state rm`, in the spelling every engine parses
+
+    failed = any_hyops("destroy", "modules/keys", "--auto-approve")
+
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    rec = any_hyops.record("keys")
+    assert rec is not None
+    (command,) = re.findall(r"`(hyops reconcile [^`]*--import[^`]*)`", rec["last_error"])
+    words = shlex.split(command)
+    adopted = any_hyops(*words[1:])
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    listed = subprocess.run([any_hyops.engine, "state", "list"], cwd=module, env=env, capture_output=True,
+                            text=True, timeout=300, check=True)
+    # back in the state (the destroy removed the other object: the engine destroyed what its state held)
+    assert len(listed.stdout.splitlines()) == 1 and "edge" in listed.stdout, listed.stdout
+    assert any_hyops("destroy", "modules/keys", "--auto-approve").returncode == 0
+    assert any_hyops.sim_objects() == []
