@@ -19,6 +19,8 @@ corpus.yml (every key optional but `about`):
       - {command: destroy, expect: error, refused: "why hyops exits 2 (docs/contract.md)"}
       - {command: apply, args: ["-target=x.y"], hyops: {exit: ok, record: error, documented: "where and why"}}
     xfail: {reason: "issue 43: ...", engines: [bundled, modern]}
+    in_module: true            # both legs run from inside the module's folder (hyops: `hyops apply .`),
+                               # as a user who runs the engine there does (path.cwd is that folder)
 
 `expect` is the raw engine's exit class (ok: 0, error: anything else), checked so a fixture
 cannot silently stop proving what it was written for. `refused` lists a documented hyops
@@ -40,6 +42,8 @@ from typing import Any
 
 import yaml
 
+from hybridops_tf.engine.addresses import render_key
+from hybridops_tf.engine.features import key_spelling_of
 from hybridops_tf.record.address import record_key
 from hybridops_tf.sim.install import sim_engine_env
 from tests.integration.hyops_cli import Hyops
@@ -81,6 +85,7 @@ class Spec:
     steps: tuple[Step, ...] = (Step("apply"), Step("destroy"))
     xfail_reason: str | None = None
     xfail_engines: tuple[str, ...] = ("bundled", "modern")
+    in_module: bool = False  # hyops runs from inside the module's folder, as the raw leg always does
 
     @property
     def folder(self) -> Path:
@@ -114,6 +119,7 @@ def load_spec(folder: Path) -> Spec:
         steps=steps,
         xfail_reason=xfail.get("reason"),
         xfail_engines=tuple(xfail.get("engines", ("bundled", "modern"))),
+        in_module=bool(doc.get("in_module", False)),
     )
 
 
@@ -134,12 +140,15 @@ def lay_overlay(module: Path, overlay: str) -> None:
 
 
 # ----- what a run left: the state, read as the engine wrote it -----
-def _address(resource: dict[str, Any], instance: dict[str, Any]) -> str:
+def _address(resource: dict[str, Any], instance: dict[str, Any], engine_version: str) -> str:
+    """The address as the engine that wrote the state prints it: a string key quoted as that
+    version quotes it (engine/addresses.py; each engine's own spelling is checked against its
+    captured output in tests/unit/test_address_keys.py)."""
     prefix = f"{resource['module']}." if resource.get("module") else ""
     mode = "data." if resource.get("mode") == "data" else ""
     address = f"{prefix}{mode}{resource['type']}.{resource['name']}"
     if "index_key" in instance:
-        address += f"[{json.dumps(instance['index_key'], ensure_ascii=False)}]"
+        address += render_key(instance["index_key"], key_spelling_of(engine_version))
     return address
 
 
@@ -178,7 +187,7 @@ def state_summary(module: Path, workspace: str | None) -> dict[str, Any]:
     objects = []
     for resource in doc.get("resources", ()):
         for instance in resource.get("instances", ()):
-            entry = _address(resource, instance)
+            entry = _address(resource, instance, str(doc.get("terraform_version", "")))
             if instance.get("status") == "tainted":
                 entry += " (tainted)"
             if instance.get("deposed"):
@@ -198,7 +207,8 @@ def state_outputs_raw(module: Path, workspace: str | None) -> dict[str, Any]:
 def state_addresses(module: Path, workspace: str | None) -> list[str]:
     path = state_file(module, workspace)
     doc = json.loads(path.read_text()) if path.is_file() else {}
-    return sorted(_address(r, i) for r in doc.get("resources", ()) for i in r.get("instances", ())
+    version = str(doc.get("terraform_version", ""))
+    return sorted(_address(r, i, version) for r in doc.get("resources", ()) for i in r.get("instances", ())
                   if r.get("mode") != "data")
 
 

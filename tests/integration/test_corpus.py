@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from difflib import unified_diff
 from pathlib import Path
 
@@ -108,13 +109,13 @@ def test_corpus_fixture_behaves_the_same_raw_and_through_hyops(
         raw_args = [step.command, "-auto-approve", "-input=false", "-no-color",
                     *raw_input_args(spec, raw_module, raw_vars), *step.args]
         raw_done = raw.run(*raw_args) if init_ok else init
-        hy_args = [step.command, f"modules/{spec.name}", "--ref", spec.name, "--auto-approve",
-                   *hyops_input_args(spec, hyops_module, hyops_vars)]
+        hy_args = [step.command, "." if spec.in_module else f"modules/{spec.name}", "--ref", spec.name,
+                   "--auto-approve", *hyops_input_args(spec, hyops_module, hyops_vars)]
         if spec.workspace:
             hy_args += ["--workspace", spec.workspace]
         if step.args:
             hy_args += ["--", *step.args]
-        hy_done = hyops(*hy_args)
+        hy_done = (replace(hyops, workdir=hyops_module) if spec.in_module else hyops)(*hy_args)
         assert "Traceback (most recent call last)" not in hy_done.stderr, hy_done.stderr
 
         raw_class, hy_class = exit_class(raw_done.returncode), hyops_class(hy_done.returncode)
