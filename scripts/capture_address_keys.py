@@ -40,14 +40,14 @@ KEYS_HCL = ["plain", "$${dollar}", "%%{pct}", "$x{", "$$${d2}", "lone$", "lone%"
 
 MODULE = NULL_HEADER + """
 locals {
-  keys = toset([%s])
+  keys = toset([KEYS])
 }
 
 resource "null_resource" "k" {
   for_each = local.keys
   triggers = { k = each.key }
 }
-""" % ", ".join(f'"{k}"' for k in KEYS_HCL)
+""".replace("KEYS", ", ".join(f'"{k}"' for k in KEYS_HCL))
 
 
 def run(engine: str, cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -2,9 +2,10 @@
 module's configuration files, found as the engine finds them.
 
 Which names the engine reads is base/config_names.py's rule (`*.tf`, `*.tf.json`; OpenTofu's
-`*.tofu`, `*.tofu.json`; hidden files, backups and auto-saves skipped). Subdirectories are not read, except those a `module` block
-calls with a local `source = "./..."` or `"../..."` (registry and remote sources are copied
-under `.terraform/modules` by `init`, pinned by their `version` in the configuration).
+`*.tofu`, `*.tofu.json`; hidden files, backups and auto-saves skipped). Subdirectories are
+not read, except those a `module` block calls with a local `source = "./..."` or `"../..."`
+(registry and remote sources are copied under `.terraform/modules` by `init`, pinned by their
+`version` in the configuration).
 
 Both engine/initcheck.py (is `init` due again?) and operation/config_digest.py (has the
 configuration changed since a run?) walk the tree through this one module.

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hybridops_tf.engine import features
+from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
 from hybridops_tf.reconcile import action_failed, outside, rules
@@ -321,10 +322,18 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
         choices += [
             Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): first delete {lost} in "
                         f"the provider{f' ({cmd.sim_rm(lost)})' if sim else ''}, then the record forgets it"),
-            Alternative(cmd.state_rm(ev.where, address), f"keep {lost} (the record's): the state lets go of {now}; "
+            Alternative(cmd.state_rm(ev.where, _typed(ev, address)),
+                        f"keep {lost} (the record's): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
                         f"{f' ({cmd.sim_rm(now)})' if sim else ''}")]
     return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])
+
+
+def _typed(ev: ModuleEvidence, address: str) -> str:
+    """A recorded address as a raw engine command must name it: in HCL's spelling, which every
+    engine parses (engine/addresses.py), where the record keeps the engine's printed one."""
+    version = ev.record.engine.version if ev.record is not None and ev.record.engine is not None else None
+    return command_address(address, features.key_spelling_of(version))
 
 
 def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], taken: Mapping[str, Any],
@@ -481,7 +490,8 @@ def _moves_undone(ev: ModuleEvidence, undone: Mapping[str, str], cmd: Commands) 
               "or declare the move in the configuration (rename the block and add a `moved` block), then reconcile")
     first = olds[0]
     also = " (reconcile again names the next one)" if len(olds) > 1 else ""
-    choices = [Alternative(cmd.state_mv(ev.where, undone[first], first), f"to move {undone[first]} back to {first}: "
+    choices = [Alternative(cmd.state_mv(ev.where, _typed(ev, undone[first]), _typed(ev, first)),
+                           f"to move {undone[first]} back to {first}: "
                            f"the state, the record and the configuration agree again (nothing remote changes){also}")]
     choices.append(Alternative(cmd.reconcile(ev.where), "once the configuration declares the new address(es), "
                                "with a `moved { from = OLD, to = NEW }` block each: reconcile again"))

@@ -16,7 +16,6 @@ import pytest
 
 from hybridops_tf.sim.install import sim_engine_env
 from tests.integration.hyops_cli import Hyops
-from tests.integration.modern import NULL_HEADER
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +51,7 @@ def _engine_addresses(hyops: Hyops, module: Path) -> set[str]:
     return set(out.stdout.splitlines())
 
 
-def test_for_each_keys_with_template_openers_are_one_entry_each_under_the_engines_own_spelling_and_destroy_ends_destroyed(
+def test_for_each_keys_with_template_openers_are_one_entry_each_and_destroy_ends_destroyed(
     null_hyops: Hyops, null_module: Callable[[str, str], Path]
 ) -> None:
     module = null_module("keys", FOR_EACH)

@@ -33,7 +33,8 @@ def test_a_tf_json_variable_has_its_type_default_and_sensitivity(tmp_path: Path)
     specs = read_variables(module)
 
     assert sorted(specs) == ["maybe", "tags", "token"]
-    assert (specs["tags"].type_expr, specs["tags"].default, specs["tags"].required) == ("map(string)", {"a": "b"}, False)
+    tags = specs["tags"]
+    assert (tags.type_expr, tags.default, tags.required) == ("map(string)", {"a": "b"}, False)
     assert specs["token"].sensitive and specs["token"].required
     assert not specs["maybe"].required and specs["maybe"].default is None
     assert read_outputs(module)["id"].sensitive
