@@ -79,3 +79,22 @@ def test_a_local_state_file_and_its_stamp_give_the_address_the_engine_prints(eng
     (state,) = parse_local_state(doc, _spelling(engine)).resources
     assert state.address == case["show_json"]
     assert list(parse_state_stamp(doc).objects) == [case["show_json"]]
+
+
+def test_a_raw_state_rm_reconcile_prints_names_a_terraform_1_0_address_in_the_spelling_it_parses() -> None:
+    from hybridops_tf.reconcile.compare import compare
+    from hybridops_tf.reconcile.model import Code, ModuleEvidence, PlanEvidence
+    from hybridops_tf.record.lifecycle import ResourceStatus
+    from hybridops_tf.record.model import RecordEngine
+    from hybridops_tf.record.stamp import StateStamp
+    from tests.unit.reconcile_builders import WHERE, record, state
+
+    printed = 'sim_vm.web["${a}"]'  # as Terraform 1.0 prints the key `${a}`; it cannot parse it back
+    rec = record(resources={printed: (ResourceStatus.COMPLETE, "create", "vm-1")})
+    rec.engine = RecordEngine("terraform", "1.0.3")
+    ev = ModuleEvidence(where=WHERE, record=rec, state=state(printed, ids={printed: "vm-2"}),
+                        stamp=StateStamp("L", 3), refresh=PlanEvidence(), plan=PlanEvidence())
+
+    [found] = [f for f in compare(ev) if f.code is Code.STATE_MISSING]
+    [state_rm] = [a.command for a in found.alternatives if " state rm " in a.command]
+    assert state_rm.endswith(" state rm 'sim_vm.web[\"$${a}\"]'"), state_rm
