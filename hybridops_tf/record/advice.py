@@ -192,6 +192,15 @@ class Commands:
     def version(self) -> str:
         return f"{self.hyops} version"
 
+    def with_root(self, root: Path | str) -> Commands:
+        """The same commands on another runtime root (`--runtime-root ROOT`)."""
+        return Commands(f"{self.hyops} --runtime-root {shlex.quote(str(root))}", self.engine)
+
+    def module(self, command: str, where: Where, *extra: str) -> str:
+        """`hyops COMMAND DIR --ref R [--workspace W] EXTRA...` for a command with no builder of
+        its own (its name as the user typed it)."""
+        return self._module(command, where, *extra)
+
     def named(self, *words: str) -> str:
         """A command named without a target (`hyops reconcile` in the current module's folder,
         `hyops sim ls`), with the global options given."""

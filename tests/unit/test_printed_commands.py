@@ -21,8 +21,8 @@ BUILDER = "record/advice.py"
 # The simulated cloud's provider is a program of its own that imports only itself (the layering
 # test): what it names are `hyops sim` commands, which act on no record, store or stack.
 OWN_PROGRAM = "sim/"
-COMMAND = re.compile(r"(?:^|[`\s(])hyops (apply|destroy|plan|init|status|outputs|reconcile|stack|store|sim|report|"
-                     r"version|completion)\b")
+COMMAND = re.compile(r"(?:^|[`\s(])hyops (--|apply|destroy|plan|init|status|outputs|reconcile|stack|store|sim|"
+                     r"report|version|completion)\b")
 # Titles of a Markdown section or a JUnit suite: they name a command run, they advise none.
 HEADINGS = {
     ("cli/markdown.py", "### hyops status"),
