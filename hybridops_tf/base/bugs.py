@@ -66,10 +66,11 @@ def write_trace(exc: BaseException) -> Path | None:
         return None
 
 
-def one_line(exc: BaseException, trace: Path | None) -> str:
-    """What the user reads: a bug, where its trace is, what to run to see the record's word."""
+def one_line(exc: BaseException, trace: Path | None, status_all: str, reconcile: str) -> str:
+    """What the user reads: a bug, where its trace is, what to run to see the record's word
+    (`status_all` and `reconcile` as the CLI's one builder of commands spells them)."""
     what = type(exc).__name__
     where = f"the full trace is in {trace}" if trace is not None else "its trace could not be written anywhere"
     return (f"hyops: bug: an unexpected {what} inside hyops (not an error in your configuration or inputs); "
-            f"{where}; records are as its last step left them: `hyops status --all` shows them, and a "
-            "`running` one is settled by `hyops reconcile`")
+            f"{where}; records are as its last step left them: `{status_all}` shows them, and a "
+            f"`running` one is settled by `{reconcile}`")

@@ -16,7 +16,8 @@ from hybridops_tf.cli.options import (
     target,
     workspace,
 )
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import commands, settings
+from hybridops_tf.record.advice import where_of
 
 ENGINE_ARGS = "[-- ENGINE_ARGS]"
 
@@ -62,7 +63,9 @@ def init_cmd(ctx: click.Context, module_dir: Path, ref: str | None, lock_timeout
     if outcome.output:
         click.echo(outcome.output.rstrip("\n"))
     if outcome.exit_code == ExitCode.INTERRUPTED:
-        interrupted.say(f"hyops: {outcome.message}; next: hyops init {module_dir} again")
+        again = commands(ctx).init(where_of(tgt.ref, tgt.directory, workspace(ctx, tgt.directory)),
+                                   *ctx.meta["passthrough"])
+        interrupted.say(f"hyops: {outcome.message}; next: {again} again")
     else:
         click.echo(outcome.message, err=outcome.exit_code != 0)
     ctx.exit(outcome.exit_code)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.base.interrupts import INTERRUPTS, exit_code
+
+if TYPE_CHECKING:
+    from hybridops_tf.record.advice import Commands
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,14 +68,14 @@ def module_line(outcome: Any, command: str, ref: str, reconcile: str) -> str | N
             f"{status}; next: {'nothing, it is done' if done else reconcile}")
 
 
-def stack_line(report: Any, command: str, stack_file: str) -> str | None:
+def stack_line(report: Any, command: str, stack_file: Path | str, cmd: Commands) -> str | None:
     """The line after `stack apply|destroy` when a signal came, else None."""
     if INTERRUPTS.received is None:
         return None
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items())
     unfinished = any(m.status in ("error", "interrupted", "pending") for m in report.members)
-    again = f"hyops stack apply {stack_file} --resume" if command == "apply" else f"hyops stack destroy {stack_file}"
-    advice = f"hyops reconcile --stack {stack_file}, then {again}" if unfinished else "nothing, every member ended"
+    again = cmd.stack_resume(stack_file) if command == "apply" else cmd.stack_destroy(stack_file)
+    advice = f"{cmd.reconcile_stack(stack_file)}, then {again}" if unfinished else "nothing, every member ended"
     return (f"hyops: interrupted by {INTERRUPTS.name()}: stack {report.stack} {command} stopped ({counts}); "
             f"next: {advice}")
 
@@ -82,6 +86,8 @@ def final_code(code: int) -> int:
     if INTERRUPTS.received is None:
         return code
     if not INTERRUPTS.reported:
-        say(f"hyops: interrupted by {INTERRUPTS.name()}; what ran is shown above; next: `hyops status --all` "
-            "says what each record holds")
+        from hybridops_tf.cli.settings import commands
+
+        say(f"hyops: interrupted by {INTERRUPTS.name()}; what ran is shown above; next: "
+            f"`{commands().status_all()}` says what each record holds")
     return exit_code(INTERRUPTS.received)

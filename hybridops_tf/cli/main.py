@@ -18,7 +18,7 @@ import click
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, UsageError
-from hybridops_tf.cli.settings import Settings
+from hybridops_tf.cli.settings import Settings, commands, remember_group
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
 from hybridops_tf.sim.install import SIM_ENVIRONMENT
@@ -163,6 +163,7 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     bugs.remember_runtime_root(choice.path)
     ctx.obj = Settings(runtime_root=choice.path, engine=engine, modules_root=modules_root,
                        root_choice=choice, engine_rule=engine_rule, store=store or None)
+    remember_group(ctx)
     if choice.how == discover.HOW_NEW and not os.path.lexists(choice.path):
         ctx.call_on_close(lambda: _announce_created(choice))
     if show_version:
@@ -234,8 +235,15 @@ def _bug(err: BaseException) -> NoReturn:
     """An exception hyops did not expect: its trace to a file, one line to the user, exit 70."""
     from hybridops_tf.base import bugs
 
-    click.echo(bugs.one_line(err, bugs.write_trace(err)), err=True)
+    click.echo(_bug_line(err), err=True)
     sys.exit(bugs.BUG_EXIT)
+
+
+def _bug_line(err: BaseException) -> str:
+    from hybridops_tf.base import bugs
+
+    cmd = commands()
+    return bugs.one_line(err, bugs.write_trace(err), cmd.status_all(), cmd.named("reconcile"))
 
 
 def _thread_bug(args: threading.ExceptHookArgs) -> None:
@@ -243,9 +251,7 @@ def _thread_bug(args: threading.ExceptHookArgs) -> None:
     command's own result says what happened to its run."""
     if args.exc_value is None or isinstance(args.exc_value, SystemExit):
         return
-    from hybridops_tf.base import bugs
-
-    click.echo(bugs.one_line(args.exc_value, bugs.write_trace(args.exc_value)), err=True)
+    click.echo(_bug_line(args.exc_value), err=True)
 
 
 # A write the machine refused (read-only, no permission, no room): the user's to fix, said in

@@ -19,7 +19,7 @@ from hybridops_tf.cli.options import (
     workspace,
 )
 from hybridops_tf.cli.render import ProgressPrinter, echo_outcome
-from hybridops_tf.cli.settings import hyops_prefix, settings
+from hybridops_tf.cli.settings import commands, hyops_prefix, settings
 
 Inputs = tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, ...]]  # --inputs, --var, --var-file
 ENGINE_ARGS = "[-- ENGINE_ARGS]"
@@ -80,7 +80,7 @@ def _apply_saved_plan(ctx: click.Context, command: str, plan_file: Path, ref: st
 
     if command != "apply":
         raise UsageError(f"{plan_file} is a file: {command} takes a module directory; a saved destroy "
-                         "plan is applied with `hyops apply FILE`")
+                         f"plan is applied with `{commands(ctx).apply_plan(plan_file)}`")
     given, passthrough = cli_inputs(ctx, inputs[1], inputs[0], inputs[2], Path.cwd())
     req = saved.saved_plan_request(saved.SavedPlanApply(
         plan_file=plan_file, runtime=settings(ctx).runtime,
@@ -241,5 +241,5 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
         click.echo(line)
     if out is not None:
         click.echo(f"hyops: note: {out} holds every input in the clear (mode 0600); apply it with "
-                   f"`hyops apply {out}`", err=True)
+                   f"`{commands(ctx).apply_plan(out)}`", err=True)
     ctx.exit(outcome.exit_code)

@@ -14,7 +14,7 @@ from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.options import NonEmpty
-from hybridops_tf.cli.settings import hyops_prefix, settings
+from hybridops_tf.cli.settings import commands, hyops_prefix, settings
 from hybridops_tf.cli.stack_show import RunPrinter
 
 _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
@@ -43,7 +43,8 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
     for old in queued.superseded:
         _say_cancelled(old)
     click.echo(f"queued {run.run_id}: stack {stack.name} {command}, {len(queued.rows)} members "
-               f"({sum(r.status == 'queued' for r in queued.rows)} ready); workers: hyops stack work --until-idle",
+               f"({sum(r.status == 'queued' for r in queued.rows)} ready); workers: "
+               f"{commands(ctx).stack_work('--until-idle')}",
                err=True)
     if not wait:
         if fmt == "json":
@@ -52,7 +53,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
             click.echo(run.run_id)
         if INTERRUPTS.received is not None:  # it came as the run was written: it is queued all the same
             interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()} after run {run.run_id} was queued: its "
-                            f"workers run it; next: hyops stack status {stack_file}")
+                            f"workers run it; next: {commands(ctx).stack_status(stack_file)}")
         ctx.exit(ExitCode.OK)
     from hybridops_tf.stack.queue import jobs
     from hybridops_tf.stack.queue.wait import wait_run
@@ -73,7 +74,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
         written = junit.write_or_say(junit_path, junit.report_xml(report))
     if waited.interrupted is not None:
         interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: stopped waiting; run {run.run_id} goes on "
-                        f"with its workers; next: hyops stack status {stack_file}")
+                        f"with its workers; next: {commands(ctx).stack_status(stack_file)}")
         ctx.exit(128 + waited.interrupted)
     code = exit_code(waited.rows)
     ctx.exit(ExitCode.FAILED if code == ExitCode.OK and not written else code)
@@ -93,7 +94,7 @@ def _say_cancelled(done: Any, err: bool = True) -> None:
 
 @click.command("cancel")
 @click.argument("run_id", metavar="RUN", type=NonEmpty("RUN", "pass the queued run's id (what `stack apply "
-                                                              "--queue` printed; `hyops stack status STACK_FILE` "
+                                                              "--queue` printed; `stack status STACK_FILE` "
                                                               "names the last one)"))
 @click.pass_context
 @interrupted.handles_signals
@@ -192,7 +193,7 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
         on_given_up=lambda end: click.echo(
             f"[{end.member}] ended {end.result.status.value} after run {end.run_id} gave it up (worker {worker} "
             "was silent past its heartbeat); the run still counts it interrupted and its dependants "
-            "pending; its record says what ran: `hyops stack status STACK_FILE`", err=True),
+            f"pending; its record says what ran: `{commands(ctx).stack_status(None)}`", err=True),
         on_handed_back=lambda end: click.echo(
             f"[{end.member}] not run by this worker (run {end.run_id}): "
             f"{(end.result.error or 'stopped before it started').splitlines()[0]}",
@@ -202,5 +203,5 @@ def work_cmd(ctx: click.Context, name: str | None, until_idle: bool, run_id: str
     if INTERRUPTS.received is not None:
         interrupted.say(f"hyops: interrupted by {INTERRUPTS.name()}: worker {worker} took nothing new and the "
                         "members it ran settled (above); other workers go on with their runs; next: "
-                        "`hyops stack status STACK_FILE` says where each run stands")
+                        f"`{commands(ctx).stack_status(None)}` says where each run stands")
     ctx.exit(result.exit_code)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from hybridops_tf.record.advice import Commands
     from hybridops_tf.runtime.discover import RootChoice
     from hybridops_tf.runtime.root import Runtime
 
@@ -60,3 +61,23 @@ def hyops_prefix(ctx: click.Context) -> str:
 
         parts += ["--store", shlex.quote(redact_url(store))]
     return " ".join(parts)
+
+
+def commands(ctx: click.Context | None = None) -> Commands:
+    """The one builder of printed commands, with the global options typed on this command line.
+    Without a context (the console entry after a command ended: a bug's line, a signal's), the
+    command line's own group context, remembered when it ran; before it ran, none typed."""
+    from hybridops_tf.record.advice import ADVISE, Commands
+
+    ctx = ctx or click.get_current_context(silent=True) or _GROUP[0]
+    if ctx is None or ctx.find_object(Settings) is None:
+        return ADVISE
+    return Commands(hyops_prefix(ctx))
+
+
+_GROUP: list[click.Context | None] = [None]
+
+
+def remember_group(ctx: click.Context) -> None:
+    """The `hyops` group's context, for `commands()` once the command is done."""
+    _GROUP[0] = ctx

@@ -12,7 +12,7 @@ import click
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.cli.render import table
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import commands, settings
 from hybridops_tf.sim.cliconfig import CLI_CONFIG_ENV, CliConfigError
 from hybridops_tf.sim.faults import FaultsError, FaultsFile, faults_path_from_env, load_faults
 from hybridops_tf.sim.install import SIM_PYTHON_ENV, default_sim_root, engine_cli_config
@@ -147,7 +147,7 @@ def rm_cmd(ctx: click.Context, object_ids: tuple[str, ...], sim_root: Path | Non
     try:
         missing = [i for i in object_ids if store.get(i) is None]
         if missing:
-            raise UsageError(f"no live object {', '.join(missing)} in {store.root}: see `hyops sim ls`; "
+            raise UsageError(f"no live object {', '.join(missing)} in {store.root}: see `{commands(ctx).sim_ls()}`; "
                              "nothing was deleted")
         for object_id in object_ids:
             for gone in store.delete(object_id):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.cli import interrupted, render
 from hybridops_tf.cli.options import lock_option, stack_file_type
 from hybridops_tf.cli.render import format_option
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import commands, settings
 from hybridops_tf.cli.stack_show import RunPrinter, markdown_status, members_table, picture
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE
 
@@ -76,16 +77,16 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
     if ctx.meta.get("queue") and ctx.meta.get("junit") and not ctx.meta.get("wait"):
         from hybridops_tf.base.errors import UsageError
 
+        later = commands(ctx).stack("status", stack_file, "--junit", shlex.quote(str(ctx.meta["junit"])))
         raise UsageError(f"--junit with --queue needs --wait: the run ends on its workers, after this command; "
-                         f"add --wait, or write it once they are done with `hyops stack status {stack_file} "
-                         f"--junit {ctx.meta['junit']}`")
+                         f"add --wait, or write it once they are done with `{later}`")
     from click.core import ParameterSource
 
     if ctx.meta.get("queue") and ctx.get_parameter_source("parallelism") is ParameterSource.COMMANDLINE:
         from hybridops_tf.base.errors import UsageError
 
-        raise UsageError("--parallelism is the workers' with --queue: give each `hyops stack work` its -p N "
-                         "(how many workers run, and how many members each takes at once)")
+        raise UsageError(f"--parallelism is the workers' with --queue: give each `{commands(ctx).stack_work('-p N')}` "
+                         "its N (how many workers run, and how many members each takes at once)")
     stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
     from hybridops_tf.cli.approval import confirm_stack
 
@@ -119,12 +120,13 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
         if result.report_path is not None:
             click.echo(f"report: {result.report_path}")
         if result.exit_code == ExitCode.FAILED and command == "apply":
-            click.echo(f"next: fix the cause, then `hyops stack apply {stack_file} --resume` "
-                       "(ok members with nothing changed are skipped); `hyops reconcile` shows what is live")
+            cmd = commands(ctx)
+            click.echo(f"next: fix the cause, then `{cmd.stack_resume(stack_file)}` (ok members with nothing "
+                       f"changed are skipped); `{cmd.reconcile_stack(stack_file)}` shows what is live")
         elif result.exit_code == ExitCode.FAILED:
-            click.echo(f"next: fix the cause, then `hyops stack destroy {stack_file}` again "
+            click.echo(f"next: fix the cause, then `{commands(ctx).stack_destroy(stack_file)}` again "
                        "(destroyed members are skipped)")
-    line = interrupted.stack_line(result.report, command, str(stack_file))
+    line = interrupted.stack_line(result.report, command, stack_file, commands(ctx))
     if line is not None:
         interrupted.say(line)
     ctx.exit(result.exit_code)
@@ -262,7 +264,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
             click.echo(f"state not compared with the record: {line}")
         members_table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
         if code != ExitCode.OK:
-            click.echo(f"next: `hyops reconcile --stack {stack_file}` says what is live and what to run")
+            click.echo(f"next: `{commands(ctx).reconcile_stack(stack_file)}` says what is live and what to run")
     if junit_path is not None:
         from hybridops_tf.stack import junit
 

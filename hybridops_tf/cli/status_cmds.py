@@ -14,8 +14,9 @@ from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import format_option, table
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import commands, settings
 from hybridops_tf.record.actions import unfinished
+from hybridops_tf.record.advice import Commands, where_of
 
 
 @click.command("status")
@@ -58,7 +59,7 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         try:
             tgt = target(ctx, module_dir, ref)
         except UsageError as err:  # `hyops status` where no module is: the project's top, most often
-            raise UsageError(f"{err.message}; `hyops status --all` lists every record") from None
+            raise UsageError(f"{err.message}; `{commands(ctx).status_all()}` lists every record") from None
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
         entries = [status.entry(settings(ctx).runtime.store, key)]
     for e in entries:
@@ -79,11 +80,11 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         else:
             click.echo("null")
     else:
-        _table(entries)
+        _table(entries, commands(ctx))
     ctx.exit(ExitCode.INCONSISTENT if any(e.inconsistent for e in entries) else ExitCode.OK)
 
 
-def _table(entries: list) -> None:
+def _table(entries: list, cmd: Commands) -> None:
     if not entries:
         click.echo("no records")
         return
@@ -92,17 +93,18 @@ def _table(entries: list) -> None:
         rec = e.record
         note = ""
         if rec is not None:
+            reconcile = cmd.reconcile(where_of(rec.module_ref, rec.module_dir, rec.workspace))
             if rec.suspect_orphans:
                 note = f"{len(rec.suspect_orphans)} suspect orphan(s); "
             if e.stale:
-                note += "outcome uncertain: run hyops reconcile; "
+                note += f"outcome uncertain: run {reconcile}; "
             if e.engine_alive is not None:
                 note += (f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): "
-                         "its hyops died; wait for it to stop, then run hyops reconcile; ")
+                         f"its hyops died; wait for it to stop, then run {reconcile}; ")
             if unfinished(rec.actions):
                 note += f"action(s) did not finish: {', '.join(a.address for a in unfinished(rec.actions))}; "
             if e.written is not None:
-                note += f"{e.written.headline()}: run hyops reconcile; "
+                note += f"{e.written.headline()}: run {reconcile}; "
             elif e.not_looked is not None:
                 note += f"state not compared with the record: {e.not_looked}; "
             if rec.last_error:
@@ -153,7 +155,7 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
     if raw and as_json:
         raise UsageError("--raw and --json cannot be combined: pick one")
     if raw and name is None:
-        raise UsageError("--raw needs an output NAME (e.g. hyops outputs DIR NAME --raw)")
+        raise UsageError(f"--raw needs an output NAME (e.g. {commands(ctx).named('outputs', 'DIR', 'NAME', '--raw')})")
     tgt = target(ctx, module_dir, ref)
     key = record_key(tgt.ref, workspace(ctx, tgt.directory))
     record = settings(ctx).runtime.store.read(key)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
 
 from hybridops_tf.base.errors import Interrupted, UsageError
 from hybridops_tf.cli.interrupted import handles_signals
-from hybridops_tf.cli.settings import settings
+from hybridops_tf.cli.settings import commands, settings
 
 
 def _url() -> str:
@@ -133,11 +134,12 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     source = root if root is not None else settings(ctx).runtime.root
     if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
-                         "root to import, e.g. `hyops store import-local path/to/.hyops`")
+                         f"root to import, e.g. `{commands(ctx).store('import-local', 'path/to/.hyops')}`")
     try:
         counts = import_local(source, settings(ctx).runtime.shared())
     except Interrupted as err:  # each record goes under its lock: what was copied stays
-        raise Interrupted(f"{err.message}; the records copied before it stay copied; next: run "
-                          "`hyops store import-local` again (it keeps what the store already holds)") from None
+        again = commands(ctx).store("import-local", *(() if root is None else (shlex.quote(str(root)),)))
+        raise Interrupted(f"{err.message}; the records copied before it stay copied; next: run `{again}` "
+                          "again (it keeps what the store already holds)") from None
     click.echo(f"imported from {source}: {counts.records} records ({counts.kept} kept, newer in the store), "
                f"{counts.documents} documents, {counts.skipped} unreadable records skipped")

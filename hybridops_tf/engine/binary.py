@@ -181,7 +181,7 @@ def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo)
         risk = f"the newer engine ({before}) may have upgraded the state beyond what {info.version} reads"
     return (f"this run uses engine {info.version} ({info.binary}) but the module's last run used "
             f"{before}{where}: {risk}; pin one engine with --engine or HYOPS_ENGINE "
-            "(see `hyops version`)")
+            "(the `version` command of hyops names the one it runs)")
 
 
 def version_key(version: str) -> tuple[int, ...]:

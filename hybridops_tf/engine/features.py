@@ -29,6 +29,13 @@ class Feature:
         first = self.tofu if info.kind == "tofu" else self.terraform
         return first is not None and version_key(info.version) >= first
 
+    def lacking(self, info: EngineInfo, added: str) -> str | None:
+        """Why this engine cannot do it, naming the version that added it (`added`: "added in
+        Terraform 1.14.0; OpenTofu has none"); None when it can."""
+        if self(info):
+            return None
+        return f"the engine, {info.kind} {info.version}, has no {self.what} ({added})"
+
 
 
 # Terraform 1.15: a module `source`/`version` may use variables, so `init`, `show` (of the state

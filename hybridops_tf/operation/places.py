@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
 from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key
+from hybridops_tf.record.advice import ADVISE, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 
@@ -142,13 +143,12 @@ def refuse_other_root(command: str, target: ModuleTarget, workspace: str | None,
                             "folder) to keep one root")
         return
     rec = claiming[0]
-    ref = f" --ref {rec.module_ref}" + (f" --workspace {place.workspace}" if place.workspace != DEFAULT_WORKSPACE
-                                        else "")
+    there = ADVISE.with_root(other).module(command, where_of(rec.module_ref, target.directory, place.workspace))
     raise UsageError(
         f"{command} of {target.ref} refused: {place.directory} is module {rec.module_ref}'s in the runtime root "
         f"{other}, the one its folder belongs to, whose record ({rec.status}) claims what the engine's state there "
         f"holds; this command's root is {runtime_root}, and a second root would keep a second record of that same "
-        f"state. Run it as `hyops --runtime-root {other} {command} {target.directory}{ref}` (or from the folder "
+        f"state. Run it as `{there}` (or from the folder "
         "holding that root); nothing was run")
 
 

@@ -113,7 +113,7 @@ def unconverged(engine: Engine, flags: Sequence[str]) -> str | None:
     if last.add or last.change or last.remove:
         return (f"applied with {applied_with}; a plan of the whole configuration still shows "
                 f"{last.add} to add, {last.change} to change, {last.remove} to destroy: run "
-                f"`hyops apply` without {applied_with} to converge")
+                f"the apply without {applied_with} to converge")
     return None
 
 

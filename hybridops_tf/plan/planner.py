@@ -97,7 +97,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         path = run_inputs.shown(rt.rerun_inputs_path(key, fetch=False))
         destroy = req.destroy or "-destroy" in {commands.flag_name(arg) for arg in req.passthrough}
         notices.note(f"planned with the last run's {', '.join(reused)} ({path}; inputs given win)"
-                     + ("" if destroy else f": `hyops apply` takes the same with --inputs {path}"))
+                     + ("" if destroy else f": its apply takes the same with --inputs {path}"))
     mode = "apply"
     if req.out is not None:
         from hybridops_tf.plan import saved

@@ -34,6 +34,7 @@ from hybridops_tf.inputs.values import CliInput
 from hybridops_tf.operation import run_inputs
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.record.address import ModuleTarget, resolve_module
+from hybridops_tf.record.advice import ADVISE, where_of
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import utc_now
 
@@ -59,7 +60,7 @@ def plan_mode(destroy: bool, passthrough: Sequence[str]) -> str:
     flags = {commands.flag_name(arg) for arg in passthrough}
     if "-refresh-only" in flags:
         raise UsageError("--out keeps plans that apply or destroy; a -refresh-only plan is applied by "
-                         "`hyops reconcile MODULE_DIR --write`")
+                         f"`{ADVISE.named('reconcile', 'MODULE_DIR', '--write')}`")
     return "destroy" if destroy or "-destroy" in flags else "apply"
 
 
@@ -119,7 +120,7 @@ class Sidecar:
             )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise UsageError(f"{where} cannot be read ({err}): make the plan again with "
-                             "`hyops plan MODULE_DIR --out FILE`") from None
+                             f"`{ADVISE.plan_out(None)}`") from None
 
 
 def _sha256(data: bytes) -> str:
@@ -148,7 +149,7 @@ def read(plan_file: Path) -> Sidecar:
         text = where.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{plan_file} has no {where.name} beside it: hyops applies the plans "
-                         "`hyops plan MODULE_DIR --out FILE` makes (the sidecar says what each was made for)"
+                         f"`{ADVISE.plan_out(None)}` makes (the sidecar says what each was made for)"
                          ) from None
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"cannot read {where}: {getattr(err, 'strerror', None) or err}") from None
@@ -199,8 +200,9 @@ def refuse_stale(engine: Engine, plan_file: Path, sidecar: Sidecar) -> None:
     if current != prior:
         raise RefusedError(
             f"{STALE}: the state of {sidecar.module_ref} changed after {plan_file} was made "
-            f"(serial {prior[1]} -> {current[1]}); plan again with `hyops plan {sidecar.module_dir} "
-            f"--out {plan_file}`; nothing was run")
+            f"(serial {prior[1]} -> {current[1]}); plan again with "
+            f"`{ADVISE.plan_out(where_of(sidecar.module_ref, sidecar.module_dir, sidecar.workspace), plan_file)}`; "
+            "nothing was run")
 
 
 def planned_inputs(engine: Engine, plan_file: Path, sidecar: Sidecar) -> dict[str, Any]:

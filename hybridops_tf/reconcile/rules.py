@@ -481,7 +481,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         out = transitions.failed(
             rec, command=Command.RECONCILE,
             error=(f"state_missing: the state lacks {len(missing)} object(s) the record knows: {shown}; "
-                   "import each back (hyops reconcile --import ADDRESS=ID) or apply if really gone"),
+                   "import each back (reconcile --import ADDRESS=ID) or apply if really gone"),
             recovered_outputs=None, resources=None, orphans=[])
     else:
         raise ValueError(f"verdict {verdict} writes no record")

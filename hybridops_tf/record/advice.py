@@ -69,8 +69,7 @@ class Commands:
 
     def stack_apply(self, where: Where, resume: bool = True) -> str:
         """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
-        return f"{self.hyops} stack apply {shlex.quote(where.stack_file or 'STACK_FILE')}" + (
-            " --resume" if resume else "")
+        return self.stack("apply", where.stack_file, *(("--resume",) if resume else ()))
 
     def refresh(self, where: Where) -> str:
         """A refresh-only apply: the state's objects read again through the provider in use."""
@@ -141,6 +140,76 @@ class Commands:
 
     def sim_rm(self, object_id: str | None = None) -> str:
         return f"{self.hyops} sim rm {shlex.quote(object_id or '<id>')}"
+
+    # Commands on a stack, on every record, and on the store: the same global options as the
+    # module's, the stack file quoted as a path a shell takes whole (`STACK_FILE` when unknown).
+
+    def stack(self, verb: str, stack_file: Path | str | None, *extra: str) -> str:
+        """`hyops stack VERB STACK_FILE EXTRA...` (apply, destroy, status, graph)."""
+        shown = shlex.quote(str(stack_file)) if stack_file else "STACK_FILE"
+        return " ".join([self.hyops, "stack", verb, shown, *extra])
+
+    def stack_resume(self, stack_file: Path | str | None) -> str:
+        """The stack applied again, ok members with nothing changed skipped."""
+        return self.stack("apply", stack_file, "--resume")
+
+    def stack_destroy(self, stack_file: Path | str | None) -> str:
+        return self.stack("destroy", stack_file)
+
+    def stack_status(self, stack_file: Path | str | None) -> str:
+        return self.stack("status", stack_file)
+
+    def stack_work(self, *extra: str) -> str:
+        """A worker of the queue (`--until-idle`, `-p N`)."""
+        return " ".join([self.hyops, "stack", "work", *extra])
+
+    def stack_cancel(self, run_id: str | None = None) -> str:
+        return f"{self.hyops} stack cancel {shlex.quote(run_id) if run_id else 'RUN_ID'}"
+
+    def reconcile_stack(self, stack_file: Path | str | None, *extra: str) -> str:
+        shown = shlex.quote(str(stack_file)) if stack_file else "STACK_FILE"
+        return " ".join([self.hyops, "reconcile", "--stack", shown, *extra])
+
+    def reconcile_all(self, *extra: str) -> str:
+        return " ".join([self.hyops, "reconcile", "--all", *extra])
+
+    def status_all(self) -> str:
+        return f"{self.hyops} status --all"
+
+    def store(self, verb: str, *extra: str) -> str:
+        """`hyops store init|status|import-local`."""
+        return " ".join([self.hyops, "store", verb, *extra])
+
+    def apply_plan(self, plan_file: Path | str | None) -> str:
+        """A saved plan applied as reviewed."""
+        return f"{self.hyops} apply {shlex.quote(str(plan_file)) if plan_file else 'PLAN_FILE'}"
+
+    def plan_out(self, where: Where | None, plan_file: Path | str | None = None) -> str:
+        """A plan kept for `hyops apply FILE` (`MODULE_DIR`/`FILE` when unknown)."""
+        module = self._module("plan", where) if where is not None else f"{self.hyops} plan MODULE_DIR"
+        return f"{module} --out {shlex.quote(str(plan_file)) if plan_file else 'FILE'}"
+
+    def version(self) -> str:
+        return f"{self.hyops} version"
+
+    def with_root(self, root: Path | str) -> Commands:
+        """The same commands on another runtime root (`--runtime-root ROOT`)."""
+        return Commands(f"{self.hyops} --runtime-root {shlex.quote(str(root))}", self.engine)
+
+    def module(self, command: str, where: Where, *extra: str) -> str:
+        """`hyops COMMAND DIR --ref R [--workspace W] EXTRA...` for a command with no builder of
+        its own (its name as the user typed it)."""
+        return self._module(command, where, *extra)
+
+    def named(self, *words: str) -> str:
+        """A command named without a target (`hyops reconcile` in the current module's folder,
+        `hyops sim ls`), with the global options given."""
+        return " ".join([self.hyops, *words])
+
+
+ADVISE = Commands()
+"""The builder with no global options: for core code that names a command where the command
+line that ran is not known (the CLI builds its own from the options typed: cli/settings.py)."""
 
 
 def reconcile_command(module_ref: str, directory: Path | str | None, workspace: str | None, *extra: str,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.record.actions import ActionRow, rows_from
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.stamp import StateStamp
 
@@ -40,7 +41,7 @@ class CorruptRecordError(UsageError):
                        f"(cat {path}), then move it aside to start over or restore it from a backup")
         else:  # a shared store: the record is a row, not a file
             message = (f"{where} is unreadable ({why}); it was left untouched: inspect it "
-                       "(hyops store status), then restore it from a backup")
+                       f"({ADVISE.store('status')}), then restore it from a backup")
         super().__init__(message)
         self.path = path
 

@@ -20,7 +20,7 @@ NO_STAMP = "the record keeps no state_seen (written before hyops kept one)"
 RUNNING = "its record says running: its own run may be writing the state"
 NO_DIRECTORY = "the module directory is unknown or gone: the state was not read"
 NOT_LOCAL = ("the state is not a local file hyops reads without the engine: not compared with the record "
-             "(hyops reconcile compares it)")
+             "(reconcile compares it)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.stack import view
 from hybridops_tf.stack.report import MemberEntry, StackReport
 
@@ -64,7 +65,8 @@ def _blocked(member: MemberEntry) -> str:
     return "not started: the run was interrupted"
 
 
-def _case(suite: ET.Element, stack: str, member: MemberEntry, uncertain: list[str] | None = None) -> None:
+def _case(suite: ET.Element, stack: str, member: MemberEntry, uncertain: list[str] | None = None,
+          stack_file: str | None = None) -> None:
     case = ET.SubElement(suite, "testcase", classname=_clean(stack), name=_clean(member.name))
     where = f"{member.module_ref}: {member.status}" + (f" (run {member.run_id})" if member.run_id else "")
     if member.worker:  # a queued run: the worker that ran it, and when
@@ -74,11 +76,13 @@ def _case(suite: ET.Element, stack: str, member: MemberEntry, uncertain: list[st
     if uncertain:  # what exists is not known whatever the status says (stack/view.py)
         why = "; ".join(uncertain)
         failure = ET.SubElement(case, "failure", message=_clean(f"uncertain: {why}"), type="uncertain")
-        failure.text = _clean(f"uncertain: {why}\n{where}\nnext: `hyops reconcile` says what is live")
+        reconcile = ADVISE.reconcile_stack(stack_file)
+        failure.text = _clean(f"uncertain: {why}\n{where}\nnext: `{reconcile}` says what is live")
         return
     if member.status in _FAILED:
-        error = member.error or ("did not finish: its outcome is unknown until `hyops stack status` or "
-                                 "`hyops reconcile` reads its record" if member.status == "running"
+        reconcile = ADVISE.reconcile_stack(stack_file)
+        error = member.error or (f"did not finish: its outcome is unknown until `{reconcile}` reads "
+                                 "its record" if member.status == "running"
                                  else "failed (no detail recorded)")
         failure = ET.SubElement(case, "failure", message=_clean(error), type=member.status)
         failure.text = _clean(f"{error}\n{where}")
@@ -130,18 +134,18 @@ def report_xml(report: StackReport, *, unfinished: tuple[str, str] | None = None
         case = ET.SubElement(suite, "testcase", classname=_clean(report.stack), name=UNFINISHED)
         ET.SubElement(case, "failure", message=_clean(message), type=kind).text = _clean(message)
     for member in members:
-        _case(suite, report.stack, member, uncertain.get(member.name))
+        _case(suite, report.stack, member, uncertain.get(member.name), report.stack_file)
     return _document(root)
 
 
 def _unfinished(report: StackReport) -> str:
     if report.queue:  # kept by the store: its workers may still be at it
         return (f"the queued stack {report.command} {report.run_id} had not finished when this file was "
-                "written: its workers (`hyops stack work`) go on with it; `hyops stack status "
-                f"{report.stack_file} --junit FILE` writes it again")
+                f"written: its workers (`{ADVISE.stack_work()}`) go on with it; "
+                f"`{ADVISE.stack('status', report.stack_file, '--junit', 'FILE')}` writes it again")
     return (f"the stack {report.command} {report.run_id} did not finish (this file was written while it "
-            "ran): if nothing replaced it, its runner stopped; `hyops stack status "
-            f"{report.stack_file}` says what each member's record holds now")
+            f"ran): if nothing replaced it, its runner stopped; `{ADVISE.stack_status(report.stack_file)}` says "
+            "what each member's record holds now")
 
 
 _ENTRY_KEYS = ("blocked_by", "run_id", "error", "worker", "started_at", "finished_at", "compared")
@@ -168,7 +172,7 @@ def status_xml(document: Mapping[str, Any]) -> str:
                                    "store; each member is as its record says")
     elif state == view.RUNNING:
         unfinished = ("running", f"{view.headline(document)}; this file was written before its end: "
-                                 f"`hyops stack status {stack_file} --junit FILE` writes it again")
+                                 f"`{ADVISE.stack('status', stack_file, '--junit', 'FILE')}` writes it again")
     elif state == view.INTERRUPTED:
         unfinished = ("interrupted", view.headline(document))
     uncertain = {str(m.get("name")): [str(w) for w in m["uncertain"]] for m in members if m.get("uncertain")}

@@ -24,9 +24,8 @@ from hybridops_tf.stack.model import Member
 from hybridops_tf.store import Store
 
 APPLIED_FROM = "its configuration, inputs, engine, workspace"
-LIVE_NOT_COMPARED = ("its live objects (reading them takes the engine; drift `hyops reconcile --stack` sees "
-                     "stops a skip)")
-STATE_NOT_LOCAL = "its state (not a local file: reading it takes the engine; `hyops reconcile --stack` compares it)"
+LIVE_NOT_COMPARED = "its live objects (reading them takes the engine; drift that reconcile --stack sees stops a skip)"
+STATE_NOT_LOCAL = "its state (not a local file: reading it takes the engine; reconcile --stack compares it)"
 
 
 @dataclass(frozen=True, slots=True)

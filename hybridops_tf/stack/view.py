@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.record.lifecycle import MemberStatus
 
 NEVER_RUN = "never_run"
@@ -157,7 +158,7 @@ def headline(document: Mapping[str, Any]) -> str:
                 "its runner stopped before writing its end; each member below is as its record says now")
     if state == RUNNING and document.get("queue") is True:
         return (f"stack {name}: the queued {command} run {run} (started {document.get('started_at')}) goes on "
-                "with its workers (`hyops stack work`)")
+                f"with its workers (`{ADVISE.stack_work()}`)")
     if state == RUNNING:
         return f"stack {name}: the {command} run {run} (started {document.get('started_at')}) is still running"
     return f"stack {name}: last {command} run {run}, finished {document.get('finished_at')}"

@@ -25,6 +25,7 @@ from hybridops_tf.base.errors import HyopsError, OperationFailed
 from hybridops_tf.base.redact import is_placeholder
 from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
 from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.record.advice import ADVISE, Where, display_dir
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
 
@@ -100,7 +101,7 @@ class Wiring:
             raise OperationFailed(
                 f"cannot {('refresh' if member.owned_by else 'destroy')} {member.module_ref}: no "
                 f"value for required input(s) {', '.join(missing)}" + (f" ({why})" if why else "")
-                + f"; run `hyops destroy {member.directory} --ref {member.module_ref} --var NAME=...`")
+                + f"; run `{ADVISE.destroy(_given(member))}`")
         return Wired({k: v for k, v in values.items() if k in specs}, frozenset(sensitive))
 
     def state_is_empty(self, member: Member) -> bool:
@@ -170,3 +171,9 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+
+
+def _given(member: Member) -> Where:
+    """The member as a person reaches it, the missing inputs left for them to give."""
+    return Where(member.module_ref, display_dir(member.directory), member.workspace,
+                 inputs_args=("--var", "NAME=..."))

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.store.schema import LATEST, MIGRATIONS, SCHEMA
 from hybridops_tf.store.url import redact_url
 
@@ -118,14 +119,14 @@ def check_schema(conn: Any, url: str, *, keepalive: bool = False) -> int:
     except psycopg.Error as err:
         raise StoreUnavailable(f"cannot read the store {redact_url(url)}: {_first_line(err)}") from None
     if version is None:
-        raise UsageError(f"the store {redact_url(url)} has no hyops schema: run `hyops store init` "
+        raise UsageError(f"the store {redact_url(url)} has no hyops schema: run `{ADVISE.store('init')}` "
                          "(with the same --store) once")
     if version > LATEST:
         raise UsageError(f"the store {redact_url(url)} has schema version {version}, newer than this hyops "
                          f"knows ({LATEST}): upgrade hyops; nothing was changed")
     if version < LATEST:
-        raise UsageError(f"the store {redact_url(url)} has schema version {version}: run `hyops store init` "
-                         f"to migrate it to {LATEST}")
+        raise UsageError(f"the store {redact_url(url)} has schema version {version}: run "
+                         f"`{ADVISE.store('init')}` to migrate it to {LATEST}")
     return version
 
 

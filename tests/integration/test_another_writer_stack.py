@@ -130,7 +130,7 @@ def test_stack_status_says_it_did_not_compare_a_state_it_cannot_read_without_the
 
     assert out.returncode == 0, out.stdout + out.stderr
     by_name = members(json.loads(out.stdout))
-    assert "hyops reconcile compares it" in by_name["network"]["state_not_read"], by_name["network"]
+    assert "reconcile compares it" in by_name["network"]["state_not_read"], by_name["network"]
     assert all("state_not_read" not in m for n, m in by_name.items() if n != "network"), by_name
     text = stack_env.stack("status", STACK)
     assert "state not compared with the record: network:" in text.stdout, text.stdout

@@ -190,5 +190,7 @@ def test_queue_with_junit_but_no_wait_is_a_usage_error_that_names_both_ways(
 
     assert result.exit_code == 2, result.output
     assert "--junit with --queue needs --wait" in result.stderr
-    assert f"hyops stack status {stack_file} --junit {out}" in result.stderr
+    # the command as the one builder prints it: the global options typed, then the stack's status
+    assert (f"hyops --runtime-root {tmp_path / 'rt'} --engine /nonexistent/tofu stack status {stack_file} "
+            f"--junit {out}") in result.stderr
     assert not out.exists() and not (tmp_path / "rt").exists()  # nothing queued, nothing written

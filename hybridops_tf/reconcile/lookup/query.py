@@ -29,7 +29,6 @@ lookups' files: `lookup.N.tfquery.hcl`, `lookup.N.stdout`, `lookup.N.stderr.log`
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -39,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted
-from hybridops_tf.engine import features
+from hybridops_tf.engine import features, query_stream
 from hybridops_tf.engine.binary import EngineInfo
+from hybridops_tf.engine.query_stream import Complete, Found, Problem
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.reconcile.lookup.ask import Answer
 from hybridops_tf.reconcile.lookup.protocol import MAX_CANDIDATES
@@ -52,8 +52,6 @@ LIST_NAME = "hyops"  # the list block's name: `list.<type>.hyops` in the engine'
 QUERY_FILE = "hyops.tfquery.hcl"
 LOCK_FILE = ".terraform.lock.hcl"
 DATA_DIR_ENV = "TF_DATA_DIR"
-# The engine's summary when the provider lists no such type (Terraform 1.14 and 1.15)
-NO_LIST_RESOURCE = "Invalid list resource"
 # Never linked into the scratch folder: the engine's own data, state files, the user's queries
 _LEFT_OUT = (".terraform", "terraform.tfstate", "terraform.tfstate.backup", "terraform.tfstate.d",
              "errored.tfstate", ".terraform.tfstate.lock.info", LOCK_FILE)
@@ -86,38 +84,20 @@ def list_block(type_name: str) -> str:
 
 def unsupported_engine(info: EngineInfo) -> str | None:
     """Why this engine cannot answer a query lookup; None when it can."""
-    if features.QUERY(info):
-        return None
-    return f"the engine, {info.kind} {info.version}, has no `terraform query` ({features.QUERY_ADDED})"
+    return features.QUERY.lacking(info, features.QUERY_ADDED)
 
 
-def _messages(stdout: str) -> list[dict[str, Any]]:
-    out = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(doc, dict):
-            out.append(doc)
-    return out
-
-
-def _candidate(found: Mapping[str, Any], index: int) -> Candidate:
-    identity = found.get("identity")
-    obj = found.get("resource_object")
-    attributes = dict(obj) if isinstance(obj, dict) else {}
+def _candidate(found: Found, index: int) -> Candidate:
+    identity = found.identity
+    attributes = dict(found.resource_object or {})
     ident = attributes.pop("id", None)
-    if not (isinstance(ident, str) and ident.strip()) and isinstance(identity, dict) and len(identity) == 1:
+    if not (isinstance(ident, str) and ident.strip()) and identity is not None and len(identity) == 1:
         ident = next(iter(identity.values()))
     if not isinstance(ident, str) or not ident.strip():
-        shown = found.get("display_name") or f"result {index + 1}"
+        shown = found.display_name or f"result {index + 1}"
         raise QueryError(f"the engine listed {shown!s} with no `id` attribute and no one-value identity, so it "
                          "cannot be named for an import")
-    return Candidate(ident.strip(), attributes, dict(identity) if isinstance(identity, dict) else None)
+    return Candidate(ident.strip(), attributes, dict(identity) if identity is not None else None)
 
 
 def parse_stream(stdout: str, type_name: str) -> tuple[Candidate, ...]:
@@ -127,18 +107,15 @@ def parse_stream(stdout: str, type_name: str) -> tuple[Candidate, ...]:
     found: list[Candidate] = []
     complete = False
     errors: list[str] = []
-    for doc in _messages(stdout):
-        kind = doc.get("type")
-        body = doc.get(kind) if isinstance(kind, str) else None
-        if kind == "diagnostic" and isinstance(body, dict) and body.get("severity") == "error":
-            summary, detail = str(body.get("summary", "")), str(body.get("detail", ""))
-            if summary == NO_LIST_RESOURCE:
+    for message in query_stream.messages(stdout):
+        if isinstance(message, Problem):
+            if message.no_list_resource:
                 raise QueryError(f"the provider has no list resource for type {type_name} "
-                                 f"(the engine said: {detail or summary})", unsupported=True)
-            errors.append(f"{summary}: {detail}" if detail else summary)
-        elif kind == "list_resource_found" and isinstance(body, dict) and body.get("address") == address:
-            found.append(_candidate(body, len(found)))
-        elif kind == "list_complete" and isinstance(body, dict) and body.get("address") == address:
+                                 f"(the engine said: {message.detail or message.summary})", unsupported=True)
+            errors.append(f"{message.summary}: {message.detail}" if message.detail else message.summary)
+        elif isinstance(message, Found) and message.address == address:
+            found.append(_candidate(message, len(found)))
+        elif isinstance(message, Complete) and message.address == address:
             complete = True
     if errors:
         raise QueryError(f"the engine's query failed: {'; '.join(errors)[:300]}")

@@ -16,6 +16,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.interrupts import INTERRUPTS
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.record.model import Owner, utc_now
 from hybridops_tf.runtime.root import Runtime
@@ -80,10 +81,11 @@ def withdraw(runtime: Runtime, run_id: str) -> Cancelled:
     try:
         with conn.transaction():
             done = cancel_run(conn, jobs.deferring_app(port.url), port, run_id,
-                              f"cancelled by `hyops stack cancel` (pid {owner.pid} on {owner.host})", utc_now())
+                              f"cancelled by `{ADVISE.stack_cancel(run_id)}` (pid {owner.pid} on {owner.host})",
+                              utc_now())
     finally:
         conn.close()
     if done is None:
         raise UsageError(f"no queued run {run_id} in {store.describe()}: pass the id `stack apply --queue` "
-                         "printed (`hyops stack status STACK_FILE` names the last run)")
+                         f"printed (`{ADVISE.stack_status(None)}` names the last run)")
     return done

@@ -81,6 +81,6 @@ def silent_worker(worker: str, lost_after: float, frozen: bool) -> str:
     if frozen:
         return (f"interrupted: worker {worker} silent (no heartbeat for {lost_after:g}s) but still holding the "
                 "module lock: frozen, not gone, it may still be running the member; the run no longer waits "
-                "for it; once the lock is free, `hyops reconcile` it; never run again by the queue")
+                "for it; once the lock is free, reconcile it; never run again by the queue")
     return (f"interrupted: worker {worker} lost (no heartbeat for {lost_after:g}s); its record may be "
-            "a stale 'running': `hyops reconcile` it, never run again by the queue")
+            "a stale 'running': reconcile it, never run again by the queue")

@@ -21,6 +21,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.interrupts import INTERRUPTS
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.record.model import Owner, utc_now
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
@@ -92,7 +93,7 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
         if isinstance(err, UsageError | RefusedError):
             raise
         raise RefusedError(f"could not queue the run in {store.describe()}: {_first_line(err)}; "
-                           "nothing was queued (`hyops store init` migrates an older store)") from None
+                           f"nothing was queued (`{ADVISE.store('init')}` migrates an older store)") from None
     finally:
         conn.close()
     return Queued(run, rows, tuple(superseded))
