@@ -10,9 +10,14 @@ and links it into each module's `.terraform`, honouring each module's lock file 
   (TF_CLI_CONFIG_FILE, else ~/.terraformrc or ~/.tofurc). hyops then adds nothing.
 - Else hyops gives the engine its runtime root's cache (`<root>/cache/plugins`, record/layout.py).
 - The engine's cache is not safe for concurrent writers (two inits unpacking one provider into
-  it at once), so every `init` hyops runs with a cache holds the cache's lock file
-  (`.hyops-init.lock` in the cache folder): a stack's parallel members, and the workers of one
-  runner, init one at a time; their applies, which only read the links, run in parallel.
+  it at once), so an `init` that may write the cache takes its turn on the cache's lock file
+  (`.hyops-init.lock` in the cache folder). One that cannot write it runs at once, in parallel
+  with the others: the module's lock file pins every provider it uses and the cache already
+  holds each pinned version for this platform, so the engine only links them. An init that
+  waited its turn checks again when its turn comes: the init before it may have filled the
+  cache. So a stack whose members commit their lock files unpacks each provider once, under
+  the lock, and links it everywhere else in parallel; members without lock files init one at
+  a time.
 """
 
 from __future__ import annotations
@@ -70,13 +75,36 @@ def cache_env(own: Path, environ: Mapping[str, str]) -> dict[str, str]:
     return {CACHE_ENV: str(own)}
 
 
+_PINNED = re.compile(r'(?m)^provider[ \t]+"([^"]+)"[ \t]*\{[^}]*?^[ \t]*version[ \t]*=[ \t]*"([^"]+)"', re.S)
+_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i386": "386", "i686": "386",
+         "armv7l": "arm"}
+
+
+def _platform() -> str:
+    """The engine's platform name (`linux_amd64`) for this machine."""
+    system, machine = os.uname().sysname.lower(), os.uname().machine.lower()
+    return f"{system}_{_ARCH.get(machine, machine)}"
+
+
+def only_links(module_dir: Path, cache: Path) -> bool:
+    """Whether an init of `module_dir` can only link from `cache`: its lock file pins at least
+    one provider, and the cache holds every pinned version for this platform."""
+    try:
+        pinned = _PINNED.findall((module_dir / ".terraform.lock.hcl").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(pinned) and all(cache.joinpath(*source.split("/"), version, _platform()).is_dir()
+                                for source, version in pinned)
+
+
 @contextmanager
-def init_turn(env: Mapping[str, str]) -> Iterator[None]:
-    """Hold the cache's lock for one `init` (the engine's environment `env` over hyops's own),
-    or nothing when that init uses no cache."""
+def init_turn(env: Mapping[str, str], module_dir: Path) -> Iterator[None]:
+    """Hold the cache's lock for one `init` of `module_dir` that may write the cache (the
+    engine's environment `env` over hyops's own); nothing for one that uses no cache or can
+    only link from it."""
     cache = user_cache({**os.environ, **env})
-    if not cache or not Path(cache).is_dir():  # no cache, or one the engine will complain of itself
-        yield
+    if not cache or not Path(cache).is_dir() or only_links(module_dir, Path(cache)):
+        yield  # no cache, one the engine will complain of itself, or nothing to write
         return
     from filelock import FileLock, Timeout
 
@@ -88,6 +116,10 @@ def init_turn(env: Mapping[str, str]) -> Iterator[None]:
     except Timeout:
         raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
                                f"(its lock {LOCK_NAME} there): nothing was run") from None
+    if only_links(module_dir, Path(cache)):  # the init before this one filled it
+        lock.release()
+        yield
+        return
     try:
         yield
     finally:

@@ -107,7 +107,7 @@ class Engine:
         from hybridops_tf.engine import plugin_cache
 
         argv = [*self.argv(commands.init), *extra]
-        with plugin_cache.init_turn(self.env):  # one init at a time writes a shared provider cache
+        with plugin_cache.init_turn(self.env, self.module_dir):  # one init at a time writes the cache
             return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:

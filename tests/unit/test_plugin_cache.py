@@ -48,38 +48,72 @@ def test_the_default_cli_config_in_home_counts_when_no_file_is_named(tmp_path: P
     assert plugin_cache.user_cache({"HOME": str(tmp_path)}) == f"{tmp_path}/cache"
 
 
-def test_an_init_holds_the_caches_lock_while_the_engine_runs(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
+LOCK_FILE = """provider "registry.terraform.io/hashicorp/null" {
+  version = "2.1.2"
+  hashes = [
+    "h1:abc=",
+  ]
+}
+"""
+
+
+def _lock_while_engine_ran(tmp_path: Path, cache: Path) -> str:
+    """Run an Engine's init whose engine records whether the cache's lock was free or held."""
     seen = tmp_path / "seen"
-    engine = tmp_path / "terraform"  # records whether the lock was free while it ran
+    engine = tmp_path / "terraform"
     probe = (f"import sys, filelock\ntry:\n    filelock.FileLock({str(cache / plugin_cache.LOCK_NAME)!r})"
              f".acquire(timeout=0)\n    open({str(seen)!r}, 'w').write('free')\nexcept filelock.Timeout:\n"
              f"    open({str(seen)!r}, 'w').write('held')\n")
     engine.write_text(f"#!{sys.executable}\n{probe}")
     engine.chmod(0o755)
     runner = Engine(EngineInfo(engine, "1.0.3", "terraform"), tmp_path, {"TF_PLUGIN_CACHE_DIR": str(cache)})
-
     assert runner.init_capture().returncode == 0
+    return seen.read_text()
 
-    assert seen.read_text() == "held"
+
+def test_an_init_that_may_write_the_cache_holds_its_lock_while_the_engine_runs(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (tmp_path / ".terraform.lock.hcl").write_text(LOCK_FILE)  # pins a version the cache lacks
+
+    assert _lock_while_engine_ran(tmp_path, cache) == "held"
     with FileLock(str(cache / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # released after
         pass
 
 
+def test_an_init_whose_pinned_providers_are_all_cached_runs_at_once(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.joinpath("registry.terraform.io", "hashicorp", "null", "2.1.2", plugin_cache._platform()).mkdir(parents=True)
+    (tmp_path / ".terraform.lock.hcl").write_text(LOCK_FILE)
+
+    with FileLock(str(cache / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # another init's turn
+        assert _lock_while_engine_ran(tmp_path, cache) == "held"  # not waited for: it only links
+
+
+@pytest.mark.parametrize("lock_file", [None, "# pins nothing yet\n"])
+def test_without_a_pinned_provider_an_init_may_write_and_takes_its_turn(tmp_path: Path, lock_file: str | None) -> None:
+    cache = tmp_path / "cache"
+    cache.joinpath("registry.terraform.io", "hashicorp", "null", "2.1.2", plugin_cache._platform()).mkdir(parents=True)
+    if lock_file is not None:
+        (tmp_path / ".terraform.lock.hcl").write_text(lock_file)
+
+    assert not plugin_cache.only_links(tmp_path, cache)
+    assert _lock_while_engine_ran(tmp_path, cache) == "held"
+
+
 def test_an_init_without_a_cache_takes_no_lock(tmp_path: Path) -> None:
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": ""}):
+    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": ""}, tmp_path):
         pass
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path / "gone")}):
+    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path / "gone")}, tmp_path):
         pass
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_second_init_on_one_cache_waits_for_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 0.01)
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}):
+    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}, tmp_path):
         with pytest.raises(Exception, match="another init held the provider cache"):
-            with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}):
+            with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}, tmp_path):
                 pass
     with FileLock(str(tmp_path / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # its turn is over: free again
         pass
