@@ -742,6 +742,19 @@ MUTANTS = (
     Mutant("an empty STACK_FILE is read as the current directory", "hybridops_tf/cli/options.py",
            "        if isinstance(value, str) and not value.strip():\n", "        if False:\n",
            ("tests/unit/test_empty_arguments.py",)),
+    Mutant("an init writes the shared provider cache out of turn", "hybridops_tf/engine/runner.py",
+           "        with plugin_cache.init_turn(self.env, self.module_dir):",
+           "        with plugin_cache.init_turn({}, self.module_dir):",
+           ("tests/unit/test_plugin_cache.py", "-k", "holds_its_lock")),
+    Mutant("an init that may write the cache is taken for one that only links", "hybridops_tf/engine/plugin_cache.py",
+           "    return bool(pinned) and all(", "    return all(",
+           ("tests/unit/test_plugin_cache.py", "-k", "takes_its_turn or holds_its_lock")),
+    Mutant("hyops's provider cache overrides the user's own", "hybridops_tf/engine/plugin_cache.py",
+           "    if user_cache(environ) is not None:\n        return {}\n", "    if False:\n        return {}\n",
+           ("tests/unit/test_plugin_cache.py", "-k", "wins")),
+    Mutant("a provider link into a removed cache is trusted", "hybridops_tf/engine/initcheck.py",
+           "    if has_dot_terraform and _provider_link_gone(module_dir):\n", "    if False:\n",
+           ("tests/unit/test_plugin_cache.py", "-k", "removed_cache")),
 )
 
 

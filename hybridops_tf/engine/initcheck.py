@@ -107,6 +107,8 @@ def init_reason(module_dir: Path, marker_dir: Path, *, write: bool = True) -> st
         return NOT_BY_HYOPS if has_dot_terraform else NOT_INITIALISED
     if stamp.get("dot_terraform") and not has_dot_terraform:
         return "the module's .terraform directory is gone"
+    if has_dot_terraform and _provider_link_gone(module_dir):
+        return "a provider its .terraform links to is gone (a provider cache was removed)"
     fingerprint = files_fingerprint(module_dir)
     if stamp.get("files") == fingerprint:
         return None
@@ -115,6 +117,18 @@ def init_reason(module_dir: Path, marker_dir: Path, *, write: bool = True) -> st
     if write:
         _write_stamp(marker_dir, module_dir, {**stamp, "files": fingerprint})
     return None
+
+
+def _provider_link_gone(module_dir: Path) -> bool:
+    """A link in `.terraform/providers` (HOST/NS/TYPE/VERSION/PLATFORM) whose target is gone: the
+    engine linked it from a provider cache (engine/plugin_cache.py) or an unpacked mirror that
+    was removed since, and would fail to start that provider."""
+    providers = module_dir / ".terraform" / "providers"
+    try:
+        platforms = list(providers.glob("*/*/*/*/*"))
+    except OSError:
+        return False
+    return any(p.is_symlink() and not p.exists() for p in platforms)
 
 
 def remember_init(module_dir: Path, marker_dir: Path) -> None:

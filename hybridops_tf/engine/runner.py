@@ -104,8 +104,11 @@ class Engine:
     def init_capture(self, extra: Sequence[str] = ()) -> process.Captured:
         """`init [extra]` run to its end, its output captured; the inputs as its var file where
         this engine's init evaluates variables."""
+        from hybridops_tf.engine import plugin_cache
+
         argv = [*self.argv(commands.init), *extra]
-        return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
+        with plugin_cache.init_turn(self.env, self.module_dir):  # one init at a time writes the cache
+            return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
         captured = process.run_capture(argv, env=self.env, settling=self.settling,

@@ -62,6 +62,11 @@ def init_cache(root: Path) -> Path:
     return root / "cache" / "init"
 
 
+def plugin_cache(root: Path) -> Path:
+    """The engine's provider cache for every module of the root (engine/plugin_cache.py)."""
+    return root / "cache" / "plugins"
+
+
 def places_cache(root: Path) -> Path:
     return root / "cache" / "places"
 

@@ -160,4 +160,7 @@ class Runtime:
         from hybridops_tf.store import backend
 
         env.update(backend.state_lock_wait_env(directory, os.environ))
+        from hybridops_tf.engine import plugin_cache
+
+        env.update(plugin_cache.cache_env(layout.plugin_cache(self.root), os.environ))
         return env
