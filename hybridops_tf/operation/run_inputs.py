@@ -39,18 +39,23 @@ def resolve(
     stack_inputs: Mapping[str, Any] | None,
     extra_sensitive: frozenset[str] = frozenset(),
     stack_sources: Mapping[str, str] | None = None,
-    recorded: str | None = None,
-    rerun_key: str | None = None,
+    key: str | None = None,
+    note: bool = True,
 ) -> ResolvedInputs:
-    """Step 1: every input parses, names a declared variable, and covers the required ones,
+    """Step 1 of every command that runs the engine on a module (plan, apply, destroy, the
+    refresh and import reconcile runs, reconcile's plans, init, `stack apply --resume`'s
+    comparison): every input parses, names a declared variable, and covers the required ones,
     counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
 
-    var_options: `--var` texts, or the command line's CliInputs in the order given
-    (--var, --inputs/--var-file files, the engine's -var/-var-file); an inputs_file comes
-    before them, and before it the record key `recorded`'s rerun.inputs.yml, when given
-    (`hyops destroy`, `hyops plan`: what exists was built with the last run's inputs; given ones
-    win). Without it, a required input none of them sets names the record key `rerun_key`'s
-    rerun.inputs.yml, when there is one: the inputs the last run used.
+    One precedence for all of them, so that a plan shows what the apply with the same
+    environment and arguments does (docs/inputs.md: Precedence): what the caller gives now
+    wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars < *.auto.tfvars < stack
+    inputs < --inputs/--var-file files and --var, in the order given: var_options is the
+    command line's CliInputs in that order, an inputs_file before them). The record key
+    `key`'s rerun.inputs.yml (the last run's inputs) only fills a variable that none of them
+    gives and that has no default: what exists was built with it, and nothing else could run.
+    It never outranks a source, not even the caller's TF_VAR_. `note`: say which it filled.
+
     stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
     marks inputs secret although their variable is not (a value wired from a sensitive
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
@@ -59,26 +64,25 @@ def resolve(
     specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
-    try:
-        resolved = inputs_mod.resolve_inputs(
-            specs,
-            stack_inputs=stack_inputs,
-            module_dir=str(target.directory),
-            stack_source="stack",
-            stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
-            base_layers=inputs_mod.module_layers(target.directory, specs),
-            layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
-                    *(layer for item in given for layer in _layer(rt, target, item, specs))],
-        )
-    except inputs_mod.MissingInputError as err:
-        path = rt.rerun_inputs_path(rerun_key) if rerun_key is not None and recorded is None else None
-        if path is None or not path.is_file():
-            raise
-        raise inputs_mod.MissingInputError(f"{err.message} (the last run's inputs: --inputs {shown(path)})",
-                                           err.names) from None
+    base = inputs_mod.module_layers(target.directory, specs)
+    layers = [layer for item in given for layer in _layer(rt, target, item, specs)]
+    filled = [] if key is None else _recorded_fill(rt, key, specs, [*base, *layers], stack_inputs or {})
+    resolved = inputs_mod.resolve_inputs(
+        specs,
+        stack_inputs=stack_inputs,
+        module_dir=str(target.directory),
+        stack_source="stack",
+        stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
+        base_layers=base,
+        layers=[*filled, *layers],  # a filled name is in no other layer: its rank decides nothing
+    )
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
+    if note and (reused := recorded_names(resolved)) and key is not None:
+        notices.note(f"the last run's {', '.join(reused)} ({shown(rt.rerun_inputs_path(key, fetch=False))}): "
+                     f"{'it sets' if len(reused) == 1 else 'they set'} what no input given here sets, "
+                     "and the module has no default; inputs given win")
     if extra_sensitive:
         from dataclasses import replace
 
@@ -102,9 +106,17 @@ def recorded_names(resolved: ResolvedInputs) -> list[str]:
 RECORDED = "recorded"  # the source label of a value from the last run's rerun.inputs.yml
 
 
-def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
-    """The last run's inputs of record `key`, its secret and ephemeral ones left out (they were
-    never written)."""
+def _recorded_fill(rt: Runtime, key: str, specs: Mapping[str, Any], layers: Sequence[InputLayer],
+                   stack_inputs: Mapping[str, Any]) -> list[InputLayer]:
+    """The last run's inputs of record `key` for the required variables (no default) that no
+    layer and no stack input sets; its secret and ephemeral ones left out (they were never
+    written). None where a var file hyops cannot read may set anything (the engine reads it)."""
+    if any(layer.opaque for layer in layers):
+        return []
+    set_now = set(stack_inputs) | {name for layer in layers for name in layer.values}
+    unset = {name for name, spec in specs.items() if spec.required and name not in set_now}
+    if not unset:
+        return []  # nothing to fill: the last run's file is not even read
     path = rt.rerun_inputs_path(key)
     if not path.is_file():
         return []
@@ -113,8 +125,8 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
-    usable = {k: v for k, v in recorded.items() if k in specs and not is_placeholder(v)}
-    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)]
+    usable = {k: v for k, v in recorded.items() if k in unset and not is_placeholder(v)}
+    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)] if usable else []
 
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:

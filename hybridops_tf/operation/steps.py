@@ -63,8 +63,7 @@ def run(req: ModuleRequest) -> Outcome:
     rt = req.runtime
     places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                              req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None,
-                              rerun_key=req.key)  # step 1
+                              req.sensitive_inputs, key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = rt.store
     rt.ensure_root()

@@ -44,7 +44,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.base.redact import REDACTED, is_placeholder
+from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -52,11 +52,11 @@ from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.operation import places, reads
+from hybridops_tf.operation import places, reads, run_inputs
 from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.model import PlanEvidence
 from hybridops_tf.record import applied, layout
-from hybridops_tf.record.address import record_key
+from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.advice import Commands, display_dir, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
@@ -74,7 +74,7 @@ class Target:
     module_ref: str
     directory: Path | None
     workspace: str | None = None
-    fallback_inputs: Mapping[str, Any] | None = None  # stack inputs, when no rerun.inputs.yml
+    fallback_inputs: Mapping[str, Any] | None = None  # a stack member: the stack's inputs now, wired ones too
     stack_file: Path | None = None  # set when the module is reconciled as a stack member
     unwired: tuple[str, ...] = ()  # a member's inputs whose value now is unknown (reconcile/members.py)
 
@@ -114,27 +114,13 @@ def engine_display(info: EngineInfo | None) -> str:
     return str(info.binary)
 
 
-def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | None, str]:
-    """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
-    rerun = runtime.rerun_inputs_path(target.key)
-    if rerun.is_file():  # a secret it holds as "<redacted>" comes from TF_VAR_ or --var, else is missing
-        recorded = inputs_mod.load_inputs_file(rerun)
-        return {k: v for k, v in recorded.items() if not is_placeholder(v)}, f"{rerun} (inputs of the last run)"
-    return target.fallback_inputs, "stack inputs"
-
-
 def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedInputs:
-    """Last run's inputs < --inputs < --var, validated like a run's (UsageError if not)."""
+    """The inputs an apply with the same environment and arguments resolves (a stack member:
+    the stack's inputs as they are now), by the one resolution every command uses
+    (operation/run_inputs.py); UsageError when they do not cover the module."""
     assert target.directory is not None
-    base, label = base_inputs(target, opts.runtime)
-    from_file = inputs_mod.load_inputs_file(opts.inputs_file) if opts.inputs_file else None
-    specs = inputs_mod.read_variables(target.directory, opts.runtime.hcl_cache())  # read, never written
-    from_vars = inputs_mod.parse_var_options(opts.var_options, specs)
-    return inputs_mod.resolve_inputs(
-        specs, stack_inputs=base, inputs_file=from_file, var_options=from_vars,
-        module_dir=str(target.directory), stack_source=label,
-        inputs_file_source=f"--inputs {opts.inputs_file}",
-        base_layers=inputs_mod.module_layers(target.directory, specs))
+    return run_inputs.resolve(opts.runtime, ModuleTarget(target.directory, target.module_ref), opts.inputs_file,
+                              opts.var_options, target.fallback_inputs, key=target.key, note=False)
 
 
 @dataclass(frozen=True)
