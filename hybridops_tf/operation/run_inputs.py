@@ -8,7 +8,9 @@ list cannot find a secret from the record's `inputs_digest` either.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,7 @@ from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
+    from hybridops_tf.engine.events import Diagnostic
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.store import Store
@@ -84,8 +87,6 @@ def resolve(
                      f"{'it sets' if len(reused) == 1 else 'they set'} what no input given here sets, "
                      "and the module has no default; inputs given win")
     if extra_sensitive:
-        from dataclasses import replace
-
         resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
     return resolved
 
@@ -141,6 +142,60 @@ def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str
 def given_names(rt: Runtime, target: ModuleTarget, items: Sequence[CliInput], specs: Mapping[str, Any]) -> set[str]:
     """The variables the command line's inputs set (UsageError when one cannot be read)."""
     return {name for item in items for layer in _layer(rt, target, item, specs) for name in layer.values}
+
+
+ENGINE_VAR_FILE = "/dev/fd/0"  # where the engine reads hyops's var file (engine/runner.py: VAR_FILE_ARG)
+
+
+def cite_sources(diagnostics: Sequence[Any], resolved: ResolvedInputs | None,
+                 only: frozenset[str] | None = None) -> list[Any]:
+    """The engine's diagnostics, each one placed in hyops's var file (`/dev/fd/0 line N`, a
+    pipe the user never wrote) placed instead where the user gave that input: `FILE line L`
+    of their --var-file/--inputs file, or `--var NAME`. The var file holds one input a line,
+    in the order of resolved.var_file(only), so line N is that input. Other events pass as
+    they are."""
+    if resolved is None:
+        return list(diagnostics)
+    names = [n for n in resolved.explicit if only is None or n in only]
+    cited = []
+    for diag in diagnostics:
+        line = getattr(diag, "start_line", None)
+        if getattr(diag, "filename", None) == ENGINE_VAR_FILE and line is not None and 0 < line <= len(names):
+            filename, line = given_at(names[line - 1], resolved.source_of(names[line - 1]))
+            diag = replace(diag, filename=filename, start_line=line)
+        cited.append(diag)
+    return cited
+
+
+INPUT_SUMMARIES = frozenset({  # the engine's own summaries of a refused input value (Terraform, OpenTofu)
+    "Invalid value for input variable", "No value for required variable", "Invalid value for variable"})
+
+
+def input_error(errors: Sequence[Diagnostic], directory: Path) -> bool:
+    """Whether the engine refused a run for its inputs alone: every error is placed in a var
+    file (hyops's, or one the engine reads from the module's folder) or is the engine's
+    refusal of an input's value (a TF_VAR_ one is placed at its `variable` block). Such a
+    refusal is a usage error, exit 2, in every command, as `hyops apply` exits for it."""
+    var_files = {ENGINE_VAR_FILE, *inputs_mod.module_var_files(directory)}
+    return bool(errors) and all(d.filename in var_files or d.summary.strip() in INPUT_SUMMARIES for d in errors)
+
+
+def given_at(name: str, source: str) -> tuple[str, int | None]:
+    """Where the user gave input `name` from `source` (a resolved source label): the file and
+    line for a file (the first line that sets it; None when it cannot be found), else the
+    option itself (`--var NAME`, `stack input NAME`)."""
+    option, _, path = source.partition(" ")
+    if option not in ("--inputs", "--var-file") or not path:
+        return (f"--var {name}" if source == "--var" else f"{source} input {name}"), None
+    pattern = re.compile(r'^\s*["\']?' + re.escape(name) + r'["\']?\s*[:=]')
+    try:
+        with open(path, encoding="utf-8", errors="replace") as text:
+            for number, line in enumerate(text, 1):
+                if pattern.match(line):
+                    return path, number
+    except OSError:
+        pass
+    return path, None
 
 
 def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
@@ -147,8 +147,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
                 from hybridops_tf.engine.events import summarize_diagnostics
 
-                said = summarize_diagnostics(errors)
-                raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode})"
+                said = summarize_diagnostics(run_inputs.cite_sources(errors, resolved))
+                failed = UsageError if run_inputs.input_error(errors, req.target.directory) else EngineError
+                raise failed(f"plan of {req.target.ref} failed (exit {result.returncode})"
                                   + (f": {said}" if said else "")
                                   + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
             pending = result.returncode == CHANGES_PENDING
