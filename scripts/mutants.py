@@ -185,6 +185,8 @@ MUTANTS = (
     Mutant("plan exits 1 where apply exits 2 for the same refused input", "hybridops_tf/plan/planner.py",
            "failed = UsageError if run_inputs.input_error(errors, req.target.directory) else EngineError",
            "failed = EngineError", ("tests/integration/test_input_errors.py",)),
+    Mutant("a folder name that is no ref is refused without offering --ref", "hybridops_tf/record/address.py",
+           "    if problem and derived:\n", "    if False:\n", ("tests/integration/test_folder_refs.py",)),
     Mutant("plan resolves its inputs without the last run's (a required input it recorded is missing)",
            "hybridops_tf/plan/planner.py", "req.sensitive_inputs, key=key)", "req.sensitive_inputs)",
            ("tests/integration/test_inputs_precedence.py", "-k", "fill_a_required")),
