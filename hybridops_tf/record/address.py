@@ -113,7 +113,8 @@ def choose_ref(module_dir: Path | str, ref: str | None, modules_root: Path | Non
     for root, how in roots:
         rel = _relative(directory, root.resolve()) or _relative(directory, root)
         if rel is not None:
-            return RefChoice(ModuleTarget(directory, validate_ref(rel, source=f"derived from {module_dir}", derived=True)), how)
+            derived = validate_ref(rel, source=f"derived from {module_dir}", derived=True)
+            return RefChoice(ModuleTarget(directory, derived), how)
     if directory in (cwd, cwd.resolve()) and directory.name:
         name = validate_ref(directory.name, source=f"the name of the folder {directory}", derived=True)
         return RefChoice(ModuleTarget(directory, name), "folder name")
