@@ -70,15 +70,23 @@ def resolve(
     base = inputs_mod.module_layers(target.directory, specs)
     layers = [layer for item in given for layer in _layer(rt, target, item, specs)]
     filled = [] if key is None else _recorded_fill(rt, key, specs, [*base, *layers], stack_inputs or {})
-    resolved = inputs_mod.resolve_inputs(
-        specs,
-        stack_inputs=stack_inputs,
-        module_dir=str(target.directory),
-        stack_source="stack",
-        stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
-        base_layers=base,
-        layers=[*filled, *layers],  # a filled name is in no other layer: its rank decides nothing
-    )
+    try:
+        resolved = inputs_mod.resolve_inputs(
+            specs,
+            stack_inputs=stack_inputs,
+            module_dir=str(target.directory),
+            stack_source="stack",
+            stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
+            base_layers=base,
+            layers=[*filled, *layers],  # a filled name is in no other layer: its rank decides nothing
+        )
+    except inputs_mod.MissingInputError as err:  # the advice comes from the one builder of printed commands
+        from hybridops_tf.record.advice import give_inputs
+
+        secret = frozenset(n for n in err.names if specs[n].sensitive or specs[n].ephemeral or n in extra_sensitive)
+        raise inputs_mod.MissingInputError(
+            f"missing required input{'s' if len(err.names) > 1 else ''} {', '.join(map(repr, err.names))} for "
+            f"{target.directory}: {give_inputs(list(err.names), secret)}", err.names) from None
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)

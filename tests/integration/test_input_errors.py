@@ -8,10 +8,12 @@ exited 1 where `hyops apply` exited 2 for the very same input.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from tests.integration.helpers import SIM_HEADER
 from tests.integration.hyops_cli import Hyops
 
 NUMBER_TF = """variable "label" {
@@ -52,3 +54,31 @@ def test_a_wrong_typed_var_names_the_option_and_plan_and_apply_exit_alike(hyops:
     assert plan.returncode == apply.returncode == 2, plan.stderr + apply.stderr
     assert "--var size" in plan.stderr and "--var size" in apply.stderr, plan.stderr + apply.stderr
     assert "/dev/fd/0" not in plan.stderr + apply.stderr
+
+
+SECRET_TF = SIM_HEADER + """variable "token" {
+  type      = string
+  sensitive = true
+}
+resource "sim_network" "this" {
+  name = "tok-net"
+}
+"""
+
+
+def test_a_missing_secret_is_advised_as_tf_var_never_on_a_command_line(hyops: Hyops, tmp_path: Path) -> None:
+    """reconcile's could_not_check advised `--var token=...` for a sensitive variable: shell
+    history, CI logs and the process list keep what a command line holds."""
+    module = tmp_path / "modules" / "tok"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(SECRET_TF)
+    assert hyops("apply", "modules/tok", env={"TF_VAR_token": "s3cret"}).returncode == 0
+
+    checked = hyops("reconcile", "modules/tok", "--json")
+    applied = hyops("apply", "modules/tok")
+
+    (module_doc,) = json.loads(checked.stdout)["modules"]
+    (why,) = [w for w in module_doc["could_not_check"] if "token" in w]
+    assert "TF_VAR_token=" in why and "--var token" not in why, why
+    assert applied.returncode == 2, applied.stderr
+    assert "TF_VAR_token=" in applied.stderr and "--var token" not in applied.stderr, applied.stderr
