@@ -187,7 +187,7 @@ MUTANTS = (
            "failed = EngineError", ("tests/integration/test_input_errors.py",)),
     Mutant("a folder name that is no ref is refused without offering --ref", "hybridops_tf/record/address.py",
            "    if problem and derived:\n", "    if False:\n", ("tests/integration/test_folder_refs.py",)),
-    Mutant("status of a stack member's folder says no record", "hybridops_tf/operation/places.py",
+    Mutant("status of a stack member's folder says no record", "hybridops_tf/runtime/status.py",
            "    return found[0] if found else key\n", "    return key\n",
            ("tests/integration/test_status_of_a_folder.py", "-k", "one_record")),
     Mutant("a missing secret is advised on a command line (--var NAME=...)", "hybridops_tf/operation/run_inputs.py",

@@ -62,9 +62,7 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
         store = settings(ctx).runtime.store
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
         if ref is None:  # a stack member's folder: its record is filed under the stack's ref
-            from hybridops_tf.operation.places import record_of_folder
-
-            key = record_of_folder(store, tgt, workspace(ctx, tgt.directory))
+            key = status.record_of_folder(store, tgt.ref, tgt.directory, workspace(ctx, tgt.directory))
             if key != record_key(tgt.ref, workspace(ctx, tgt.directory)):
                 click.echo(f"hyops: note: the record of {module_dir} is filed under {key} "
                            f"(no record under {tgt.ref})", err=True)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
-from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key, split_key
+from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 
@@ -77,24 +77,6 @@ def standing(claimed: Mapping[Place, tuple[str, ...]], place: Place, ref: str) -
     means their records share one state; only others, that the place is theirs."""
     refs = claimed.get(place, ())
     return ref in refs, tuple(r for r in refs if r != ref)
-
-
-def record_of_folder(store: Store, target: ModuleTarget, workspace: str | None) -> str:
-    """The record key `hyops status DIR` (no --ref) reads: the ref derived from DIR when it has
-    a record; else the one record whose module_dir is DIR in `workspace`, whatever its status
-    (a stack member's record is filed under the stack's ref, not the folder's path). Two or
-    more such records: UsageError naming the --ref of each; none: the derived key (no record)."""
-    key = record_key(target.ref, workspace)
-    if store.read(key) is not None:
-        return key
-    place = Place.of(target.directory, workspace)
-    found = sorted({record_key(rec.module_ref, rec.workspace) for rec in _records(store, key)
-                    if rec.module_dir and Place.of(rec.module_dir, rec.workspace) == place})
-    if len(found) > 1:
-        refs = " or ".join(f"--ref {split_key(k)[0]}" for k in found)
-        raise UsageError(f"no record is filed under {target.ref}, and {len(found)} records claim the folder "
-                         f"{target.directory}: name one with {refs}")
-    return found[0] if found else key
 
 
 def starts_from_nothing(previous: OperationRecord | None) -> bool:
