@@ -51,7 +51,7 @@ def resolve(
     counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
 
     One precedence for all of them, so that a plan shows what the apply with the same
-    environment and arguments does (docs/inputs.md: Precedence): what the caller gives now
+    environment and arguments does (docs/inputs.md: One resolution for every command): what the caller gives now
     wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars < *.auto.tfvars < stack
     inputs < --inputs/--var-file files and --var, in the order given: var_options is the
     command line's CliInputs in that order, an inputs_file before them). The record key
@@ -90,7 +90,7 @@ def resolve(
     inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
-    if note and (reused := recorded_names(resolved)) and key is not None:
+    if note and (reused := sorted(name for layer in filled for name in layer.values)) and key is not None:
         notices.note(f"the last run's {', '.join(reused)} ({shown(rt.rerun_inputs_path(key, fetch=False))}): "
                      f"{'it sets' if len(reused) == 1 else 'they set'} what no input given here sets, "
                      "and the module has no default; inputs given win")

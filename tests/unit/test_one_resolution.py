@@ -5,7 +5,7 @@ through it, with the record key, so a plan shows what the apply with the same en
 and arguments does. What the caller gives now wins, from every source; the last run's
 rerun.inputs.yml fills only a variable that nothing gives and that has no default. Before,
 the last run's `name` passed as an explicit input outranked the caller's TF_VAR_name in
-`hyops plan` (docs/inputs.md: Precedence)."""
+`hyops plan` (docs/inputs.md: One resolution for every command)."""
 
 from __future__ import annotations
 
