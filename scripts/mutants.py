@@ -548,9 +548,9 @@ MUTANTS = (
     Mutant("a read-only stack command refuses a stack whose secret the workers give", "hybridops_tf/stack/loader.py",
            "        if missing and self.read_only:", "        if False:",
            ("tests/integration/test_stack_read_only_inputs.py", "-k", "without_the_workers_secret"), STACK),
-    Mutant("reconcile takes the recorded placeholder over the caller's TF_VAR_", "hybridops_tf/operation/run_inputs.py",
-           "if k in unset and not is_placeholder(v)}", "if k in specs}",
-           ("tests/integration/test_stack_read_only_inputs.py", "-k", "tf_var")),
+    Mutant("the last run's <redacted> placeholder fills a missing secret", "hybridops_tf/operation/run_inputs.py",
+           "if k in unset and not is_placeholder(v)}", "if k in unset}",
+           ("tests/integration/test_input_errors.py", "-k", "missing_secret")),
     # issue 44: another writer
     Mutant("a moved state serial is no other writer", "hybridops_tf/record/stamp.py",
            "return self.lineage == other.lineage and self.serial == other.serial",
