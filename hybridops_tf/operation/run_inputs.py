@@ -44,20 +44,23 @@ def resolve(
     stack_sources: Mapping[str, str] | None = None,
     key: str | None = None,
     note: bool = True,
+    read_only: bool = False,
 ) -> ResolvedInputs:
     """Step 1 of every command that runs the engine on a module (plan, apply, destroy, the
-    refresh and import reconcile runs, reconcile's plans, init, `stack apply --resume`'s
-    comparison): every input parses, names a declared variable, and covers the required ones,
-    counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
+    refresh and import reconcile runs, reconcile's plans with the last run's inputs as the apply
+    it advises passes them, init, `stack apply --resume`'s comparison): every input parses,
+    names a declared variable, and covers the required ones, counting what the engine reads
+    itself (the caller's TF_VAR_, the module's tfvars).
 
     One precedence for all of them, so that a plan shows what the apply with the same
-    environment and arguments does (docs/inputs.md: One resolution for every command): what the caller gives now
-    wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars < *.auto.tfvars < stack
-    inputs < --inputs/--var-file files and --var, in the order given: var_options is the
-    command line's CliInputs in that order, an inputs_file before them). The record key
+    environment and arguments does (docs/inputs.md: One resolution for every command): what
+    the caller gives now wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars <
+    *.auto.tfvars < stack inputs < --inputs/--var-file files and --var, in the order given:
+    var_options is the command line's CliInputs in that order, an inputs_file before them). The record key
     `key`'s rerun.inputs.yml (the last run's inputs) only fills a variable that none of them
     gives and that has no default: what exists was built with it, and nothing else could run.
     It never outranks a source, not even the caller's TF_VAR_. `note`: say which it filled.
+    `read_only` (reconcile's reads): the module's parsed variables are not cached either.
 
     stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
     marks inputs secret although their variable is not (a value wired from a sensitive
@@ -87,7 +90,8 @@ def resolve(
         raise inputs_mod.MissingInputError(
             f"missing required input{'s' if len(err.names) > 1 else ''} {', '.join(map(repr, err.names))} for "
             f"{target.directory}: {give_inputs(list(err.names), secret)}", err.names) from None
-    inputs_mod.remember(target.directory, rt.hcl_cache())
+    if not read_only:
+        inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
     if note and (reused := sorted(name for layer in filled for name in layer.values)) and key is not None:

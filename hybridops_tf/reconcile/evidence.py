@@ -44,7 +44,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import EngineError, Interrupted, RefusedError, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
-from hybridops_tf.base.redact import REDACTED
+from hybridops_tf.base.redact import REDACTED, is_placeholder
 from hybridops_tf.engine import commands
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.events import iter_events, summarize_diagnostics
@@ -74,7 +74,7 @@ class Target:
     module_ref: str
     directory: Path | None
     workspace: str | None = None
-    fallback_inputs: Mapping[str, Any] | None = None  # a stack member: the stack's inputs now, wired ones too
+    fallback_inputs: Mapping[str, Any] | None = None  # stack inputs, when no rerun.inputs.yml
     stack_file: Path | None = None  # set when the module is reconciled as a stack member
     unwired: tuple[str, ...] = ()  # a member's inputs whose value now is unknown (reconcile/members.py)
 
@@ -114,13 +114,25 @@ def engine_display(info: EngineInfo | None) -> str:
     return str(info.binary)
 
 
+def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | None, str]:
+    """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
+    rerun = runtime.rerun_inputs_path(target.key)
+    if rerun.is_file():  # a secret it holds as "<redacted>" comes from TF_VAR_ or --var, else is missing
+        recorded = inputs_mod.load_inputs_file(rerun)
+        return {k: v for k, v in recorded.items() if not is_placeholder(v)}, f"{rerun} (inputs of the last run)"
+    return target.fallback_inputs, "stack inputs"
+
+
 def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedInputs:
-    """The inputs an apply with the same environment and arguments resolves (a stack member:
-    the stack's inputs as they are now), by the one resolution every command uses
-    (operation/run_inputs.py); UsageError when they do not cover the module."""
+    """The inputs of the apply reconcile advises (`hyops apply DIR --inputs rerun.inputs.yml`
+    plus this reconcile's --inputs/--var): the record is judged by what its last run applied,
+    through the one resolution every command uses (operation/run_inputs.py), so the plans are
+    those of the printed command; UsageError when they do not cover the module."""
     assert target.directory is not None
+    base, label = base_inputs(target, opts.runtime)
     return run_inputs.resolve(opts.runtime, ModuleTarget(target.directory, target.module_ref), opts.inputs_file,
-                              opts.var_options, target.fallback_inputs, key=target.key, note=False)
+                              opts.var_options, base, stack_sources={k: label for k in base or {}},
+                              key=target.key, note=False, read_only=True)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
         if key is None:
             return None
         resolved = run_inputs.resolve(runtime, ModuleTarget(directory, record.module_ref), None, (), member.inputs,
-                                      key=record_key(record.module_ref, member.workspace), note=False)
+                                      key=record_key(record.module_ref, member.workspace), note=False,
+                                      read_only=True)
     except HyopsError:
         return None
     now = would_apply(directory, member.workspace, resolved, key, engine)

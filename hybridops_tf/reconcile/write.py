@@ -27,7 +27,7 @@ from hybridops_tf.engine import process
 from hybridops_tf.operation import steps as operation
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.reconcile import audit, rules
-from hybridops_tf.reconcile.evidence import GatherOptions, Target
+from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs
 from hybridops_tf.reconcile.gather import gather_parts
 from hybridops_tf.reconcile.model import Action, ActionKind, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
@@ -164,12 +164,13 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
     assert target.directory is not None
     rt = ctx.gather.runtime
     record = rt.store.read(target.key)
+    base, _ = base_inputs(target, rt)
     if command == "refresh":
         extra.setdefault("empty_status", rules.empty_status(record))
     return ModuleRequest(
         command=Command(command), target=ModuleTarget(target.directory, target.module_ref), runtime=rt,
         inputs_file=ctx.gather.inputs_file, var_options=ctx.gather.var_options,
-        stack_inputs=target.fallback_inputs, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
+        stack_inputs=base, lock_timeout=ctx.lock_timeout, argv=ctx.argv,
         workspace=target.workspace or (record.workspace if record else None), **extra)
 
 

@@ -1,11 +1,12 @@
 """One resolution of a module's inputs for every command (operation/run_inputs.py: resolve).
 
-plan, apply, destroy, reconcile's plans and runs, init and `stack apply --resume` all resolve
-through it, with the record key, so a plan shows what the apply with the same environment
-and arguments does. What the caller gives now wins, from every source; the last run's
-rerun.inputs.yml fills only a variable that nothing gives and that has no default. Before,
-the last run's `name` passed as an explicit input outranked the caller's TF_VAR_name in
-`hyops plan` (docs/inputs.md: One resolution for every command)."""
+plan, apply, destroy, init, `stack apply --resume` and reconcile (its plans are those of the
+apply it advises, `--inputs rerun.inputs.yml`) all resolve through it, with the record key, so
+a plan shows what the apply with the same environment and arguments does. What the caller
+gives now wins, from every source; the last run's rerun.inputs.yml fills only a variable that
+nothing gives and that has no default. Before, the last run's `name` passed as an explicit
+input outranked the caller's TF_VAR_name in `hyops plan` (docs/inputs.md: One resolution for
+every command)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_every_command_given_the_same_environment_and_arguments_resolves_the_sam
     rt, target = module
     given, stack = _source(monkeypatch, target.directory, source)
     digests = {run_inputs.resolve(rt, target, None, given, stack, key="m", note=False).digest(KEY)
-               for _command in ("plan", "apply", "destroy", "reconcile")}
+               for _command in ("plan", "apply", "destroy")}
     assert len(digests) == 1
 
 
