@@ -63,7 +63,7 @@ def _run(ctx: click.Context, command: str, module_dir: Path, ref: str | None, in
             command=Command(command), target=tgt, runtime=settings(ctx).runtime,
             var_options=given, passthrough=passthrough, workspace=space,
             lock_timeout=lock_timeout, allow_uncertain=allow_uncertain, argv=sys.argv[1:],
-            on_event=ProgressPrinter(), recorded_inputs=command == "destroy",
+            on_event=ProgressPrinter(),
         ))
     echo_outcome(outcome, command, tgt.ref, str(module_dir), space, hyops_prefix(ctx))
     ctx.exit(outcome.exit_code)
@@ -219,7 +219,6 @@ def plan_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files
             target=tgt, runtime=settings(ctx).runtime,
             workspace=space, var_options=given, passthrough=passthrough,
             argv=sys.argv[1:], detailed_exitcode=detailed, out=out, lock_timeout=lock_timeout,
-            recorded_inputs=True,  # as destroy: the last run's inputs under those given
         ))
     except HyopsError as err:
         if output_format == "markdown":  # a pull-request job shows stdout: the failure goes there too

@@ -87,7 +87,9 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
 
         raise UsageError(f"--parallelism is the workers' with --queue: give each `{commands(ctx).stack_work('-p N')}` "
                          "its N (how many workers run, and how many members each takes at once)")
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache())
+    # --queue runs nothing here: an input only the workers' environment gives (the CI recipe's
+    # deployment secret) is noted, as the read-only commands note it; each worker checks it
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=bool(ctx.meta.get("queue")))
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once

@@ -60,8 +60,14 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
             tgt = target(ctx, module_dir, ref)
         except UsageError as err:  # `hyops status` where no module is: the project's top, most often
             raise UsageError(f"{err.message}; `{commands(ctx).status_all()}` lists every record") from None
+        store = settings(ctx).runtime.store
         key = record_key(tgt.ref, workspace(ctx, tgt.directory))
-        entries = [status.entry(settings(ctx).runtime.store, key)]
+        if ref is None:  # a stack member's folder: its record is filed under the stack's ref
+            key = status.record_of_folder(store, tgt.ref, tgt.directory, workspace(ctx, tgt.directory))
+            if key != record_key(tgt.ref, workspace(ctx, tgt.directory)):
+                click.echo(f"hyops: note: the record of {module_dir} is filed under {key} "
+                           f"(no record under {tgt.ref})", err=True)
+        entries = [status.entry(store, key)]
     for e in entries:
         if e.problem:
             click.echo(f"hyops: {e.problem}", err=True)

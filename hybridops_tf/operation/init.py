@@ -66,6 +66,6 @@ def _recorded_var_file(ws: Runtime, target: ModuleTarget, key: str) -> str | Non
     module source from a variable). None when they do not cover what the module requires: the
     engine's init then names the variable it misses, as a raw init would."""
     try:
-        return run_inputs.resolve(ws, target, None, (), None, recorded=key).var_file()
+        return run_inputs.resolve(ws, target, None, (), None, key=key, note=False).var_file()
     except UsageError:
         return None

@@ -44,7 +44,6 @@ class ModuleRequest:
     import_id: str | None = None
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
-    recorded_inputs: bool = False  # destroy: the last run's inputs (rerun.inputs.yml) first, given ones win
     plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
 
     def __post_init__(self) -> None:

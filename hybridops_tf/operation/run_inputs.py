@@ -8,7 +8,9 @@ list cannot find a secret from the record's `inputs_digest` either.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,7 @@ from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
+    from hybridops_tf.engine.events import Diagnostic
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.store import Store
@@ -39,18 +42,26 @@ def resolve(
     stack_inputs: Mapping[str, Any] | None,
     extra_sensitive: frozenset[str] = frozenset(),
     stack_sources: Mapping[str, str] | None = None,
-    recorded: str | None = None,
-    rerun_key: str | None = None,
+    key: str | None = None,
+    note: bool = True,
+    read_only: bool = False,
 ) -> ResolvedInputs:
-    """Step 1: every input parses, names a declared variable, and covers the required ones,
-    counting what the engine reads itself (the caller's TF_VAR_, the module's tfvars).
+    """Step 1 of every command that runs the engine on a module (plan, apply, destroy, the
+    refresh and import reconcile runs, reconcile's plans with the last run's inputs as the apply
+    it advises passes them, init, `stack apply --resume`'s comparison): every input parses,
+    names a declared variable, and covers the required ones, counting what the engine reads
+    itself (the caller's TF_VAR_, the module's tfvars).
 
-    var_options: `--var` texts, or the command line's CliInputs in the order given
-    (--var, --inputs/--var-file files, the engine's -var/-var-file); an inputs_file comes
-    before them, and before it the record key `recorded`'s rerun.inputs.yml, when given
-    (`hyops destroy`, `hyops plan`: what exists was built with the last run's inputs; given ones
-    win). Without it, a required input none of them sets names the record key `rerun_key`'s
-    rerun.inputs.yml, when there is one: the inputs the last run used.
+    One precedence for all of them, so that a plan shows what the apply with the same
+    environment and arguments does (docs/inputs.md: One resolution for every command): what
+    the caller gives now wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars <
+    *.auto.tfvars < stack inputs < --inputs/--var-file files and --var, in the order given:
+    var_options is the command line's CliInputs in that order, an inputs_file before them). The record key
+    `key`'s rerun.inputs.yml (the last run's inputs) only fills a variable that none of them
+    gives and that has no default: what exists was built with it, and nothing else could run.
+    It never outranks a source, not even the caller's TF_VAR_. `note`: say which it filled.
+    `read_only` (reconcile's reads): the module's parsed variables are not cached either.
+
     stack_sources labels single stack inputs (e.g. "inputs_from network.id"). extra_sensitive
     marks inputs secret although their variable is not (a value wired from a sensitive
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
@@ -59,6 +70,9 @@ def resolve(
     specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
+    base = inputs_mod.module_layers(target.directory, specs)
+    layers = [layer for item in given for layer in _layer(rt, target, item, specs)]
+    filled = [] if key is None else _recorded_fill(rt, key, specs, [*base, *layers], stack_inputs or {})
     try:
         resolved = inputs_mod.resolve_inputs(
             specs,
@@ -66,22 +80,25 @@ def resolve(
             module_dir=str(target.directory),
             stack_source="stack",
             stack_sources=stack_sources or getattr(stack_inputs, "sources", None),
-            base_layers=inputs_mod.module_layers(target.directory, specs),
-            layers=[*(_recorded_layer(rt, recorded, specs) if recorded is not None else []),
-                    *(layer for item in given for layer in _layer(rt, target, item, specs))],
+            base_layers=base,
+            layers=[*filled, *layers],  # a filled name is in no other layer: its rank decides nothing
         )
-    except inputs_mod.MissingInputError as err:
-        path = rt.rerun_inputs_path(rerun_key) if rerun_key is not None and recorded is None else None
-        if path is None or not path.is_file():
-            raise
-        raise inputs_mod.MissingInputError(f"{err.message} (the last run's inputs: --inputs {shown(path)})",
-                                           err.names) from None
-    inputs_mod.remember(target.directory, rt.hcl_cache())
+    except inputs_mod.MissingInputError as err:  # the advice comes from the one builder of printed commands
+        from hybridops_tf.record.advice import give_inputs
+
+        secret = frozenset(n for n in err.names if specs[n].sensitive or specs[n].ephemeral or n in extra_sensitive)
+        raise inputs_mod.MissingInputError(
+            f"missing required input{'s' if len(err.names) > 1 else ''} {', '.join(map(repr, err.names))} for "
+            f"{target.directory}: {give_inputs(list(err.names), secret)}", err.names) from None
+    if not read_only:
+        inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
+    if note and (reused := sorted(name for layer in filled for name in layer.values)) and key is not None:
+        notices.note(f"the last run's {', '.join(reused)} ({shown(rt.rerun_inputs_path(key, fetch=False))}): "
+                     f"{'it sets' if len(reused) == 1 else 'they set'} what no input given here sets, "
+                     "and the module has no default; inputs given win")
     if extra_sensitive:
-        from dataclasses import replace
-
         resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
     return resolved
 
@@ -102,9 +119,17 @@ def recorded_names(resolved: ResolvedInputs) -> list[str]:
 RECORDED = "recorded"  # the source label of a value from the last run's rerun.inputs.yml
 
 
-def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[InputLayer]:
-    """The last run's inputs of record `key`, its secret and ephemeral ones left out (they were
-    never written)."""
+def _recorded_fill(rt: Runtime, key: str, specs: Mapping[str, Any], layers: Sequence[InputLayer],
+                   stack_inputs: Mapping[str, Any]) -> list[InputLayer]:
+    """The last run's inputs of record `key` for the required variables (no default) that no
+    layer and no stack input sets; its secret and ephemeral ones left out (they were never
+    written). None where a var file hyops cannot read may set anything (the engine reads it)."""
+    if any(layer.opaque for layer in layers):
+        return []
+    set_now = set(stack_inputs) | {name for layer in layers for name in layer.values}
+    unset = {name for name, spec in specs.items() if spec.required and name not in set_now}
+    if not unset:
+        return []  # nothing to fill: the last run's file is not even read
     path = rt.rerun_inputs_path(key)
     if not path.is_file():
         return []
@@ -113,8 +138,8 @@ def _recorded_layer(rt: Runtime, key: str, specs: Mapping[str, Any]) -> list[Inp
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
-    usable = {k: v for k, v in recorded.items() if k in specs and not is_placeholder(v)}
-    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)]
+    usable = {k: v for k, v in recorded.items() if k in unset and not is_placeholder(v)}
+    return [InputLayer(f"{RECORDED} ({path.name} of the last run)", usable, strict=False)] if usable else []
 
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
@@ -129,6 +154,60 @@ def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str
 def given_names(rt: Runtime, target: ModuleTarget, items: Sequence[CliInput], specs: Mapping[str, Any]) -> set[str]:
     """The variables the command line's inputs set (UsageError when one cannot be read)."""
     return {name for item in items for layer in _layer(rt, target, item, specs) for name in layer.values}
+
+
+ENGINE_VAR_FILE = "/dev/fd/0"  # where the engine reads hyops's var file (engine/runner.py: VAR_FILE_ARG)
+
+
+def cite_sources(diagnostics: Sequence[Any], resolved: ResolvedInputs | None,
+                 only: frozenset[str] | None = None) -> list[Any]:
+    """The engine's diagnostics, each one placed in hyops's var file (`/dev/fd/0 line N`, a
+    pipe the user never wrote) placed instead where the user gave that input: `FILE line L`
+    of their --var-file/--inputs file, or `--var NAME`. The var file holds one input a line,
+    in the order of resolved.var_file(only), so line N is that input. Other events pass as
+    they are."""
+    if resolved is None:
+        return list(diagnostics)
+    names = [n for n in resolved.explicit if only is None or n in only]
+    cited = []
+    for diag in diagnostics:
+        line = getattr(diag, "start_line", None)
+        if getattr(diag, "filename", None) == ENGINE_VAR_FILE and line is not None and 0 < line <= len(names):
+            filename, line = given_at(names[line - 1], resolved.source_of(names[line - 1]))
+            diag = replace(diag, filename=filename, start_line=line)
+        cited.append(diag)
+    return cited
+
+
+INPUT_SUMMARIES = frozenset({  # the engine's own summaries of a refused input value (Terraform, OpenTofu)
+    "Invalid value for input variable", "No value for required variable", "Invalid value for variable"})
+
+
+def input_error(errors: Sequence[Diagnostic], directory: Path) -> bool:
+    """Whether the engine refused a run for its inputs alone: every error is placed in a var
+    file (hyops's, or one the engine reads from the module's folder) or is the engine's
+    refusal of an input's value (a TF_VAR_ one is placed at its `variable` block). Such a
+    refusal is a usage error, exit 2, in every command, as `hyops apply` exits for it."""
+    var_files = {ENGINE_VAR_FILE, *inputs_mod.module_var_files(directory)}
+    return bool(errors) and all(d.filename in var_files or d.summary.strip() in INPUT_SUMMARIES for d in errors)
+
+
+def given_at(name: str, source: str) -> tuple[str, int | None]:
+    """Where the user gave input `name` from `source` (a resolved source label): the file and
+    line for a file (the first line that sets it; None when it cannot be found), else the
+    option itself (`--var NAME`, `stack input NAME`)."""
+    option, _, path = source.partition(" ")
+    if option not in ("--inputs", "--var-file") or not path:
+        return (f"--var {name}" if source == "--var" else f"{source} input {name}"), None
+    pattern = re.compile(r'^\s*["\']?' + re.escape(name) + r'["\']?\s*[:=]')
+    try:
+        with open(path, encoding="utf-8", errors="replace") as text:
+            for number, line in enumerate(text, 1):
+                if pattern.match(line):
+                    return path, number
+    except OSError:
+        pass
+    return path, None
 
 
 def write_resolved(folder: RunFolder, resolved: ResolvedInputs) -> Path:

@@ -57,6 +57,7 @@ class _Run:
     folder: RunFolder
     meta: RunMeta
     rerun_before: bytes | None = None  # rerun.inputs.yml as it was, restored if the engine refuses the run
+    resolved: ResolvedInputs | None = None  # the run's inputs: an engine error in its var file names their source
 
 
 def run(req: ModuleRequest) -> Outcome:
@@ -64,8 +65,7 @@ def run(req: ModuleRequest) -> Outcome:
     rt = req.runtime
     places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                              req.sensitive_inputs, recorded=req.key if req.recorded_inputs else None,
-                              rerun_key=req.key)  # step 1
+                              req.sensitive_inputs, key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)
     store = rt.store
     rt.ensure_root()
@@ -116,7 +116,7 @@ def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedI
     except OSError as err:
         raise RefusedError(f"could not journal the run in {store.describe()}: {err.strerror or err}; "
                            "nothing was changed") from None
-    return _Run(req, store, previous, folder, meta)
+    return _Run(req, store, previous, folder, meta, resolved=resolved)
 
 
 def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
@@ -373,7 +373,9 @@ def _settle_refusal(one: _Run, running: OperationRecord, reader: StreamReader,
     from hybridops_tf.engine.events import summarize_diagnostics
 
     req, folder = one.req, one.folder
-    why = summarize_diagnostics(reader.diagnostics) or f"see {folder.stderr_path}"
+    only = one.resolved.ephemeral_names if one.resolved is not None and req.plan_file is not None else None
+    why = summarize_diagnostics(run_inputs.cite_sources(reader.diagnostics, one.resolved, only)) or \
+        f"see {folder.stderr_path}"
     message = (f"the engine refused the {req.command} before changing anything "
                f"(engine exit {result.returncode}): {why}; the record is unchanged")
     # a saved plan the engine will not apply (stale, most often) is refused like hyops's own check

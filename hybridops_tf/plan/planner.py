@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybridops_tf.base import notices
-from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed
+from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
@@ -91,13 +90,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
                                rt.root)  # its plan would be of another ref's state
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
-                              req.sensitive_inputs, recorded=key if req.recorded_inputs else None, rerun_key=key)
-    reused = run_inputs.recorded_names(resolved)
-    if reused:  # apply does not take them by itself: say so, with the file that gives it the same
-        path = run_inputs.shown(rt.rerun_inputs_path(key, fetch=False))
-        destroy = req.destroy or "-destroy" in {commands.flag_name(arg) for arg in req.passthrough}
-        notices.note(f"planned with the last run's {', '.join(reused)} ({path}; inputs given win)"
-                     + ("" if destroy else f": its apply takes the same with --inputs {path}"))
+                                  req.sensitive_inputs, key=key)  # as the apply of this plan resolves them
     mode = "apply"
     if req.out is not None:
         from hybridops_tf.plan import saved
@@ -154,8 +147,9 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
             if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
                 from hybridops_tf.engine.events import summarize_diagnostics
 
-                said = summarize_diagnostics(errors)
-                raise EngineError(f"plan of {req.target.ref} failed (exit {result.returncode})"
+                said = summarize_diagnostics(run_inputs.cite_sources(errors, resolved))
+                failed = UsageError if run_inputs.input_error(errors, req.target.directory) else EngineError
+                raise failed(f"plan of {req.target.ref} failed (exit {result.returncode})"
                                   + (f": {said}" if said else "")
                                   + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
             pending = result.returncode == CHANGES_PENDING

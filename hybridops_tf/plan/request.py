@@ -29,6 +29,5 @@ class PlanRequest:
     workspace: str | None = None
     detailed_exitcode: bool = False
     out: Path | None = None  # keep the engine's plan file here (0600), with its sidecar
-    recorded_inputs: bool = False  # the last run's inputs (rerun.inputs.yml) first, given ones win
     destroy: bool = False  # a destroy plan (the engine's -destroy)
     lock_timeout: float = 0  # the engine's -lock-timeout for its state lock (plan takes no hyops lock)

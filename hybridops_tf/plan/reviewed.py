@@ -56,7 +56,7 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
         plan = planner.run_plan(PlanRequest(
             target=req.target, runtime=req.runtime, workspace=req.workspace,
             var_options=req.var_options, passthrough=req.passthrough, argv=req.argv, out=plan_file,
-            destroy=destroy, recorded_inputs=destroy,
+            destroy=destroy,
         ))
         show(plan)
         if plan.has_changes and not ask():

@@ -52,11 +52,11 @@ from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
 from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.operation import places, reads
+from hybridops_tf.operation import places, reads, run_inputs
 from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.model import PlanEvidence
 from hybridops_tf.record import applied, layout
-from hybridops_tf.record.address import record_key
+from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.advice import Commands, display_dir, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
@@ -124,17 +124,15 @@ def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | N
 
 
 def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedInputs:
-    """Last run's inputs < --inputs < --var, validated like a run's (UsageError if not)."""
+    """The inputs of the apply reconcile advises (`hyops apply DIR --inputs rerun.inputs.yml`
+    plus this reconcile's --inputs/--var): the record is judged by what its last run applied,
+    through the one resolution every command uses (operation/run_inputs.py), so the plans are
+    those of the printed command; UsageError when they do not cover the module."""
     assert target.directory is not None
     base, label = base_inputs(target, opts.runtime)
-    from_file = inputs_mod.load_inputs_file(opts.inputs_file) if opts.inputs_file else None
-    specs = inputs_mod.read_variables(target.directory, opts.runtime.hcl_cache())  # read, never written
-    from_vars = inputs_mod.parse_var_options(opts.var_options, specs)
-    return inputs_mod.resolve_inputs(
-        specs, stack_inputs=base, inputs_file=from_file, var_options=from_vars,
-        module_dir=str(target.directory), stack_source=label,
-        inputs_file_source=f"--inputs {opts.inputs_file}",
-        base_layers=inputs_mod.module_layers(target.directory, specs))
+    return run_inputs.resolve(opts.runtime, ModuleTarget(target.directory, target.module_ref), opts.inputs_file,
+                              opts.var_options, base, stack_sources={k: label for k in base or {}},
+                              key=target.key, note=False, read_only=True)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import run_inputs
 from hybridops_tf.operation.would_apply import would_apply
 from hybridops_tf.record import applied
+from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
@@ -62,9 +63,9 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
         key = run_inputs.digest_key(runtime, create=False)
         if key is None:
             return None
-        specs = inputs_mod.read_variables(directory, runtime.hcl_cache())
-        resolved = inputs_mod.resolve_inputs(specs, stack_inputs=member.inputs, module_dir=str(directory),
-                                             base_layers=inputs_mod.module_layers(directory, specs))
+        resolved = run_inputs.resolve(runtime, ModuleTarget(directory, record.module_ref), None, (), member.inputs,
+                                      key=record_key(record.module_ref, member.workspace), note=False,
+                                      read_only=True)
     except HyopsError:
         return None
     now = would_apply(directory, member.workspace, resolved, key, engine)

@@ -20,9 +20,10 @@ class ModuleTarget:
     ref: str
 
 
-def validate_ref(ref: str, *, source: str = "--ref") -> str:
-    """A ref is segments joined by '/' (letters of either case, as folder names have them,
-    digits, '_', '.', '-'): no '..', no leading '/', no empty part."""
+def validate_ref(ref: str, *, source: str = "--ref", derived: bool = False) -> str:
+    """A ref is segments joined by '/' (ASCII letters of either case, as folder names have
+    them, digits, '_', '.', '-'): no '..', no leading '/', no empty part. A `derived` ref (from
+    a folder's path) that is not one is refused offering `--ref` with a valid one."""
     problem = None
     if not ref:
         problem = "it is empty"
@@ -41,12 +42,29 @@ def validate_ref(ref: str, *, source: str = "--ref") -> str:
             elif "__" in seg:
                 problem = f"segment '{seg}' contains '__' (reserved: a ref's '/' becomes '__' in file names)"
             elif not _SEGMENT.match(seg):
-                problem = f"segment '{seg}' may use only letters, digits, '_', '.', '-'"
+                problem = f"segment '{seg}' may use only ASCII letters (A-Z, a-z), digits, '_', '.', '-'"
             if problem:
                 break
+    if problem and derived:
+        raise UsageError(f"invalid module ref '{ref}' ({source}): {problem}; name its record with "
+                         f"--ref {suggest_ref(ref)} (or any other valid ref)")
     if problem:
         raise UsageError(f"invalid module ref '{ref}' ({source}): {problem}; e.g. platform/network")
     return ref
+
+
+def suggest_ref(text: str) -> str:
+    """A valid ref near `text`: accents dropped (`café` -> `cafe`), any other character
+    outside the ref's alphabet a '-', each segment trimmed to what validate_ref takes."""
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    segments = []
+    for seg in plain.split("/"):
+        seg = re.sub(r"_{2,}", "_", re.sub(r"[^A-Za-z0-9_.-]+", "-", seg)).replace("..", "-").strip("_.-")
+        if seg:
+            segments.append(seg)
+    return "/".join(segments) or "my-module"
 
 
 def _relative(path: Path, root: Path) -> str | None:
@@ -97,9 +115,10 @@ def choose_ref(module_dir: Path | str, ref: str | None, modules_root: Path | Non
     for root, how in roots:
         rel = _relative(directory, root.resolve()) or _relative(directory, root)
         if rel is not None:
-            return RefChoice(ModuleTarget(directory, validate_ref(rel, source=f"derived from {module_dir}")), how)
+            derived = validate_ref(rel, source=f"derived from {module_dir}", derived=True)
+            return RefChoice(ModuleTarget(directory, derived), how)
     if directory in (cwd, cwd.resolve()) and directory.name:
-        name = validate_ref(directory.name, source=f"the name of the folder {directory}")
+        name = validate_ref(directory.name, source=f"the name of the folder {directory}", derived=True)
         return RefChoice(ModuleTarget(directory, name), "folder name")
     raise UsageError(
         f"module directory {module_dir} is outside the modules root, the current directory and the "

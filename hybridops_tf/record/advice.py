@@ -267,3 +267,18 @@ def _holds_tf(directory: Path) -> bool:
         return directory.is_dir() and any(p.suffix == ".tf" for p in directory.iterdir())
     except OSError:
         return False
+
+
+def give_inputs(names: list[str], secret: frozenset[str]) -> str:
+    """How to give required inputs that no source gives. A secret (a variable declared
+    sensitive or ephemeral) as `TF_VAR_NAME` in the environment (a CI secret), never on a
+    command line, where shell history, CI logs and the process list keep it; any other with
+    `--var NAME=...` or in an --inputs file."""
+    plain = [n for n in names if n not in secret]
+    hidden = [n for n in names if n in secret]
+    parts = [" ".join(f"--var {n}=..." for n in plain) + " (or an --inputs file)"] if plain else []
+    if hidden:
+        parts.append(f"set {' and '.join(f'TF_VAR_{n}=...' for n in hidden)} in the environment "
+                     f"({'a secret' if len(hidden) == 1 else 'secrets'}: never on a command line)")
+    return "pass " + "; ".join(parts) if plain else "; ".join(parts)
+

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key, split_key
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.liveness import LiveEngine, live_engine
@@ -92,3 +95,29 @@ def all_entries(store: Store) -> list[StatusEntry]:
     for key in store.keys():
         entries.append(entry(store, key))
     return sorted(entries, key=lambda e: e.module_ref)
+
+
+def record_of_folder(store: Store, ref: str, directory: Path, workspace: str | None) -> str:
+    """The record key `hyops status DIR` (no --ref) reads: the ref derived from DIR when it has
+    a record; else the one record whose module_dir is DIR in `workspace`, whatever its status
+    (a stack member's record is filed under the stack's ref, not the folder's path). Two or
+    more such records: UsageError naming the --ref of each; none: the derived key (no record)."""
+    key = record_key(ref, workspace)
+    if store.read(key) is not None:
+        return key
+    place = (os.path.realpath(directory), workspace or DEFAULT_WORKSPACE)  # as operation/places.py: Place
+    found = []
+    for other in store.keys():
+        try:
+            rec = store.read(other) if other != key else None
+        except CorruptRecordError:
+            continue
+        if rec is not None and rec.module_dir and \
+                (os.path.realpath(rec.module_dir), rec.workspace or DEFAULT_WORKSPACE) == place:
+            found.append(other)
+    if len(found) > 1:
+        refs = " or ".join(f"--ref {split_key(k)[0]}" for k in sorted(found))
+        raise UsageError(f"no record is filed under {ref}, and {len(found)} records claim the folder "
+                         f"{directory}: name one with {refs}")
+    return found[0] if found else key
+

@@ -185,7 +185,7 @@ class MemberSteps:
         key = run_inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
             return ("no digest can match: the runtime root has no digest key",)
-        resolved = run_inputs.resolve(rt, member.target, None, (), values, sensitive)
+        resolved = run_inputs.resolve(rt, member.target, None, (), values, sensitive, key=member.key, note=False)
         now = would_apply(member.directory, member.workspace, resolved, key, rt.engine_info())
         return applied.changes(rec, now)
 

@@ -111,8 +111,8 @@ def test_list_map_and_object_inputs_leave_plan_destroy_and_reconcile_working(any
                                                                       "-var", "tags={a = 1, b = 2}",
                                                                       "-var", given[5]])
 
-    planned = hyops("plan", "modules/values", "--detailed-exitcode")
-    assert planned.returncode == 0, planned.stderr  # the recorded inputs are the applied ones: no change
+    planned = hyops("plan", "modules/values", "--detailed-exitcode", *given)
+    assert planned.returncode == 0, planned.stderr  # the inputs given again are the applied ones: no change
     reconciled = hyops("reconcile", "modules/values")
     assert reconciled.returncode == 0, reconciled.stdout + reconciled.stderr
     destroyed = hyops("destroy", "modules/values", "--auto-approve")

@@ -216,7 +216,7 @@ def test_text_that_looks_like_a_template_reaches_the_provider_as_written(hyops: 
 def test_destroy_without_inputs_reuses_the_recorded_rerun_inputs(hyops: Hyops, required: Path) -> None:
     """`hyops destroy MODULE` of a module with a required variable, no inputs given: before,
     exit 2 ("missing required input") although rerun.inputs.yml holds it (stack destroy used
-    it). Given inputs still win, variable by variable."""
+    it). Given inputs still win; the last run's fills only what nothing gives."""
     out = hyops("apply", "modules/req", "--var", "cidr=10.20.0.0/16", "--var", "name=kept")
     assert out.returncode == 0, out.stderr
     plan = hyops("plan", "modules/req", "--var", "cidr=10.20.0.0/16", "--var", "name=kept")
@@ -229,13 +229,14 @@ def test_destroy_without_inputs_reuses_the_recorded_rerun_inputs(hyops: Hyops, r
     doc = resolved(hyops, "req")
     assert doc["cidr"]["value"] == "10.20.0.0/16" and doc["cidr"]["source"].startswith("recorded")
     assert doc["name"]["value"] == "given" and doc["name"]["source"] == "--var"
-    assert doc["name"]["overrides"][-1].startswith("recorded")
+    assert "overrides" not in doc["name"]  # name has a default: the last run's value is no candidate
 
 
-def test_plan_without_inputs_reuses_the_recorded_ones_and_a_missing_input_names_the_file(
+def test_plan_and_apply_without_inputs_fill_a_required_input_from_the_last_run_and_say_so(
         hyops: Hyops, required: Path) -> None:
-    """`hyops plan MODULE` after an apply given `--var cidr=...`: exit 2 ("missing required input
-    'cidr'"), although destroy reuses rerun.inputs.yml, and neither error named that file."""
+    """`hyops plan MODULE` after an apply given `--var cidr=...`: the required cidr, which no
+    source gives and which has no default, comes from rerun.inputs.yml, for plan and apply
+    alike, and both say so naming the file (before, apply refused what plan took)."""
     assert hyops("apply", "modules/req", "--var", "cidr=10.22.0.0/16").returncode == 0
     recorded = "runtime/config/modules/req/rerun.inputs.yml"
 
@@ -244,9 +245,40 @@ def test_plan_without_inputs_reuses_the_recorded_ones_and_a_missing_input_names_
     apply = hyops("apply", "modules/req")
 
     assert plan.returncode == 0, plan.stdout + plan.stderr  # no change: the recorded cidr was used
-    assert recorded in plan.stderr, plan.stderr  # and it says so, with the file `apply` would take
+    assert recorded in plan.stderr and "cidr" in plan.stderr, plan.stderr  # and it says so
     assert changed.returncode == 2, changed.stdout + changed.stderr  # given inputs still win
-    assert apply.returncode == 2 and f"--inputs {recorded}" in apply.stderr, apply.stderr
+    assert apply.returncode == 0 and recorded in apply.stderr, apply.stderr
+    assert resolved(hyops, "req")["cidr"]["source"].startswith("recorded")
+
+
+def test_the_callers_tf_var_outranks_the_last_runs_input_in_plan_and_apply_alike(
+        hyops: Hyops, required: Path, tmp_path: Path) -> None:
+    """After `hyops apply M --var name=a`, `TF_VAR_name=b hyops plan M` said "No changes" (the
+    last run's name, passed as an explicit input, outranked the caller's environment) while
+    `TF_VAR_name=b hyops apply M` renamed the network. Now the recorded value fills only the
+    required cidr that nothing gives: the plan shows the rename, its saved file applies it,
+    and a plain apply with the same environment resolves the same inputs digest."""
+    assert hyops("apply", "modules/req", "--var", "cidr=10.31.0.0/16", "--var", "name=a").returncode == 0
+    env = {"TF_VAR_name": "b"}
+
+    plan = hyops("plan", "modules/req", "--detailed-exitcode", "--out", "b.tfplan", env=env)
+    assert plan.returncode == 2, plan.stdout + plan.stderr  # the rename is shown
+    sidecar = json.loads((tmp_path / "b.tfplan.hyops.json").read_text())
+    assert sidecar["inputs"] == {"cidr": sidecar["inputs"]["cidr"]}  # name is the engine's TF_VAR_, not ours
+    assert sidecar["inputs"]["cidr"].startswith("recorded")
+    applied = hyops("apply", "b.tfplan", env=env)
+    assert applied.returncode == 0, applied.stderr
+    assert network_name(hyops) == "b"  # the plan shown is the one applied
+
+    env = {"TF_VAR_name": "c"}
+    plan = hyops("plan", "modules/req", "--out", "c.tfplan", env=env)
+    assert plan.returncode == 0, plan.stderr
+    digest = json.loads((tmp_path / "c.tfplan.hyops.json").read_text())["inputs_digest"]
+    out = hyops("apply", "modules/req", env=env)
+    assert out.returncode == 0, out.stderr
+    assert network_name(hyops) == "c"
+    rec = hyops.record("req")
+    assert rec is not None and rec["inputs_digest"] == digest  # plan and apply resolved the same inputs
 
 
 def test_destroy_without_inputs_after_an_apply_with_none_still_works(hyops: Hyops, required: Path) -> None:

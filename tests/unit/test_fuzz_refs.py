@@ -78,3 +78,16 @@ def test_derived_ref_of_any_module_folder_is_valid_or_refused(tmp_path_factory: 
         assert err.exit_code == 2
         return
     assert validate_ref(target.ref) == target.ref
+
+
+@PURE
+@given(ref_like)
+@example("sp ace")
+@example("café/réseau")
+@example("a__b/_c_/..")
+def test_the_ref_offered_for_a_folder_name_it_refuses_is_one_it_takes(text: str) -> None:
+    """A folder name hyops cannot make a ref of (a space, an `é`) is refused offering
+    `--ref NAME`: that NAME must itself be a valid ref."""
+    from hybridops_tf.record.address import suggest_ref
+
+    assert validate_ref(suggest_ref(text)) == suggest_ref(text)

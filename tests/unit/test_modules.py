@@ -51,10 +51,10 @@ def test_valid_refs_are_returned_unchanged(ref: str) -> None:
         ("a/./b", "only dots"),
         ("platform//network", "empty segment"),
         ("platform/network/", "empty segment"),
-        ("plat form", "only letters"),
-        ("plat\\form", "only letters"),
-        ("réseau", "only letters"),
-        ("platform/network\n", "only letters"),  # a regex "$" would let one trailing newline through
+        ("plat form", "only ASCII letters"),
+        ("plat\\form", "only ASCII letters"),
+        ("réseau", "only ASCII letters"),
+        ("platform/network\n", "only ASCII letters"),  # a regex "$" would let one trailing newline through
     ],
 )
 def test_invalid_refs_are_usage_errors_that_say_why(ref: str, why: str) -> None:
