@@ -22,9 +22,13 @@ def trigger_of(event: ActionMessage) -> str:
 
 
 class ActionFold:
-    """Folds a run's events into its rows, in the order the invocations started. A started
-    invocation the engine never reported the end of (it was killed) is an `error`: nobody can
-    say it finished. Planned invocations that never started are not rows: they did nothing."""
+    """Folds a run's events into its rows, in the order the plan (or, for an invocation the
+    plan did not list, its start) named them: `planned` from the engine's
+    `planned_action_invocation`, `invoked` at `action_start`, then `completed` or `error`. A
+    started invocation the engine never reported the end of (it was killed) stays `invoked`:
+    nobody can say it finished. What the run planned and never started is `not_started` once it
+    ended (actions.at_end): the configuration still asks for it, and a later plan may never
+    plan it again (an `after_create` fires for a create only)."""
 
     __slots__ = ("_rows", "failed_in_summary")
 
@@ -40,10 +44,13 @@ class ActionFold:
         if not isinstance(event, ActionMessage) or not event.action_addr:
             return
         key = (event.action_addr, trigger_of(event))
-        if event.type == "action_start":
-            self._rows[key] = ActionRow(*key, ActionOutcome.ERROR, UNREPORTED)
+        if event.type == "planned_action_invocation":
+            if key not in self._rows:  # a plan's listing never undoes what the run reported
+                self._rows[key] = ActionRow(*key, ActionOutcome.PLANNED)
+        elif event.type == "action_start":
+            self._rows[key] = ActionRow(*key, ActionOutcome.INVOKED)
         elif event.type == "action_complete":
-            self._rows[key] = ActionRow(*key, ActionOutcome.COMPLETE)
+            self._rows[key] = ActionRow(*key, ActionOutcome.COMPLETED)
         elif event.type == "action_errored":
             self._rows[key] = ActionRow(*key, ActionOutcome.ERROR, event.error or UNREPORTED)
 
@@ -54,9 +61,11 @@ class ActionFold:
 
     @property
     def started(self) -> bool:
-        """An action ran: the run acted on the world, whatever the state says."""
-        return bool(self._rows)
+        """An action ran: the run acted on the world, whatever the state says (a planned
+        invocation alone did nothing)."""
+        return any(row.outcome is not ActionOutcome.PLANNED for row in self._rows.values())
 
     @property
     def rows(self) -> list[ActionRow]:
+        """The rows as the stream has them so far (`planned` still planned: actions.at_end)."""
         return list(self._rows.values())
