@@ -30,31 +30,30 @@ def finding(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding 
     if not waiting:
         return None
     in_state = set(ev.state.addresses()) if ev.state is not None else set()
-    first = _comes_first(ev, rec)
+    first = _comes_first(rec)
     parts, steps, addresses = [], [], []
     for row in waiting:
         resource = trigger_resource(row)
-        why = f"{row.address} ({'invoke' if resource is None else 'triggered by ' + row.trigger}) was planned " \
-              f"by run {rec.run_id} and never started"
-        if first is not None:
-            why += f"; {first} first"
-        elif resource is not None and resource not in in_state:
-            why += f"; {resource} is not in the state: the apply that creates it runs the action"
-        else:
+        why = f"{row.address} ({'invoke' if resource is None else 'triggered by ' + row.trigger})"
+        if first is None and resource is not None and resource not in in_state:
+            why += f": {resource} is not in the state, and the apply that creates it runs the action"
+        elif first is None:
             steps.append(cmd.invoke(ev.where, row.address))
         if resource is not None and resource in in_state:
             addresses.append(resource)
         parts.append(why)
-    detail = ("a planned action never ran, and no later plan plans it again once its object exists: "
-              + "; ".join(parts) + ". Invoke it alone; nothing is re-created")
+    detail = (f"{len(waiting)} planned action invocation(s) never started, and no later plan plans one again "
+              f"once its object exists: {'; '.join(parts)}. "
+              + (f"Once {first}, invoke each alone" if first else "Invoke each alone")
+              + "; nothing is re-created")
     return Finding(Code.ACTION_NOT_STARTED, ev.where.module_ref, detail, tuple(dict.fromkeys(steps)),
                    tuple(dict.fromkeys(addresses)))
 
 
-def _comes_first(ev: ModuleEvidence, rec: OperationRecord) -> str | None:
+def _comes_first(rec: OperationRecord) -> str | None:
     """What an `-invoke` apply would be refused over now (operation/steps.py guard), in words."""
     if rec.status is Status.RUNNING:
-        return "the stale running record is to be settled"
+        return "the stale running record is settled"
     if rec.suspect_orphans:
-        return "the suspect orphans are to be dealt with"
+        return "the suspect orphans are dealt with (the findings above)"
     return None
