@@ -446,7 +446,7 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
         _forget_deleted_ids(out, ev)
         if ev.last_run_actions is not None and command in (Command.APPLY, Command.DESTROY):
             out.actions = actions.after_run(  # the interrupted run's own, as it left them (record/actions.py)
-                rec.actions if command is Command.APPLY else [], ev.last_run_actions,
+                rec.actions if command == Command.APPLY else [], ev.last_run_actions,
                 lambda address: address not in ev.undeclared_actions)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
