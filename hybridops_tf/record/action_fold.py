@@ -6,7 +6,8 @@ StreamReader (operation/stream.py) feeds this as the engine prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from hybridops_tf.engine.events import ActionMessage, ChangeSummary, Event
 from hybridops_tf.record.actions import INVOKE, UNREPORTED, ActionOutcome, ActionRow
@@ -14,11 +15,33 @@ from hybridops_tf.record.actions import INVOKE, UNREPORTED, ActionOutcome, Actio
 
 def trigger_of(event: ActionMessage) -> str:
     """`sim_vm.vm after_create` (the event as the `action_trigger` block spells it), or `invoke`."""
-    if not event.trigger_addr:
+    return _trigger(event.trigger_addr, event.trigger_event)
+
+
+def _trigger(resource: str | None, event: str | None) -> str:
+    if not resource:
         return INVOKE
-    raw = event.trigger_event or ""
-    spelled = "".join(f"_{c.lower()}" if c.isupper() else c for c in raw).lstrip("_")  # AfterCreate
-    return f"{event.trigger_addr} {spelled}" if spelled else event.trigger_addr
+    spelled = "".join(f"_{c.lower()}" if c.isupper() else c for c in event or "").lstrip("_")  # AfterCreate
+    return f"{resource} {spelled}" if spelled else resource
+
+
+def planned_in(plan_doc: Mapping[str, Any]) -> list[ActionRow]:
+    """The `planned` rows of a saved plan's `show -json` (its `action_invocations`, Terraform
+    1.14+): applying a saved plan prints no `planned_action_invocation`, so the rows come from
+    the plan itself (plan/saved.py reads it). Anything malformed is skipped, never fatal: the
+    rows the run's own events report still come."""
+    rows: list[ActionRow] = []
+    invocations = plan_doc.get("action_invocations")
+    for item in invocations if isinstance(invocations, list) else []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("address"), str):
+            continue
+        trigger = item.get("lifecycle_action_trigger")
+        trigger = trigger if isinstance(trigger, Mapping) else {}
+        resource, event = trigger.get("triggering_resource_address"), trigger.get("action_trigger_event")
+        rows.append(ActionRow(item["address"], _trigger(resource if isinstance(resource, str) else None,
+                                                        event if isinstance(event, str) else None),
+                              ActionOutcome.PLANNED))
+    return rows
 
 
 class ActionFold:
@@ -32,8 +55,9 @@ class ActionFold:
 
     __slots__ = ("_rows", "failed_in_summary")
 
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], ActionRow] = {}
+    def __init__(self, planned: Sequence[ActionRow] = ()) -> None:
+        """`planned`: the rows a saved plan holds (planned_in), before the run's own events."""
+        self._rows: dict[tuple[str, str], ActionRow] = {(r.address, r.trigger): r for r in planned}
         self.failed_in_summary = 0  # the apply's change summary `action_fail`
 
     def feed(self, event: Event) -> None:

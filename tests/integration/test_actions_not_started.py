@@ -149,3 +149,23 @@ def test_a_plain_apply_with_nothing_to_change_carries_the_not_started_restarts_a
     assert _restarted(h) == []
     code, report = reconcile(h, str(module), "--ref", REF)
     assert code == 3 and set(findings(report, REF)) == {"action_not_started"}
+
+
+def test_a_saved_plan_that_stops_records_the_invocations_its_plan_holds(
+    actions_hyops: Hyops, faults_file: Callable[..., Path]
+) -> None:
+    """Applying a saved plan prints no planned invocation: the rows come from the plan itself
+    (its `show -json` `action_invocations`), as `hyops apply FILE` and a terminal's approval
+    apply it."""
+    h = actions_hyops
+    module = write_module(h, EDGE_VMS)
+    plan_file = h.workdir / "edge.tfplan"
+    run_ok(h, "plan", str(module), "--ref", REF, "--out", str(plan_file))
+    faults_file(LOST_VM)
+
+    run_ok(h, "apply", str(plan_file), expect=1)
+
+    doc = _status(h, module, expect=3)
+    assert sorted((r["address"], r["trigger"], r["outcome"]) for r in doc["actions"]) == [
+        (a, f'sim_vm.r["{e}"] after_create', "not_started") for a, e in zip(RESTARTS, EDGES, strict=True)]
+    assert _restarted(h) == []

@@ -163,3 +163,24 @@ def test_a_killed_runs_planned_actions_become_not_started_beside_the_earlier_run
     settled = settled_record(ev, decide(ev).verdict, "reconcile-1")
 
     assert settled.status is Status.ERROR and settled.actions == [_waiting(), earlier]
+
+
+def test_a_saved_plans_action_invocations_are_planned_rows_spelled_as_the_streams() -> None:
+    """`show -json` of a saved plan (Terraform 1.15.5, as tests/integration/test_actions_not_started.py
+    applies one): the rows its apply starts from, keyed as the apply's `action_*` lines key them."""
+    from hybridops_tf.record.action_fold import planned_in
+
+    plan_doc = {"action_invocations": [
+        {"address": D, "type": "sim_vm_restart", "name": "r", "config_unknown": {"vm_id": True},
+         "lifecycle_action_trigger": {"triggering_resource_address": VM_D, "action_trigger_event": "AfterCreate",
+                                      "action_trigger_block_index": 0, "actions_list_index": 0}},
+        {"address": C, "type": "sim_vm_restart", "name": "r"},  # an `-invoke` plan names no trigger
+        {"type": "no address"}, "not an object"]}
+
+    rows = planned_in(plan_doc)
+
+    assert rows == [ActionRow(D, f"{VM_D} after_create", ActionOutcome.PLANNED),
+                    ActionRow(C, "invoke", ActionOutcome.PLANNED)]
+    assert planned_in({}) == [] and planned_in({"action_invocations": "x"}) == []
+    started = ActionFold(rows).feed_all(_captured()[:0])
+    assert not started.started and at_end(started.rows)[0] == _waiting()
