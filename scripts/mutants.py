@@ -47,6 +47,7 @@ class Mutant:
 WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
 LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
+NOT_STARTED_GUARD = ("tests/unit/test_actions_not_started.py",)  # issue 55, item 3
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -744,7 +745,7 @@ MUTANTS = (
            ("tests/unit/test_lookups_file.py", "-k", "not_valid"), LOOKUPS),
     # issue 48, item 2: actions in the record
     Mutant("a run whose action failed settles ok", "hybridops_tf/record/action_settle.py",
-           "    if why is None or settled.status is not Status.OK:\n", "    if True:\n", ACTIONS_GUARD),
+           "    if settled.status is not Status.OK:\n", "    if True:\n", ACTIONS_GUARD),
     Mutant("reconcile --write settles ok over an action that did not finish", "hybridops_tf/reconcile/rules.py",
            "        why.append(unfinished)\n", "        pass\n", ACTIONS_GUARD),
     Mutant("an action's failure makes its triggering resource error", "hybridops_tf/engine/progress.py",
@@ -762,6 +763,36 @@ MUTANTS = (
                             "-k", "carries or not_forgotten")),
     Mutant("action_failed advises an apply beside the invoke", "hybridops_tf/reconcile/compare.py",
            "        if not action_failed.only_cause(ev, rec):\n", "        if True:\n", ACTIONS_GUARD),
+    # issue 55, item 3: planned actions are recorded from the plan
+    Mutant("a run whose planned action never started settles ok", "hybridops_tf/record/actions.py",
+           "    why += [waiting] if waiting else []\n", "    why += []\n", NOT_STARTED_GUARD),
+    Mutant("a planned invocation is no row", "hybridops_tf/record/action_fold.py",
+           "                self._rows[key] = ActionRow(*key, ActionOutcome.PLANNED)\n", "                pass\n",
+           NOT_STARTED_GUARD),
+    Mutant("a run that ended leaves its planned actions planned, not not_started", "hybridops_tf/record/actions.py",
+           "    return [replace(r, outcome=ActionOutcome.NOT_STARTED) if r.outcome is ActionOutcome.PLANNED else r\n",
+           "    return [r\n", NOT_STARTED_GUARD),
+    Mutant("reconcile says nothing of a not_started action the configuration declares",
+           "hybridops_tf/reconcile/compare.py",
+           "    waiting = action_not_started.finding(ev, rec, cmd) if rec is not None else None\n",
+           "    waiting = None\n", NOT_STARTED_GUARD),
+    Mutant("an action the configuration no longer declares still holds the record back",
+           "hybridops_tf/reconcile/action_failed.py",
+           "    return [row for row in rows if row.address not in ev.undeclared_actions]\n", "    return list(rows)\n",
+           NOT_STARTED_GUARD),
+    Mutant("a later apply forgets an earlier run's not_started action", "hybridops_tf/record/actions.py",
+           "    return [r for r in rows if r.outcome is not ActionOutcome.COMPLETED]\n",
+           "    return did_not_finish(rows)\n", NOT_STARTED_GUARD),
+    Mutant("the first of two -invoke steps fails over the second's carried row", "hybridops_tf/record/action_settle.py",
+           "    succeeded = partial and actions.failed(own, fold.failed_in_summary) is None\n",
+           "    succeeded = False\n", NOT_STARTED_GUARD),
+    Mutant("action_not_started offers an -invoke a suspect orphan would refuse",
+           "hybridops_tf/reconcile/action_not_started.py",
+           "    if rec.suspect_orphans:\n", "    if False:\n", NOT_STARTED_GUARD),
+    Mutant("a saved plan's action invocations are no rows", "hybridops_tf/operation/steps.py",
+           "    reader = StreamReader(req.on_event, folder, log, journal, req.planned_actions)\n",
+           "    reader = StreamReader(req.on_event, folder, log, journal)\n",
+           ("tests/integration/test_actions_not_started.py", "-k", "saved_plan")),
     Mutant("an empty STACK_FILE is read as the current directory", "hybridops_tf/cli/options.py",
            "        if isinstance(value, str) and not value.strip():\n", "        if False:\n",
            ("tests/unit/test_empty_arguments.py",)),

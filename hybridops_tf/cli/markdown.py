@@ -94,6 +94,8 @@ def _needs_attention(e: Any) -> bool:
 
 
 def _status_why(e: Any) -> str:
+    from hybridops_tf.record.actions import never_started
+
     rec = e.record
     if rec is None:
         return text(e.problem or "no record")
@@ -103,6 +105,9 @@ def _status_why(e: Any) -> str:
                      + ", ".join(o.address for o in rec.suspect_orphans))
     if e.stale:
         notes.append("outcome uncertain: hyops stopped while it ran")
+    waiting = never_started(rec.actions)
+    if waiting:
+        notes.append(f"planned action(s) never started: {', '.join(a.address for a in waiting)}")
     if e.engine_alive is not None:
         notes.append(f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): its hyops died")
     if e.written is not None:

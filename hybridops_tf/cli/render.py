@@ -215,6 +215,8 @@ def echo_outcome(outcome: Outcome, command: str, ref: str, module_dir: str, work
 
 
 def _echo_settled(outcome: Outcome, command: str, ref: str, reconcile: str) -> None:
+    from hybridops_tf.record.actions import never_started
+
     rec = outcome.record
     if outcome.exit_code in (ExitCode.USAGE, ExitCode.REFUSED):  # refused: nothing changed, the record neither
         kept = f"still {rec.status.value}, from run {rec.run_id}" if rec is not None else "still no record"
@@ -228,6 +230,9 @@ def _echo_settled(outcome: Outcome, command: str, ref: str, reconcile: str) -> N
         click.echo(f"  last_error: {rec.last_error}")
     if rec.suspect_orphans:
         click.echo(f"  suspect orphans: {', '.join(o.address for o in rec.suspect_orphans)}")
+    waiting = never_started(rec.actions)
+    if waiting:
+        click.echo(f"  planned actions never started: {', '.join(a.address for a in waiting)}")
     if status == "error":
         click.echo(f"  next: {reconcile}   (what is live, what to do)")
 

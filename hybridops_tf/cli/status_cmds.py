@@ -15,7 +15,7 @@ from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
 from hybridops_tf.cli.render import format_option, table
 from hybridops_tf.cli.settings import commands, settings
-from hybridops_tf.record.actions import unfinished
+from hybridops_tf.record.actions import did_not_finish, never_started
 from hybridops_tf.record.advice import Commands, where_of
 
 
@@ -107,8 +107,10 @@ def _table(entries: list, cmd: Commands) -> None:
             if e.engine_alive is not None:
                 note += (f"engine still running (pid {e.engine_alive.pid}, run {e.engine_alive.run_id}): "
                          f"its hyops died; wait for it to stop, then run {reconcile}; ")
-            if unfinished(rec.actions):
-                note += f"action(s) did not finish: {', '.join(a.address for a in unfinished(rec.actions))}; "
+            if did_not_finish(rec.actions):
+                note += f"action(s) did not finish: {', '.join(a.address for a in did_not_finish(rec.actions))}; "
+            if never_started(rec.actions):
+                note += f"planned action(s) never started: {', '.join(a.address for a in never_started(rec.actions))}; "
             if e.written is not None:
                 note += f"{e.written.headline()}: run {reconcile}; "
             elif e.not_looked is not None:

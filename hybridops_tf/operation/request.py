@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
+from hybridops_tf.record.actions import ActionRow
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
@@ -45,6 +46,9 @@ class ModuleRequest:
     empty_status: Status = Status.DESTROYED  # command "refresh": what a confirmed-empty state means
     expect_empty: bool = True  # command "refresh": False = just bring state and outputs up to date
     plan_file: Path | None = None  # apply/destroy exactly this saved plan (planning.saved_plan_request)
+    # The saved plan's action invocations (record/action_fold.py planned_in): rows from the plan
+    # on, since applying a saved plan prints none of them.
+    planned_actions: Sequence[ActionRow] = ()
 
     def __post_init__(self) -> None:
         self.command = Command(self.command)

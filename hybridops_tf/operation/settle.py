@@ -53,7 +53,8 @@ def settle_run(req: ModuleRequest, engine: Engine, running: OperationRecord, rea
         fold = reader.actions()
         carried = actions.carried_forward(running.actions, fold.rows, partial(may_declare, engine.module_dir)
                                           ) if req.command is Command.APPLY else []
-        settled, ok_actions = action_settle.with_actions(settled, fold, req.command, _reconcile(running), carried)
+        settled, ok_actions = action_settle.with_actions(settled, fold, req.command, _reconcile(running), carried,
+                                                         partial=bool(reads.partial_run_flags(req.passthrough)))
         succeeded = succeeded and ok_actions
     if req.command == Command.IMPORT:
         settled = transitions.after_import(settled, before)

@@ -254,7 +254,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     req, folder = one.req, one.folder
     argv = _argv(req, engine)
     journal = one.store.journal(req.key, running.run_id)
-    reader = StreamReader(req.on_event, folder, log, journal)
+    reader = StreamReader(req.on_event, folder, log, journal, req.planned_actions)
     try:
         result = engine.stream(argv, reader, folder.stderr_path, req.on_stderr, journal=reader.journal())
     except EngineNotStarted as err:  # it never ran: settle now rather than leave a stale running

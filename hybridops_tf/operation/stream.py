@@ -6,7 +6,7 @@ consumer the process runner calls while the engine runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base import notices
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the event parser is loaded once the engine runs
     from hybridops_tf.engine.events import Event, OutputsMessage
     from hybridops_tf.engine.progress import ResourceTracker
     from hybridops_tf.record.action_fold import ActionFold
+    from hybridops_tf.record.actions import ActionRow
     from hybridops_tf.store import Journal
 
 
@@ -33,13 +34,14 @@ class StreamReader:
     """
 
     def __init__(self, on_event: Callable[[Event], None] | None, folder: RunFolder, log: EventLog,
-                 journal: Journal | None = None) -> None:
+                 journal: Journal | None = None, planned_actions: Sequence[ActionRow] = ()) -> None:
         self._on_event = on_event
         self._folder = folder
         self._log = log
         self._journal = journal
         self._tracker: ResourceTracker | None = None
         self._actions: ActionFold | None = None
+        self._planned_actions = planned_actions  # a saved plan's (operation/request.py)
         self.diagnostics: list[Event] = []
         self.outputs: list[OutputsMessage] = []
         self.log_error: list[OSError] = []
@@ -88,7 +90,7 @@ class StreamReader:
         if self._actions is None:
             from hybridops_tf.record.action_fold import ActionFold
 
-            self._actions = ActionFold()
+            self._actions = ActionFold(self._planned_actions)
         return self._actions
 
     def __call__(self, line: str) -> None:

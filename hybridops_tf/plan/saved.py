@@ -205,10 +205,10 @@ def refuse_stale(engine: Engine, plan_file: Path, sidecar: Sidecar) -> None:
             "nothing was run")
 
 
-def planned_inputs(engine: Engine, plan_file: Path, sidecar: Sidecar) -> dict[str, Any]:
-    """The explicit inputs the plan was made with, as the plan holds them (in memory only): all
-    but the ephemeral ones, which no plan holds."""
-    variables = engine.show_plan_doc(plan_file).get("variables")
+def planned_inputs(plan_doc: Mapping[str, Any], plan_file: Path, sidecar: Sidecar) -> dict[str, Any]:
+    """The explicit inputs the plan was made with, as the plan (its `show -json`) holds them (in
+    memory only): all but the ephemeral ones, which no plan holds."""
+    variables = plan_doc.get("variables")
     if not isinstance(variables, Mapping):
         variables = {}
     values: dict[str, Any] = {}
@@ -261,6 +261,7 @@ def _refuse_inputs(req: SavedPlanApply, sidecar: Sidecar, target: ModuleTarget) 
 def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
     """Every check a saved plan must pass, then the ModuleRequest that applies exactly it."""
     from hybridops_tf.inputs.values import StackInputs
+    from hybridops_tf.record.action_fold import planned_in
 
     plan_file = Path(req.plan_file).absolute()
     sidecar = read(plan_file)
@@ -275,12 +276,13 @@ def saved_plan_request(req: SavedPlanApply) -> ModuleRequest:
                            "apply it with that engine (--engine PATH) or plan again; nothing was run")
     _refuse_inputs(req, sidecar, target)
     refuse_stale(engine, plan_file, sidecar)
-    values = planned_inputs(engine, plan_file, sidecar)
+    plan_doc = engine.show_plan_doc(plan_file)
+    values = planned_inputs(plan_doc, plan_file, sidecar)
     return ModuleRequest(
         command=Command(sidecar.mode), target=target, runtime=req.runtime,
         stack_inputs=StackInputs(values, dict(sidecar.inputs)), sensitive_inputs=frozenset(sidecar.sensitive_inputs),
         var_options=req.var_options,
         passthrough=[*sidecar.partial_flags, *req.passthrough], lock_timeout=req.lock_timeout,
         allow_uncertain=req.allow_uncertain, argv=req.argv, workspace=sidecar.workspace,
-        on_event=req.on_event, plan_file=plan_file,
+        on_event=req.on_event, plan_file=plan_file, planned_actions=planned_in(plan_doc),
     )

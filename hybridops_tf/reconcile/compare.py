@@ -21,7 +21,7 @@ from hybridops_tf.engine import features
 from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
-from hybridops_tf.reconcile import action_failed, outside, rules
+from hybridops_tf.reconcile import action_failed, action_not_started, outside, rules
 from hybridops_tf.reconcile.lookup import advice
 from hybridops_tf.reconcile.model import (
     PRIORITY,
@@ -105,6 +105,8 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         found.extend([unfinished] if unfinished is not None else [])
         if not action_failed.only_cause(ev, rec):
             found.append(_partial(ev, rec, cmd))
+    waiting = action_not_started.finding(ev, rec, cmd) if rec is not None else None
+    found.extend([waiting] if waiting is not None else [])
     if rec is not None and rec.status in CLAIMS_EMPTY and state is not None and not state.is_empty:
         live = state.addresses()
         found.append(_finding(ev, Code.STATE_AFTER_DESTROY, (

@@ -10,6 +10,7 @@ fails, its reason goes to `unchecked` and the rest still reaches `compare`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,12 @@ from hybridops_tf.engine.progress import ResourceTracker, run_succeeded
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import places
+from hybridops_tf.operation.declared_actions import may_declare
 from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.evidence import EngineEvidence, GatherOptions, Target, engine_evidence
 from hybridops_tf.reconcile.model import ModuleEvidence, OrphanEvidence
 from hybridops_tf.record.action_fold import ActionFold
+from hybridops_tf.record.actions import ActionRow, unfinished
 from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
@@ -125,7 +128,9 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                   stack_args=members.stack_args(member, record, opts.runtime) if member else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
-                          record_path=store.where(target.key), lock_free=lock_free)
+                          record_path=store.where(target.key), lock_free=lock_free,
+                          undeclared_actions=_undeclared(directory if exists else None,
+                                                         record.actions if record else []))
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "
@@ -148,6 +153,8 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
             tracker.engine_succeeded()
         base = _with(base, last_run=dict(tracker.resources), deleted=completed_deletes(tracker, events),
                      stream_complete=earlier.complete, last_run_actions=tuple(ActionFold().feed_all(events).rows))
+        base = _with(base, undeclared_actions=base.undeclared_actions | _undeclared(
+            directory if exists else None, base.last_run_actions or ()))
         unseen = earlier.may_hold_unseen_creates(record.active_command)
         if unseen:
             base = _with(base, replanned_creates=None)  # until a plan names them
@@ -179,6 +186,14 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
     except LockBusyError:
         return _with(base, unchecked=("in progress: another hyops run took the module lock; "
                                       "reconcile again when it has finished",)), None
+
+
+def _undeclared(directory: Path | None, rows: Sequence[ActionRow]) -> frozenset[str]:
+    """The unfinished rows' action addresses that no configuration file of `directory`'s
+    module declares any more (none when the folder is not there: unsure keeps them)."""
+    if directory is None:
+        return frozenset()
+    return frozenset(r.address for r in unfinished(rows) if not may_declare(directory, r.address))
 
 
 def _stale_imports(ev: ModuleEvidence, directory: Path) -> ModuleEvidence:

@@ -52,6 +52,7 @@ class Code(StrEnum):
     TAINTED = "tainted"
     DRIFT = "drift"
     ACTION_FAILED = "action_failed"
+    ACTION_NOT_STARTED = "action_not_started"
     PARTIAL_APPLY = "partial_apply"
     STATE_AFTER_DESTROY = "state_after_destroy"
     MOVED_IN_STATE = "moved_in_state"
@@ -214,6 +215,9 @@ class ModuleEvidence:
     # A stack member's `ok` record against the stack now (record/applied.py): why it does not
     # vouch for what `stack apply` would apply; None when not judged (not a member, not ok).
     applied_changes: tuple[str, ...] | None = None
+    # The unfinished action rows' addresses no configuration file declares any more
+    # (operation/declared_actions.py): nothing asks for them, so they hold nothing back.
+    undeclared_actions: frozenset[str] = frozenset()
 
     @property
     def stale(self) -> bool:

@@ -289,7 +289,8 @@ def empty_confirmed(ev: ModuleEvidence) -> str | None:
 def fully_applied(ev: ModuleEvidence) -> str | None:
     """None when the state holds the whole configuration (both plans quiet); else why not."""
     why = orphan_blockers(ev) + state_blockers(ev)
-    unfinished = actions.failed(ev.record.actions) if ev.record is not None else None
+    unfinished = actions.failed([r for r in ev.record.actions if r.address not in ev.undeclared_actions]
+                                ) if ev.record is not None else None
     if unfinished:
         why.append(unfinished)
     state = ev.state
@@ -444,12 +445,15 @@ def settled_record(ev: ModuleEvidence, verdict: Verdict, run_id: str, now: str |
             orphans=orphans)
         _forget_deleted_ids(out, ev)
         if ev.last_run_actions is not None and command in (Command.APPLY, Command.DESTROY):
-            out.actions = list(ev.last_run_actions)  # the interrupted run's own (record/actions.py)
+            out.actions = actions.after_run(  # the interrupted run's own, as it left them (record/actions.py)
+                rec.actions if command == Command.APPLY else [], ev.last_run_actions,
+                lambda address: address not in ev.undeclared_actions)
     elif verdict is Verdict.TO_OK:
         assert rec is not None and state is not None
         resources = _resources_from_state(state, rec.resources)
         out = transitions.apply_succeeded(rec, outputs_plain(state.outputs), resources)
         out.released = released_after(out.released, _released(ev, run_id, now), state_view(state.resources))
+        out.actions = actions.still_asked(out.actions, lambda address: address not in ev.undeclared_actions)
     elif verdict is Verdict.FOLLOW_OBJECTS:
         assert rec is not None and state is not None
         out = copy.deepcopy(rec)

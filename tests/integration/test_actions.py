@@ -118,7 +118,7 @@ def test_an_action_that_fails_after_create_is_finished_by_the_advice_with_one_ob
     assert [c["id"] for c in _restarts(h)] == [vm]
     after = _status(h, module)
     assert after["status"] == "ok"
-    assert after["actions"] == [{"address": RESTART, "trigger": "invoke", "outcome": "complete", "error": None}]
+    assert after["actions"] == [{"address": RESTART, "trigger": "invoke", "outcome": "completed", "error": None}]
     assert reconcile(h, str(module), "--ref", REF)[0] == 0
 
 
@@ -130,14 +130,14 @@ def test_an_invoke_apply_records_the_invocation_though_the_state_does_not_change
     run_ok(h, "apply", str(module), "--ref", REF)
     created = _status(h, module)
     assert created["actions"] == [
-        {"address": RESTART, "trigger": "sim_vm.vm after_create", "outcome": "complete", "error": None}]
+        {"address": RESTART, "trigger": "sim_vm.vm after_create", "outcome": "completed", "error": None}]
     serial = created["state_seen"]["serial"]
 
     run_ok(h, "apply", str(module), "--ref", REF, "--", f"-invoke={RESTART}")
 
     invoked = _status(h, module)
     assert invoked["status"] == "ok"
-    assert invoked["actions"] == [{"address": RESTART, "trigger": "invoke", "outcome": "complete", "error": None}]
+    assert invoked["actions"] == [{"address": RESTART, "trigger": "invoke", "outcome": "completed", "error": None}]
     assert invoked["state_seen"]["serial"] == serial  # the state did not change
     assert len(_restarts(h)) == 2
 

@@ -21,7 +21,7 @@ from hybridops_tf.reconcile.model import Code
 from hybridops_tf.reconcile.rules import Verdict, decide, settled_record
 from hybridops_tf.record.action_fold import ActionFold
 from hybridops_tf.record.action_settle import with_actions
-from hybridops_tf.record.actions import UNREPORTED, ActionOutcome, ActionRow
+from hybridops_tf.record.actions import UNREPORTED, ActionOutcome, ActionRow, at_end, did_not_finish, failed
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
@@ -60,9 +60,9 @@ def test_each_invocation_is_a_row_with_its_trigger_outcome_and_error() -> None:
 
     assert fold.rows == [
         ActionRow(REBOOT, "sim_vm.web after_update", ActionOutcome.ERROR, "the vm did not come back"),
-        ActionRow(REBOOT, "invoke", ActionOutcome.COMPLETE)]
+        ActionRow(REBOOT, "invoke", ActionOutcome.COMPLETED)]
     assert fold.failed_in_summary == 1
-    assert [r.to_dict() for r in fold.rows][1] == {"address": REBOOT, "trigger": "invoke", "outcome": "complete",
+    assert [r.to_dict() for r in fold.rows][1] == {"address": REBOOT, "trigger": "invoke", "outcome": "completed",
                                                    "error": None}
 
 
@@ -75,16 +75,19 @@ def test_the_planned_invocation_of_the_real_engine_names_its_action_under_action
         "action.sim_vm_restart.r", "sim_vm.vm", "AfterCreate")
 
 
-def test_an_invocation_started_and_never_reported_finished_is_an_error() -> None:
+def test_an_invocation_started_and_never_reported_finished_stays_invoked_and_unfinished() -> None:
     fold = ActionFold().feed_all([parse_event(_hook("action_start"))])
     assert fold.started
-    assert fold.rows == [ActionRow(REBOOT, "invoke", ActionOutcome.ERROR, UNREPORTED)]
+    assert at_end(fold.rows) == [ActionRow(REBOOT, "invoke", ActionOutcome.INVOKED)]
+    assert did_not_finish(fold.rows) == fold.rows and UNREPORTED in (failed(fold.rows) or "")
 
 
-def test_a_planned_invocation_that_never_started_is_no_row() -> None:
+def test_a_planned_invocation_is_a_row_from_the_plan_and_not_started_once_the_run_ended() -> None:
     planned = [e for e in _written() if e.type == "planned_action_invocation"]
     fold = ActionFold().feed_all(planned)
-    assert not fold.started and fold.rows == []
+    assert not fold.started
+    assert fold.rows == [ActionRow(REBOOT, "sim_vm.web after_update", ActionOutcome.PLANNED)]
+    assert at_end(fold.rows) == [ActionRow(REBOOT, "sim_vm.web after_update", ActionOutcome.NOT_STARTED)]
 
 
 def test_the_rows_survive_the_record_on_disk_with_exactly_their_four_keys() -> None:
@@ -124,7 +127,7 @@ def test_a_run_whose_actions_completed_stays_ok_with_its_rows() -> None:
     fold = ActionFold().feed_all([parse_event(_hook("action_start")), parse_event(_hook("action_complete"))])
     settled, succeeded = with_actions(_ok(), fold, Command.APPLY, "r")
     assert settled.status is Status.OK and succeeded
-    assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.COMPLETE)]
+    assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.COMPLETED)]
 
 
 def test_an_actions_failure_leaves_its_triggering_resource_complete() -> None:
@@ -247,7 +250,7 @@ def test_a_killed_runs_unfinished_action_is_kept_when_reconcile_settles_it_to_er
     settled = settled_record(ev, decide(ev).verdict, "reconcile-1")
 
     assert settled.status is Status.ERROR
-    assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.ERROR, UNREPORTED)]
+    assert settled.actions == [ActionRow(REBOOT, "invoke", ActionOutcome.INVOKED)]
     again = evidence(record=settled, state=_vm_state(), refresh=quiet(), plan=quiet())
     assert decide(again).verdict is Verdict.NONE
 
@@ -276,9 +279,9 @@ def _row(address: str, outcome: ActionOutcome, trigger: str = "sim_vm.vm after_c
 def test_an_apply_carries_an_earlier_unfinished_action_it_did_not_run_again_while_it_is_declared() -> None:
     from hybridops_tf.record.actions import carried_forward
 
-    undone, done = _row("action.t.a", ActionOutcome.ERROR), _row("action.t.b", ActionOutcome.COMPLETE)
+    undone, done = _row("action.t.a", ActionOutcome.ERROR), _row("action.t.b", ActionOutcome.COMPLETED)
     assert carried_forward([undone, done], [], lambda a: True) == [undone]
-    assert carried_forward([undone], [_row("action.t.a", ActionOutcome.COMPLETE, "invoke")], lambda a: True) == []
+    assert carried_forward([undone], [_row("action.t.a", ActionOutcome.COMPLETED, "invoke")], lambda a: True) == []
     assert carried_forward([undone], [], lambda a: a != "action.t.a") == []
 
 
