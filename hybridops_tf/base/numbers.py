@@ -13,8 +13,8 @@ takes). Every JSON and YAML load or dump of values goes through the helpers here
 from __future__ import annotations
 
 import json
+import os
 import re
-import secrets
 from decimal import Decimal
 from typing import Any
 
@@ -105,7 +105,7 @@ def loads(text: str | bytes) -> Any:
 def dumps(value: Any, **kwargs: Any) -> str:
     """json.dumps, each Number (and Decimal) written as its text, not as a string or a float."""
     found: list[str] = []
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()
 
     def swap(item: Any) -> Any:
         if isinstance(item, Decimal):
@@ -157,11 +157,11 @@ def _classes() -> tuple[Any, Any]:
     class NumberLoader(yaml.SafeLoader):
         """PyYAML's safe loader (YAML 1.1 resolution, as before), each float a Number of its text."""
 
-        def construct_yaml_float(self, node: Any) -> Any:  # type: ignore[override]
+        def construct_yaml_float(self, node: Any) -> Any:
             literal = _yaml_float_text(str(self.construct_scalar(node)))
             return super().construct_yaml_float(node) if literal is None else Number(literal)
 
-        def construct_yaml_int(self, node: Any) -> Any:  # type: ignore[override]
+        def construct_yaml_int(self, node: Any) -> Any:
             text = str(self.construct_scalar(node)).replace("_", "")
             value = super().construct_yaml_int(node)
             return Number(text) if value == 0 and text.startswith("-") and NUMBER_TEXT.match(text) else value

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_list, as_str
 
 SUPPORTED_MAJOR = 1
@@ -104,7 +105,7 @@ class StateSnapshot:
 def _load(doc: Mapping[str, Any] | str | bytes, what: str) -> Mapping[str, Any]:
     if isinstance(doc, (str, bytes)):
         try:
-            doc = json.loads(doc)
+            doc = numbers.loads(doc)  # numbers keep their text: the engine's are arbitrary precision
         except (ValueError, RecursionError) as exc:
             raise StateFormatError(f"{what}: not valid JSON ({exc})") from None
     if not isinstance(doc, Mapping):

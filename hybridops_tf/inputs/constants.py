@@ -117,7 +117,7 @@ def _equal(a: Any, b: Any) -> bool:
 def _remainder(a: int | Decimal, b: int | Decimal) -> int | Decimal:
     if b == 0:
         raise _NotConstant
-    r = _EXACT.remainder(Decimal(abs(a)), Decimal(abs(b)))
+    r = _EXACT.remainder(abs(Decimal(a)), abs(Decimal(b)))
     return -r if a < 0 else r
 
 

@@ -72,12 +72,12 @@ def _parse_keeping_numbers(text: str, path: Path | str) -> dict[str, Any]:
 
     from hybridops_tf.inputs.declarations import _serialization_options
 
-    class FloatText(FloatLiteral):  # type: ignore[misc]
+    class FloatText(FloatLiteral):
         @property
         def serialize_conversion(self) -> Any:
             return _as_number
 
-    class IntText(IntLiteral):  # type: ignore[misc]
+    class IntText(IntLiteral):
         @property
         def serialize_conversion(self) -> Any:
             return _as_number

@@ -27,10 +27,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-from decimal import Decimal
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import UsageError
