@@ -72,6 +72,25 @@ def as_number(text: str) -> int | Number:
     return _int(text)
 
 
+# What the engine takes as a number variable's text (`-var`, `TF_VAR_`): Go's big.ParseFloat in
+# base 10, as cty's string-to-number conversion calls it, less its infinities (refused too)
+ENGINE_TEXT = re.compile(r"([-+]?)([0-9]*)(?:\.([0-9]*))?((?:[eE][-+]?[0-9]+)?)\Z")
+
+
+def from_engine_text(text: str) -> int | Number | None:
+    """A number variable's text (`-var one=.5`) as the number the engine makes of it, in the
+    engine's literal (`0.5`), or None where the engine says "a number is required" (`0x10`,
+    `1_000`, ` 5`, `Inf`)."""
+    match = ENGINE_TEXT.match(text)
+    if match is None:
+        return None
+    sign, whole, fraction, exponent = match.groups()
+    if not whole and not fraction:
+        return None
+    literal = ("-" if sign == "-" else "") + (whole or "0") + (f".{fraction}" if fraction else "") + exponent
+    return as_number(literal)
+
+
 def is_number(value: Any) -> bool:
     """A number of the engine's (bool is not one), whatever Python type holds it."""
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)

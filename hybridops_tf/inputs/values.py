@@ -107,8 +107,8 @@ def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec],
             values[name] = parse_var_option(text)[1] if value is _NOT_HCL else value
             continue
         name, value = parse_var_option(text)
-        if spec is not None and spec.type_expr == "number" and _DECIMAL.match(raw.strip()):
-            value = numbers.as_number(raw)  # its text as written: YAML reads `1e400` as a string
+        if spec is not None and spec.type_expr == "number":
+            value = _number_text(name, raw, None if engine_syntax else value)
         elif spec is not None and spec.takes_literal and (
                 engine_syntax or value is None or (spec.type_expr in (None, "string") and not isinstance(value, str))):
             value = _primitive(spec.type_expr, raw, value)
@@ -119,16 +119,25 @@ def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec],
 _NOT_HCL = object()
 
 
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\Z")
+def _number_text(name: str, raw: str, quoted: Any) -> Any:
+    """`--var NAME=TEXT` for a number variable: the number the engine reads TEXT as (its digits
+    kept: base/numbers.py), or, where hyops's YAML took quotes off (`--var 'n="5"'`), the text
+    inside them; refused in the engine's words where the engine would refuse it (`0x10`,
+    `1_000`, `Inf`), before anything runs."""
+    number = numbers.from_engine_text(raw)
+    if number is None and isinstance(quoted, str) and quoted != raw:
+        number = numbers.from_engine_text(quoted)
+    if number is None:
+        raise UsageError(f"--var {name}=...: a number is required (variable {name!r} has type number, and "
+                         "the engine reads no number in this text): write e.g. 5, -1.5 or 1e400")
+    return number
 
 
 def _primitive(type_expr: str | None, raw: str, parsed: Any) -> Any:
-    """`-var` text for a string, number, bool or untyped variable: the engine takes the text as
-    written and converts it to the type itself (`~`, `null`, `NO`, `0755` stay text). A plain
-    decimal for a number (its text kept: base/numbers.py) and `true`/`false` for a bool are kept
-    as such, so records show them as the engine will hold them."""
-    if type_expr == "number" and _DECIMAL.match(raw.strip()):
-        return numbers.as_number(raw)
+    """`-var` text for a string, bool or untyped variable: the engine takes the text as written
+    and converts it to the type itself (`~`, `null`, `NO`, `0755` stay text). `true`/`false` for
+    a bool are kept as such, so records show them as the engine will hold them (a number
+    variable's text: _number_text)."""
     if type_expr == "bool" and raw.strip() in ("true", "false"):
         return raw.strip() == "true"
     return raw
@@ -391,8 +400,8 @@ def _env_value(spec: VariableSpec, text: str) -> Any:
     """TF_VAR_ text as the engine reads it: as written for string/number/bool/untyped
     variables, an HCL expression for the others (kept as written if hyops cannot read it),
     so a rerun that passes it in a var file gives the engine the same value."""
-    if spec.type_expr == "number" and _DECIMAL.match(text.strip()):
-        return numbers.as_number(text)  # its text kept, as the engine keeps its digits
+    if spec.type_expr == "number" and (number := numbers.from_engine_text(text)) is not None:
+        return number  # the engine's number, every digit kept; other text it refuses itself
     if spec.takes_literal:
         return text
     return _hcl_or(text, text, f"TF_VAR_{spec.name}")

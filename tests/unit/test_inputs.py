@@ -574,7 +574,6 @@ VAR_SPECS = {
     ("country=", ""),
     ("country=~", "~"),  # YAML's null: the engine takes the text (issue 43)
     ("label=null", "null"),
-    ("count=~", "~"),  # a number variable too: the engine gets the text (and refuses it), never null
     ('tags=["$${x}", "b"]', ["${x}", "b"]),  # HCL, as the engine reads it: the escape decoded
     ('tags=["a"] ', ["a"]),
 ])
