@@ -173,7 +173,8 @@ def test_constant_arithmetic_is_exact(tmp_path: Path) -> None:
 # What Terraform 1.0.3 and 1.15.5 do with `-var one=TEXT` for a `number` variable (measured)
 @pytest.mark.parametrize(("text", "number"), [
     (".5", Number("0.5")), ("+5", 5), ("5.", 5), ("0755", 755), ("1e400", Number("1e400")),
-    ("-0", Number("-0")), ("2.718281828459045235360287471352662497757", Number("2.718281828459045235360287471352662497757")),
+    ("-0", Number("-0")),
+    ("2.718281828459045235360287471352662497757", Number("2.718281828459045235360287471352662497757")),
     ("0x10", None), (" 5", None), ("1_000", None), ("Inf", None), ("", None), (".", None), ("~", None),
 ])
 def test_a_number_variables_text_is_read_as_the_engine_reads_it(text: str, number: Any) -> None:
