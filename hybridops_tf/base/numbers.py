@@ -174,7 +174,8 @@ def _classes() -> tuple[Any, Any]:
     import yaml
 
     class NumberLoader(yaml.SafeLoader):
-        """PyYAML's safe loader (YAML 1.1 resolution, as before), each float a Number of its text."""
+        """PyYAML's safe loader (YAML 1.1 resolution, and `1e400` a number), each float a Number
+        of its text."""
 
         def construct_yaml_float(self, node: Any) -> Any:
             literal = _yaml_float_text(str(self.construct_scalar(node)))
@@ -185,6 +186,10 @@ def _classes() -> tuple[Any, Any]:
             value = super().construct_yaml_int(node)
             return Number(text) if value == 0 and text.startswith("-") and NUMBER_TEXT.match(text) else value
 
+    # YAML 1.1 reads `1e400` and `1E+5` as text (its floats need a dot); YAML 1.2 and the engine
+    # read them as numbers, and so does hyops (a text that looks so is quoted when written)
+    exponent = re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$")
+    NumberLoader.add_implicit_resolver("tag:yaml.org,2002:float", exponent, list("-+0123456789"))
     NumberLoader.add_constructor("tag:yaml.org,2002:float", NumberLoader.construct_yaml_float)
     NumberLoader.add_constructor("tag:yaml.org,2002:int", NumberLoader.construct_yaml_int)
 
@@ -203,6 +208,7 @@ def _classes() -> tuple[Any, Any]:
         return dumper.represent_scalar(tag, text)
 
     NumberDumper.add_multi_representer(Decimal, represent_number)
+    NumberDumper.add_implicit_resolver("tag:yaml.org,2002:float", exponent, list("-+0123456789"))
     _YAML.update(loader=NumberLoader, dumper=NumberDumper)
     return NumberLoader, NumberDumper
 
@@ -213,7 +219,8 @@ def yaml_loader() -> Any:
 
 
 def yaml_load(text: str) -> Any:
-    """YAML (safe, 1.1 as PyYAML reads it) with each float a Number of its text."""
+    """YAML (safe, as PyYAML reads YAML 1.1, and `1e400` a number) with each float a Number of its
+    text."""
     import yaml
 
     return yaml.load(text, Loader=_classes()[0])  # noqa: S506 - a subclass of SafeLoader
