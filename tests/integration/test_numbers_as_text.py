@@ -93,7 +93,8 @@ def test_stack_inputs_and_wired_outputs_keep_every_digit(hyops: Hyops) -> None:
     (downstream / "main.tf").write_text(ECHO_TF)
     stack = work / "stack.yml"
     stack.write_text("stack: num\nmodules:\n"
-                     f"  - {{name: up, path: modules/echo, inputs: {{from_yaml: [{', '.join(LONG)}], from_var: {E}}}}}\n"
+                     "  - {name: up, path: modules/echo, inputs: "
+                     f"{{from_yaml: [{', '.join(LONG)}], from_var: {E}}}}}\n"
                      "  - name: down\n    path: modules/down\n    depends_on: [up]\n"
                      "    inputs_from: {from_yaml: up.from_yaml, from_var: up.from_var}\n")
     (work / "t.tfvars").write_text(f"from_yaml = [{', '.join(LONG)}]\nfrom_var = {E}\n")
