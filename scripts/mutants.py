@@ -750,7 +750,8 @@ MUTANTS = (
            "traps=[Inexact, InvalidOperation])", "traps=[InvalidOperation])",
            NUMBERS_GUARD + ("-k", "cannot_hold"),),
     Mutant("a record's numbers are written as floats", "hybridops_tf/store/local.py",
-           "        text = numbers.dumps(record.to_dict(),", "        text = json.dumps(record.to_dict(), default=float,",
+           "        text = numbers.dumps(record.to_dict(),",
+           "        text = json.dumps(record.to_dict(), default=float,",
            ("tests/integration/test_numbers_as_text.py", "-k", "every_source and bundled"),),
 )
 
