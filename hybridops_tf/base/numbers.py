@@ -18,7 +18,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["Number", "as_number", "dumps", "is_number", "loads", "number_text", "yaml_dump", "yaml_load"]
+__all__ = ["Number", "as_number", "dumps", "from_engine_text", "loads", "number_text", "yaml_dump", "yaml_load",
+           "yaml_loader"]
 
 # The engine's number literal (HCL and JSON alike, bar JSON's ban on leading zeros)
 NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
@@ -89,11 +90,6 @@ def from_engine_text(text: str) -> int | Number | None:
         return None
     literal = ("-" if sign == "-" else "") + (whole or "0") + (f".{fraction}" if fraction else "") + exponent
     return as_number(literal)
-
-
-def is_number(value: Any) -> bool:
-    """A number of the engine's (bool is not one), whatever Python type holds it."""
-    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
 
 def number_text(value: Any) -> str:
