@@ -124,3 +124,18 @@ def test_generated_numbers_reach_the_state_as_they_reach_it_raw(hyops: Hyops, va
     assert _state_outputs(through) == _state_outputs(raw)
     assert json.loads(_state_outputs(raw))  # valid JSON, whatever the digits
     shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.both_stores  # the record's outputs as each store keeps them (PostgreSQL's jsonb is numeric too)
+def test_recorded_outputs_keep_every_digit_on_either_store(hyops: Hyops) -> None:
+    _, _, through = _modules(hyops)
+    listed = "[" + ", ".join(LONG) + "]"
+
+    applied = hyops("apply", str(through), "--ref", "num/out", "--auto-approve", "--var", f"from_var={E}",
+                    "--var", f"from_tfvars={listed}")
+    shown = hyops("outputs", str(through), "--ref", "num/out", "--json")
+
+    assert applied.returncode == 0 and shown.returncode == 0, applied.stderr + shown.stderr
+    recorded = numbers.loads(shown.stdout)
+    assert numbers.dumps(recorded, sort_keys=True) == _state_outputs(through)
+    assert hyops("outputs", str(through), "from_var", "--ref", "num/out", "--raw").stdout.strip() == E
