@@ -7,8 +7,10 @@ here: number, bool, null and plain string literals, arithmetic (`* / % + -`), co
 equality, `&& || !`, the conditional `c ? a : b` and parentheses, with the engine's precedence
 and types (arithmetic takes numbers only; `%` keeps the sign of its left operand, as in Go).
 Numbers are exact decimals, as the engine's are arbitrary precision: a literal keeps its text
-(base/numbers.py), and arithmetic is done in decimal, exactly; a result decimal cannot hold
-exactly (`1 / 3`, which the engine rounds in binary at 512 bits) is not evaluated.
+(base/numbers.py), and arithmetic is done in decimal, exactly; a quotient decimal cannot hold
+exactly (`1 / 3`) is the engine's: its operands and the quotient rounded to 512-bit binary
+floats (Go's big.Float, as cty divides), written as the shortest decimal that reads back as that
+float (big.Float's Text('f', -1), as the engine writes a number).
 Anything else (a function call, a template, a reference) is `None`: the caller says it cannot.
 Pure: no I/O.
 """
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from decimal import Context, Decimal, Inexact, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Context, Decimal, Inexact, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 from hybridops_tf.base.numbers import Number, as_number, number_text
@@ -126,7 +129,43 @@ def _divide(a: int | Decimal, b: int | Decimal) -> int | Decimal:
         raise _NotConstant
     if isinstance(a, int) and isinstance(b, int) and a % b == 0:
         return a // b
-    return _EXACT.divide(Decimal(a), Decimal(b))  # Inexact (1 / 3) raises: not evaluated
+    try:
+        return _EXACT.divide(Decimal(a), Decimal(b))
+    except Inexact:  # 1 / 3: as the engine rounds it
+        return _binary_quotient(Fraction(Decimal(a)), Fraction(Decimal(b)))
+
+
+_BITS = 512  # the precision of the engine's numbers (cty parses and divides big.Floats at 512 bits)
+
+
+def _binary(q: Fraction) -> tuple[Fraction, Fraction]:
+    """q rounded to a _BITS-bit binary float, ties to even, and that float's unit in the last place."""
+    if q == 0:
+        return q, Fraction(0)
+    size = abs(q)
+    shift = size.numerator.bit_length() - size.denominator.bit_length() - _BITS + 1
+    while size / Fraction(2) ** shift >= 2 ** _BITS:
+        shift += 1
+    while size / Fraction(2) ** shift < 2 ** (_BITS - 1):
+        shift -= 1
+    scaled = size / Fraction(2) ** shift
+    whole, rest = divmod(scaled.numerator, scaled.denominator)
+    if 2 * rest > scaled.denominator or (2 * rest == scaled.denominator and whole % 2):
+        whole += 1
+    ulp = Fraction(2) ** shift
+    return (whole if q > 0 else -whole) * ulp, ulp
+
+
+def _binary_quotient(a: Fraction, b: Fraction) -> Number:
+    """a / b as the engine computes and writes it: the shortest decimal inside the rounding
+    interval of the _BITS-bit quotient of the _BITS-bit operands."""
+    value, ulp = _binary(_binary(a)[0] / _binary(b)[0])
+    low, high = value - ulp / 2, value + ulp / 2
+    for digits in range(1, 200):
+        candidate = Context(prec=digits, rounding=ROUND_HALF_EVEN).divide(value.numerator, value.denominator)
+        if low < Fraction(candidate) < high:
+            return Number(format(candidate, "f"))
+    raise _NotConstant
 
 
 def _exact(op: Callable[[Decimal, Decimal], Decimal], on_ints: Callable[[int, int], int]) -> Callable[[Any, Any], Any]:

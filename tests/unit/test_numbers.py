@@ -216,8 +216,13 @@ def test_json_refuses_what_the_engines_json_refuses() -> None:
     assert json.loads(numbers.dumps({"n": Number("1.5")})) == {"n": 1.5}
 
 
-def test_a_result_decimal_cannot_hold_exactly_is_not_evaluated() -> None:
+def test_a_quotient_decimal_cannot_hold_is_the_engines() -> None:
     from hybridops_tf.inputs.constants import evaluate
 
-    assert evaluate("1 / 3") == (False, None)  # the engine rounds it in binary: hyops would differ
+    # Terraform 1.0.3's state for `[1 / 3, 10 / 7]` in a .tfvars (512-bit binary, shortest decimal)
+    third = "0." + "3" * 154 + "5"
+    seventh = "1." + "428571" * 25 + "4286"
+
+    assert evaluate("1 / 3") == (True, Number(third))
+    assert evaluate("10 / 7") == (True, Number(seventh))
     assert evaluate("1 / 8") == (True, Number("0.125"))
