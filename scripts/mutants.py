@@ -48,6 +48,7 @@ WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules,
 LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
 NOT_STARTED_GUARD = ("tests/unit/test_actions_not_started.py",)  # issue 55, item 3
+NUMBERS_GUARD = ("tests/unit/test_numbers.py",)  # issue 55, item 1
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -809,6 +810,52 @@ MUTANTS = (
     Mutant("a provider link into a removed cache is trusted", "hybridops_tf/engine/initcheck.py",
            "    if has_dot_terraform and _provider_link_gone(module_dir):\n", "    if False:\n",
            ("tests/unit/test_plugin_cache.py", "-k", "removed_cache")),
+    # issue 55, item 1: numbers travel as their decimal text (base/numbers.py)
+    Mutant("JSON numbers are read as floats", "hybridops_tf/base/numbers.py",
+           "    return json.loads(text, parse_float=Number,", "    return json.loads(text, parse_float=float,",
+           NUMBERS_GUARD + ("-k", "json"),),
+    Mutant("JSON dumps a Number as a quoted string", "hybridops_tf/base/numbers.py",
+           "    return re.sub(f'\"{token}:([0-9]+)\"', lambda m: found[int(m.group(1))], text)",
+           "    return re.sub(f'{token}:([0-9]+)', lambda m: found[int(m.group(1))], text)",
+           NUMBERS_GUARD + ("-k", "json"),),
+    Mutant("YAML floats are read as floats", "hybridops_tf/base/numbers.py",
+           "            return super().construct_yaml_float(node) if literal is None else Number(literal)",
+           "            return super().construct_yaml_float(node)",
+           NUMBERS_GUARD + ("-k", "yaml or rerun"),),
+    Mutant("tfvars numbers are left as python-hcl2's floats", "hybridops_tf/inputs/hcl_values.py",
+           "    if _lossy(raw):\n", "    if False:\n", NUMBERS_GUARD + ("-k", "tfvars_number"),),
+    Mutant("the engine's var file writes a number as a float", "hybridops_tf/inputs/values.py",
+           "        return numbers.number_text(value)  # a Number's own text",
+           "        return json.dumps(float(value))  # a Number's own text",
+           NUMBERS_GUARD + ("-k", "var_file_prints"),),
+    Mutant("the state's numbers are read as floats", "hybridops_tf/engine/state.py",
+           "            doc = numbers.loads(doc)  # numbers keep their text", "            doc = json.loads(doc)  #",
+           NUMBERS_GUARD + ("-k", "state_and_output"),),
+    Mutant("an outputs event's numbers are read as floats", "hybridops_tf/engine/events.py",
+           "            obj = numbers.loads(line)  # output values", "            pass  # output values",
+           NUMBERS_GUARD + ("-k", "state_and_output"),),
+    Mutant("a number variable's --var text is not checked as the engine checks it", "hybridops_tf/inputs/values.py",
+           "    if number is None:\n        raise UsageError(f\"--var {name}=...: a number is required",
+           "    if False:\n        raise UsageError(f\"--var {name}=...: a number is required",
+           NUMBERS_GUARD + ("-k", "refused_before"),),
+    Mutant("a number variable's text takes what the engine refuses", "hybridops_tf/base/numbers.py",
+           "    if not whole and not fraction:\n        return None", "    if False:\n        return None",
+           NUMBERS_GUARD + ("-k", "read_as_the_engine"),),
+    Mutant("the inputs digest rounds numbers", "hybridops_tf/inputs/values.py",
+           "        canonical = numbers.dumps(kept,", "        canonical = json.dumps(kept, default=float,",
+           NUMBERS_GUARD + ("-k", "digest"),),
+    Mutant("a set keeps 1 and 1.0 as two numbers", "hybridops_tf/inputs/types.py",
+           "    return numbers.dumps(_by_value(value),", "    return numbers.dumps(value,",
+           NUMBERS_GUARD + ("-k", "set_of_numbers"),),
+    Mutant("constant division rounds in decimal, not as the engine does", "hybridops_tf/inputs/constants.py",
+           "traps=[Inexact, InvalidOperation])", "traps=[InvalidOperation])",
+           NUMBERS_GUARD + ("-k", "quotient"),),
+    Mutant("constant division rounds to float64", "hybridops_tf/inputs/constants.py",
+           "_BITS = 512  #", "_BITS = 53  #", NUMBERS_GUARD + ("-k", "quotient"),),
+    Mutant("a record's numbers are written as floats", "hybridops_tf/store/local.py",
+           "        text = numbers.dumps(record.to_dict(),",
+           "        text = json.dumps(record.to_dict(), default=float,",
+           ("tests/integration/test_numbers_as_text.py", "-k", "every_source and bundled"),),
 )
 
 

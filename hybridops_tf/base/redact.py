@@ -40,10 +40,10 @@ def redact_event_line(line: str) -> str:
     """
     if '"sensitive":true' not in line.replace(" ", ""):
         return line
-    import json
+    from hybridops_tf.base import numbers
 
     try:
-        doc = json.loads(line)
+        doc = numbers.loads(line)
     except (ValueError, RecursionError):  # truncated or absurdly deep: cannot redact, so withhold
         return WITHHELD_LINE
     outputs = doc.get("outputs") if isinstance(doc, dict) else None
@@ -54,7 +54,7 @@ def redact_event_line(line: str) -> str:
         if isinstance(out, dict) and out.get("sensitive") is True and "value" in out:
             out["value"] = REDACTED
             changed = True
-    return json.dumps(doc, separators=(",", ":")) if changed else line
+    return numbers.dumps(doc, separators=(",", ":")) if changed else line
 
 
 # hyops' own option and the engine's passthrough flag; Go's flag package accepts either dash.

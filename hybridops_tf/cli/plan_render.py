@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.state import unwrap_output_change
 
@@ -103,7 +104,7 @@ def format_value(value: Any, sensitive: Any = None, unknown: Any = None) -> str:
         ) + "]"
     if value is None and _marks(sensitive):
         return SENSITIVE
-    return json.dumps(value)
+    return numbers.dumps(value)
 
 
 def _diff(path: str, before: Any, after: Any, bsens: Any, asens: Any, unknown: Any,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 import threading
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import Interrupted
 from hybridops_tf.cli import render
 from hybridops_tf.cli.interrupted import handles_signals
@@ -121,7 +121,7 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
     for message, _ in report.errors:
         click.echo(f"hyops: error: {message}", err=True)
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(numbers.dumps(report.to_dict(), indent=2))
     elif fmt == "markdown":
         from hybridops_tf.cli import markdown
 

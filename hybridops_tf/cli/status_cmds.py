@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import click
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import ExitCode, UsageError
 from hybridops_tf.cli import render
 from hybridops_tf.cli.options import module_options, target, workspace
@@ -80,9 +81,9 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
     elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]
         if all_:
-            click.echo(json.dumps(docs, indent=2))
+            click.echo(numbers.dumps(docs, indent=2))
         elif docs:
-            click.echo(json.dumps(docs[0], indent=2))
+            click.echo(numbers.dumps(docs[0], indent=2))
         else:
             click.echo("null")
     else:
@@ -184,10 +185,10 @@ def outputs_cmd(ctx: click.Context, module_dir: Path, ref: str | None, name: str
             click.echo(shown)
         return
     if as_json:
-        click.echo(json.dumps(outputs, indent=2))
+        click.echo(numbers.dumps(outputs, indent=2))
         return
     for out_name, value in sorted(outputs.items()):
-        shown = "(sensitive)" if value == _SENSITIVE else json.dumps(value)
+        shown = "(sensitive)" if value == _SENSITIVE else numbers.dumps(value)
         click.echo(f"{out_name} = {shown}")
 
 
@@ -213,9 +214,9 @@ def _one_output(outputs: dict[str, Any], name: str, key: str, module_dir: Path, 
     if raw:
         if isinstance(value, str):
             return value
-        if isinstance(value, bool | int | float):
-            return json.dumps(value)
+        if isinstance(value, bool | int | float | Decimal):
+            return numbers.dumps(value)
         kind = "null" if value is None else type(value).__name__.replace("dict", "map")
         raise UsageError(f"output {name!r} is a {kind}: --raw prints only a string, number or bool; "
                          "use --json")
-    return json.dumps(value, indent=2)
+    return numbers.dumps(value, indent=2)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from hybridops_tf.base import numbers
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_str
 from hybridops_tf.engine.state import OutputValue, parse_output_value
 from hybridops_tf.engine.vocabulary import ACTION_TYPES, EPHEMERAL_OP_TYPES
@@ -437,6 +438,8 @@ def parse_event(line: str | bytes, census: StreamCensus | None = None) -> Event:
         line = line.decode("utf-8", errors="replace")
     try:
         obj = json.loads(line)
+        if isinstance(obj, dict) and obj.get("type") == "outputs":
+            obj = numbers.loads(line)  # output values keep their numbers' text (base/numbers.py)
     except (ValueError, RecursionError):
         return GarbageLine(raw=line)
     if not isinstance(obj, dict):

@@ -7,13 +7,13 @@ reads as the contract, not as argv plumbing.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import EngineError, EngineInitFailed, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, features, process
@@ -122,7 +122,7 @@ class Engine:
                 f"{_last_error_line(captured.stderr or captured.stdout)}"
             )
         try:
-            doc = json.loads(captured.stdout or "{}")
+            doc = numbers.loads(captured.stdout or "{}")  # numbers as their text (base/numbers.py)
         except (ValueError, RecursionError) as err:
             raise EngineError(f"`{' '.join(argv[1:])}` printed invalid JSON: {err}") from err
         if not isinstance(doc, dict):

@@ -8,10 +8,10 @@ Pure; state.py parses, this only masks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.redact import REDACTED
 from hybridops_tf.engine.jsonshape import as_dict, as_list
 from hybridops_tf.engine.state import unwrap_output_change, walk_modules
@@ -116,7 +116,7 @@ def redact_sensitive(doc: Mapping[str, Any]) -> dict[str, Any]:
     drift and output changes, `sensitive: true` outputs, and variables declared sensitive.
     The input is left untouched.
     """
-    copy: dict[str, Any] = json.loads(json.dumps(doc))
+    copy: dict[str, Any] = numbers.loads(numbers.dumps(doc))
     _redact_values(copy.get("values"))
     _redact_values(copy.get("planned_values"))
     prior = copy.get("prior_state")

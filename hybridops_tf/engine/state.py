@@ -11,11 +11,11 @@ callers read the masked dict. Pure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.engine.addresses import Spelling, render_key
 from hybridops_tf.engine.features import key_spelling_of
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_list, as_str
@@ -106,7 +106,7 @@ class StateSnapshot:
 def _load(doc: Mapping[str, Any] | str | bytes, what: str) -> Mapping[str, Any]:
     if isinstance(doc, (str, bytes)):
         try:
-            doc = json.loads(doc)
+            doc = numbers.loads(doc)  # numbers keep their text: the engine's are arbitrary precision
         except (ValueError, RecursionError) as exc:
             raise StateFormatError(f"{what}: not valid JSON ({exc})") from None
     if not isinstance(doc, Mapping):

@@ -6,6 +6,11 @@ explicit inputs on in its own var file and records their values, so it evaluates
 here: number, bool, null and plain string literals, arithmetic (`* / % + -`), comparison,
 equality, `&& || !`, the conditional `c ? a : b` and parentheses, with the engine's precedence
 and types (arithmetic takes numbers only; `%` keeps the sign of its left operand, as in Go).
+Numbers are exact decimals, as the engine's are arbitrary precision: a literal keeps its text
+(base/numbers.py), and arithmetic is done in decimal, exactly; a quotient decimal cannot hold
+exactly (`1 / 3`) is the engine's: its operands and the quotient rounded to 512-bit binary
+floats (Go's big.Float, as cty divides), written as the shortest decimal that reads back as that
+float (big.Float's Text('f', -1), as the engine writes a number).
 Anything else (a function call, a template, a reference) is `None`: the caller says it cannot.
 Pure: no I/O.
 """
@@ -14,7 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Context, Decimal, Inexact, InvalidOperation
+from fractions import Fraction
 from typing import Any
+
+from hybridops_tf.base.numbers import Number, as_number, number_text
+
+# Exact decimal arithmetic: an inexact result raises (and is not evaluated), as does one past
+# these bounds, so nothing hyops computes is rounded where the engine's result is not.
+_EXACT = Context(prec=2000, Emax=100_000, Emin=-100_000, traps=[Inexact, InvalidOperation])
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
@@ -42,7 +55,7 @@ def evaluate(text: str) -> tuple[bool, Any]:
         value = parser.conditional()
         if parser.pos != len(tokens):
             raise _NotConstant
-    except (_NotConstant, RecursionError, OverflowError, ValueError):
+    except (_NotConstant, RecursionError, OverflowError, ValueError, ArithmeticError):
         return False, None
     return True, value
 
@@ -60,8 +73,7 @@ def _tokens(text: str) -> list[tuple[str, Any]] | None:
         kind = match.lastgroup or ""
         raw = match.group(kind)
         if kind == "number":
-            number = float(raw)
-            found.append(("value", int(raw) if raw.isdigit() else _plain(number)))
+            found.append(("value", as_number(raw)))
         elif kind == "string":
             found.append(("value", re.sub(r"\\.", lambda m: _ESCAPES[m.group(0)], raw[1:-1])))
         elif kind == "word":
@@ -73,17 +85,22 @@ def _tokens(text: str) -> list[tuple[str, Any]] | None:
     return found if len(found) <= _MAX_TOKENS else None
 
 
-def _plain(number: float) -> int | float:
-    """A whole result as an int (the engine prints 6 / 2 as 3), else the float."""
-    if number != number or number in (float("inf"), float("-inf")):
+def _plain(number: Decimal | int) -> int | Number:
+    """A computed number as hyops holds it: a whole one as an int (the engine prints 6 / 2 as 3),
+    else a Number of its exact decimal text."""
+    if isinstance(number, int):
+        return number
+    if not number.is_finite():
         raise _NotConstant
-    return int(number) if number == int(number) else number
+    if number == number.to_integral_value() and number.adjusted() < 4000:
+        return int(number)
+    return Number(number_text(number.normalize(_EXACT)))
 
 
-def _number(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _number(value: Any) -> int | Decimal:
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         raise _NotConstant  # the engine's arithmetic takes numbers only
-    return value
+    return value if isinstance(value, int) else Decimal(value)
 
 
 def _boolean(value: Any) -> bool:
@@ -94,27 +111,74 @@ def _boolean(value: Any) -> bool:
 
 def _equal(a: Any, b: Any) -> bool:
     """The engine's `==`: numbers by value (1 == 1.0), anything else by type and value."""
-    numbers = [x for x in (a, b) if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    numbers = [x for x in (a, b) if isinstance(x, (int, Decimal)) and not isinstance(x, bool)]
     if len(numbers) == 2:
         return bool(a == b)
     return type(a) is type(b) and bool(a == b)
 
 
-def _remainder(a: int | float, b: int | float) -> int | float:
+def _remainder(a: int | Decimal, b: int | Decimal) -> int | Decimal:
     if b == 0:
         raise _NotConstant
-    r = abs(a) % abs(b)
+    r = _EXACT.remainder(abs(Decimal(a)), abs(Decimal(b)))
     return -r if a < 0 else r
 
 
-def _divide(a: int | float, b: int | float) -> int | float:
+def _divide(a: int | Decimal, b: int | Decimal) -> int | Decimal:
     if b == 0:
         raise _NotConstant
-    return a // b if isinstance(a, int) and isinstance(b, int) and a % b == 0 else a / b
+    if isinstance(a, int) and isinstance(b, int) and a % b == 0:
+        return a // b
+    try:
+        return _EXACT.divide(Decimal(a), Decimal(b))
+    except Inexact:  # 1 / 3: as the engine rounds it
+        return _binary_quotient(Fraction(Decimal(a)), Fraction(Decimal(b)))
+
+
+_BITS = 512  # the precision of the engine's numbers (cty parses and divides big.Floats at 512 bits)
+
+
+def _binary(q: Fraction) -> tuple[Fraction, Fraction]:
+    """q rounded to a _BITS-bit binary float, ties to even, and that float's unit in the last place."""
+    if q == 0:
+        return q, Fraction(0)
+    size = abs(q)
+    shift = size.numerator.bit_length() - size.denominator.bit_length() - _BITS + 1
+    while size / Fraction(2) ** shift >= 2 ** _BITS:
+        shift += 1
+    while size / Fraction(2) ** shift < 2 ** (_BITS - 1):
+        shift -= 1
+    scaled = size / Fraction(2) ** shift
+    whole, rest = divmod(scaled.numerator, scaled.denominator)
+    if 2 * rest > scaled.denominator or (2 * rest == scaled.denominator and whole % 2):
+        whole += 1
+    ulp = Fraction(2) ** shift
+    return (whole if q > 0 else -whole) * ulp, ulp
+
+
+def _binary_quotient(a: Fraction, b: Fraction) -> Number:
+    """a / b as the engine computes and writes it: the shortest decimal inside the rounding
+    interval of the _BITS-bit quotient of the _BITS-bit operands."""
+    value, ulp = _binary(_binary(a)[0] / _binary(b)[0])
+    low, high = value - ulp / 2, value + ulp / 2
+    for digits in range(1, 200):
+        candidate = Context(prec=digits, rounding=ROUND_HALF_EVEN).divide(value.numerator, value.denominator)
+        if low < Fraction(candidate) < high:
+            return Number(format(candidate, "f"))
+    raise _NotConstant
+
+
+def _exact(op: Callable[[Decimal, Decimal], Decimal], on_ints: Callable[[int, int], int]) -> Callable[[Any, Any], Any]:
+    def apply(a: int | Decimal, b: int | Decimal) -> int | Decimal:
+        if isinstance(a, int) and isinstance(b, int):
+            return on_ints(a, b)
+        return op(Decimal(a), Decimal(b))
+    return apply
 
 
 _ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
-    "*": lambda a, b: a * b, "/": _divide, "%": _remainder, "+": lambda a, b: a + b, "-": lambda a, b: a - b}
+    "*": _exact(_EXACT.multiply, lambda a, b: a * b), "/": _divide, "%": _remainder,
+    "+": _exact(_EXACT.add, lambda a, b: a + b), "-": _exact(_EXACT.subtract, lambda a, b: a - b)}
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}
 
@@ -195,7 +259,10 @@ class _Parser:
     def _unary(self) -> Any:
         if self._peek("-"):
             self.pos += 1
-            return _plain(-_number(self._unary()))
+            value = self._unary()
+            if isinstance(value, Number):  # the literal's text, negated: every digit kept
+                return Number(value.text[1:] if value.text.startswith("-") else "-" + value.text)
+            return _plain(-_number(value))
         if self._peek("!"):
             self.pos += 1
             return not _boolean(self._unary())

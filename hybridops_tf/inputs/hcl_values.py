@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.numbers import as_number
+
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -39,8 +42,71 @@ def parse_values(text: str, path: Path | str) -> dict[str, Any]:
 
     marks = _Marks.unused_in(text)
     text = text.replace("$${", marks.dollar).replace("%%{", marks.percent)
-    return {name: literal(value, marks) for name, value in parse_hcl_raw(text, path).items()
+    raw = parse_hcl_raw(text, path)
+    if _lossy(raw):
+        raw = _parse_keeping_numbers(text, path)
+    return {name: literal(value, marks) for name, value in raw.items()
             if not name.startswith("__")}  # python-hcl2's own bookkeeping (line numbers)
+
+
+def _lossy(raw: Any) -> bool:
+    """Whether python-hcl2 made a float of a number literal (a bare one, or inside an expression
+    it hands back as `${...}` text): its digits past float64's are gone."""
+    if isinstance(raw, float):
+        return True
+    if isinstance(raw, str):
+        return raw.startswith("${")
+    if isinstance(raw, list):
+        return any(_lossy(item) for item in raw)
+    if isinstance(raw, dict):
+        return any(_lossy(item) for item in raw.values())
+    return False
+
+
+def _parse_keeping_numbers(text: str, path: Path | str) -> dict[str, Any]:
+    """python-hcl2's as-written form, each number literal a Number of its text (base/numbers.py)
+    instead of a float: the engine's numbers are arbitrary precision. Run only after the same text
+    parsed (parse_hcl_raw said what is wrong with a text that does not)."""
+    import hcl2
+    from hcl2.rules.tokens import FloatLiteral, IntLiteral
+
+    from hybridops_tf.inputs.declarations import _serialization_options
+
+    class FloatText(FloatLiteral):
+        @property
+        def serialize_conversion(self) -> Any:
+            return _as_number
+
+    class IntText(IntLiteral):
+        @property
+        def serialize_conversion(self) -> Any:
+            return _as_number
+
+    try:
+        tree = hcl2.parses(text)
+        stack: list[Any] = [tree]
+        while stack:
+            node = stack.pop()
+            if type(node) is FloatLiteral:
+                node.__class__ = FloatText
+            elif type(node) is IntLiteral:
+                node.__class__ = IntText
+            stack.extend(child for child in getattr(node, "children", None) or () if child is not None)
+        options = _serialization_options(strip_string_quotes=False, preserve_heredocs=True)
+        parsed: dict[str, Any] = hcl2.serialize(tree, serialization_options=options)
+    except Exception as exc:  # noqa: BLE001 - python-hcl2 failing in its own code: said as such
+        raise UsageError(f"cannot read the numbers of {path}: python-hcl2 failed ({type(exc).__name__}); "
+                         "report this to hyops") from exc
+    return parsed
+
+
+def _as_number(text: Any) -> Any:
+    """A number token's text as a Number (or an int, where that keeps it); python-hcl2's own
+    reading of a token the engine's literal does not cover."""
+    try:
+        return as_number(str(text))
+    except ValueError:
+        return float(text) if any(c in str(text) for c in ".eE") else int(text)
 
 
 # A heredoc's opener and its newline: a quoted string holds no newline as written ("<<" is text)

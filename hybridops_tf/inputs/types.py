@@ -10,10 +10,12 @@ value exactly as given.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+from decimal import Context, Decimal
 from typing import Any
+
+from hybridops_tf.base import numbers
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*|[(){}\[\],=:]|\"(?:[^\"\\]|\\.)*\"|[^\s(){}\[\],=:\"]+)")
 
@@ -64,7 +66,22 @@ def canonical(value: Any, node: TypeNode | None) -> Any:
 
 
 def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """A set element's identity: numbers by value (`1`, `1.0` and `1e0` are one number to the
+    engine), anything else as it is."""
+    return numbers.dumps(_by_value(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _by_value(value: Any) -> Any:
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return Decimal(value).normalize(_WIDE) if value else Decimal(0)
+    if isinstance(value, list):
+        return [_by_value(item) for item in value]
+    if isinstance(value, dict):
+        return {k: _by_value(v) for k, v in value.items()}
+    return value
+
+
+_WIDE = Context(prec=100_000, Emax=10**9, Emin=-(10**9))
 
 
 def _parse(tokens: list[str], i: int) -> tuple[TypeNode, int]:

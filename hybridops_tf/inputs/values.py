@@ -27,9 +27,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.redact import (
     EPHEMERAL,
@@ -74,7 +76,7 @@ def parse_var_option(text: str) -> tuple[str, Any]:
     try:
         import yaml
 
-        value = yaml.safe_load(raw)
+        value = numbers.yaml_load(raw)
     except RecursionError:
         raise UsageError(f"--var {name}=...: value is nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -105,7 +107,9 @@ def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec],
             values[name] = parse_var_option(text)[1] if value is _NOT_HCL else value
             continue
         name, value = parse_var_option(text)
-        if spec is not None and spec.takes_literal and (
+        if spec is not None and spec.type_expr == "number":
+            value = _number_text(name, raw, None if engine_syntax else value)
+        elif spec is not None and spec.takes_literal and (
                 engine_syntax or value is None or (spec.type_expr in (None, "string") and not isinstance(value, str))):
             value = _primitive(spec.type_expr, raw, value)
         values[name] = value
@@ -115,16 +119,25 @@ def parse_var_options(texts: Iterable[str], specs: Mapping[str, VariableSpec],
 _NOT_HCL = object()
 
 
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\Z")
+def _number_text(name: str, raw: str, quoted: Any) -> Any:
+    """`--var NAME=TEXT` for a number variable: the number the engine reads TEXT as (its digits
+    kept: base/numbers.py), or, where hyops's YAML took quotes off (`--var 'n="5"'`), the text
+    inside them; refused in the engine's words where the engine would refuse it (`0x10`,
+    `1_000`, `Inf`), before anything runs."""
+    number = numbers.from_engine_text(raw)
+    if number is None and isinstance(quoted, str) and quoted != raw:
+        number = numbers.from_engine_text(quoted)
+    if number is None:
+        raise UsageError(f"--var {name}=...: a number is required (variable {name!r} has type number, and "
+                         "the engine reads no number in this text): write e.g. 5, -1.5 or 1e400")
+    return number
 
 
 def _primitive(type_expr: str | None, raw: str, parsed: Any) -> Any:
-    """`-var` text for a string, number, bool or untyped variable: the engine takes the text as
-    written and converts it to the type itself (`~`, `null`, `NO`, `0755` stay text). A plain
-    decimal for a number and `true`/`false` for a bool are kept as such, so records show them
-    as the engine will hold them."""
-    if type_expr == "number" and _DECIMAL.match(raw.strip()) and isinstance(parsed, int | float):
-        return parsed
+    """`-var` text for a string, bool or untyped variable: the engine takes the text as written
+    and converts it to the type itself (`~`, `null`, `NO`, `0755` stay text). `true`/`false` for
+    a bool are kept as such, so records show them as the engine will hold them (a number
+    variable's text: _number_text)."""
     if type_expr == "bool" and raw.strip() in ("true", "false"):
         return raw.strip() == "true"
     return raw
@@ -162,7 +175,7 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
     try:
         import yaml
 
-        data = yaml.safe_load(text)
+        data = numbers.yaml_load(text)
     except RecursionError:
         raise UsageError(f"inputs file {path} is nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -178,7 +191,7 @@ def load_inputs_file(path: Path) -> dict[str, Any]:
 
 def _json_inputs(text: str, path: Path | str) -> dict[str, Any]:
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = numbers.loads(text) if text.strip() else {}
     except RecursionError:
         raise UsageError(f"inputs file {path} is nested too deeply") from None
     except ValueError as exc:
@@ -230,7 +243,8 @@ MAX_VALUES = 100_000  # YAML aliases can expand a 1 KB file into billions of val
 
 
 def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
-    """Reduce YAML's types to what an engine can receive: dates become ISO text.
+    """Reduce YAML's types to what an engine can receive: dates become ISO text; numbers stay
+    numbers (a Number keeps its text), a float that is not finite (YAML's `.inf`) is refused.
 
     Every value counts against a budget, so an alias bomb is refused, not expanded.
     """
@@ -242,8 +256,11 @@ def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
         raise UsageError(f"{where}: a string holds a NUL character, which no engine can receive")
     if value is None or isinstance(value, (str, bool, int)):
         return value
-    if isinstance(value, float) and math.isfinite(value):
+    if isinstance(value, Decimal) and value.is_finite() or isinstance(value, float) and math.isfinite(value):
         return value
+    if isinstance(value, (float, Decimal)):
+        raise UsageError(f"{where}: {value} is not a finite number, which no engine takes; "
+                         "write a number such as 1.5 or 1e400")
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, list):
@@ -383,6 +400,8 @@ def _env_value(spec: VariableSpec, text: str) -> Any:
     """TF_VAR_ text as the engine reads it: as written for string/number/bool/untyped
     variables, an HCL expression for the others (kept as written if hyops cannot read it),
     so a rerun that passes it in a var file gives the engine the same value."""
+    if spec.type_expr == "number" and (number := numbers.from_engine_text(text)) is not None:
+        return number  # the engine's number, every digit kept; other text it refuses itself
     if spec.takes_literal:
         return text
     return _hcl_or(text, text, f"TF_VAR_{spec.name}")
@@ -454,10 +473,8 @@ class ResolvedInputs:
                   f"# Sensitive values are {REDACTED}, ephemeral ones {EPHEMERAL}."]
         if not doc:
             return "\n".join(lines) + "\n{}\n"
-        import yaml
-
-        return "\n".join(lines) + "\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False,
-                                                        allow_unicode=True)
+        return "\n".join(lines) + "\n" + numbers.yaml_dump(doc, sort_keys=False, default_flow_style=False,
+                                                            allow_unicode=True)
 
     def rerun_yaml(self, header: str = "") -> str:
         """rerun.inputs.yml: a plain `--inputs` file (name: value, sensitive "<redacted>"),
@@ -486,8 +503,8 @@ class ResolvedInputs:
         if len(key) < MIN_DIGEST_KEY_BYTES:
             raise ValueError("inputs digest key too short")
         kept = {n: EPHEMERAL if n in self.ephemeral_names else v for n, v in self.explicit.items()}
-        canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"),
-                               ensure_ascii=False, allow_nan=False)
+        canonical = numbers.dumps(kept, sort_keys=True, separators=(",", ":"),
+                                  ensure_ascii=False, allow_nan=False)  # numbers as their text
         mac = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
         return DIGEST_PREFIX + mac
 
@@ -600,7 +617,9 @@ def _hcl(value: Any) -> str:
     JSON is nearly HCL, but HCL would interpolate `${` inside strings and lacks JSON's
     `\\b`/`\\f` escapes, so strings are written here.
     """
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, Decimal) or isinstance(value, float):
+        return numbers.number_text(value)  # a Number's own text: every digit reaches the engine
+    if value is None or isinstance(value, (bool, int)):
         return json.dumps(value)
     if isinstance(value, str):
         escaped = "".join(_HCL_ESCAPES.get(ch) or (f"\\u{ord(ch):04x}" if ord(ch) < 0x20 else ch)
@@ -615,9 +634,7 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
     """Deterministic YAML for resolved.inputs.yml and rerun.inputs.yml (diffable runs)."""
     if not data:
         return "{}\n"  # the common no-inputs case, without importing yaml (~15 ms)
-    import yaml
-
-    return yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, allow_unicode=True)
+    return numbers.yaml_dump(dict(data), sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 
 def _yaml_problem(exc: Any) -> str:

@@ -15,7 +15,6 @@ error); a failure stays 1, and so does an error that would otherwise exit 2 (rep
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.redact import redact_event_line
@@ -158,7 +158,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
                 from hybridops_tf.engine.sensitive import redact_sensitive
 
                 doc = redact_sensitive(engine.show_plan_doc(plan_file))
-                folder.write_text("plan.json", json.dumps(doc, indent=2) + "\n")
+                folder.write_text("plan.json", numbers.dumps(doc, indent=2) + "\n")
             # else the engine said "no changes" and streamed no planned change (a move, import
             # or forget is one): there is nothing for `show -json` to add, so no second engine run
             if req.out is not None:

@@ -18,11 +18,11 @@ input as a placeholder to fill in.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import HyopsError
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import run_inputs
@@ -96,7 +96,7 @@ def stack_args(member: Member, record: OperationRecord | None, runtime: Runtime)
             text = f"{name}=<secret>"
         elif name in given and name not in member.unwired:
             value = given[name]
-            text = f"{name}={value if isinstance(value, str) else json.dumps(value)}"
+            text = f"{name}={value if isinstance(value, str) else numbers.dumps(value)}"
         elif name in member.unwired or name not in _own_values(directory, specs):
             text = f"{name}=<value>"
         else:

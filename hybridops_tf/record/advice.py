@@ -12,13 +12,14 @@ a pipeline that pastes it goes green over another workspace's lost create (docs/
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hybridops_tf.base import numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ class Commands:
         HCL: values written as JSON (strings, numbers, booleans read alike in HCL) with template
         openers escaped (`$${`, `%%{`), so a value is never interpolated."""
         def value(v: Any) -> str:
-            return json.dumps(v, ensure_ascii=False).replace("${", "$${").replace("%{", "%%{")
+            return numbers.dumps(v, ensure_ascii=False).replace("${", "$${").replace("%{", "%%{")
 
         fields = ", ".join(f"{key} = {value(v)}" for key, v in identity.items())
         return f"import {{\n  to       = {address}\n  identity = {{ {fields} }}\n}}"

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base import numbers
 from hybridops_tf.record import layout
 from hybridops_tf.record.model import OperationRecord
 
@@ -112,7 +113,6 @@ def module_root(directory: Path, environ: Mapping[str, str]) -> Path | None:
 def records_in(root: Path) -> list[OperationRecord]:
     """The readable records of another root's local store, read as files (no lock: a look
     only; a corrupt or unreadable one is skipped)."""
-    import json
 
     found = []
     try:
@@ -121,7 +121,7 @@ def records_in(root: Path) -> list[OperationRecord]:
         return []
     for folder in folders:
         try:
-            found.append(OperationRecord.from_dict(json.loads((folder / layout.RECORD_FILE).read_text("utf-8"))))
+            found.append(OperationRecord.from_dict(numbers.loads((folder / layout.RECORD_FILE).read_text("utf-8"))))
         except (OSError, ValueError, RecursionError):
             continue
     return found

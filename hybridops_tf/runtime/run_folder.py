@@ -7,7 +7,6 @@ result.json says is run_result.py's, loaded only once a run ends (start-up cost)
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hybridops_tf import __version__
-from hybridops_tf.base import notices
+from hybridops_tf.base import notices, numbers
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
 from hybridops_tf.base.redact import redact_argv
 from hybridops_tf.record import layout
@@ -48,7 +47,7 @@ def new_run_id(command: str) -> str:
 
 
 def _dump(doc: dict[str, Any]) -> str:
-    return json.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=2, default=str) + "\n"
+    return numbers.dumps({"schema_version": SCHEMA_VERSION, **doc}, indent=2, default=str) + "\n"
 
 
 @dataclass

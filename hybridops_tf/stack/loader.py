@@ -22,7 +22,7 @@ from typing import Any, TypeGuard
 
 import yaml
 
-from hybridops_tf.base import notices
+from hybridops_tf.base import notices, numbers
 from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.inputs import values as inputs_mod
@@ -97,7 +97,7 @@ class StackLoader:
                              f"(default ./{DEFAULT_STACK_FILE})") from None
         loader = None
         try:
-            loader = yaml.SafeLoader(text)  # its reader already refuses control characters
+            loader = numbers.yaml_loader()(text)  # safe, numbers as their text; its reader refuses controls
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as err:

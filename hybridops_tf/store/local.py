@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
@@ -212,7 +213,7 @@ class RecordStore:
         except (OSError, UnicodeDecodeError) as err:
             raise CorruptRecordError(path, str(err)) from None
         try:
-            return OperationRecord.from_dict(json.loads(text))
+            return OperationRecord.from_dict(numbers.loads(text))
         except (ValueError, RecursionError) as err:
             raise CorruptRecordError(path, str(err)) from None
 
@@ -221,7 +222,7 @@ class RecordStore:
         record put back as it was: an import, a run the engine refused)."""
         if stamp:
             record.updated_at = utc_now()
-        text = json.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
+        text = numbers.dumps(record.to_dict(), indent=2, sort_keys=False) + "\n"
         atomic_write_text(self.record_path(record_key(record.module_ref, record.workspace)), text)
 
     def delete(self, key: str) -> None:
@@ -231,7 +232,7 @@ class RecordStore:
     def read_raw(self, key: str) -> dict[str, Any] | None:
         """The record exactly as stored (after read() accepted it)."""
         try:
-            doc = json.loads(self.record_path(key).read_text(encoding="utf-8"))
+            doc = numbers.loads(self.record_path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         return doc if isinstance(doc, dict) else None

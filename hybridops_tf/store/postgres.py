@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
@@ -223,13 +224,13 @@ class PgStore:
         if not rows:
             return None
         try:
-            return OperationRecord.from_dict(json.loads(rows[0][0]))
+            return OperationRecord.from_dict(numbers.loads(rows[0][0]))
         except (ValueError, RecursionError) as err:
             raise CorruptRecordError(Path(key), str(err), where=self.where(key)) from None
 
     def read_raw(self, key: str) -> dict[str, Any] | None:
         rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,), key)
-        doc = json.loads(rows[0][0]) if rows else None
+        doc = numbers.loads(rows[0][0]) if rows else None
         return doc if isinstance(doc, dict) else None
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
@@ -242,7 +243,7 @@ class PgStore:
         key = record_key(record.module_ref, record.workspace)
         self._write(key, f"INSERT INTO {SCHEMA}.records (key, doc, updated_at) SELECT %s, %s::jsonb, now() "
                          f"WHERE {_IF_HELD} ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc, updated_at = now()",
-                    (key, json.dumps(record.to_dict())))
+                    (key, numbers.dumps(record.to_dict())))
 
     def delete(self, key: str) -> None:
         self._write(key, f"DELETE FROM {SCHEMA}.records WHERE key = %s AND {_IF_HELD}", (key,))

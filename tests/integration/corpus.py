@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from hybridops_tf.base import numbers
 from hybridops_tf.engine.addresses import render_key
 from hybridops_tf.engine.features import key_spelling_of
 from hybridops_tf.record.address import record_key
@@ -166,10 +167,10 @@ def _ids(value: Any) -> set[str]:
 def _mask(value: Any, ids: set[str]) -> Any:
     """`value` with every id the state's objects hold, and every sim object id (one another
     state made, read through remote state or a var), replaced by MASK."""
-    text = json.dumps(value, sort_keys=True)
+    text = numbers.dumps(value, sort_keys=True)
     for object_id in sorted(ids, key=len, reverse=True):
         text = text.replace(object_id, MASK)
-    return json.loads(SIM_ID.sub(MASK, text))
+    return numbers.loads(SIM_ID.sub(MASK, text))
 
 
 def state_file(module: Path, workspace: str | None) -> Path:
@@ -182,7 +183,7 @@ def state_summary(module: Path, workspace: str | None) -> dict[str, Any]:
     """Every object the state holds (address, tainted, deposed) and its outputs (value and
     sensitivity), provider-chosen ids masked; the same shape for both legs."""
     path = state_file(module, workspace)
-    doc = json.loads(path.read_text()) if path.is_file() else {}
+    doc = numbers.loads(path.read_text()) if path.is_file() else {}  # numbers digit for digit
     ids = _ids([i.get("attributes") for r in doc.get("resources", ()) for i in r.get("instances", ())])
     objects = []
     for resource in doc.get("resources", ()):
@@ -200,13 +201,13 @@ def state_summary(module: Path, workspace: str | None) -> dict[str, Any]:
 
 def state_outputs_raw(module: Path, workspace: str | None) -> dict[str, Any]:
     path = state_file(module, workspace)
-    doc = json.loads(path.read_text()) if path.is_file() else {}
+    doc = numbers.loads(path.read_text()) if path.is_file() else {}  # numbers digit for digit
     return dict(doc.get("outputs") or {})
 
 
 def state_addresses(module: Path, workspace: str | None) -> list[str]:
     path = state_file(module, workspace)
-    doc = json.loads(path.read_text()) if path.is_file() else {}
+    doc = numbers.loads(path.read_text()) if path.is_file() else {}  # numbers digit for digit
     version = str(doc.get("terraform_version", ""))
     return sorted(_address(r, i, version) for r in doc.get("resources", ()) for i in r.get("instances", ())
                   if r.get("mode") != "data")
@@ -274,14 +275,17 @@ def record_view(hyops: Hyops, spec: Spec, *, through_status: bool) -> dict[str, 
     `status --json` prints the stored document, and one hyops process less a step keeps the
     corpus cheap."""
     if not through_status:
-        return hyops.record(record_key(spec.name, spec.workspace))
+        if hyops.store is not None:
+            return hyops.record(record_key(spec.name, spec.workspace))
+        path = hyops.record_path(record_key(spec.name, spec.workspace))
+        return numbers.loads(path.read_text()) if path.exists() else None  # numbers digit for digit
     args = ["status", f"modules/{spec.name}", "--ref", spec.name, "--json"]
     if spec.workspace:
         args += ["--workspace", spec.workspace]
     done = hyops(*args)
     assert "Traceback (most recent call last)" not in done.stderr, done.stderr
     try:
-        doc = json.loads(done.stdout) if done.stdout.strip() else None
+        doc = numbers.loads(done.stdout) if done.stdout.strip() else None
     except ValueError:
         return None
     return doc if isinstance(doc, dict) else None
@@ -312,9 +316,9 @@ def record_problems(step: Step, code: int, before: dict[str, Any] | None, after:
     # a failure keeps every output known before, merged with what the state holds now, never fewer
     # (docs/contract.md: the record's outputs); otherwise the record's outputs are the state's
     kept = {k: v for k, v in recorded.items() if k in outputs} if want == "error" else recorded
-    if kept != outputs:
-        problems.append(f"record outputs {json.dumps(recorded, sort_keys=True)} != state outputs "
-                        f"{json.dumps(outputs, sort_keys=True)}")
+    if numbers.dumps(kept, sort_keys=True) != numbers.dumps(outputs, sort_keys=True):  # numbers by their text
+        problems.append(f"record outputs {numbers.dumps(recorded, sort_keys=True)} != state outputs "
+                        f"{numbers.dumps(outputs, sort_keys=True)}")
     live = set(state_addresses(module, workspace))
     entries = {address for address, entry in (after.get("resources") or {}).items()
                if entry.get("status") not in GONE and ".data." not in f".{address}"}

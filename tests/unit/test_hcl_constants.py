@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.base.numbers import Number
 from hybridops_tf.inputs.constants import evaluate
 
 
@@ -13,7 +14,7 @@ from hybridops_tf.inputs.constants import evaluate
     ("1 + 2", 3),
     ("1 + 2 * 3", 7),
     ("(1 + 2) * 3", 9),
-    ("10 / 4", 2.5),
+    ("10 / 4", Number("2.5")),
     ("6 / 2", 3),
     ("-7 % 3", -1),  # the sign of the left operand, as in Go
     ("7 % -3", 1),
