@@ -31,11 +31,12 @@ from hybridops_tf.operation import places, reads, run_inputs, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import would_apply
-from hybridops_tf.record import transitions
+from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
+from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
 from hybridops_tf.store import Journal, Store
@@ -131,6 +132,7 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
+    guard_missing(req, one.previous)
     process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
@@ -176,6 +178,18 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
+def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> None:
+    """An apply or destroy refuses while the record holds an object no state holds and nothing
+    proved deleted (state_missing, record/gate.py): it would act without it."""
+    if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
+        return
+    stamp = cheap_stamp(req.target.directory, req.workspace)
+    held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
+    why = gate.missing_refusal(req.command.value, req.target.ref, gate.held_missing(previous, held), _reconcile(req))
+    if why:
+        raise RefusedError(why)
+
+
 def _running_record(one: _Run, rt: Runtime, engine: Engine,
                     resolved: ResolvedInputs) -> tuple[OperationRecord, PreparedWrite]:
     """The `running` record step 4 persists (taking over what a stale one knew), with the
@@ -202,6 +216,9 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
         engine=RecordEngine.of(engine.info), workspace=req.workspace, config_digest=applied,
     ), inherited, known)
+    running, kept = gate.gated(one.previous, running)
+    if kept:
+        notices.warning(gate.kept_note(kept, _reconcile(req)))
     return running, rerun
 
 
@@ -276,6 +293,10 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
         return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
+    settled, kept = gate.gated(running, settled, gate.Proof(deleted=frozenset(
+        i for p in reader.tracker().resources.values() for i in p.deleted_ids)))
+    if kept:
+        notices.warning(gate.kept_note(kept, _reconcile(req)))
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
     return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code)
 

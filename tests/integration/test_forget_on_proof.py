@@ -1,0 +1,104 @@
+"""The record forgets an object only on proof (issue 54, docs/recovery.md: One gate): the
+engine's completed delete of its id, a refresh that shows the provider no longer has it, or a
+person's `--forget-missing ID`. Every other writer's way out (a rollback by `state push -force`
+of an older state, a raw `-replace`) keeps the id as `state_missing`, and `apply`/`destroy`
+refuse (exit 4) until it is settled.
+
+Each test runs hyops on the real engine and the sim, then the engine itself as a teammate
+would, then follows the printed commands to the letter."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.helpers import SIM_HEADER, run_ok, write_module
+from tests.integration.hyops_cli import Hyops
+
+pytestmark = pytest.mark.integration
+
+WEB = SIM_HEADER + """
+variable "net" {
+  type    = string
+  default = "a"
+}
+resource "sim_network" "net" {
+  for_each = toset(["a", "b"])
+  name     = "net-${each.key}"
+}
+resource "sim_vm" "vm" {
+  for_each   = toset(["web"])
+  name       = "prod-${each.key}"
+  size       = "small"
+  network_id = sim_network.net[var.net].id
+}
+"""
+
+
+def _engine(h: Hyops, module: Path, *args: str, stdin: str | None = None) -> None:
+    """The engine itself in the module, as a teammate runs it (hyops's CLI config for the sim)."""
+    env = h.env(TF_CLI_CONFIG_FILE=str(h.runtime_root / "sim" / "terraform.rc"), HYOPS_SIM_PYTHON=sys.executable)
+    out = subprocess.run([h.engine, *args], cwd=module, env=env, capture_output=True, text=True, timeout=300,
+                         input=stdin)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _record(h: Hyops) -> dict[str, Any]:
+    rec = h.record("m")
+    assert rec is not None
+    return rec
+
+
+def _ids(rec: dict[str, Any]) -> set[str]:
+    return {e["id"] for e in rec.get("resources", {}).values() if e.get("id")}
+
+
+def _live_vms(h: Hyops) -> list[dict[str, Any]]:
+    return [o for o in h.sim_objects() if o["type"] == "sim_vm"]
+
+
+def _report(h: Hyops, module: Path) -> tuple[int, dict[str, Any]]:
+    out = h("reconcile", str(module), "--json")
+    assert out.returncode in (0, 3), out.stdout + out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+def _next_actions(report: dict[str, Any]) -> list[str]:
+    return [a for m in report["modules"] for f in m["findings"] for a in f.get("next_actions", [])]
+
+
+def test_a_rollback_by_state_push_keeps_the_live_replacement_in_the_record_and_apply_refuses(hyops: Hyops) -> None:
+    """hyops applied vm["web"], a later apply replaced it, a teammate pushed the older state
+    back (`state push -force`): the record names the live replacement until a person settles
+    it, a plain apply refuses (exit 4), and no printed command makes a second prod-web."""
+    module = write_module(hyops, WEB)
+    run_ok(hyops, "apply", str(module))
+    old_state = (module / "terraform.tfstate").read_text()
+    run_ok(hyops, "apply", str(module), "--var", "net=b")  # a replace: the old vm is deleted
+    [live] = _live_vms(hyops)
+    assert live["id"] in _ids(_record(hyops))
+
+    (module / "old.tfstate").write_text(old_state)
+    _engine(hyops, module, "state", "push", "-force", "old.tfstate")
+
+    refused = hyops("apply", str(module))
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert live["id"] in refused.stderr and "hyops reconcile" in refused.stderr
+    assert len(_live_vms(hyops)) == 1
+    assert live["id"] in _ids(_record(hyops))
+
+    code, report = _report(hyops, module)
+    assert code == 3
+    actions = _next_actions(report)
+    assert actions and not any(shlex.split(a)[1] == "apply" for a in actions), actions
+    for command in actions[:1]:
+        words = shlex.split(command)
+        hyops(*words[1:])
+        assert len(_live_vms(hyops)) == 1, command
+        assert live["id"] in _ids(_record(hyops)), command
