@@ -293,12 +293,10 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
         return _settle_unchanged(one, running, _stopped_before_why(req, result), ExitCode.INTERRUPTED)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
-    settled, kept = gate.gated(running, settled, gate.Proof(deleted=frozenset(
-        i for p in reader.tracker().resources.values() for i in p.deleted_ids)))
-    if kept:
-        notices.warning(gate.kept_note(kept, _reconcile(req)))
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
-    return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code)
+    deleted = frozenset(i for p in reader.tracker().resources.values() for i in p.deleted_ids)
+    return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code,
+                          gate.Proof(deleted=deleted))
 
 
 def _stamped(settled: OperationRecord, stamp: StateStamp | None, previous: OperationRecord | None,
@@ -421,9 +419,14 @@ def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: E
     return Outcome(restored, code, running.run_id, folder.path, message, unchanged=True)
 
 
-def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode) -> Outcome:
-    """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
+def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode,
+                   proof: gate.Proof = gate.NO_PROOF) -> Outcome:
+    """Step 6's write, every object the run had no proof of deleting kept (record/gate.py); if
+    the write fails, say so loudly and leave `running` (outcome uncertain)."""
     req, store, folder = one.req, one.store, one.folder
+    settled, kept = gate.gated(running, settled, proof)
+    if kept:
+        notices.warning(gate.kept_note(kept, _reconcile(req)))
     try:
         store.write(settled)
     except OSError as err:

@@ -100,7 +100,8 @@ def held_missing(before: OperationRecord | None, held_ids: set[str] | None) -> l
     for key, entry in sorted((before.resources or {}).items()):
         if not _live(key, entry) or entry.id is None:
             continue
-        if (entry.id not in held_ids) if held_ids is not None else key != entry_address(key) and " (deposed " not in key:
+        kept_here = key != entry_address(key) and " (deposed " not in key
+        if (entry.id not in held_ids) if held_ids is not None else kept_here:
             out.append((key, entry.id))
     return out
 
