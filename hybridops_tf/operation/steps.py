@@ -57,6 +57,9 @@ class _Run:
     folder: RunFolder
     meta: RunMeta
     rerun_before: bytes | None = None  # rerun.inputs.yml as it was, restored if the engine refuses the run
+    # the local state's ids by address as the run found it (None: not read): what a refresh's
+    # drift delete at an address proves gone (record/gate.py)
+    state_before: dict[str, str] | None = None
 
 
 def run(req: ModuleRequest) -> Outcome:
@@ -132,7 +135,7 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
-    guard_missing(req, one.previous)
+    one.state_before = guard_missing(req, one.previous)
     process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
@@ -178,16 +181,19 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
-def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> None:
+def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[str, str] | None:
     """An apply or destroy refuses while the record holds an object no state holds and nothing
-    proved deleted (state_missing, record/gate.py): it would act without it."""
-    if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
-        return
+    proved deleted (state_missing, record/gate.py): it would act without it. Returns the local
+    state's ids by address as read here (None: not read without the engine)."""
     stamp = cheap_stamp(req.target.directory, req.workspace)
-    held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
+    ids = {k: o.id for k, o in stamp.objects.items() if o.id} if stamp is not None else None
+    if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
+        return ids
+    held = set(ids.values()) if ids is not None else None
     why = gate.missing_refusal(req.command.value, req.target.ref, gate.held_missing(previous, held), _reconcile(req))
     if why:
         raise RefusedError(why)
+    return ids
 
 
 def _running_record(one: _Run, rt: Runtime, engine: Engine,
@@ -294,9 +300,11 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
-    deleted = frozenset(i for p in reader.tracker().resources.values() for i in p.deleted_ids)
+    tracker = reader.tracker()
+    deleted = frozenset(i for p in tracker.resources.values() for i in p.deleted_ids)
+    gone = frozenset(one.state_before[a] for a in tracker.gone_on_refresh if a in (one.state_before or {}))
     return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code,
-                          gate.Proof(deleted=deleted))
+                          gate.Proof(deleted=deleted, gone=gone))
 
 
 def _stamped(settled: OperationRecord, stamp: StateStamp | None, previous: OperationRecord | None,
