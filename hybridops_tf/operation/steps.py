@@ -302,7 +302,8 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
     tracker = reader.tracker()
     deleted = frozenset(i for p in tracker.resources.values() for i in p.deleted_ids)
-    gone = frozenset(one.state_before[a] for a in tracker.gone_on_refresh if a in (one.state_before or {}))
+    before = one.state_before or {}
+    gone = frozenset(before[a] for a in tracker.gone_on_refresh if a in before)
     return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code,
                           gate.Proof(deleted=deleted, gone=gone))
 
