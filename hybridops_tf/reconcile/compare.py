@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,7 +31,7 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
-from hybridops_tf.record.advice import Commands
+from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
@@ -90,13 +91,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     if ev.stale_imports:
         found.append(_stale_import(ev, cmd))
     if state is not None and state.tainted:
-        tainted = [r.address for r in state.tainted]
-        found.append(_finding(ev, Code.TAINTED, (
-            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
-            "object was made but its create reported an error; the next apply replaces it"),
-            [], tainted, alternatives=[
-                Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
-                Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")]))
+        found.append(_tainted(ev, [r.address for r in state.tainted], cmd))
     if ev.refresh is not None and ev.refresh.drift:
         found.append(_drift(ev, cmd))
     if rec is not None and rec.status is Status.ERROR:
@@ -122,7 +117,51 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
     if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
         found.extend(_member_changes(ev, rec, cmd, missing=any(f.code in _LOST for f in found)))
+    if any(f.code in _LOST for f in found):  # an apply or destroy now refuses (record/gate.py): settle first
+        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where) for f in found]
     return sorted(found, key=lambda f: PRIORITY[f.code])
+
+
+def _mutates(command: str, cmd: Commands) -> bool:
+    """An apply or destroy of the module (or its stack), as the advice prints it."""
+    prefix = cmd.hyops + " "
+    if not command.startswith(prefix):
+        return False
+    rest = command[len(prefix):].split()
+    return bool(rest) and (rest[0] in ("apply", "destroy") or rest[:2] in (["stack", "apply"], ["stack", "destroy"]))
+
+
+def _without_mutations(f: Finding, cmd: Commands, where: Where) -> Finding:
+    """The finding's advice without an apply, a destroy or a `--write`: while the record holds
+    an object no state holds (state_missing), the first two refuse and the last would settle
+    around it, so none is offered before it is settled."""
+    actions = tuple(a for a in f.next_actions if not _mutates(a, cmd) and a != cmd.write(where))
+    alternatives = tuple(a for a in f.alternatives if not _mutates(a.command, cmd) and a.command != cmd.write(where))
+    if actions == f.next_actions and alternatives == f.alternatives:
+        return f
+    return dataclasses.replace(f, next_actions=actions, alternatives=alternatives,
+                               detail=f.detail + " (an apply, destroy or --write waits until state_missing is settled)")
+
+
+def _tainted(ev: ModuleEvidence, tainted: list[str], cmd: Commands) -> Finding:
+    """Tainted objects: hyops's own failed create, or a taint another writer made (`terraform
+    taint`): that one is undone by `untaint`, beside the replace an apply would make."""
+    known = (ev.record.resources or {}) if ev.record is not None else {}
+    outside_taint = [a for a in tainted if not (known.get(a) is not None and known[a].tainted)]
+    if not outside_taint:
+        return _finding(ev, Code.TAINTED, (
+            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
+            "object was made but its create reported an error; the next apply replaces it"),
+            [], tainted, alternatives=[
+                Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
+                Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")])
+    untaint = [Alternative(cmd.untaint(ev.where, a), f"keep {a} as it is: undo the taint (nothing remote changes)")
+               for a in outside_taint]
+    return _finding(ev, Code.TAINTED, (
+        f"{_names(outside_taint)} {'is' if len(outside_taint) == 1 else 'are'} tainted outside hyops (the record "
+        "made no such taint): the next apply replaces it; untaint keeps the object"),
+        [], tainted, alternatives=[
+            *untaint, Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured")])
 
 
 def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, missing: bool) -> list[Finding]:
@@ -308,23 +347,55 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
               "was lost, rewritten or never saved; adopt each object back with --import")
     by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
-        actions.append(cmd.apply(ev.where))
-        return _finding(ev, Code.STATE_MISSING, detail + " (or apply, if it is really gone)", actions, addresses,
-                        alternatives=by_identity)
-    sim = ev.where.uses_sim
+        gone = [Alternative(cmd.forget_missing(ev.where, i), f"{i} is gone: check it in the provider"
+                            f"{_sim_check(ev, a, cmd)} first; the record forgets it (then apply)")
+                for a, i in missing.items() if i]
+        return _finding(ev, Code.STATE_MISSING, detail + " (or forget it, once checked gone)", actions, addresses,
+                        alternatives=[*by_identity, *gone])
+    vanished = _vanished(ev)
     choices: list[Alternative] = []
     for address, now in taken.items():
         lost = str(missing[address])
+        if address in vanished:  # the state's object is gone: only the record's is live
+            detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and the record's "
+                       f"{lost} is held by no state (likely replaced there, still live): the state lets go of "
+                       f"{now}, then the record's object is adopted back; an apply now would make a second one")
+            actions += [cmd.state_rm(ev.where, address), cmd.import_(ev.where, address, lost)]
+            continue
         detail += (f"; two objects for one address: the state holds {now} at {address}, and the record's {lost} "
                    f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
                    f"now would record {now} alone")
         choices += [
             Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): first delete {lost} in "
-                        f"the provider{f' ({cmd.sim_rm(lost)})' if sim else ''}, then the record forgets it"),
+                        f"the provider{_sim_rm(ev, address, lost, cmd)}, then the record forgets it"),
             Alternative(cmd.state_rm(ev.where, address), f"keep {lost} (the record's): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
-                        f"{f' ({cmd.sim_rm(now)})' if sim else ''}")]
+                        f"{_sim_rm(ev, address, str(now), cmd)}")]
     return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])
+
+
+SIM_TYPES = frozenset({"sim_network", "sim_vm", "sim_config", "sim_health_check", "sim_vm_restart"})
+_TYPE = re.compile(r"^(?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*(?:data\.)?([A-Za-z0-9_-]+)\.")
+
+
+def resource_type(address: str) -> str | None:
+    """The resource type an address names (`module.a.sim_vm.web["x"]` -> sim_vm)."""
+    m = _TYPE.match(address)
+    return m.group(1) if m else None
+
+
+def _sim_rm(ev: ModuleEvidence, address: str, object_id: str, cmd: Commands) -> str:
+    """` (hyops sim rm ID)` where the object is the sim's; '' for any other provider's type."""
+    return f" ({cmd.sim_rm(object_id)})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
+
+
+def _sim_check(ev: ModuleEvidence, address: str, cmd: Commands) -> str:
+    return f" ({cmd.sim_ls()})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
+
+
+def _vanished(ev: ModuleEvidence) -> set[str]:
+    """Addresses whose object the refresh-only plan shows deleted outside the engine."""
+    return {c.address for c in ev.refresh.drift if c.action == "delete"} if ev.refresh is not None else set()
 
 
 def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], taken: Mapping[str, Any],
