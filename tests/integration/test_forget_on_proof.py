@@ -96,9 +96,36 @@ def test_a_rollback_by_state_push_keeps_the_live_replacement_in_the_record_and_a
     code, report = _report(hyops, module)
     assert code == 3
     actions = _next_actions(report)
-    assert actions and not any(shlex.split(a)[1] == "apply" for a in actions), actions
-    for command in actions[:1]:
-        words = shlex.split(command)
-        hyops(*words[1:])
-        assert len(_live_vms(hyops)) == 1, command
-        assert live["id"] in _ids(_record(hyops)), command
+    assert not any(_words(a)[1] in ("apply", "destroy") for a in actions), actions
+    _follow_until_consistent(hyops, module)
+    [still] = _live_vms(hyops)
+    assert still["id"] == live["id"]
+    assert live["id"] in _ids(_record(hyops))
+    assert hyops("apply", str(module), "--var", "net=b").returncode == 0
+    assert [o["id"] for o in _live_vms(hyops)] == [live["id"]]
+
+
+def _words(command: str) -> list[str]:
+    return shlex.split(command)
+
+
+def _follow_until_consistent(h: Hyops, module: Path, rounds: int = 4) -> None:
+    """Run every printed step in order (hyops, or the engine as a teammate would), and the
+    first alternative of each finding, until reconcile says consistent; each command must
+    succeed, and no step may make a second live object of a name."""
+    for _ in range(rounds):
+        code, report = _report(h, module)
+        if code == 0:
+            return
+        steps = _next_actions(report) or [
+            m["findings"][0]["alternatives"][0]["command"] for m in report["modules"] if m["findings"]]
+        for command in steps:
+            words = _words(command)
+            if words[0] == "hyops":
+                done = h(*words[1:])
+                assert done.returncode == 0, (command, done.stdout + done.stderr)
+            else:
+                _engine(h, h.workdir, *words[1:])
+            names = [o.get("name") for o in h.sim_objects()]
+            assert len(names) == len(set(names)), (command, names)
+    raise AssertionError(f"not consistent after {rounds} rounds: {_report(h, module)[1]}")
