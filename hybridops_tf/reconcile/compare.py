@@ -366,8 +366,10 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
                    f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
                    f"now would record {now} alone")
         choices += [
-            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): first delete {lost} in "
-                        f"the provider{_sim_rm(ev, address, lost, cmd)}, then the record forgets it"),
+            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): {lost} is likely replaced "
+                        f"by it (another writer's apply); check it in the provider{_sim_check(ev, address, cmd)}, "
+                        f"and if it still lives delete it there{_sim_rm(ev, address, lost, cmd)}; then the record "
+                        "forgets it"),
             Alternative(cmd.state_rm(ev.where, address), f"keep {lost} (the record's): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
                         f"{_sim_rm(ev, address, str(now), cmd)}")]

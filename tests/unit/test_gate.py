@@ -116,3 +116,18 @@ def test_refusal_names_the_ids_and_the_reconcile_command() -> None:
     why = gate.missing_refusal("apply", "m", [("sim_vm.web (missing vm-1)", "vm-1")], "hyops reconcile . --ref m")
     assert why is not None and "vm-1 (sim_vm.web)" in why and "`hyops reconcile . --ref m`" in why
     assert gate.missing_refusal("apply", "m", [], "x") is None
+
+
+def test_a_sim_command_is_advised_only_for_the_sims_own_types() -> None:
+    """`hyops sim rm ID` for a null_resource failed by design: only the sim's types get one."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from hybridops_tf.reconcile import compare
+    from hybridops_tf.record.advice import Commands, Where
+
+    ev = cast(Any, SimpleNamespace(where=Where("m", "modules/m", uses_sim=True)))
+    assert compare.resource_type('module.a["x"].sim_vm.web["y"]') == "sim_vm"
+    assert compare._sim_rm(ev, 'sim_vm.vm["web"]', "vm-1", Commands()) == " (hyops sim rm vm-1)"
+    assert compare._sim_rm(ev, "null_resource.x", "123", Commands()) == ""
+    assert compare._sim_check(ev, "null_resource.x", Commands()) == ""
