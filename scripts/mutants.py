@@ -47,6 +47,8 @@ class Mutant:
 WRITER_GUARD = ("tests/unit/test_another_writer_rules.py",)  # issue 44's rules, each where it alone decides
 LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
+GATE_GUARD = ("tests/unit/test_gate.py",)  # issue 54, item 1
+ROLLBACK_GUARD = ("tests/integration/test_forget_on_proof.py", "-k", "rollback")  # issue 54, items 2-3
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -708,6 +710,25 @@ MUTANTS = (
     Mutant("an empty STACK_FILE is read as the current directory", "hybridops_tf/cli/options.py",
            "        if isinstance(value, str) and not value.strip():\n", "        if False:\n",
            ("tests/unit/test_empty_arguments.py",)),
+    # issue 54: the record forgets only on proof (record/gate.py), and advice fits what happened
+    Mutant("the gate lets an object go without proof", "hybridops_tf/record/gate.py",
+           "        if not _live(key, entry) or entry.id in held or proof.covers(entry.id or \"\"):\n",
+           "        if True:\n", GATE_GUARD),
+    Mutant("a record write bypasses the gate", "hybridops_tf/operation/steps.py",
+           "    settled, kept = gate.gated(running, settled, proof)\n", "    kept = []\n", GATE_GUARD),
+    Mutant("apply runs over a state_missing object", "hybridops_tf/operation/steps.py",
+           "    if why:\n        raise RefusedError(why)\n    return ids\n", "    return ids\n", ROLLBACK_GUARD),
+    Mutant("an apply is advised beside an unsettled state_missing", "hybridops_tf/reconcile/compare.py",
+           "        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where) for f in found]\n",
+           "        pass\n", ROLLBACK_GUARD),
+    Mutant("the state's object is kept though the refresh shows it gone", "hybridops_tf/reconcile/compare.py",
+           "        if address in vanished:", "        if False:", ROLLBACK_GUARD),
+    Mutant("hyops sim rm is advised for another provider's type", "hybridops_tf/reconcile/compare.py",
+           "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim and resource_type(address) in SIM_TYPES",
+           "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim", GATE_GUARD),
+    Mutant("a taint made outside hyops offers no untaint", "hybridops_tf/reconcile/compare.py",
+           "    if not outside_taint:\n", "    if True:\n",
+           ("tests/integration/test_forget_on_proof.py", "-k", "taint")),
 )
 
 
