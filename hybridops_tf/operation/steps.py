@@ -434,6 +434,7 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     the write fails, say so loudly and leave `running` (outcome uncertain)."""
     req, store, folder = one.req, one.store, one.folder
     settled, kept = gate.gated(running, settled, proof)
+    _note_drift_unchecked(req, settled)
     if kept:
         notices.warning(gate.kept_note(kept, _reconcile(req)))
     try:
@@ -452,6 +453,24 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     else:
         message = f"{req.command} of {req.target.ref}: {settled.status.value}"
     return Outcome(settled, code, running.run_id, folder.path, message)
+
+
+DRIFT_NOT_CHECKED = "drift_not_checked"  # the record's note of an apply that refreshed nothing
+
+
+def _note_drift_unchecked(req: ModuleRequest, settled: OperationRecord) -> None:
+    """An apply given `-refresh=false` (or `-minimal-refresh`) after `--` planned from the state
+    without asking the provider: the record says drift was not checked (until an apply that
+    refreshes)."""
+    if req.command != Command.APPLY or req.plan_file is not None:
+        return
+    flags = [a for a in req.passthrough if commands.flag_name(a) == "-minimal-refresh"
+             or (commands.flag_name(a) == "-refresh" and a.partition("=")[2].lower() == "false")]
+    if flags:
+        settled.extra[DRIFT_NOT_CHECKED] = (f"drift not checked: applied with {' '.join(flags)} (run "
+                                            f"{settled.run_id}); `hyops reconcile` refreshes every object")
+    else:
+        settled.extra.pop(DRIFT_NOT_CHECKED, None)
 
 
 def _finish(one: _Run, code: int, result: RunResult) -> None:

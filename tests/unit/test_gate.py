@@ -133,3 +133,31 @@ def test_a_sim_command_is_advised_only_for_the_sims_own_types() -> None:
     assert compare._sim_rm(ev, 'sim_vm.vm["web"]', "vm-1", Commands()) == " (hyops sim rm vm-1)"
     assert compare._sim_rm(ev, "null_resource.x", "123", Commands()) == ""
     assert compare._sim_check(ev, "null_resource.x", Commands()) == ""
+
+
+def test_no_plan_that_reconciles_or_judges_drift_skips_the_refresh() -> None:
+    """reconcile's plans refresh every object: a `-refresh=false` plan judged a vanished object
+    by the saved state (issue 54, item 5)."""
+    for path in (PACKAGE / "reconcile").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert '"-refresh=false"' not in text and '"-minimal-refresh"' not in text, path
+
+
+def test_an_apply_with_refresh_false_is_noted_drift_not_checked() -> None:
+    from pathlib import Path as P
+
+    from hybridops_tf.operation import steps
+    from hybridops_tf.operation.request import ModuleRequest
+    from hybridops_tf.record.address import ModuleTarget
+    from hybridops_tf.record.lifecycle import Command
+    from hybridops_tf.runtime.root import Runtime
+
+    def req(*passthrough: str) -> ModuleRequest:
+        return ModuleRequest(command=Command.APPLY, target=ModuleTarget(P("/m"), "m"), runtime=Runtime(P("/r")),
+                             passthrough=list(passthrough))
+
+    rec = _rec({})
+    steps._note_drift_unchecked(req("-refresh=false"), rec)
+    assert "drift not checked" in rec.extra[steps.DRIFT_NOT_CHECKED]
+    steps._note_drift_unchecked(req("-parallelism=2"), rec)
+    assert steps.DRIFT_NOT_CHECKED not in rec.extra
