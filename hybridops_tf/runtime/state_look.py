@@ -3,8 +3,10 @@ engine (docs/recovery.md: Another writer).
 
 The one decision `hyops status`, `hyops stack status`, the report and `stack apply --resume`
 share: only a local state file is read (record/stamp.py's cheap_stamp), and every way it
-cannot be compared has its reason in words. Reconcile reads the state with the engine and
-judges it by the same record/stamp.written (reconcile/outside.py).
+cannot be compared has its reason in words. A module that declares a backend other than
+`local` is not compared, whether or not `init` ran in this checkout: before it, no state file
+is where a local one would be, which is no evidence of another writer (a fresh CI runner).
+Reconcile reads the state with the engine and judges it by the same record/stamp.written (reconcile/outside.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.engine.initcheck import backend_type
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.stamp import StateStamp, Written, cheap_stamp, written
@@ -58,6 +61,8 @@ def look(record: OperationRecord, directory: Path | None = None, workspace: str 
     where = directory if directory is not None else (Path(record.module_dir) if record.module_dir else None)
     if where is None or not where.is_dir():
         return StateLook(not_looked=NO_DIRECTORY, quiet=record.status in CLAIMS_EMPTY)
+    if backend_type(where) not in (None, "local"):  # before init too: no .terraform says where it is yet
+        return StateLook(not_looked=NOT_LOCAL)
     now = cheap_stamp(where, workspace if workspace is not None else record.workspace)
     if now is None:
         return StateLook(not_looked=NOT_LOCAL)
