@@ -9,6 +9,7 @@ settling from evidence, one function per command, which is settle.py.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -300,6 +301,8 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
+    if code != ExitCode.OK and req.command == Command.IMPORT:
+        settled = _import_refused(req, folder, settled)
     tracker = reader.tracker()
     deleted = frozenset(i for p in tracker.resources.values() for i in p.deleted_ids)
     before = one.state_before or {}
@@ -453,6 +456,26 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     else:
         message = f"{req.command} of {req.target.ref}: {settled.status.value}"
     return Outcome(settled, code, running.run_id, folder.path, message)
+
+
+def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRecord) -> OperationRecord:
+    """An import the engine refused because the provider cannot import the type (`import` has
+    no -json stream: its stderr says "resource TYPE doesn't support import"): the reason in one
+    line, and the type kept in the record so no advice offers `--import` for it again."""
+    try:
+        text = folder.stderr_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return settled
+    reason = next((ln.strip(" │╷╵").removeprefix("Error: ").strip() for ln in text.splitlines()
+                   if "support import" in ln), None)
+    kind = gate.resource_type(req.import_address or "")
+    if reason is None or kind is None:
+        return settled
+    forget = f"{_reconcile(req)} --forget-missing {shlex.quote(req.import_id or '')}"
+    settled.last_error = (f"the engine refused to import {req.import_address} = {req.import_id}: {reason}; "
+                          f"once it is checked gone, `{forget}`")
+    settled.extra[gate.NOT_IMPORTABLE] = sorted(gate.not_importable(settled) | {kind})
+    return settled
 
 
 DRIFT_NOT_CHECKED = "drift_not_checked"  # the record's note of an apply that refreshed nothing

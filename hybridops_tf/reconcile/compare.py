@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -31,6 +30,7 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
+from hybridops_tf.record import gate
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
@@ -342,14 +342,17 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])
     more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
     actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
-    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i and a not in taken]
+    refused = gate.not_importable(ev.record)  # the engine said it cannot import these types
+    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items()
+                if i and a not in taken and resource_type(a) not in refused]
     detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
               "was lost, rewritten or never saved; adopt each object back with --import")
     by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
-        gone = [Alternative(cmd.forget_missing(ev.where, i), f"{i} is gone: check it in the provider"
-                            f"{_sim_check(ev, a, cmd)} first; the record forgets it (then apply)")
-                for a, i in missing.items() if i]
+        gone = [Alternative(cmd.forget_missing(ev.where, i), (
+                    f"the engine cannot import {resource_type(a)}: " if resource_type(a) in refused else "")
+                    + f"{i} is gone: check it in the provider{_sim_check(ev, a, cmd)} first; the record forgets it "
+                    "(then apply)") for a, i in missing.items() if i]
         return _finding(ev, Code.STATE_MISSING, detail + " (or forget it, once checked gone)", actions, addresses,
                         alternatives=[*by_identity, *gone])
     vanished = _vanished(ev)
@@ -377,13 +380,7 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
 
 
 SIM_TYPES = frozenset({"sim_network", "sim_vm", "sim_config", "sim_health_check", "sim_vm_restart"})
-_TYPE = re.compile(r"^(?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*(?:data\.)?([A-Za-z0-9_-]+)\.")
-
-
-def resource_type(address: str) -> str | None:
-    """The resource type an address names (`module.a.sim_vm.web["x"]` -> sim_vm)."""
-    m = _TYPE.match(address)
-    return m.group(1) if m else None
+resource_type = gate.resource_type
 
 
 def _sim_rm(ev: ModuleEvidence, address: str, object_id: str, cmd: Commands) -> str:

@@ -14,6 +14,7 @@ it). tests/unit/test_gate.py keeps this the only function that lets an object go
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 from hybridops_tf.record.lifecycle import ResourceStatus
@@ -116,3 +117,20 @@ def missing_refusal(command: str, ref: str, missing: list[tuple[str, str]], reco
     return (f"{command} of {ref} refused: the record holds {listed}{more}, which no state holds and no completed "
             f"delete removed (state_missing): it may still be live, and a {command} now would act without it; "
             f"run `{reconcile}` first, or pass --allow-uncertain to {command} anyway")
+
+
+NOT_IMPORTABLE = "not_importable"  # the record's list of resource types the engine refused to import
+_TYPE = re.compile(r"^(?:module\.[^.\[]+(?:\[[^\]]*\])?\.)*(?:data\.)?([A-Za-z0-9_-]+)\.")
+
+
+def resource_type(address: str) -> str | None:
+    """The resource type an address names (`module.a.sim_vm.web["x"]` -> sim_vm)."""
+    m = _TYPE.match(entry_address(address))
+    return m.group(1) if m else None
+
+
+def not_importable(rec: OperationRecord | None) -> frozenset[str]:
+    """The resource types the engine refused to import for this module (learnt from its
+    refusal, "resource TYPE doesn't support import", and kept in the record)."""
+    kept = rec.extra.get(NOT_IMPORTABLE) if rec is not None else None
+    return frozenset(t for t in kept if isinstance(t, str)) if isinstance(kept, list) else frozenset()

@@ -13,6 +13,8 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +175,40 @@ def test_a_taint_made_outside_hyops_offers_untaint_beside_the_replace(hyops: Hyo
     _engine(hyops, hyops.workdir, *_words(untaint)[1:])
     _follow_until_consistent(hyops, module)
     assert [o["id"] for o in _live_vms(hyops)] == [vm["id"]]
+
+
+def test_a_null_resource_the_state_lost_is_advised_a_forget_once_its_import_is_refused(
+        hyops: Hyops, null_env: dict[str, str], null_module: Callable[[str, str], Path]) -> None:
+    """`state rm` of a null_resource: `--import` is advised first (the type may import); the
+    engine refuses ("doesn't support import"), the message says so in one line, the record
+    keeps that the type cannot be imported, and the advice is then `--forget-missing ID` alone:
+    no `--import` again, no `hyops sim` command for a type that is not the sim's."""
+    h = replace(hyops, extra_env={**hyops.extra_env, **null_env})
+    module = null_module("n", 'resource "null_resource" "x" {}\n')
+    run_ok(h, "apply", "modules/n")
+    rec = h.record("n")
+    assert rec is not None
+    ident = rec["resources"]["null_resource.x"]["id"]
+    env = h.env()
+    out = subprocess.run([h.engine, "state", "rm", "null_resource.x"], cwd=module, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+    for _ in range(3):
+        report = json.loads(h("reconcile", "modules/n", "--json").stdout)
+        every = _next_actions(report) + [a["command"] for m in report["modules"] for f in m["findings"]
+                                         for a in f["alternatives"]]
+        assert not any(c.startswith("hyops sim") or " sim rm " in c for c in every), every
+        imports = [c for c in _next_actions(report) if "--import" in c]
+        if not imports:
+            break
+        failed = h(*_words(imports[0])[1:])
+        assert failed.returncode == 1 and "support import" in failed.stdout + failed.stderr
+    else:
+        raise AssertionError(f"--import advised again after the engine refused it: {failed.stdout}{failed.stderr}"
+                             f"{h.record('n')}")
+    [forget] = [c for c in every if "--forget-missing" in c]
+    assert ident in forget
+    done = h(*_words(forget)[1:])
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    assert h("apply", "modules/n").returncode == 0
