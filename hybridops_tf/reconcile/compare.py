@@ -362,7 +362,8 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
         if address in vanished:  # the state's object is gone: only the record's is live
             detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and the record's "
                        f"{lost} (likely its replacement, a state older than it put back) is held by no state "
-                       f"and may live: the state lets go of {now}, then the record's object is adopted back; an apply now would make a second one")
+                       f"and may live: the state lets go of {now}, then the record's object is adopted back; "
+                       "an apply now would make a second one")
             actions += [cmd.state_rm(ev.where, address), cmd.import_(ev.where, address, lost)]
             continue
         detail += (f"; two objects for one address: the state holds {now} at {address}, and the record's {lost} "
