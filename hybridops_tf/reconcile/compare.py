@@ -33,7 +33,7 @@ from hybridops_tf.reconcile.model import (
 from hybridops_tf.record import gate
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
-from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.objects import UNNAMED_ORPHAN, state_view
 from hybridops_tf.record.stamp import Written
@@ -118,7 +118,8 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
         found.extend(_member_changes(ev, rec, cmd, missing=any(f.code in _LOST for f in found)))
     if any(f.code in _LOST for f in found):  # an apply or destroy now refuses (record/gate.py): settle first
-        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where) for f in found]
+        healthy = rec is not None and rec.status in (Status.OK, Status.RETAINED)  # a --write would demote it
+        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where, healthy) for f in found]
     return sorted(found, key=lambda f: PRIORITY[f.code])
 
 
@@ -131,12 +132,14 @@ def _mutates(command: str, cmd: Commands) -> bool:
     return bool(rest) and (rest[0] in ("apply", "destroy") or rest[:2] in (["stack", "apply"], ["stack", "destroy"]))
 
 
-def _without_mutations(f: Finding, cmd: Commands, where: Where) -> Finding:
-    """The finding's advice without an apply, a destroy or a `--write`: while the record holds
-    an object no state holds (state_missing), the first two refuse and the last would settle
-    around it, so none is offered before it is settled."""
-    actions = tuple(a for a in f.next_actions if not _mutates(a, cmd) and a != cmd.write(where))
-    alternatives = tuple(a for a in f.alternatives if not _mutates(a.command, cmd) and a.command != cmd.write(where))
+def _without_mutations(f: Finding, cmd: Commands, where: Where, healthy: bool) -> Finding:
+    """The finding's advice without an apply or a destroy, and, for a `healthy` (ok, retained)
+    record, a `--write`: while the record holds an object no state holds (state_missing), the
+    first two refuse and the last would turn the record `error` around it, so none is offered
+    before it is settled. A stale `running` record's `--write` settles what its run did: kept."""
+    write = cmd.write(where) if healthy else None
+    actions = tuple(a for a in f.next_actions if not _mutates(a, cmd) and a != write)
+    alternatives = tuple(a for a in f.alternatives if not _mutates(a.command, cmd) and a.command != write)
     if actions == f.next_actions and alternatives == f.alternatives:
         return f
     return dataclasses.replace(f, next_actions=actions, alternatives=alternatives,
@@ -147,7 +150,8 @@ def _tainted(ev: ModuleEvidence, tainted: list[str], cmd: Commands) -> Finding:
     """Tainted objects: hyops's own failed create, or a taint another writer made (`terraform
     taint`): that one is undone by `untaint`, beside the replace an apply would make."""
     known = (ev.record.resources or {}) if ev.record is not None else {}
-    outside_taint = [a for a in tainted if not (known.get(a) is not None and known[a].tainted)]
+    outside_taint = [a for a in tainted if known.get(a) is not None and not known[a].tainted
+                     and known[a].status is ResourceStatus.COMPLETE]  # a complete object hyops saw untainted
     if not outside_taint:
         return _finding(ev, Code.TAINTED, (
             f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
