@@ -11,10 +11,10 @@ Reconcile reads the state with the engine and judges it by the same record/stamp
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridops_tf.engine.initcheck import backend_type
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.stamp import StateStamp, Written, cheap_stamp, written
@@ -61,9 +61,28 @@ def look(record: OperationRecord, directory: Path | None = None, workspace: str 
     where = directory if directory is not None else (Path(record.module_dir) if record.module_dir else None)
     if where is None or not where.is_dir():
         return StateLook(not_looked=NO_DIRECTORY, quiet=record.status in CLAIMS_EMPTY)
-    if backend_type(where) not in (None, "local"):  # before init too: no .terraform says where it is yet
+    if _declares_remote_backend(where):  # before init too: no .terraform says where it is yet
         return StateLook(not_looked=NOT_LOCAL)
     now = cheap_stamp(where, workspace if workspace is not None else record.workspace)
     if now is None:
         return StateLook(not_looked=NOT_LOCAL)
     return StateLook(written(record.state_seen, now), now)
+
+
+# `backend "pg" {` in HCL, `"backend": {"pg": ...` in JSON, and HCP Terraform's `cloud {`
+_BACKEND = re.compile(r'\bbackend\s+"([^"]+)"|"backend"\s*:\s*\[?\s*\{\s*"([^"]+)"|^\s*cloud\s*\{', re.MULTILINE)
+
+
+def _declares_remote_backend(directory: Path) -> bool:
+    """Does the root module declare a backend other than `local` (or a `cloud` block)? Read
+    from the configuration's text: `hyops status` loads no engine code (engine/initcheck.py
+    parses HCL, at ~0.1 s a start), and a wrong guess only says "not compared"."""
+    for path in [*directory.glob("*.tf"), *directory.glob("*.tf.json")]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in _BACKEND.finditer(text):
+            if (m.group(1) or m.group(2) or "cloud") != "local":
+                return True
+    return False
