@@ -49,6 +49,8 @@ LOST_GUARD = ("tests/unit/test_lost_from_state.py",)  # issue 47, item 4
 ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
 NOT_STARTED_GUARD = ("tests/unit/test_actions_not_started.py",)  # issue 55, item 3
 NUMBERS_GUARD = ("tests/unit/test_numbers.py",)  # issue 55, item 1
+GATE_GUARD = ("tests/unit/test_gate.py",)  # issue 54, item 1
+ROLLBACK_GUARD = ("tests/integration/test_forget_on_proof.py", "-k", "rollback")  # issue 54, items 2-3
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
 
@@ -856,6 +858,37 @@ MUTANTS = (
            "        text = numbers.dumps(record.to_dict(),",
            "        text = json.dumps(record.to_dict(), default=float,",
            ("tests/integration/test_numbers_as_text.py", "-k", "every_source and bundled"),),
+    # issue 54: the record forgets only on proof (record/gate.py), and advice fits what happened
+    Mutant("the gate lets an object go without proof", "hybridops_tf/record/gate.py",
+           "        if not _live(key, entry) or entry.id in held or proof.covers(entry.id or \"\"):\n",
+           "        if True:\n", GATE_GUARD),
+    Mutant("a record write bypasses the gate", "hybridops_tf/operation/steps.py",
+           "    settled, kept = gate.gated(running, settled, proof)\n", "    kept = []\n", GATE_GUARD),
+    Mutant("apply runs over a state_missing object", "hybridops_tf/operation/steps.py",
+           "    if why:\n        raise RefusedError(why)\n    return ids\n", "    return ids\n", ROLLBACK_GUARD),
+    Mutant("an apply is advised beside an unsettled state_missing", "hybridops_tf/reconcile/compare.py",
+           "        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where, healthy) for f in found]\n",
+           "        pass\n", ROLLBACK_GUARD),
+    Mutant("the state's object is kept though the refresh shows it gone", "hybridops_tf/reconcile/compare.py",
+           "        if address in vanished:", "        if False:", ROLLBACK_GUARD),
+    Mutant("hyops sim rm is advised for another provider's type", "hybridops_tf/reconcile/compare.py",
+           "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim and resource_type(address) in SIM_TYPES",
+           "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim", GATE_GUARD),
+    Mutant("reconcile plans without refreshing", "hybridops_tf/reconcile/evidence.py",
+           '    extra = ["-detailed-exitcode"]\n', '    extra = ["-detailed-exitcode", "-refresh=false"]\n',
+           GATE_GUARD),
+    Mutant("an apply with -refresh=false is not noted", "hybridops_tf/operation/steps.py",
+           "    if flags:\n        settled.extra[DRIFT_NOT_CHECKED]",
+           "    if False:\n        settled.extra[DRIFT_NOT_CHECKED]", GATE_GUARD),
+    Mutant("a non-local backend before init is judged written outside", "hybridops_tf/runtime/state_look.py",
+           "    if _declares_remote_backend(where):", "    if False:",
+           ("tests/unit/test_state_look_backend.py",)),
+    Mutant("--import is advised again for a type the engine cannot import", "hybridops_tf/reconcile/compare.py",
+           "                if i and a not in taken and resource_type(a) not in refused]",
+           "                if i and a not in taken]", ("tests/integration/test_forget_on_proof.py", "-k", "null")),
+    Mutant("a taint made outside hyops offers no untaint", "hybridops_tf/reconcile/compare.py",
+           "    if not outside_taint:\n", "    if True:\n",
+           ("tests/integration/test_forget_on_proof.py", "-k", "taint")),
 )
 
 

@@ -118,7 +118,8 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
       0    applied (record ok)
       1    the apply failed (record error; `hyops reconcile` shows what is live)
       2    usage error, or the engine refused before changing anything (record unchanged)
-      4    refused, nothing changed: lock busy, uncertain outcome, a saved plan for
+      4    refused, nothing changed: lock busy, uncertain outcome (suspect orphans, a
+           stale running record, objects no state holds: state_missing), a saved plan for
            another module/workspace/engine or a stale one, or the answer was not `yes`
       130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
@@ -135,11 +136,14 @@ def apply_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_file
 @module_options
 @module_input_options
 @lock_option
+@click.option("--allow-uncertain", is_flag=True,
+              help="Destroy even though the record holds objects no state holds (state_missing).")
 @auto_approve_option
 @click.pass_context
 @handles_signals
 def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_files: tuple[Path, ...],
-                var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float) -> None:
+                var_options: tuple[str, ...], var_files: tuple[Path, ...], lock_timeout: float,
+                allow_uncertain: bool) -> None:
     """Destroy MODULE_DIR; `destroyed` only once the state is confirmed empty.
 
     The inputs recorded by the module's last run (rerun.inputs.yml) are used again; inputs
@@ -152,14 +156,15 @@ def destroy_cmd(ctx: click.Context, module_dir: Path, ref: str | None, inputs_fi
       0    destroyed (state confirmed empty)
       1    the destroy failed or left resources (record error)
       2    usage error, or the engine refused before changing anything (record unchanged)
-      4    refused, nothing changed: lock busy, or the answer was not `yes`
+      4    refused, nothing changed: lock busy, the record holds objects no state holds
+           (state_missing), or the answer was not `yes`
       130  interrupted by SIGINT (143: SIGTERM); the record says what is known
 
     \b
     Example:
       hyops destroy modules/sim/vm --var network_id=net-1234abcd
     """
-    _run(ctx, "destroy", module_dir, ref, (inputs_files, var_options, var_files), lock_timeout)
+    _run(ctx, "destroy", module_dir, ref, (inputs_files, var_options, var_files), lock_timeout, allow_uncertain)
 
 
 @click.command("plan", cls=ModuleCommand)

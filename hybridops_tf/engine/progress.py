@@ -23,6 +23,7 @@ from hybridops_tf.engine.events import (
     PlannedChange,
     RefreshComplete,
     RefreshStart,
+    ResourceDrift,
     _ResourceMessage,
 )
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress, is_ephemeral_address
@@ -69,7 +70,7 @@ class ResourceTracker:
     """
 
     __slots__ = ("_by_addr", "_created", "_refreshed", "_deleting", "_deletes_done", "_read", "_blocks", "_judged",
-                 "_action_errors")
+                 "_action_errors", "_gone")
 
     def __init__(self) -> None:
         self._by_addr: dict[str, ResourceProgress] = {}
@@ -86,6 +87,7 @@ class ResourceTracker:
         # so a diagnostic per instance (a postcondition every instance failed) costs one scan.
         self._judged: set[tuple[str, str]] = set()
         self._action_errors: set[str] = set()  # error texts of the actions that errored in the run
+        self._gone: dict[str, None] = {}  # addresses whose object the run's refresh found deleted (drift)
 
     def feed(self, event: Event) -> ResourceProgress | None:
         """Fold one event; returns the address's new progress, or None if it is not about one."""
@@ -106,6 +108,9 @@ class ResourceTracker:
             self._judged.discard(block)
         cur = self._by_addr.get(addr)
         new: ResourceProgress
+        if isinstance(event, ResourceDrift) and event.action == "delete":
+            self._gone[addr] = None
+            return cur
         if isinstance(event, RefreshStart):
             self._read[addr] = None
             return cur
@@ -220,6 +225,12 @@ class ResourceTracker:
         for event in events:
             self.feed(event)
         return self
+
+    @property
+    def gone_on_refresh(self) -> tuple[str, ...]:
+        """Addresses whose object the run's refresh found deleted outside the engine (a
+        `resource_drift` delete): the provider said it no longer has it."""
+        return tuple(self._gone)
 
     @property
     def read_addresses(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ settling from evidence, one function per command, which is settle.py.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,11 +33,12 @@ from hybridops_tf.operation import places, reads, run_inputs, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import would_apply
-from hybridops_tf.record import transitions
+from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
+from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
 from hybridops_tf.store import Journal, Store
@@ -58,6 +60,9 @@ class _Run:
     meta: RunMeta
     rerun_before: bytes | None = None  # rerun.inputs.yml as it was, restored if the engine refuses the run
     resolved: ResolvedInputs | None = None  # the run's inputs: an engine error in its var file names their source
+    # the local state's ids by address as the run found it (None: not read): what a refresh's
+    # drift delete at an address proves gone (record/gate.py)
+    state_before: dict[str, str] | None = None
 
 
 def run(req: ModuleRequest) -> Outcome:
@@ -132,6 +137,7 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
     guard(req, one.previous)
+    one.state_before = guard_missing(req, one.previous)
     process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
@@ -177,6 +183,21 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
         )
 
 
+def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[str, str] | None:
+    """An apply or destroy refuses while the record holds an object no state holds and nothing
+    proved deleted (state_missing, record/gate.py): it would act without it. Returns the local
+    state's ids by address as read here (None: not read without the engine)."""
+    stamp = cheap_stamp(req.target.directory, req.workspace)
+    ids = {k: o.id for k, o in stamp.objects.items() if o.id} if stamp is not None else None
+    if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
+        return ids
+    held = set(ids.values()) if ids is not None else None
+    why = gate.missing_refusal(req.command.value, req.target.ref, gate.held_missing(previous, held), _reconcile(req))
+    if why:
+        raise RefusedError(why)
+    return ids
+
+
 def _running_record(one: _Run, rt: Runtime, engine: Engine,
                     resolved: ResolvedInputs) -> tuple[OperationRecord, PreparedWrite]:
     """The `running` record step 4 persists (taking over what a stale one knew), with the
@@ -203,6 +224,9 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
         rerun_inputs_file=str(rerun.path), inputs_digest=digest,
         engine=RecordEngine.of(engine.info), workspace=req.workspace, config_digest=applied,
     ), inherited, known)
+    running, kept = gate.gated(one.previous, running)
+    if kept:
+        notices.warning(gate.kept_note(kept, _reconcile(req)))
     return running, rerun
 
 
@@ -278,7 +302,14 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     # the reads that settle from evidence run even after a signal (engine.for_settling)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
-    return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code)
+    if code != ExitCode.OK and req.command == Command.IMPORT:
+        settled = _import_refused(req, folder, settled)
+    tracker = reader.tracker()
+    deleted = frozenset(i for p in tracker.resources.values() for i in p.deleted_ids)
+    before = one.state_before or {}
+    gone = frozenset(before[a] for a in tracker.gone_on_refresh if a in before)
+    return _write_settled(one, running, _stamped(settled, stamp, one.previous, reader, req.import_address), code,
+                          gate.Proof(deleted=deleted, gone=gone))
 
 
 def _stamped(settled: OperationRecord, stamp: StateStamp | None, previous: OperationRecord | None,
@@ -405,9 +436,15 @@ def _settle_unchanged(one: _Run, running: OperationRecord, message: str, code: E
     return Outcome(restored, code, running.run_id, folder.path, message, unchanged=True)
 
 
-def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode) -> Outcome:
-    """Step 6's write; if it fails, say so loudly and leave `running` (outcome uncertain)."""
+def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord, code: ExitCode,
+                   proof: gate.Proof = gate.NO_PROOF) -> Outcome:
+    """Step 6's write, every object the run had no proof of deleting kept (record/gate.py); if
+    the write fails, say so loudly and leave `running` (outcome uncertain)."""
     req, store, folder = one.req, one.store, one.folder
+    settled, kept = gate.gated(running, settled, proof)
+    _note_drift_unchecked(req, settled)
+    if kept:
+        notices.warning(gate.kept_note(kept, _reconcile(req)))
     try:
         store.write(settled)
     except OSError as err:
@@ -424,6 +461,45 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     else:
         message = f"{req.command} of {req.target.ref}: {settled.status.value}"
     return Outcome(settled, code, running.run_id, folder.path, message)
+
+
+def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRecord) -> OperationRecord:
+    """An import the engine refused because the provider cannot import the type (`import` has
+    no -json stream: its stderr says "resource TYPE doesn't support import"): the reason in one
+    line, and the type kept in the record so no advice offers `--import` for it again."""
+    try:
+        text = folder.stderr_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return settled
+    reason = next((ln.strip(" │╷╵").removeprefix("Error: ").strip() for ln in text.splitlines()
+                   if "support import" in ln), None)
+    kind = gate.resource_type(req.import_address or "")
+    if reason is None or kind is None:
+        return settled
+    forget = f"{_reconcile(req)} --forget-missing {shlex.quote(req.import_id or '')}"
+    settled.last_error = (f"the engine refused to import {req.import_address} = {req.import_id}: {reason}; "
+                          f"once it is checked gone, `{forget}`")
+    settled.extra[gate.NOT_IMPORTABLE] = sorted(gate.not_importable(settled) | {kind})
+    return settled
+
+
+DRIFT_NOT_CHECKED = "drift_not_checked"  # the record's note of an apply that refreshed nothing
+
+
+def _note_drift_unchecked(req: ModuleRequest, settled: OperationRecord) -> None:
+    """An apply given `-refresh=false` (or `-minimal-refresh`) after `--` planned from the state
+    without asking the provider: the record says drift was not checked (until an apply that
+    refreshes)."""
+    if req.command != Command.APPLY or req.plan_file is not None:
+        return
+    flags = [a for a in req.passthrough if commands.flag_name(a) == "-minimal-refresh"
+             or (commands.flag_name(a) == "-refresh" and a.partition("=")[2].lower() == "false")]
+    if flags:
+        reconcile = reconcile_command(req.target.ref, req.target.directory, req.workspace)
+        settled.extra[DRIFT_NOT_CHECKED] = (f"drift not checked: applied with {' '.join(flags)} (run "
+                                            f"{settled.run_id}); `{reconcile}` refreshes every object")
+    else:
+        settled.extra.pop(DRIFT_NOT_CHECKED, None)
 
 
 def _finish(one: _Run, code: int, result: RunResult) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, OperationFailed, RefusedError, UsageError
+from hybridops_tf.record import gate
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import RunFolder, new_run_id
@@ -61,9 +62,12 @@ def close_run(runtime: Runtime, folder: RunFolder, meta: ReconcileMeta, exit_cod
 
 
 def write_record(runtime: Runtime, key: str, folder: RunFolder, meta: ReconcileMeta, updated: OperationRecord,
-                 address: str, result: dict[str, Any]) -> None:
+                 address: str, result: dict[str, Any], *, before: OperationRecord,
+                 forgotten: frozenset[str] = frozenset()) -> None:
     """Write `updated` inside its audit run and close the run with `result`; a write that fails
-    closes the run failed and raises OperationFailed (the record is as it was: `address` still listed)."""
+    closes the run failed and raises OperationFailed (the record is as it was: `address` still listed).
+    Objects leave `before` only through the gate, here on a person's word naming their ids."""
+    updated, _ = gate.gated(before, updated, gate.Proof(forgotten=forgotten))
     try:
         runtime.store.write(updated)
     except OSError as err:

@@ -31,9 +31,10 @@ from hybridops_tf.reconcile.model import (
     ModuleEvidence,
     OrphanEvidence,
 )
-from hybridops_tf.record.advice import Commands
+from hybridops_tf.record import gate
+from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
-from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
+from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.objects import UNNAMED_ORPHAN, state_view
 from hybridops_tf.record.stamp import Written
@@ -91,13 +92,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     if ev.stale_imports:
         found.append(_stale_import(ev, cmd))
     if state is not None and state.tainted:
-        tainted = [r.address for r in state.tainted]
-        found.append(_finding(ev, Code.TAINTED, (
-            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
-            "object was made but its create reported an error; the next apply replaces it"),
-            [], tainted, alternatives=[
-                Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
-                Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")]))
+        found.append(_tainted(ev, [r.address for r in state.tainted], cmd))
     if ev.refresh is not None and ev.refresh.drift:
         found.append(_drift(ev, cmd))
     if rec is not None and rec.status is Status.ERROR:
@@ -125,7 +120,55 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
     if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
         found.extend(_member_changes(ev, rec, cmd, missing=any(f.code in _LOST for f in found)))
+    if any(f.code in _LOST for f in found):  # an apply or destroy now refuses (record/gate.py): settle first
+        healthy = rec is not None and rec.status in (Status.OK, Status.RETAINED)  # a --write would demote it
+        found = [f if f.code in _LOST else _without_mutations(f, cmd, ev.where, healthy) for f in found]
     return sorted(found, key=lambda f: PRIORITY[f.code])
+
+
+def _mutates(command: str, cmd: Commands) -> bool:
+    """An apply or destroy of the module (or its stack), as the advice prints it."""
+    prefix = cmd.hyops + " "
+    if not command.startswith(prefix):
+        return False
+    rest = command[len(prefix):].split()
+    return bool(rest) and (rest[0] in ("apply", "destroy") or rest[:2] in (["stack", "apply"], ["stack", "destroy"]))
+
+
+def _without_mutations(f: Finding, cmd: Commands, where: Where, healthy: bool) -> Finding:
+    """The finding's advice without an apply or a destroy, and, for a `healthy` (ok, retained)
+    record, a `--write`: while the record holds an object no state holds (state_missing), the
+    first two refuse and the last would turn the record `error` around it, so none is offered
+    before it is settled. A stale `running` record's `--write` settles what its run did: kept."""
+    write = cmd.write(where) if healthy else None
+    actions = tuple(a for a in f.next_actions if not _mutates(a, cmd) and a != write)
+    alternatives = tuple(a for a in f.alternatives if not _mutates(a.command, cmd) and a.command != write)
+    if actions == f.next_actions and alternatives == f.alternatives:
+        return f
+    return dataclasses.replace(f, next_actions=actions, alternatives=alternatives,
+                               detail=f.detail + " (an apply, destroy or --write waits until state_missing is settled)")
+
+
+def _tainted(ev: ModuleEvidence, tainted: list[str], cmd: Commands) -> Finding:
+    """Tainted objects: hyops's own failed create, or a taint another writer made (`terraform
+    taint`): that one is undone by `untaint`, beside the replace an apply would make."""
+    known = (ev.record.resources or {}) if ev.record is not None else {}
+    outside_taint = [a for a in tainted if known.get(a) is not None and not known[a].tainted
+                     and known[a].status is ResourceStatus.COMPLETE]  # a complete object hyops saw untainted
+    if not outside_taint:
+        return _finding(ev, Code.TAINTED, (
+            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
+            "object was made but its create reported an error; the next apply replaces it"),
+            [], tainted, alternatives=[
+                Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
+                Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")])
+    untaint = [Alternative(cmd.untaint(ev.where, a), f"keep {a} as it is: undo the taint (nothing remote changes)")
+               for a in outside_taint]
+    return _finding(ev, Code.TAINTED, (
+        f"{_names(outside_taint)} {'is' if len(outside_taint) == 1 else 'are'} tainted outside hyops (the record "
+        "made no such taint): the next apply replaces it; untaint keeps the object"),
+        [], tainted, alternatives=[
+            *untaint, Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured")])
 
 
 def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, missing: bool) -> list[Finding]:
@@ -306,28 +349,42 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])
     more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
     actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
-    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items() if i and a not in taken]
+    refused = gate.not_importable(ev.record)  # the engine said it cannot import these types
+    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items()
+                if i and a not in taken and resource_type(a) not in refused]
     detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
               "was lost, rewritten or never saved; adopt each object back with --import")
     by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
-        actions.append(cmd.apply(ev.where))
-        return _finding(ev, Code.STATE_MISSING, detail + " (or apply, if it is really gone)", actions, addresses,
-                        alternatives=by_identity)
-    sim = ev.where.uses_sim
+        gone = [Alternative(cmd.forget_missing(ev.where, i), (
+                    f"the engine cannot import {resource_type(a)}: " if resource_type(a) in refused else "")
+                    + f"{i} is gone: check it in the provider{_sim_check(ev, a, cmd)} first; the record forgets it "
+                    "(then apply)") for a, i in missing.items() if i]
+        return _finding(ev, Code.STATE_MISSING, detail + " (or forget it, once checked gone)", actions, addresses,
+                        alternatives=[*by_identity, *gone])
+    vanished = _vanished(ev)
     choices: list[Alternative] = []
     for address, now in taken.items():
         lost = str(missing[address])
+        if address in vanished:  # the state's object is gone: only the record's is live
+            detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and the record's "
+                       f"{lost} (likely its replacement, a state older than it put back) is held by no state "
+                       f"and may live: the state lets go of {now}, then the record's object is adopted back; "
+                       "an apply now would make a second one")
+            actions += [cmd.state_rm(ev.where, _typed(ev, address)), cmd.import_(ev.where, address, lost)]
+            continue
         detail += (f"; two objects for one address: the state holds {now} at {address}, and the record's {lost} "
                    f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
                    f"now would record {now} alone")
         choices += [
-            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): first delete {lost} in "
-                        f"the provider{f' ({cmd.sim_rm(lost)})' if sim else ''}, then the record forgets it"),
+            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): {lost} is likely replaced "
+                        f"by it (another writer's apply); check it in the provider{_sim_check(ev, address, cmd)}, "
+                        f"and if it still lives delete it there{_sim_rm(ev, address, lost, cmd)}; then the record "
+                        "forgets it"),
             Alternative(cmd.state_rm(ev.where, _typed(ev, address)),
                         f"keep {lost} (the record's): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
-                        f"{f' ({cmd.sim_rm(now)})' if sim else ''}")]
+                        f"{_sim_rm(ev, address, str(now), cmd)}")]
     return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])
 
 
@@ -336,6 +393,24 @@ def _typed(ev: ModuleEvidence, address: str) -> str:
     engine parses (engine/addresses.py), where the record keeps the engine's printed one."""
     version = ev.record.engine.version if ev.record is not None and ev.record.engine is not None else None
     return command_address(address, features.key_spelling_of(version))
+
+
+SIM_TYPES = frozenset({"sim_network", "sim_vm", "sim_config", "sim_health_check", "sim_vm_restart"})
+resource_type = gate.resource_type
+
+
+def _sim_rm(ev: ModuleEvidence, address: str, object_id: str, cmd: Commands) -> str:
+    """` (hyops sim rm ID)` where the object is the sim's; '' for any other provider's type."""
+    return f" ({cmd.sim_rm(object_id)})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
+
+
+def _sim_check(ev: ModuleEvidence, address: str, cmd: Commands) -> str:
+    return f" ({cmd.sim_ls()})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
+
+
+def _vanished(ev: ModuleEvidence) -> set[str]:
+    """Addresses whose object the refresh-only plan shows deleted outside the engine."""
+    return {c.address for c in ev.refresh.drift if c.action == "delete"} if ev.refresh is not None else set()
 
 
 def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], taken: Mapping[str, Any],

@@ -16,12 +16,10 @@ Each part is read on its own: when one fails, its reason goes to `unchecked` and
 still reaches `compare` (and `--write` then writes nothing).
 
 The fewest engine calls: `show -json`, the refresh-only plan and, only for an `error` or
-`running` record or one with suspect orphans, the normal plan. That normal plan runs with
-`-refresh=false` when the refresh-only plan succeeded and showed no drift: the live objects
-then match the saved state, so refreshing again would plan from the same values (same
-changes, same output verdict) at the cost of reading every object a second time. After
-drift (or a failed refresh-only plan) it refreshes: apply would plan from the live objects,
-and a `-refresh=false` plan would miss e.g. the re-create of a vanished object.
+`running` record or one with suspect orphans, the normal plan. Every plan here refreshes every
+object (never `-refresh=false` nor `-minimal-refresh`): a plan that judges drift or settles
+a record from a state not read again would miss an object deleted or changed since (the
+re-create of a vanished object), and the live objects may move between the two plans.
 `--write` reads the engine once under the lock: its report reuses that `EngineEvidence`
 with the record it wrote (only a normal plan the new record needs and the old did not,
 e.g. `ok` demoted to `error`, is then run).
@@ -233,14 +231,10 @@ def engine_evidence(target: Target, record: OperationRecord | None, opts: Gather
         want = None
     if read.final or want is None:
         return read
-    if read.refresh is not None and not read.refresh.drift:
-        refresh_again = False  # the live objects match the saved state: plan from it
-    else:
-        refresh_again = True
     if want == "attributes":
-        plan, why, attributes = _plan_with_attributes(engine, refresh=refresh_again)
+        plan, why, attributes = _plan_with_attributes(engine)
     else:
-        (plan, why), attributes = _plan(engine, refresh_only=False, refresh=refresh_again), None
+        (plan, why), attributes = _plan(engine, refresh_only=False), None
     return dataclasses.replace(read, plan=plan, plan_unchecked=(why,) if why else (), planned_attributes=attributes,
                                plan_kind=want)
 
@@ -320,14 +314,14 @@ def _private_tmp() -> str:
     return tempfile.mkdtemp(prefix="hyops-reconcile-", dir=str(shm) if shm.is_dir() else None)
 
 
-def _plan_with_attributes(engine: Engine, *, refresh: bool = True
+def _plan_with_attributes(engine: Engine,
                           ) -> tuple[PlanEvidence | None, str | None, dict[str, dict[str, Any]] | None]:
     """The normal plan, saved to a private temporary file only long enough for `show -json`
     to name what each create would be made with (redacted); None when that part failed."""
     tmp = _private_tmp()
     try:
         out = Path(tmp) / "reconcile.tfplan"
-        plan, why = _plan(engine, refresh_only=False, out=out, refresh=refresh)
+        plan, why = _plan(engine, refresh_only=False, out=out)
         if plan is None or not out.is_file():
             return plan, why, None
         try:
@@ -360,13 +354,12 @@ def planned_attributes(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None,
-          refresh: bool = True) -> tuple[PlanEvidence | None, str | None]:
+def _plan(engine: Engine, *, refresh_only: bool, out: Path | None = None) -> tuple[PlanEvidence | None, str | None]:
     """`plan -json -detailed-exitcode`, without `-out` unless a private temporary `out` is given:
-    evidence only, nothing persisted; `refresh=False` adds `-refresh=false`."""
+    evidence only, nothing persisted; it always refreshes (see the module's docstring)."""
     lines: list[str] = []
     stderr: list[str] = []
-    extra = ["-detailed-exitcode"] + ([] if refresh else ["-refresh=false"])
+    extra = ["-detailed-exitcode"]
     argv = engine.argv(commands.plan, out, refresh_only=refresh_only, extra=extra)
     result = engine.stream(argv, lines.append, None, stderr.append)
     if result.interrupted is not None:

@@ -43,6 +43,6 @@ def forget_missing(target: Target, object_id: str, ctx: WriteContext) -> Action:
         audit.write_record(rt, target.key, folder, meta, updated, keys[0], {
             "outcome": "forgotten", "id": object_id, "forgotten": forgotten,
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
-        })
+        }, before=record, forgotten=frozenset({object_id}))
     return Action(ActionKind.FORGET_MISSING, f"forgot {object_id} at {', '.join(keys)} (by {meta.user}@{meta.host}, "
                   f"run {run_id})", run_id=run_id)

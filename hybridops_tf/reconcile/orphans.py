@@ -64,7 +64,7 @@ def forget(target: Target, address: str, ctx: WriteContext, *, why: str | None =
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_suspect_orphans": [o.to_dict() for o in updated.suspect_orphans],
             **({"why": why} if why else {}),
-        })
+        }, before=record)
     because = f": {why}" if why else ""
     return Action(ActionKind.FORGET_ORPHAN, f"forgot suspect orphan {address} (by {meta.user}@{meta.host}, "
                   f"run {run_id}){because}", run_id=run_id)

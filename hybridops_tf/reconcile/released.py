@@ -40,6 +40,6 @@ def forget_released(target: Target, address: str, ctx: WriteContext) -> Action:
             "outcome": "forgotten", "address": address, "forgotten": forgotten,
             "by": {"user": meta.user, "host": meta.host, "pid": meta.pid},
             "remaining_released": [o.to_dict() for o in updated.released],
-        })
+        }, before=record, forgotten=frozenset(o.id for o in gone))
     return Action(ActionKind.FORGET_RELEASED, f"forgot released object {address} (by {meta.user}@{meta.host}, "
                   f"run {run_id})", run_id=run_id)

@@ -135,8 +135,9 @@ def claimed_missing(
                 continue  # that object's delete completed: it is not live
             if entry.id in held:
                 continue  # the state holds this object, at another address
-            if entry.id:
-                missing[addr] = entry.id
+            if entry.id:  # a key the gate kept beside another object (record/gate.py) names its address
+                address = addr.partition(" (missing ")[0]
+                missing[address if address not in missing else addr] = entry.id
             elif entry.status is ResourceStatus.COMPLETE and entry.action not in _LIVE_ACTIONS_SKIPPED:
                 missing[addr] = None
     for addr, p in (progress or {}).items():

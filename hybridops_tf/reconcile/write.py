@@ -31,7 +31,9 @@ from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs
 from hybridops_tf.reconcile.gather import gather_parts
 from hybridops_tf.reconcile.model import Action, ActionKind, ModuleEvidence
 from hybridops_tf.reconcile.rules import Decision, Verdict
+from hybridops_tf.record import gate
 from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.run_folder import new_run_id
@@ -144,6 +146,8 @@ def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRec
         record_before=before.to_dict() if before is not None else None)
     result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in steps],
               "evidence": _summary(ev), "status_before": was}
+    proof = gate.Proof(deleted=frozenset(i for ids in (ev.deleted or {}).values() for i in ids if i))
+    record, kept = gate.gated(before, record, proof)
     try:
         store.write(record)
     except OSError as err:
@@ -155,6 +159,9 @@ def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRec
                                                       "record_after": record.to_dict()})
     why = "; ".join(d.reason for d in steps)
     orphans = f", {len(record.suspect_orphans)} suspect orphan(s) kept" if record.suspect_orphans else ""
+    if kept:
+        again = reconcile_command(target.module_ref, record.module_dir, target.workspace)
+        orphans += "; " + gate.kept_note(kept, again)
     return Action(ActionKind.SETTLE, f"{was} -> {record.status.value} ({why}){orphans}", run_id=run_id)
 
 

@@ -129,6 +129,11 @@ class Commands:
         prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
         return f"{prefix}{self.engine} -chdir={self._dir(where)} state rm {shlex.quote(address)}"
 
+    def untaint(self, where: Where, address: str) -> str:
+        """The engine's own `untaint`: a taint another writer made, undone without a replace."""
+        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} untaint {shlex.quote(address)}"
+
     def forget_record(self, where: Where) -> str:
         return self.reconcile(where, "--forget-record")
 

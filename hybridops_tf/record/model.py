@@ -117,9 +117,16 @@ def deposed_entry_key(address: str, deposed_key: str) -> str:
     return f"{address} (deposed {deposed_key})"
 
 
+def missing_entry_key(address: str, object_id: str) -> str:
+    """The `resources` key of an object the record keeps while its address holds another one
+    and no proof of its deletion exists (record/gate.py): `state_missing` until settled."""
+    return f"{address} (missing {object_id})"
+
+
 def entry_address(key: str) -> str:
-    """The resource address a `resources` key names (a deposed entry's key carries its key)."""
-    return key.partition(" (deposed ")[0]
+    """The resource address a `resources` key names (a deposed or a kept missing entry's key
+    carries more than the address)."""
+    return key.partition(" (deposed ")[0].partition(" (missing ")[0]
 
 
 @dataclass(slots=True)

@@ -229,8 +229,8 @@ def after_import(settled: OperationRecord, before: OperationRecord | None) -> Op
     failed command and error of the run it follows, with what the import did (or why it failed)
     after it. The run's real failure is never lost to a note about the adoption."""
     if settled.status is not Status.ERROR or before is None or before.status is not Status.ERROR \
-            or not before.last_error:
-        return settled
+            or not before.last_error or before.failed_command is Command.IMPORT:
+        return settled  # an earlier import's failure is its own run's news: never quoted again
     out = copy.deepcopy(settled)
     out.failed_command = before.failed_command or settled.failed_command
     out.last_error = f"{before.last_error}; then {settled.last_error}" if settled.last_error else before.last_error

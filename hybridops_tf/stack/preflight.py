@@ -8,9 +8,11 @@ from collections.abc import Mapping
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.operation import places
+from hybridops_tf.record import gate
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Stack
 
@@ -30,7 +32,8 @@ def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
 
 def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
     """RefusedError naming the first member whose record's outcome is uncertain (a stale
-    `running`, suspect orphans): a stack apply over it starts nothing (a queued one too)."""
+    `running`, suspect orphans, objects no state holds: state_missing): a stack apply over it
+    starts nothing (a queued one too)."""
     for m in stack.members:
         rec = records[m.name]
         why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
@@ -39,3 +42,9 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
             raise RefusedError(
                 f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
                 f"run `{reconcile_command(m.module_ref, m.directory, m.workspace)}` first")
+        reconcile = reconcile_command(m.module_ref, m.directory, m.workspace)
+        stamp = cheap_stamp(m.directory, m.workspace) if rec is not None else None
+        held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
+        missing = gate.missing_refusal("apply", m.module_ref, gate.held_missing(rec, held), reconcile)
+        if missing:
+            raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: {missing}")

@@ -66,7 +66,9 @@ def test_a_failed_destroys_import_advice_puts_the_object_back_into_its_own_works
     assert removed.returncode == 0, removed.stderr  # a teammate's `state rm` in qa
     default_before = hyops.record("pair")
 
-    failed = hyops("destroy", "modules/pair", "--workspace", "qa", "--auto-approve")
+    refused = hyops("destroy", "modules/pair", "--workspace", "qa", "--auto-approve")
+    assert refused.returncode == 4 and "--workspace qa" in refused.stderr, refused.stderr  # state_missing first
+    failed = hyops("destroy", "modules/pair", "--workspace", "qa", "--auto-approve", "--allow-uncertain")
 
     assert failed.returncode == 1, failed.stdout + failed.stderr
     qa = hyops.record("pair@qa")

@@ -159,9 +159,10 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     written = found["state_written_outside"]
     assert lost in written["detail"] and second in written["detail"]
 
-    # --write settles what it may; the lost entry stays, and nothing advises an apply over it
-    assert _follow(hyops, [a["command"] for a in written["alternatives"] if "--write" in a["command"]][0]
-                   ).returncode in (0, 3)
+    # no --write is offered before the lost object is settled (issue 54); run anyway, the gate keeps the
+    # lost entry, and nothing advises an apply over it
+    assert not any("--write" in a["command"] for a in written["alternatives"]), written
+    assert hyops("reconcile", str(module), "--write").returncode in (0, 3)
     assert _record(hyops)["resources"]["sim_vm.web"]["id"] == lost
     code, report = _reconcile(hyops, module)
     assert code == 3 and "state_missing" in _findings(report), report

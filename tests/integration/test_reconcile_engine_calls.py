@@ -4,9 +4,9 @@ up: the engine is a wrapper that logs each call's arguments, then runs the real 
 Per module: one refresh-only plan, the state read from the module's local state file (a
 `show -json` only where the engine keeps its state elsewhere or an errored.tfstate must be
 compared); a normal plan only for an `error` or `running` record (or one with suspect
-orphans), with `-refresh=false` when the refresh-only plan showed no drift; `--write` reads
+orphans), refreshing every object (never `-refresh=false`: issue 54); `--write` reads
 all of it once, under the lock, and reports from it. `--stack` also plans each `ok` member
-(`-refresh=false`), to judge what `stack apply` would change, unless its configuration or
+(refreshing too), to judge what `stack apply` would change, unless its configuration or
 inputs already say so (config_changed) or drift does.
 """
 
@@ -120,7 +120,7 @@ def test_an_error_record_adds_one_plan_without_a_second_refresh(
 
     calls, doc = reconcile_calls(counted, calls_log, code=3)
 
-    assert calls == ["plan -refresh-only", "plan -refresh=false"]
+    assert calls == ["plan -refresh-only", "plan"]
     [module] = doc["modules"]
     assert [f["code"] for f in module["findings"]] == ["partial_apply"]
     assert "--write` records ok" in module["findings"][0]["detail"]
@@ -135,7 +135,7 @@ def test_write_reads_the_evidence_once_and_reports_the_settled_record_from_it(
 
     calls, doc = reconcile_calls(counted, calls_log, "--write")
 
-    assert calls == ["plan -refresh-only", "plan -refresh=false"]
+    assert calls == ["plan -refresh-only", "plan"]
     [module] = doc["modules"]
     assert module["status"] == "ok" and module["findings"] == [] and doc["consistent"] is True
     assert (counted.record("network") or {})["status"] == "ok"
@@ -172,7 +172,7 @@ def test_a_healthy_stack_member_costs_a_refresh_only_plan_and_a_plan(
 
     calls, doc = stack_reconcile_calls(counted, calls_log)
 
-    assert sorted(calls) == ["plan -refresh-only", "plan -refresh-only", "plan -refresh=false", "plan -refresh=false"]
+    assert sorted(calls) == ["plan", "plan", "plan -refresh-only", "plan -refresh-only"]
     assert doc["consistent"] is True
 
 
@@ -186,5 +186,5 @@ def test_a_stack_member_whose_configuration_changed_is_not_planned(
 
     calls, doc = stack_reconcile_calls(counted, calls_log)
 
-    assert sorted(calls) == ["plan -refresh-only", "plan -refresh-only", "plan -refresh=false"]
+    assert sorted(calls) == ["plan", "plan -refresh-only", "plan -refresh-only"]
     assert [[f["code"] for f in m["findings"]] for m in doc["modules"]] == [[], ["config_changed"]]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import cast
 
 import pytest
 
 from hybridops_tf.base.errors import ExitCode, OperationFailed, RefusedError
 from hybridops_tf.reconcile import audit
+from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 
@@ -57,8 +57,8 @@ def test_a_record_write_that_fails_closes_the_audit_run_failed_and_says_the_addr
     folder, meta = audit.open_run(runtime, "demo/vm", "/w/vm", "reconcile-1", "forget-orphan", ["reconcile"])
 
     with pytest.raises(OperationFailed, match="sim_vm.a is still listed"):
-        audit.write_record(runtime, "demo__vm", folder, meta, cast(OperationRecord, None), "sim_vm.a",
-                           {"outcome": "forgotten"})
+        audit.write_record(runtime, "demo__vm", folder, meta, OperationRecord("demo/vm", Status.OK, "r"), "sim_vm.a",
+                           {"outcome": "forgotten"}, before=OperationRecord("demo/vm", Status.OK, "r"))
 
     result = json.loads((folder.path / "result.json").read_text())
     assert result["outcome"] == "failed" and "No space left on device" in result["error"]

@@ -1,0 +1,40 @@
+"""A fresh checkout of a module whose backend is not a local file (`pg`), before `init`: its
+state was judged written outside hyops (another lineage, none, serial 0), and every queued
+`--resume` re-applied the member; after `init` the same module was "not compared". The
+verdict is one, whether `.terraform/` exists yet or not (runtime/state_look.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybridops_tf.record.lifecycle import Status
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.stamp import StateStamp
+from hybridops_tf.runtime import state_look
+
+
+def _record(directory: Path) -> OperationRecord:
+    rec = OperationRecord("m", Status.OK, "apply-1", module_dir=str(directory))
+    rec.state_seen = StateStamp(lineage="l-1", serial=3, objects={}, run_id="apply-1")
+    return rec
+
+
+def test_a_non_local_backend_before_init_is_not_compared_as_after_init(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
+
+    before_init = state_look.look(_record(tmp_path))
+    (tmp_path / ".terraform").mkdir()
+    (tmp_path / ".terraform" / "terraform.tfstate").write_text("{}")
+    after_init = state_look.look(_record(tmp_path))
+
+    assert before_init.written is None and before_init.not_looked == state_look.NOT_LOCAL
+    assert (after_init.written, after_init.not_looked) == (None, state_look.NOT_LOCAL)
+
+
+def test_a_local_state_file_another_writer_moved_is_still_compared(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    (tmp_path / "terraform.tfstate").write_text('{"version": 4, "lineage": "l-2", "serial": 1, "resources": []}')
+
+    seen = state_look.look(_record(tmp_path))
+
+    assert seen.compared and seen.written is not None
