@@ -878,8 +878,8 @@ MUTANTS = (
            '    extra = ["-detailed-exitcode"]\n', '    extra = ["-detailed-exitcode", "-refresh=false"]\n',
            GATE_GUARD),
     Mutant("an apply with -refresh=false is not noted", "hybridops_tf/operation/steps.py",
-           "    if flags:\n        settled.extra[DRIFT_NOT_CHECKED]",
-           "    if False:\n        settled.extra[DRIFT_NOT_CHECKED]", GATE_GUARD),
+           "    if flags:\n        reconcile = reconcile_command(",
+           "    if False:\n        reconcile = reconcile_command(", GATE_GUARD),
     Mutant("a non-local backend before init is judged written outside", "hybridops_tf/runtime/state_look.py",
            "    if _declares_remote_backend(where):", "    if False:",
            ("tests/unit/test_state_look_backend.py",)),
@@ -889,6 +889,11 @@ MUTANTS = (
     Mutant("a taint made outside hyops offers no untaint", "hybridops_tf/reconcile/compare.py",
            "    if not outside_taint:\n", "    if True:\n",
            ("tests/integration/test_forget_on_proof.py", "-k", "taint")),
+    Mutant("an import that finds no such object is a failed import, not proof it is gone",
+           "hybridops_tf/operation/steps.py",
+           "        if (why := _import_found_nothing(folder)) is not None:\n",
+           "        if (why := None) is not None:\n",
+           ("tests/integration/test_forget_on_proof.py", "-k", "raw_destroy")),
 )
 
 

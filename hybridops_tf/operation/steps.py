@@ -303,6 +303,8 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
     if code != ExitCode.OK and req.command == Command.IMPORT:
+        if (why := _import_found_nothing(folder)) is not None:
+            return _settle_found_gone(one, running, why)
         settled = _import_refused(req, folder, settled)
     tracker = reader.tracker()
     deleted = frozenset(i for p in tracker.resources.values() for i in p.deleted_ids)
@@ -481,6 +483,40 @@ def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRec
                           f"once it is checked gone, `{forget}`")
     settled.extra[gate.NOT_IMPORTABLE] = sorted(gate.not_importable(settled) | {kind})
     return settled
+
+
+# The engine's words when an import's read of the id through the provider finds no object
+# (Terraform 1.0-1.15, OpenTofu): `import` has no -json stream, so its stderr is all there is.
+_FOUND_NOTHING = "Cannot import non-existent remote object"
+
+
+def _import_found_nothing(folder: RunFolder) -> str | None:
+    """The engine's reason when its import found no object of that id, else None."""
+    try:
+        text = folder.stderr_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return next((ln.strip(" │╷╵").removeprefix("Error: ").strip() for ln in text.splitlines()
+                 if _FOUND_NOTHING in ln), None)
+
+
+def _settle_found_gone(one: _Run, running: OperationRecord, why: str) -> Outcome:
+    """An `--import ADDRESS=ID` whose import the provider answered with no such object: the
+    engine read the id through the provider and found it gone, which is proof for the gate
+    (record/gate.py: a refresh that shows the provider no longer has it). Nothing changed
+    remotely, so the record says what it said, without that id; exit 0: the record is settled
+    as far as that object goes (after a raw destroy, the advised import of each id settles it)."""
+    req = one.req
+    ident = req.import_id or ""
+    message = (f"{ident} is gone: the engine's import of {req.import_address} asked the provider and found no "
+               f"such object ({why}); the record forgets it")
+    restored = transitions.engine_refused(one.previous, running, command=req.command, error=message, exit_code=0)
+    if restored is None:
+        return _settle_unchanged(one, running, message, ExitCode.FAILED)
+    restored.resources = {k: e for k, e in (restored.resources or {}).items() if e.id != ident}
+    restored.released = [o for o in restored.released if o.id != ident]
+    outcome = _write_settled(one, running, restored, ExitCode.OK, gate.Proof(gone=frozenset({ident})))
+    return dataclasses.replace(outcome, message=message, unchanged=True)
 
 
 DRIFT_NOT_CHECKED = "drift_not_checked"  # the record's note of an apply that refreshed nothing

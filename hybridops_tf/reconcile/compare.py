@@ -353,15 +353,17 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     actions += [cmd.import_(ev.where, a, i) for a, i in missing.items()
                 if i and a not in taken and resource_type(a) not in refused]
     detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
-              "was lost, rewritten or never saved; adopt each object back with --import")
+              "was lost, rewritten or never saved; adopt each object back with --import (an import that finds "
+              "no such object in the provider makes the record forget it)")
     by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
-        gone = [Alternative(cmd.forget_missing(ev.where, i), (
-                    f"the engine cannot import {resource_type(a)}: " if resource_type(a) in refused else "")
-                    + f"{i} is gone: check it in the provider{_sim_check(ev, a, cmd)} first; the record forgets it "
-                    "(then apply)") for a, i in missing.items() if i]
-        return _finding(ev, Code.STATE_MISSING, detail + " (or forget it, once checked gone)", actions, addresses,
-                        alternatives=[*by_identity, *gone])
+        # an advised --import settles its id either way (adopted, or found gone: operation/steps.py);
+        # a forget is the way only where the engine cannot import the type
+        gone = [Alternative(cmd.forget_missing(ev.where, i), f"the engine cannot import {resource_type(a)}: "
+                            f"{i} is gone: check it in the provider{_sim_check(ev, a, cmd)} first; the record "
+                            "forgets it (then apply)") for a, i in missing.items() if i and resource_type(a) in refused]
+        return _finding(ev, Code.STATE_MISSING, detail + (" (or forget it, once checked gone)" if gone else ""),
+                        actions, addresses, alternatives=[*by_identity, *gone])
     vanished = _vanished(ev)
     choices: list[Alternative] = []
     for address, now in taken.items():

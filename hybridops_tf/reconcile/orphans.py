@@ -76,7 +76,10 @@ def import_(target: Target, address: str, object_id: str, ctx: WriteContext) -> 
         raise UsageError(f"{target.module_ref}: the module directory is unknown; pass MODULE_DIR")
     outcome = steps.run(contract_request(target, ctx, "import", import_address=address, import_id=object_id))
     ok = outcome.exit_code == ExitCode.OK  # the engine imported it and the state now holds it
-    text = (f"imported {address} = {object_id} (run {outcome.run_id})" if ok
-            else f"import of {address} = {object_id} failed (run {outcome.run_id}): {outcome.message}")
+    if ok and outcome.unchanged:  # the provider has no such object: the record forgot it (operation/steps.py)
+        text = f"{outcome.message} (run {outcome.run_id})"
+    else:
+        text = (f"imported {address} = {object_id} (run {outcome.run_id})" if ok
+                else f"import of {address} = {object_id} failed (run {outcome.run_id}): {outcome.message}")
     return Action(ActionKind.IMPORT, text, ok=ok, run_id=outcome.run_id,
                   exit_code=0 if ok else (outcome.exit_code or ExitCode.FAILED))

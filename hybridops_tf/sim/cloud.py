@@ -349,8 +349,13 @@ class SimCloud:
         kind = kind_of(type_name)
         self._log("import", type_name, None, object_id, None)
         obj = None
-        if object_id.startswith(kind.prefix + "-") and "/" not in object_id:
+        well_formed = object_id.startswith(kind.prefix + "-") and "/" not in object_id
+        if well_formed:
             obj = self.store.get(object_id)
+        if obj is None and well_formed:
+            # as an SDK provider's passthrough import: the id alone, then the engine's read finds
+            # nothing and the engine says "Cannot import non-existent remote object"
+            return Outcome({"id": object_id, "name": None, **dict.fromkeys((*kind.attrs, *kind.secrets))})
         if obj is None or obj.type != type_name:
             detail = f'no live {type_name} has id "{object_id}" (see `hyops sim ls`)'
             return Outcome(None, f'sim: cannot import {type_name} "{object_id}"', detail)

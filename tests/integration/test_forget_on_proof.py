@@ -212,3 +212,26 @@ def test_a_null_resource_the_state_lost_is_advised_a_forget_once_its_import_is_r
     done = h(*_words(forget)[1:])
     assert done.returncode in (0, 3), done.stdout + done.stderr
     assert h("apply", "modules/n").returncode == 0
+
+
+def test_after_a_raw_destroy_of_everything_the_printed_imports_settle_each_gone_object_and_none_fails(
+    hyops: Hyops,
+) -> None:
+    """A teammate's raw `terraform destroy`: the engine deleted every object, but not in a run
+    hyops saw, so the record keeps each id (state_missing). The advised `--import ADDRESS=ID`
+    asks the provider through the engine; its "Cannot import non-existent remote object" is
+    proof the object is gone: the record forgets that id and the command succeeds. Followed to
+    the letter, the commands settle with no failure, and a later apply creates one of each."""
+    module = write_module(hyops, WEB)
+    run_ok(hyops, "apply", str(module))
+    known = _ids(_record(hyops))
+    _engine(hyops, module, "destroy", "-auto-approve", "-input=false")
+    assert hyops.sim_objects() == []
+    assert hyops("apply", str(module)).returncode == 4  # the record's ids: unproven gone
+
+    _follow_until_consistent(hyops, module)
+
+    assert not (_ids(_record(hyops)) & known) and hyops.sim_objects() == []
+    run_ok(hyops, "apply", str(module))
+    names = sorted(o["name"] for o in hyops.sim_objects())
+    assert names == ["net-a", "net-b", "prod-web"], names

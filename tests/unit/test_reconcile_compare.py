@@ -257,8 +257,20 @@ def test_objects_the_record_knows_but_the_state_lost_are_state_missing_with_exac
 
     assert finding.addresses == ("sim_network.this", "sim_vm.this")
     assert finding.next_actions == (f"hyops reconcile {R} --import sim_network.this=net-1a2b3c4d",)
-    # no apply (it refuses while the object is state_missing): a forget once it is checked gone
-    assert choices(finding) == (f"hyops reconcile {R} --forget-missing net-1a2b3c4d",)
+    # no apply (it refuses while the object is state_missing), and no forget beside the import:
+    # the import settles the id either way (adopted, or found gone in the provider and forgotten)
+    assert choices(finding) == ()
+
+
+def test_a_state_missing_object_of_a_type_the_engine_cannot_import_is_advised_a_forget_not_an_import() -> None:
+    rec = record(Status.OK, resources={"null_resource.x": ("complete", "create", "123")})
+    rec.extra["not_importable"] = ["null_resource"]
+    ev = evidence(record=rec, state=state(), refresh=quiet())
+
+    finding = only(compare(ev, CMD), Code.STATE_MISSING)
+
+    assert finding.next_actions == ()
+    assert choices(finding) == (f"hyops reconcile {R} --forget-missing 123",)
 
 
 def test_creates_the_interrupted_run_completed_but_the_state_lacks_are_state_missing() -> None:
