@@ -29,6 +29,7 @@ import json
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from hybridops_tf.store.url import redact_url
 
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block
 JOURNAL_FLUSH_TIMEOUT = 10.0
+RETAKE_WITHIN = 45.0  # seconds to take a lost lock again: a restart, or the server ending the old session
 
 # Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
 _IF_HELD = "(SELECT yes FROM held)"
@@ -240,12 +242,19 @@ class PgStore:
         if stamp:
             record.updated_at = utc_now()
         key = record_key(record.module_ref, record.workspace)
+        doc = json.dumps(record.to_dict())
         self._write(key, f"INSERT INTO {SCHEMA}.records (key, doc, updated_at) SELECT %s, %s::jsonb, now() "
                          f"WHERE {_IF_HELD} ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc, updated_at = now()",
-                    (key, json.dumps(record.to_dict())))
+                    (key, doc))
+        held = self._held.get(key)
+        if held is not None:
+            held.fence = doc if record.run_id == held.run_id else None
 
     def delete(self, key: str) -> None:
         self._write(key, f"DELETE FROM {SCHEMA}.records WHERE key = %s AND {_IF_HELD}", (key,))
+        held = self._held.get(key)
+        if held is not None:
+            held.fence = None
 
     def keys(self) -> list[str]:
         return [row[0] for row in self._query(f"SELECT key FROM {SCHEMA}.records ORDER BY key")]
@@ -390,6 +399,10 @@ class PgStore:
                 "records": records, "locks_held": [{"key": k, "holder": h} for k, h in self.locks_held()]}
 
 
+class _Fenced(StoreUnavailable):
+    """A lost lock that must not be taken again: the record or the lock is another run's now."""
+
+
 class PgLock:
     """The module lock as a session advisory lock, on the store's connection (or, while
     another lock rides on that, on one of its own)."""
@@ -402,6 +415,8 @@ class PgLock:
         self._conn: Any = None
         self._own = False  # self._conn is the store's connection, given back after the lock
         self._guard = threading.Lock()
+        self.fence: str | None = None  # the record as this run last wrote it under this lock
+        self.retaken = 0  # how often the lock was taken again on a new connection
 
     def __enter__(self) -> PgLock:
         psycopg = _psycopg()
@@ -434,14 +449,7 @@ class PgLock:
 
     def _take(self, owner: Owner) -> bool:
         """Try the lock and, when it is granted, name its holder: one statement."""
-        row = self._conn.execute(
-            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
-            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
-            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
-            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
-            "RETURNING true",
-            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
-        return row is not None
+        return self._take_on(self._conn, owner)
 
     def _busy_message(self) -> str:
         deadline = time.monotonic() + 2.0  # the holder names itself right after it locks
@@ -457,20 +465,107 @@ class PgLock:
                 "wait for it to finish or pass --lock-timeout SECONDS")
 
     def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """A read on the lock's connection; on a new one when the server closed it (the lock
+        is taken again first when this run's record can fence it, `_retake`; else the read
+        goes on the store's connection, and the next write finds the lock gone)."""
+        psycopg = _psycopg()
         with self._guard:
-            if self._conn is None or self._conn.closed:
-                raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
-            return list(self._conn.execute(sql, params).fetchall())
+            if self._conn is not None and not self._conn.closed:
+                try:
+                    return list(self._conn.execute(sql, params).fetchall())
+                except psycopg.OperationalError:
+                    if not self._conn.closed:
+                        raise
+            if self.fence is not None:
+                self._retake()
+                return list(self._conn.execute(sql, params).fetchall())
+        return list(self.store._connection().execute(sql, params).fetchall())
 
     def write(self, sql: str, params: tuple[Any, ...]) -> None:
         """A write (`sql` names _IF_HELD in its condition) in one statement that writes only
-        while the server shows this session holding the lock; StoreUnavailable when it does not."""
+        while the server shows this session holding the lock. When the server closed the
+        lock's connection (a restart, an administrator, a proxy), the lock is taken again on a
+        new one if the record still is what this run last wrote (`_retake`), and the write
+        made there; StoreUnavailable when it cannot be."""
+        psycopg = _psycopg()
         with self._guard:
-            if self._conn is None or self._conn.closed:
-                raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
-            held = self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0]
+            held = False
+            if self._conn is not None and not self._conn.closed:
+                try:
+                    held = self._write_once(sql, params)
+                except psycopg.OperationalError:
+                    if not self._conn.closed:
+                        raise
+            if not held:
+                if self.fence is None:
+                    raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost before "
+                                           "this run wrote its record")
+                self._retake()
+                held = self._write_once(sql, params)
         if not held:
             raise StoreUnavailable(f"the store no longer shows this run holding the lock of {self.key}")
+
+    def _write_once(self, sql: str, params: tuple[Any, ...]) -> bool:
+        return bool(self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0])
+
+    def _retake(self) -> None:
+        """The lock again, on a new connection, after the server closed the one that held it:
+        only while the record is exactly what this run last wrote (`fence`: no other run took
+        the lock meanwhile and wrote, no reconcile settled it). The lock of a session the
+        server has not ended yet (a frozen server, a cut network: it ends it within the
+        keepalive time, store/pgconn.py) is waited for up to RETAKE_WITHIN seconds, as is a
+        server that is restarting. StoreUnavailable (the outcome is then uncertain) when the
+        record changed or the lock cannot be had."""
+        psycopg = _psycopg()
+        where = f"the lock of {self.key} (its connection was lost)"
+        deadline = time.monotonic() + RETAKE_WITHIN
+        owner = Owner.current(self.run_id)
+        wait, last = 0.2, "no answer"
+        while True:
+            conn = None
+            try:
+                conn = self.store._open()
+                if self._take_on(conn, owner):
+                    same = conn.execute(f"SELECT doc = %s::jsonb FROM {SCHEMA}.records WHERE key = %s",
+                                        (self.fence, self.key)).fetchone()
+                    if same is not None and same[0]:
+                        break
+                    conn.close()  # its lock with it
+                    raise _Fenced(f"{where} was taken again, but the record is no longer what this run "
+                                  "wrote: another run or a reconcile wrote it meanwhile")
+                holder = conn.execute(f"SELECT run_id FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid IN "
+                                      f"(SELECT pid {_HELD_BY})", (self.key, *_lock_parts(self.key))).fetchone()
+                if holder is not None and holder[0] != self.run_id:
+                    conn.close()
+                    raise _Fenced(f"{where} is held by run {holder[0]} now")
+                last = "the server has not ended the session that held it yet"
+            except _Fenced:
+                raise
+            except StoreUnavailable as err:
+                last = err.strerror or str(err)
+            except psycopg.OperationalError as err:
+                last = _first_line(err)
+            if conn is not None and not conn.closed:
+                conn.close()
+            if time.monotonic() + wait > deadline:
+                raise StoreUnavailable(f"{where} could not be taken again in {RETAKE_WITHIN:g}s: {last}")
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
+        old, own = self._conn, self._own
+        self._conn, self._own = conn, False
+        self.retaken += 1
+        if old is not None:
+            self.store._give_back(old, own, unlocked=False)
+
+    def _take_on(self, conn: Any, owner: Owner) -> bool:
+        row = conn.execute(
+            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
+            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
+            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
+            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
+            "RETURNING true",
+            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
+        return row is not None
 
     def __exit__(self, *exc: object) -> None:
         with self.store._held_lock:
@@ -531,28 +626,52 @@ class PgJournal:
             self.line("", "complete")
 
     def _drain(self) -> None:
+        """Write each line in order; lines a lost connection did not take wait in `pending`
+        and are written again, first, on a new one (the lock's again once it was taken anew,
+        else the store's: a journal line needs no lock), when the next line comes and at close."""
         conn = None
+        pending: deque[tuple[str, str]] = deque()
         while True:
             item = self._queue.get()
             if item is _STOP:
                 break
-            if self.error is not None:
+            if len(pending) >= JOURNAL_QUEUE:
                 self.dropped += 1
                 continue
-            kind, text = item
-            try:
-                if conn is None:
-                    conn = self._shared() if self._shared is not None else connect(self.url)
-                conn.execute(f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
-                             (self.key, self.run_id, kind, text))
-            except Exception as err:  # noqa: BLE001 - any failure: the run goes on, the journal says so
-                self.error = _first_line(err)
-                self.dropped += 1
+            pending.append(item)
+            conn = self._flush(conn, pending)
+        deadline = time.monotonic() + JOURNAL_FLUSH_TIMEOUT / 2
+        wait = 0.2
+        while pending and time.monotonic() + wait < deadline:
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
+            conn = self._flush(conn, pending)
+        self.dropped += len(pending)
         if conn is not None and self._shared is None:
             try:
                 conn.close()
             except Exception:  # closing: nothing more to learn
                 pass
+
+    def _flush(self, conn: Any, pending: deque[tuple[str, str]]) -> Any:
+        """Write the pending lines, oldest first; the connection to use next (None: get one)."""
+        try:
+            if conn is None or conn.closed:
+                conn = self._shared() if self._shared is not None else connect(self.url)
+            while pending:
+                kind, text = pending[0]
+                conn.execute(f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
+                             (self.key, self.run_id, kind, text))
+                pending.popleft()
+        except Exception as err:  # noqa: BLE001 - any failure: the run goes on, the line is tried again
+            self.error = _first_line(err)
+            if conn is not None and self._shared is None:
+                try:
+                    conn.close()
+                except Exception:  # closing a broken connection
+                    pass
+            return None
+        return conn
 
     def close(self) -> str | None:
         try:
