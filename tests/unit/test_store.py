@@ -142,6 +142,8 @@ def test_a_full_journal_queue_drops_lines_never_blocks_the_engine_and_is_never_m
     written: list[tuple[str, str]] = []
 
     class SlowServer:  # the first insert waits until the test lets the store catch up
+        closed = False
+
         def execute(self, sql: str, params: tuple[str, str, str, str]) -> None:
             written.append((params[2], params[3]))
 
