@@ -306,7 +306,7 @@ MUTANTS = (
            "                self._retake()\n                held = self._write_once(sql, params)\n",
            "                raise StoreUnavailable(f\"the connection holding the lock of {self.key} was lost\")\n",
            ("tests/integration/test_queue_weather.py", "-k", "settles_on_a_new_one"), STORE),
-    Mutant("journal lines a lost connection did not take are dropped", "hybridops_tf/store/postgres.py",
+    Mutant("journal lines a lost connection did not take are dropped", "hybridops_tf/store/pgjournal.py",
            "            self.error = _first_line(err)\n",
            "            self.error = _first_line(err)\n            self.dropped += len(pending)\n"
            "            pending.clear()\n",

@@ -26,10 +26,8 @@ PostgreSQL store is selected.
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,11 +47,10 @@ from hybridops_tf.store.pgconn import (
     connect,
     lock_id,
 )
+from hybridops_tf.store.pgjournal import PgJournal
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
-JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block
-JOURNAL_FLUSH_TIMEOUT = 10.0
 RETAKE_WITHIN = 45.0  # seconds to take a lost lock again: a restart, or the server ending the old session
 
 # Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
@@ -155,14 +152,18 @@ class PgStore:
         """A read's result; RefusedError when the server cannot answer (the store's connection
         is then dropped, so the next use reconnects)."""
         psycopg = _psycopg()
-        try:
-            return call()
-        except StoreUnavailable as err:
-            raise RefusedError(f"{err.strerror}; nothing was changed") from None
-        except psycopg.Error as err:
-            self._drop_connection()
-            raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
-                               f"{_first_line(err)}; nothing was changed") from None
+        for again in (True, False):
+            try:
+                return call()
+            except StoreUnavailable as err:
+                raise RefusedError(f"{err.strerror}; nothing was changed") from None
+            except psycopg.Error as err:
+                self._drop_connection()
+                if again and isinstance(err, psycopg.OperationalError):
+                    continue  # the server closed the connection (a restart, an idle timeout): once more on a new one
+                raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
+                                   f"{_first_line(err)}; nothing was changed") from None
+        raise AssertionError("unreachable")
 
     def check_idle_connection(self) -> None:
         """For a process that lives on between commands' worth of work (a queue worker, before
@@ -199,18 +200,22 @@ class PgStore:
         only while the server still says it does); StoreUnavailable otherwise."""
         psycopg = _psycopg()
         held = self._held.get(key) if key is not None else None
-        try:
-            if held is not None:
-                held.write(sql, params)
-            else:
-                self._connection().execute(_guarded(sql, False), params)
-        except StoreUnavailable:
-            raise
-        except psycopg.Error as err:
-            if held is None:
-                self._drop_connection()
-            raise StoreUnavailable(f"the store {redact_url(self.url)} could not be written: "
-                                   f"{_first_line(err)}") from None
+        for again in (held is None, False):
+            try:
+                if held is not None:
+                    held.write(sql, params)
+                else:
+                    self._connection().execute(_guarded(sql, False), params)
+                return
+            except StoreUnavailable:
+                raise
+            except psycopg.Error as err:
+                if held is None:
+                    self._drop_connection()
+                if again and isinstance(err, psycopg.OperationalError):
+                    continue  # a connection the server closed while it sat idle: once more on a new one
+                raise StoreUnavailable(f"the store {redact_url(self.url)} could not be written: "
+                                       f"{_first_line(err)}") from None
 
     # -- records -------------------------------------------------------------------------
 
@@ -586,102 +591,3 @@ class PgLock:
         if self._conn is not None:
             self.store._give_back(self._conn, self._own, unlocked)
             self._conn = None
-
-
-_STOP = object()
-
-
-class PgJournal:
-    """The engine lines recovery needs, written by a thread on its own connection.
-
-    `line()` never blocks the engine: it queues, and a full queue drops the line and says so
-    at close (the journal is then incomplete, and recovery stays conservative: a run whose
-    journal is not complete may have created what it does not name)."""
-
-    def __init__(self, url: str, key: str, run_id: str, connection: Callable[[], Any] | None = None) -> None:
-        """connection: the store's (shared with the run's lock and writes); without it the
-        journal opens one of its own and closes it at the end."""
-        self.url = url
-        self.key = key
-        self.run_id = run_id
-        self._shared = connection
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=JOURNAL_QUEUE)
-        self.dropped = 0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._drain, name="hyops-journal", daemon=True)
-        self._thread.start()
-
-    def line(self, text: str, kind: str = "event") -> None:
-        try:
-            self._queue.put_nowait((kind, text))
-        except queue.Full:
-            self.dropped += 1
-
-    def engine_started(self, pid: int, host: str) -> None:
-        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), "engine")
-
-    def complete(self) -> None:
-        """Every engine line reached the journal (only when none was dropped)."""
-        if not self.dropped:
-            self.line("", "complete")
-
-    def _drain(self) -> None:
-        """Write each line in order; lines a lost connection did not take wait in `pending`
-        and are written again, first, on a new one (the lock's again once it was taken anew,
-        else the store's: a journal line needs no lock), when the next line comes and at close."""
-        conn = None
-        pending: deque[tuple[str, str]] = deque()
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
-            if len(pending) >= JOURNAL_QUEUE:
-                self.dropped += 1
-                continue
-            pending.append(item)
-            conn = self._flush(conn, pending)
-        deadline = time.monotonic() + JOURNAL_FLUSH_TIMEOUT / 2
-        wait = 0.2
-        while pending and time.monotonic() + wait < deadline:
-            time.sleep(wait)
-            wait = min(2.0, wait * 2)
-            conn = self._flush(conn, pending)
-        self.dropped += len(pending)
-        if conn is not None and self._shared is None:
-            try:
-                conn.close()
-            except Exception:  # closing: nothing more to learn
-                pass
-
-    def _flush(self, conn: Any, pending: deque[tuple[str, str]]) -> Any:
-        """Write the pending lines, oldest first; the connection to use next (None: get one)."""
-        try:
-            if conn is None or conn.closed:
-                conn = self._shared() if self._shared is not None else connect(self.url)
-            while pending:
-                kind, text = pending[0]
-                conn.execute(f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
-                             (self.key, self.run_id, kind, text))
-                pending.popleft()
-        except Exception as err:  # noqa: BLE001 - any failure: the run goes on, the line is tried again
-            self.error = _first_line(err)
-            if conn is not None and self._shared is None:
-                try:
-                    conn.close()
-                except Exception:  # closing a broken connection
-                    pass
-            return None
-        return conn
-
-    def close(self) -> str | None:
-        try:
-            self._queue.put(_STOP, timeout=JOURNAL_FLUSH_TIMEOUT)
-        except queue.Full:
-            pass
-        self._thread.join(JOURNAL_FLUSH_TIMEOUT)
-        if self._thread.is_alive():
-            return f"the journal of {self.run_id} could not be flushed to {redact_url(self.url)} in time"
-        if self.dropped:
-            why = f": {self.error}" if self.error else " (the store was too slow)"
-            return f"{self.dropped} engine lines of {self.run_id} did not reach the store's journal{why}"
-        return None
