@@ -92,17 +92,23 @@ def test_a_worker_idling_through_a_server_restart_serves_the_next_run(
 ) -> None:
     hy = checkout(tmp_path / "runner", engine_path, sim_root, pg_store)
     first = queue(hy)
-    w0 = subprocess.Popen([HYOPS, "stack", "work", "--name", "w0"], cwd=hy.workdir, env=hy.env(**STEADY),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    said = tmp_path / "w0.out"
+    with said.open("w") as out_file:
+        w0 = subprocess.Popen([HYOPS, "stack", "work", "--name", "w0"], cwd=hy.workdir, env=hy.env(**STEADY),
+                              stdout=out_file, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     finished = "SELECT finished_at IS NOT NULL FROM hyops.queue_runs WHERE run_id = '{}'"
     try:
         wait_for(lambda: w0.poll() is not None or pg_store.sql(finished.format(first)).strip() == "t",
                  timeout=600, what="the first run to finish")
         wait_for(lambda: w0.poll() is not None or open_jobs(pg_store) == 0, timeout=600,
                  what="the worker to end its last job (idle)")
-        assert w0.poll() is None
-        pg_store.cluster.stop_server()  # pg_ctl stop -m fast, then start: a restart
-        pg_store.cluster.start_server()
+        pg_store.cluster.stop_server()  # pg_ctl stop -m fast; started again once the worker met it
+        try:
+            wait_for(lambda: w0.poll() is not None or "did not answer" in said.read_text(), timeout=600,
+                     what="the worker to find the server away (its heartbeat, its next fetch)")
+        finally:
+            pg_store.cluster.start_server()
+        assert w0.poll() is None, said.read_text()
         second = hy("stack", "destroy", "stack.yml", "--queue")
         assert second.returncode == 0, second.stderr
         wait_for(lambda: w0.poll() is not None or pg_store.sql(finished.format(second.stdout.strip())).strip() == "t",
@@ -110,10 +116,12 @@ def test_a_worker_idling_through_a_server_restart_serves_the_next_run(
     finally:
         pg_store.cluster.start_server()  # a no-op unless the restart failed halfway
         w0.send_signal(signal.SIGTERM)
-        out = w0.communicate(timeout=120)[0]
+        w0.wait(timeout=120)
+    out = said.read_text()
 
     assert w0.returncode == 143, out
     no_bug(out, hy.runtime_root)
+    assert "answers again" in out, out  # one line when it went away, one when it came back
     rows = member_rows(pg_store, second.stdout.strip())
     assert {r["status"] for r in rows.values()} == {"destroyed"}, out
     assert set(rows) == set(NINE)

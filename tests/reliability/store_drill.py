@@ -90,6 +90,7 @@ class Trial:
     fired: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     outcome: dict[str, int] = field(default_factory=dict)  # member statuses, counted
+    why: list[str] = field(default_factory=list)  # what the run said of each member that failed
     seconds: float = 0.0
 
     @property
@@ -100,7 +101,8 @@ class Trial:
         said = "; ".join(self.fired) or "no fault reached"
         ends = ", ".join(f"{n} {s}" for s, n in sorted(self.outcome.items()))
         verdict = "ok" if self.ok else "FAILED: " + " | ".join(self.problems)
-        return f"[{said}] -> {ends} in {self.seconds:.0f}s: {verdict}"
+        why = f" ({'; '.join(self.why)})" if self.why else ""
+        return f"[{said}] -> {ends}{why} in {self.seconds:.0f}s: {verdict}"
 
 
 def _freeze(store: SharedStore, seconds: float) -> None:
@@ -208,8 +210,10 @@ def _check(trial: Trial, runners: list[Hyops], store: SharedStore, run_id: str,
     finished = store.sql(f"SELECT finished_at IS NOT NULL FROM hyops.queue_runs WHERE run_id = '{run_id}'").strip()
     rows = member_rows(store, run_id)
     trial.outcome = {}
-    for row in rows.values():
+    for name, row in rows.items():
         trial.outcome[row["status"]] = trial.outcome.get(row["status"], 0) + 1
+        if row["status"] in ("error", "interrupted"):
+            trial.why.append(f"{name}: {(row['error'] or '')[:160]}")
     if finished != "t":
         problems.append(f"run {run_id} never finished: {json.dumps({n: r['status'] for n, r in rows.items()})}")
     for name, row in rows.items():

@@ -161,7 +161,7 @@ class Taker:
         member = stack.member(name)
         store = self.runtime.store
         self.connections.port.check_idle_connection()  # idle since this worker's last member: alive, or replaced
-        before = store.read(member.key)
+        before = self._weather(lambda: store.read(member.key), f"reading the record of {name}")
         steps = MemberSteps(StackRequest(
             stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,
             resume=run.options.resume, include_retained=run.options.include_retained,
@@ -169,7 +169,7 @@ class Taker:
             on_run=lambda member_name, member_run_id: self._started(run.run_id, member_name, member_run_id))
         steps.results.update(self._upstreams(run, stack, name))
         result = steps.step(name)
-        after = self.runtime.store.read(member.key)
+        after = self._weather(lambda: store.read(member.key), f"reading the record of {name}")
         if result.retryable and (after is None) != (before is None) or (
                 after is not None and before is not None and after.run_id != before.run_id):
             result.retryable = False  # its record changed: something ran, never again by itself
