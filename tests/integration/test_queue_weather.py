@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,6 +107,9 @@ def test_a_worker_idling_through_a_server_restart_serves_the_next_run(
         try:
             wait_for(lambda: w0.poll() is not None or "did not answer" in said.read_text(), timeout=600,
                      what="the worker to find the server away (its heartbeat, its next fetch)")
+            # the outage's length, not a race: every call the worker makes meets it (its
+            # heartbeat and its fetch poll each second, its look for lost workers too)
+            time.sleep(5 * float(STEADY["HYOPS_QUEUE_HEARTBEAT"]))
         finally:
             pg_store.cluster.start_server()
         assert w0.poll() is None, said.read_text()
