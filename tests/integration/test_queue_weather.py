@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hybridops_tf.store.pgconn import CONNECT_TIMEOUT
 from tests.integration.hyops_cli import HYOPS, wait_for
 from tests.integration.shared_store import SharedStore
 from tests.integration.test_stack_queue import (
@@ -107,9 +108,10 @@ def test_a_worker_idling_through_a_server_restart_serves_the_next_run(
         try:
             wait_for(lambda: w0.poll() is not None or "did not answer" in said.read_text(), timeout=600,
                      what="the worker to find the server away (its heartbeat, its next fetch)")
-            # the outage's length, not a race: every call the worker makes meets it (its
-            # heartbeat and its fetch poll each second, its look for lost workers too)
-            time.sleep(5 * float(STEADY["HYOPS_QUEUE_HEARTBEAT"]))
+            # the outage's length, not a race: past the pools' wait for a connection
+            # (2 * CONNECT_TIMEOUT), every call the worker makes fails (its heartbeat and its
+            # fetch poll each second, its look for lost workers) and is tried again
+            time.sleep(3 * CONNECT_TIMEOUT)
         finally:
             pg_store.cluster.start_server()
         assert w0.poll() is None, said.read_text()

@@ -146,13 +146,14 @@ def deferring_app(url: str) -> Any:
 def worker_app(url: str, task: Callable[..., Any], pool_size: int, outage: Outage) -> Any:
     """The App a worker runs: an async pool on the queue's schema (procrastinate checks each
     lent connection first), every query tried again through `outage` while the server is
-    away (a check cannot see a session the server ends between the check and the query),
-    and the member task."""
+    away (a check cannot see a session the server ends between the check and the query; a
+    connection asked for while the server is down fails after the pool's timeout, as
+    Connections' does, and is asked for again there), and the member task."""
     import procrastinate
 
     quiet()
     connector = _weathered_connector()(
-        outage, conninfo=url, min_size=1, max_size=pool_size,
+        outage, conninfo=url, min_size=1, max_size=pool_size, timeout=2 * pgconn.CONNECT_TIMEOUT,
         kwargs={"options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker", **pgconn.KEEPALIVE})
     app = procrastinate.App(connector=connector)
     app.task(name=TASK, pass_context=True,
