@@ -494,14 +494,17 @@ class PgLock:
         made there; StoreUnavailable when it cannot be."""
         psycopg = _psycopg()
         with self._guard:
-            held = False
+            held = lost = False
             if self._conn is not None and not self._conn.closed:
                 try:
                     held = self._write_once(sql, params)
                 except psycopg.OperationalError:
                     if not self._conn.closed:
                         raise
-            if not held:
+                    lost = True
+            else:
+                lost = True
+            if lost:  # a live session that no longer holds the lock is refused below, never retaken
                 if self.fence is None:
                     raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost before "
                                            "this run wrote its record")
