@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants demo-shared demo-distributed plan apply destroy status reconcile \
+.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants drill-store demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -106,6 +106,17 @@ lint: install
 
 reliability: install
 	$(BIN)/python scripts/reliability.py
+
+# The queue and the store under fire (tests/reliability/store_drill.py): N seeded trials of a
+# queued stack over three workers while the server's connections are terminated, the server
+# restarts or freezes and a worker is killed; a failing schedule is shrunk to its shortest.
+# A fixed pair of trials runs in `make test`. E.g. `make drill-store N=20 SEED=7`.
+drill-store: N ?= 5
+drill-store: SEED ?= 5600
+drill-store: install
+	$(BIN)/python -m compileall -q hybridops_tf
+	HYOPS_STORE_DRILL_N=$(N) HYOPS_STORE_DRILL_SEED=$(SEED) $(BIN)/python -m pytest -q -s \
+		-m reliability tests/reliability/test_store_drill.py -k long
 
 # Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
 # whose mutant survives has no test that holds it (CONTRIBUTING.md).

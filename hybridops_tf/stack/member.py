@@ -45,6 +45,7 @@ from hybridops_tf.runtime.run_folder import new_run_id
 from hybridops_tf.stack import skip
 from hybridops_tf.stack.model import Member, Stack
 from hybridops_tf.stack.wiring import Wiring
+from hybridops_tf.store.pgconn import StoreUnavailable
 
 
 @dataclass
@@ -122,8 +123,10 @@ class MemberSteps:
         except Interrupted as err:  # stopped before its engine started: nothing changed
             return MemberResult(MemberStatus.PENDING, error=err.message, changed=False, retryable=True)
         except RefusedError as err:
+            # the store away before the engine started (its lock, its `running` record) passes too
+            passes = isinstance(err, LockBusyError) or isinstance(err.__context__, StoreUnavailable)
             return MemberResult(MemberStatus.ERROR, error=err.message, changed=False, refused=True,
-                                retryable=isinstance(err, LockBusyError))
+                                retryable=passes)
         except HyopsError as err:
             return MemberResult(MemberStatus.ERROR, error=err.message, changed=False,
                                 retryable=isinstance(err, EngineError) and not isinstance(err, EngineNotFound))

@@ -26,7 +26,6 @@ PostgreSQL store is selected.
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -49,11 +48,11 @@ from hybridops_tf.store.pgconn import (
     connect,
     lock_id,
 )
+from hybridops_tf.store.pgjournal import PgJournal
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
-JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block
-JOURNAL_FLUSH_TIMEOUT = 10.0
+RETAKE_WITHIN = 45.0  # seconds to take a lost lock again: a restart, or the server ending the old session
 
 # Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
 _IF_HELD = "(SELECT yes FROM held)"
@@ -154,14 +153,18 @@ class PgStore:
         """A read's result; RefusedError when the server cannot answer (the store's connection
         is then dropped, so the next use reconnects)."""
         psycopg = _psycopg()
-        try:
-            return call()
-        except StoreUnavailable as err:
-            raise RefusedError(f"{err.strerror}; nothing was changed") from None
-        except psycopg.Error as err:
-            self._drop_connection()
-            raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
-                               f"{_first_line(err)}; nothing was changed") from None
+        for again in (True, False):
+            try:
+                return call()
+            except StoreUnavailable as err:
+                raise RefusedError(f"{err.strerror}; nothing was changed") from None
+            except psycopg.Error as err:
+                self._drop_connection()
+                if again and isinstance(err, psycopg.OperationalError):
+                    continue  # the server closed the connection (a restart, an idle timeout): once more on a new one
+                raise RefusedError(f"the store {redact_url(self.url)} could not be read: "
+                                   f"{_first_line(err)}; nothing was changed") from None
+        raise AssertionError("unreachable")
 
     def check_idle_connection(self) -> None:
         """For a process that lives on between commands' worth of work (a queue worker, before
@@ -198,18 +201,22 @@ class PgStore:
         only while the server still says it does); StoreUnavailable otherwise."""
         psycopg = _psycopg()
         held = self._held.get(key) if key is not None else None
-        try:
-            if held is not None:
-                held.write(sql, params)
-            else:
-                self._connection().execute(_guarded(sql, False), params)
-        except StoreUnavailable:
-            raise
-        except psycopg.Error as err:
-            if held is None:
-                self._drop_connection()
-            raise StoreUnavailable(f"the store {redact_url(self.url)} could not be written: "
-                                   f"{_first_line(err)}") from None
+        for again in (held is None, False):
+            try:
+                if held is not None:
+                    held.write(sql, params)
+                else:
+                    self._connection().execute(_guarded(sql, False), params)
+                return
+            except StoreUnavailable:
+                raise
+            except psycopg.Error as err:
+                if held is None:
+                    self._drop_connection()
+                if again and isinstance(err, psycopg.OperationalError):
+                    continue  # a connection the server closed while it sat idle: once more on a new one
+                raise StoreUnavailable(f"the store {redact_url(self.url)} could not be written: "
+                                       f"{_first_line(err)}") from None
 
     # -- records -------------------------------------------------------------------------
 
@@ -241,12 +248,19 @@ class PgStore:
         if stamp:
             record.updated_at = utc_now()
         key = record_key(record.module_ref, record.workspace)
+        doc = numbers.dumps(record.to_dict())  # numbers keep their text
         self._write(key, f"INSERT INTO {SCHEMA}.records (key, doc, updated_at) SELECT %s, %s::jsonb, now() "
                          f"WHERE {_IF_HELD} ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc, updated_at = now()",
-                    (key, numbers.dumps(record.to_dict())))
+                    (key, doc))
+        held = self._held.get(key)
+        if held is not None:
+            held.fence = doc if record.run_id == held.run_id else None
 
     def delete(self, key: str) -> None:
         self._write(key, f"DELETE FROM {SCHEMA}.records WHERE key = %s AND {_IF_HELD}", (key,))
+        held = self._held.get(key)
+        if held is not None:
+            held.fence = None
 
     def keys(self) -> list[str]:
         return [row[0] for row in self._query(f"SELECT key FROM {SCHEMA}.records ORDER BY key")]
@@ -391,6 +405,10 @@ class PgStore:
                 "records": records, "locks_held": [{"key": k, "holder": h} for k, h in self.locks_held()]}
 
 
+class _Fenced(StoreUnavailable):
+    """A lost lock that must not be taken again: the record or the lock is another run's now."""
+
+
 class PgLock:
     """The module lock as a session advisory lock, on the store's connection (or, while
     another lock rides on that, on one of its own)."""
@@ -403,6 +421,8 @@ class PgLock:
         self._conn: Any = None
         self._own = False  # self._conn is the store's connection, given back after the lock
         self._guard = threading.Lock()
+        self.fence: str | None = None  # the record as this run last wrote it under this lock
+        self.retaken = 0  # how often the lock was taken again on a new connection
 
     def __enter__(self) -> PgLock:
         psycopg = _psycopg()
@@ -435,14 +455,7 @@ class PgLock:
 
     def _take(self, owner: Owner) -> bool:
         """Try the lock and, when it is granted, name its holder: one statement."""
-        row = self._conn.execute(
-            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
-            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
-            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
-            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
-            "RETURNING true",
-            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
-        return row is not None
+        return self._take_on(self._conn, owner)
 
     def _busy_message(self) -> str:
         deadline = time.monotonic() + 2.0  # the holder names itself right after it locks
@@ -458,20 +471,110 @@ class PgLock:
                 "wait for it to finish or pass --lock-timeout SECONDS")
 
     def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """A read on the lock's connection; on a new one when the server closed it (the lock
+        is taken again first when this run's record can fence it, `_retake`; else the read
+        goes on the store's connection, and the next write finds the lock gone)."""
+        psycopg = _psycopg()
         with self._guard:
-            if self._conn is None or self._conn.closed:
-                raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
-            return list(self._conn.execute(sql, params).fetchall())
+            if self._conn is not None and not self._conn.closed:
+                try:
+                    return list(self._conn.execute(sql, params).fetchall())
+                except psycopg.OperationalError:
+                    if not self._conn.closed:
+                        raise
+            if self.fence is not None:
+                self._retake()
+                return list(self._conn.execute(sql, params).fetchall())
+        return list(self.store._connection().execute(sql, params).fetchall())
 
     def write(self, sql: str, params: tuple[Any, ...]) -> None:
         """A write (`sql` names _IF_HELD in its condition) in one statement that writes only
-        while the server shows this session holding the lock; StoreUnavailable when it does not."""
+        while the server shows this session holding the lock. When the server closed the
+        lock's connection (a restart, an administrator, a proxy), the lock is taken again on a
+        new one if the record still is what this run last wrote (`_retake`), and the write
+        made there; StoreUnavailable when it cannot be."""
+        psycopg = _psycopg()
         with self._guard:
-            if self._conn is None or self._conn.closed:
-                raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost")
-            held = self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0]
+            held = lost = False
+            if self._conn is not None and not self._conn.closed:
+                try:
+                    held = self._write_once(sql, params)
+                except psycopg.OperationalError:
+                    if not self._conn.closed:
+                        raise
+                    lost = True
+            else:
+                lost = True
+            if lost:  # a live session that no longer holds the lock is refused below, never retaken
+                if self.fence is None:
+                    raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost before "
+                                           "this run wrote its record")
+                self._retake()
+                held = self._write_once(sql, params)
         if not held:
             raise StoreUnavailable(f"the store no longer shows this run holding the lock of {self.key}")
+
+    def _write_once(self, sql: str, params: tuple[Any, ...]) -> bool:
+        return bool(self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0])
+
+    def _retake(self) -> None:
+        """The lock again, on a new connection, after the server closed the one that held it:
+        only while the record is exactly what this run last wrote (`fence`: no other run took
+        the lock meanwhile and wrote, no reconcile settled it). The lock of a session the
+        server has not ended yet (a frozen server, a cut network: it ends it within the
+        keepalive time, store/pgconn.py) is waited for up to RETAKE_WITHIN seconds, as is a
+        server that is restarting. StoreUnavailable (the outcome is then uncertain) when the
+        record changed or the lock cannot be had."""
+        psycopg = _psycopg()
+        where = f"the lock of {self.key} (its connection was lost)"
+        deadline = time.monotonic() + RETAKE_WITHIN
+        owner = Owner.current(self.run_id)
+        wait, last = 0.2, "no answer"
+        while True:
+            conn = None
+            try:
+                conn = self.store._open()
+                if self._take_on(conn, owner):
+                    same = conn.execute(f"SELECT doc = %s::jsonb FROM {SCHEMA}.records WHERE key = %s",
+                                        (self.fence, self.key)).fetchone()
+                    if same is not None and same[0]:
+                        break
+                    conn.close()  # its lock with it
+                    raise _Fenced(f"{where} was taken again, but the record is no longer what this run "
+                                  "wrote: another run or a reconcile wrote it meanwhile")
+                holder = conn.execute(f"SELECT run_id FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid IN "
+                                      f"(SELECT pid {_HELD_BY})", (self.key, *_lock_parts(self.key))).fetchone()
+                if holder is not None and holder[0] != self.run_id:
+                    conn.close()
+                    raise _Fenced(f"{where} is held by run {holder[0]} now")
+                last = "the server has not ended the session that held it yet"
+            except _Fenced:
+                raise
+            except StoreUnavailable as err:
+                last = err.strerror or str(err)
+            except psycopg.OperationalError as err:
+                last = _first_line(err)
+            if conn is not None and not conn.closed:
+                conn.close()
+            if time.monotonic() + wait > deadline:
+                raise StoreUnavailable(f"{where} could not be taken again in {RETAKE_WITHIN:g}s: {last}")
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
+        old, own = self._conn, self._own
+        self._conn, self._own = conn, False
+        self.retaken += 1
+        if old is not None:
+            self.store._give_back(old, own, unlocked=False)
+
+    def _take_on(self, conn: Any, owner: Owner) -> bool:
+        row = conn.execute(
+            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
+            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
+            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
+            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
+            "RETURNING true",
+            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
+        return row is not None
 
     def __exit__(self, *exc: object) -> None:
         with self.store._held_lock:
@@ -492,78 +595,3 @@ class PgLock:
         if self._conn is not None:
             self.store._give_back(self._conn, self._own, unlocked)
             self._conn = None
-
-
-_STOP = object()
-
-
-class PgJournal:
-    """The engine lines recovery needs, written by a thread on its own connection.
-
-    `line()` never blocks the engine: it queues, and a full queue drops the line and says so
-    at close (the journal is then incomplete, and recovery stays conservative: a run whose
-    journal is not complete may have created what it does not name)."""
-
-    def __init__(self, url: str, key: str, run_id: str, connection: Callable[[], Any] | None = None) -> None:
-        """connection: the store's (shared with the run's lock and writes); without it the
-        journal opens one of its own and closes it at the end."""
-        self.url = url
-        self.key = key
-        self.run_id = run_id
-        self._shared = connection
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=JOURNAL_QUEUE)
-        self.dropped = 0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._drain, name="hyops-journal", daemon=True)
-        self._thread.start()
-
-    def line(self, text: str, kind: str = "event") -> None:
-        try:
-            self._queue.put_nowait((kind, text))
-        except queue.Full:
-            self.dropped += 1
-
-    def engine_started(self, pid: int, host: str) -> None:
-        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), "engine")
-
-    def complete(self) -> None:
-        """Every engine line reached the journal (only when none was dropped)."""
-        if not self.dropped:
-            self.line("", "complete")
-
-    def _drain(self) -> None:
-        conn = None
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
-            if self.error is not None:
-                self.dropped += 1
-                continue
-            kind, text = item
-            try:
-                if conn is None:
-                    conn = self._shared() if self._shared is not None else connect(self.url)
-                conn.execute(f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) VALUES (%s, %s, %s, %s)",
-                             (self.key, self.run_id, kind, text))
-            except Exception as err:  # noqa: BLE001 - any failure: the run goes on, the journal says so
-                self.error = _first_line(err)
-                self.dropped += 1
-        if conn is not None and self._shared is None:
-            try:
-                conn.close()
-            except Exception:  # closing: nothing more to learn
-                pass
-
-    def close(self) -> str | None:
-        try:
-            self._queue.put(_STOP, timeout=JOURNAL_FLUSH_TIMEOUT)
-        except queue.Full:
-            pass
-        self._thread.join(JOURNAL_FLUSH_TIMEOUT)
-        if self._thread.is_alive():
-            return f"the journal of {self.run_id} could not be flushed to {redact_url(self.url)} in time"
-        if self.dropped:
-            why = f": {self.error}" if self.error else " (the store was too slow)"
-            return f"{self.dropped} engine lines of {self.run_id} did not reach the store's journal{why}"
-        return None

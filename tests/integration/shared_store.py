@@ -54,6 +54,14 @@ class SharedStore:
         self.sql(f"INSERT INTO hyops.records (key, doc) VALUES ('{key}', $j${json.dumps(doc)}$j$::jsonb) "
                  "ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc")
 
+    def terminate_hyops(self) -> int:
+        """End every session hyops holds on the server (its store's, its queue's and
+        procrastinate's, `application_name` hyops*), as a restart, an administrator or a
+        proxy's idle timeout would; how many were ended."""
+        return int(self.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE application_name IN ('hyops', 'hyops-queue', 'hyops-worker') "
+                            "AND pid <> pg_backend_pid()"))
+
     def dump(self) -> str:
         """Everything the store holds, as text (for leak checks)."""
         return "\n".join(self.sql(f"SELECT t::text FROM hyops.{table} t")

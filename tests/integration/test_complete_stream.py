@@ -83,8 +83,8 @@ def test_a_create_planned_and_never_started_is_no_suspect_when_the_stream_is_com
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         gate.release()
-        wait_for((run_dir / "events.complete").exists, timeout=30, what="the relay to reach the engine's end")
-        wait_for(lambda: not engine_processes(module), timeout=30, what="the engine to stop")
+        wait_for((run_dir / "events.complete").exists, timeout=120, what="the relay to reach the engine's end")
+        wait_for(lambda: not engine_processes(module), timeout=120, what="the engine to stop")
         assert not _started(run_dir, CHECK), "the health check started: the test lost its point"
 
         report = json.loads(hyops("reconcile", "modules/chain", "--json").stdout)

@@ -81,5 +81,5 @@ def test_the_demo_stopped_half_way_leaves_no_worker_or_server_running(tmp_path: 
 
     assert proc.returncode == 128 + signal.SIGTERM, out[-4000:]
     assert re.search(r"\(the private PostgreSQL server on port \d+ is stopped\)", out)
-    wait_for(lambda: processes_under(tmp_path) == [], timeout=30, what="nothing left running under the demo's folder")
+    wait_for(lambda: processes_under(tmp_path) == [], timeout=120, what="nothing left running under the demo's folder")
     assert list(tmp_path.glob("hyops-demo-distributed-*")) == []

@@ -14,7 +14,8 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.store import backend
 from hybridops_tf.store import url as store_url
 from hybridops_tf.store.local import RecordStore
-from hybridops_tf.store.postgres import PgJournal, _lock_parts, lock_id
+from hybridops_tf.store.pgjournal import PgJournal
+from hybridops_tf.store.postgres import _lock_parts, lock_id
 from hybridops_tf.store.url import redact_url
 
 
@@ -136,12 +137,15 @@ def test_a_journal_that_cannot_reach_its_server_drops_lines_and_says_so_never_bl
 def test_a_full_journal_queue_drops_lines_never_blocks_the_engine_and_is_never_marked_complete(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from hybridops_tf.store import postgres
+
+    from hybridops_tf.store import pgjournal
 
     entered, release = threading.Event(), threading.Event()
     written: list[tuple[str, str]] = []
 
     class SlowServer:  # the first insert waits until the test lets the store catch up
+        closed = False
+
         def execute(self, sql: str, params: tuple[str, str, str, str]) -> None:
             written.append((params[2], params[3]))
 
@@ -153,8 +157,8 @@ def test_a_full_journal_queue_drops_lines_never_blocks_the_engine_and_is_never_m
         assert release.wait(10), "the test never released the store"
         return SlowServer()
 
-    monkeypatch.setattr(postgres, "JOURNAL_QUEUE", 2)
-    monkeypatch.setattr(postgres, "connect", connect)
+    monkeypatch.setattr(pgjournal, "JOURNAL_QUEUE", 2)
+    monkeypatch.setattr(pgjournal, "connect", connect)
     journal = PgJournal("postgresql://ci@db/x", "demo/vm", "apply-1")
     journal.line("1")
     assert entered.wait(10)  # the writer holds line 1, stuck in the store

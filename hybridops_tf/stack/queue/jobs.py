@@ -12,6 +12,7 @@ procrastinate and psycopg are imported only here and only for queued runs.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.stack.queue.outage import MAX_WAIT, Outage, lost_connection
 from hybridops_tf.store import QueueStore, Store, pgconn
 from hybridops_tf.store.schema import QUEUE_SCHEMA, QUEUE_SEARCH_PATH
 from hybridops_tf.store.url import redact_url
@@ -141,19 +143,109 @@ def deferring_app(url: str) -> Any:
     return procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=url))
 
 
-def worker_app(url: str, task: Callable[..., Any], pool_size: int) -> Any:
-    """The App a worker runs: an async pool on the queue's schema, and the member task."""
+def worker_app(url: str, task: Callable[..., Any], pool_size: int, outage: Outage) -> Any:
+    """The App a worker runs: an async pool on the queue's schema (procrastinate checks each
+    lent connection first), every query tried again through `outage` while the server is
+    away (a check cannot see a session the server ends between the check and the query; a
+    connection asked for while the server is down fails after the pool's timeout, as
+    Connections' does, and is asked for again there), and the member task."""
     import procrastinate
 
     quiet()
-    connector = procrastinate.PsycopgConnector(
-        conninfo=url, min_size=1, max_size=pool_size,
+    connector = _weathered_connector()(
+        outage, conninfo=url, min_size=1, max_size=pool_size, timeout=2 * pgconn.CONNECT_TIMEOUT,
         kwargs={"options": QUEUE_SEARCH_PATH, "application_name": "hyops-worker", **pgconn.KEEPALIVE})
     app = procrastinate.App(connector=connector)
     app.task(name=TASK, pass_context=True,
              retry=procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT,
                                                retry_exceptions={NotYetRun}))(task)
     return app
+
+
+def _weathered_connector() -> type:
+    """procrastinate's connector whose queries outlive a closed connection or a restarting
+    server (outage.py): the worker's fetch, heartbeat and job ends are tried again until the
+    server answers, and its LISTEN connection is opened again. A retried statement may have
+    run once already (the server ended the session after it committed, before it answered):
+    a fetch then returns the job it took to the queue, a job's end that already landed is not
+    written again."""
+    import procrastinate
+    from procrastinate import sql
+
+    base = procrastinate.PsycopgConnector
+    fetch, ends = sql.queries["fetch_job"], (sql.queries["finish_job"], sql.queries["retry_job"])
+
+    class Weathered(base):  # type: ignore[misc, valid-type]
+        def __init__(self, outage: Outage, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.outage = outage
+            self.fetched: set[int] = set()  # the jobs a fetch of this worker returned
+
+        async def execute_query_async(self, query: Any, **arguments: Any) -> None:
+            if query in ends:
+                job_id, tried = arguments["job_id"], False
+
+                async def end() -> None:
+                    nonlocal tried
+                    if tried and await self._status(job_id) != "doing":
+                        return  # the first try landed (the session ended before it answered)
+                    tried = True
+                    await base.execute_query_async(self, query, **arguments)
+
+                await self.outage.call_async(end, f"ending job {job_id}")
+                return
+            await self.outage.call_async(lambda: base.execute_query_async(self, query, **arguments),
+                                         "a queue query")
+
+        async def execute_query_one_async(self, query: Any, **arguments: Any) -> dict[str, Any]:
+            if query == fetch:
+                row = await self.outage.call_async(
+                    lambda: base.execute_query_one_async(self, query, **arguments), "fetching a job",
+                    before_retry=lambda: self._return_untaken(arguments["worker_id"]))
+                if row["id"] is not None:
+                    self.fetched.add(int(row["id"]))
+                return dict(row)
+            return dict(await self.outage.call_async(
+                lambda: base.execute_query_one_async(self, query, **arguments), "a queue query"))
+
+        async def execute_query_all_async(self, query: Any, **arguments: Any) -> list[dict[str, Any]]:
+            return list(await self.outage.call_async(
+                lambda: base.execute_query_all_async(self, query, **arguments), "a queue query"))
+
+        async def _status(self, job_id: int) -> str | None:
+            rows = await base.execute_query_all_async(
+                self, "SELECT status::text AS status FROM procrastinate_jobs WHERE id = %(job_id)s", job_id=job_id)
+            return str(rows[0]["status"]) if rows else None
+
+        async def _return_untaken(self, worker_id: int) -> None:
+            """Before a fetch is tried again: a job the lost try took for this worker (it
+            committed, its answer never came) goes back to the queue; nothing ran it."""
+            rows = await base.execute_query_all_async(
+                self, "SELECT id FROM procrastinate_jobs WHERE worker_id = %(worker_id)s AND status = 'doing'",
+                worker_id=worker_id)
+            from procrastinate import utils
+
+            for row in rows:
+                if int(row["id"]) not in self.fetched:
+                    await base.execute_query_async(self, sql.queries["retry_job"], job_id=int(row["id"]),
+                                                   retry_at=utils.utcnow(), new_priority=None,
+                                                   new_queue_name=None, new_lock=None)
+
+        async def listen_notify(self, on_notification: Any, channels: Any) -> None:
+            """LISTEN again on a new connection when the server is away (procrastinate does
+            when its connection dies, but stops the worker when it cannot open one); jobs are
+            also fetched by polling meanwhile."""
+            attempt = 0
+            while True:
+                try:
+                    await base.listen_notify(self, on_notification, channels)
+                except Exception as exc:
+                    if not lost_connection(exc):
+                        raise
+                    await asyncio.sleep(min(MAX_WAIT, 0.2 * 2 ** min(attempt, 10)))
+                    attempt += 1
+
+    return Weathered
 
 
 def queue_of(run_id: str) -> str:

@@ -161,10 +161,13 @@ def save(conn: Any, run_id: str, rows: list[MemberRow]) -> None:
 def claim(conn: Any, run_id: str, name: str, worker: str, job_id: int, now: str) -> bool:
     """Take a queued member for this worker. False when it is not queued (any more): another
     job of the same member took it, the run stopped and gave it up, or it already ended. This
-    is the one door to running a member, so no member ever runs on two workers."""
+    is the one door to running a member, so no member ever runs on two workers. The same job's
+    claim tried again (outage.py) finds the member its own, as long as it has not started."""
     row = conn.execute(f"UPDATE {SCHEMA}.queue_members SET status = %s, worker = %s, job_id = %s, started_at = %s "
-                       "WHERE run_id = %s AND name = %s AND status = %s RETURNING name",
-                       (RUNNING, worker, job_id, now, run_id, name, QUEUED)).fetchone()
+                       "WHERE run_id = %s AND name = %s AND (status = %s "
+                       # this job's own claim, tried again: the first landed, its answer was lost
+                       "OR status = %s AND worker = %s AND job_id = %s AND member_run_id IS NULL) RETURNING name",
+                       (RUNNING, worker, job_id, now, run_id, name, QUEUED, RUNNING, worker, job_id)).fetchone()
     return row is not None
 
 

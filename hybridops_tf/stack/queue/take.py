@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import HyopsError
@@ -24,8 +25,11 @@ from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.member import MemberResult, MemberSteps, StackListener, StackRequest
 from hybridops_tf.stack.model import Stack
 from hybridops_tf.stack.queue import jobs, progress, tables, view
+from hybridops_tf.stack.queue.outage import Outage
 from hybridops_tf.stack.queue.submit import stack_digest
-from hybridops_tf.stack.queue.tables import QueuedRun
+from hybridops_tf.stack.queue.tables import QUEUED, QueuedRun
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Taker:
     listener: StackListener | None = None
     argv: Sequence[str] = ()
     on_end: Callable[[MemberEnd], None] | None = None
+    outage: Outage | None = None  # the worker's: each transaction is tried again while the server is away
     given_up: set[int] = field(default_factory=set)  # job ids whose end the run no longer counted
     _stacks: dict[str, Stack | CannotServe] = field(default_factory=dict)
     _app: Any = None  # procrastinate's App that defers and cancels on our connections, made once
@@ -67,34 +72,40 @@ class Taker:
         """procrastinate's task (jobs.worker_app): one member of one run. The claim and the end
         are each one transaction on a connection lent for it (none is held while it runs)."""
         job_id, attempts = int(context.job.id), int(context.job.attempts)
-        run = self._claim(run_id, member, job_id)
+        run = self._weather(lambda: self._claim(run_id, member, job_id), f"claiming {member} of {run_id}")
         if run is None:
             return
         app = self._deferring_app()
         try:
             result, served = self._run(run, member)
         except Exception as exc:  # a bug: the member ends as an error, then the traceback
+            self._weather(partial(self._end_as_bug, app, run_id, member, f"internal error: {exc!r}"),
+                          f"ending {member} of {run_id}")
+            raise
+        retry = result.retryable and attempts < jobs.RETRIES
+        tried = False
+
+        def end() -> bool:
+            nonlocal tried
             with self.connections.connection() as conn, conn.transaction():
                 locked = tables.lock_run(conn, run_id)
                 assert locked is not None
-                progress.end_member(conn, app, locked, member, self.name, utc_now(),
-                                    status=MemberStatus.ERROR.value, error=f"internal error: {exc!r}")
-                view.publish(conn, self.connections.port, run_id)
-            raise
-        with self.connections.connection() as conn, conn.transaction():
-            locked = tables.lock_run(conn, run_id)
-            assert locked is not None
-            retry = result.retryable and attempts < jobs.RETRIES
-            if retry:
-                counted = progress.requeue(conn, locked, member, self.name, result.error or "")
-            else:
-                counted = progress.end_member(conn, app, locked, member, self.name, utc_now(),
-                                              status=result.status.value, error=result.error,
-                                              member_run_id=result.run_id)
-            if counted:
-                view.publish(conn, self.connections.port, run_id)
-            else:  # its job left the queue when it was found lost: procrastinate cannot end it
-                self.given_up.add(job_id)
+                if tried and self._landed(conn, run_id, member, job_id, result, retry):
+                    return True
+                tried = True
+                if retry:
+                    counted = progress.requeue(conn, locked, member, self.name, result.error or "")
+                else:
+                    counted = progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                                  status=result.status.value, error=result.error,
+                                                  member_run_id=result.run_id)
+                if counted:
+                    view.publish(conn, self.connections.port, run_id)
+                return counted
+
+        counted = self._weather(end, f"ending {member} of {run_id}")
+        if not counted:  # its job left the queue when it was found lost: procrastinate cannot end it
+            self.given_up.add(job_id)
         handed_back = not served or (retry and counted)
         if self.listener is not None and not handed_back:
             self.listener.member_finished(member, result)
@@ -102,6 +113,26 @@ class Taker:
             self.on_end(MemberEnd(run_id, member, result, counted, handed_back))
         if retry and counted:
             raise jobs.NotYetRun(result.error or "not run")
+
+    def _end_as_bug(self, app: Any, run_id: str, member: str, error: str) -> None:
+        with self.connections.connection() as conn, conn.transaction():
+            locked = tables.lock_run(conn, run_id)
+            assert locked is not None
+            progress.end_member(conn, app, locked, member, self.name, utc_now(),
+                                status=MemberStatus.ERROR.value, error=error)
+            view.publish(conn, self.connections.port, run_id)
+
+    def _weather(self, call: Callable[[], T], doing: str) -> T:
+        """`call()`, tried again while the store's server is away (outage.py)."""
+        return call() if self.outage is None else self.outage.call(call, doing)
+
+    def _landed(self, conn: Any, run_id: str, member: str, job_id: int, result: MemberResult, retry: bool) -> bool:
+        """Whether this member's end, tried once already, landed (the server ended the session
+        after it committed, before it answered): it is not written twice."""
+        row = next(r for r in tables.members(conn, run_id) if r.name == member)
+        if retry:
+            return row.status == QUEUED and row.worker is None and row.job_id == job_id
+        return row.status == result.status.value and row.worker == self.name and row.job_id == job_id
 
     def _claim(self, run_id: str, member: str, job_id: int) -> QueuedRun | None:
         """The run, once this worker claimed the member in it; None when it is not this job's
@@ -130,7 +161,7 @@ class Taker:
         member = stack.member(name)
         store = self.runtime.store
         self.connections.port.check_idle_connection()  # idle since this worker's last member: alive, or replaced
-        before = store.read(member.key)
+        before = self._weather(lambda: store.read(member.key), f"reading the record of {name}")
         steps = MemberSteps(StackRequest(
             stack=stack, command=run.command, runtime=self.runtime, continue_on_error=run.options.continue_on_error,
             resume=run.options.resume, include_retained=run.options.include_retained,
@@ -138,7 +169,7 @@ class Taker:
             on_run=lambda member_name, member_run_id: self._started(run.run_id, member_name, member_run_id))
         steps.results.update(self._upstreams(run, stack, name))
         result = steps.step(name)
-        after = self.runtime.store.read(member.key)
+        after = self._weather(lambda: store.read(member.key), f"reading the record of {name}")
         if result.retryable and (after is None) != (before is None) or (
                 after is not None and before is not None and after.run_id != before.run_id):
             result.retryable = False  # its record changed: something ran, never again by itself
@@ -161,8 +192,11 @@ class Taker:
         """How the members this one waits for ended in the run, with their recorded outputs."""
         member = stack.member(name)
         wanted = set(run.graph.dependencies.get(name, ())) | ({member.owned_by} if member.owned_by else set())
-        with self.connections.connection() as conn:
-            rows = {r.name: r for r in tables.members(conn, run.run_id) if r.name in wanted}
+        def read() -> dict[str, Any]:
+            with self.connections.connection() as conn:
+                return {r.name: r for r in tables.members(conn, run.run_id) if r.name in wanted}
+
+        rows = self._weather(read, f"reading the upstreams of {name} in {run.run_id}")
         out = {}
         for up, row in rows.items():
             rec = self.runtime.store.read(stack.member(up).key) if run.command == "apply" else None

@@ -25,7 +25,9 @@ from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.member import MemberResult, StackListener
 from hybridops_tf.stack.queue import jobs, lost, tables
+from hybridops_tf.stack.queue.outage import Outage, lost_connection
 from hybridops_tf.stack.queue.take import MemberEnd, Taker
+from hybridops_tf.store.url import redact_url
 
 _TICK = 0.1  # how soon a signal stops the worker
 IDLE_LOOK = 0.5  # seconds between two `--until-idle` looks at the queue
@@ -98,11 +100,21 @@ def work(req: WorkRequest) -> WorkResult:
         if not end.counted and req.on_given_up is not None:
             req.on_given_up(end)
 
-    taker = Taker(req.name, req.runtime, connections, req.listener, req.argv, ended)
-    app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2)
+    # the server may close a connection or restart under a worker that lives for hours: its
+    # calls are tried again until the server is back, for up to its lost-after time (outage.py)
+    outage = Outage(heartbeat.lost_after, redact_url(url))
+    taker = Taker(req.name, req.runtime, connections, req.listener, req.argv, ended, outage=outage)
+    app = jobs.worker_app(url, taker.job, pool_size=req.parallelism + 2, outage=outage)
     req.runtime.ensure_root()
     with process.FORWARDER, closing(connections):
-        asyncio.run(_serve(app, req, connections, heartbeat, taker))
+        try:
+            asyncio.run(_serve(app, req, connections, heartbeat, taker, outage))
+        except Exception as exc:
+            if outage.gave_up is not None and lost_connection(exc) or exc is outage.gave_up:
+                raise outage.gave_up from None
+            raise
+        if outage.gave_up is not None:  # a side task of procrastinate's met it, and stopped the worker
+            raise outage.gave_up
         signum = process.FORWARDER.received
     if signum is not None:
         result.exit_code = 128 + signum
@@ -112,7 +124,7 @@ def work(req: WorkRequest) -> WorkResult:
 
 
 async def _serve(app: Any, req: WorkRequest, connections: jobs.Connections, heartbeat: jobs.Heartbeat,
-                 taker: Taker) -> None:
+                 taker: Taker, outage: Outage) -> None:
     from procrastinate.worker import Worker
 
     asyncio.get_running_loop().set_exception_handler(_quiet_given_up(taker))
@@ -130,14 +142,23 @@ async def _serve(app: Any, req: WorkRequest, connections: jobs.Connections, hear
                 worker.stop()
                 continue
             now = time.monotonic()
-            if now >= next_sweep:
-                next_sweep = now + heartbeat.interval
-                for found in await asyncio.to_thread(lost.sweep, connections, heartbeat.lost_after):
-                    if req.on_lost is not None:
-                        req.on_lost(found)
-            if req.until_idle and now >= next_idle:
-                next_idle = now + IDLE_LOOK
-                if await asyncio.to_thread(_idle, connections, req.run_id):
+            try:
+                if now >= next_sweep:
+                    next_sweep = now + heartbeat.interval
+                    for found in await asyncio.to_thread(lost.sweep, connections, heartbeat.lost_after):
+                        if req.on_lost is not None:
+                            req.on_lost(found)
+                if req.until_idle and now >= next_idle:
+                    next_idle = now + IDLE_LOOK
+                    if await asyncio.to_thread(_idle, connections, req.run_id):
+                        worker.stop()
+            except Exception as exc:
+                if not lost_connection(exc):
+                    raise
+                next_sweep = next_idle = now + outage.failed(exc, "looking at the queue")  # past lost-after: raises
+            else:
+                outage.answered()
+                if outage.gave_up is not None:
                     worker.stop()
         await running
 
