@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants demo-shared demo-distributed plan apply destroy status reconcile \
+.PHONY: install engines test unit integration test-engines demo lint bench reliability drill-writers mutants demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -106,6 +106,18 @@ lint: install
 
 reliability: install
 	$(BIN)/python scripts/reliability.py
+
+# The drill of other writers (tests/reliability/writers.py): N random sequences of hyops, raw
+# engine and cloud-side steps from seed SEED, on ENGINE (bundled: Terraform 1.0.3, modern: the
+# 1.15.5 of `make engines`, both); each failure is shrunk and printed with its seed and steps.
+# `make test` runs a fixed few (tests/reliability/test_writers_drill.py: FIXED).
+N ?= 20
+SEED ?= 5400
+ENGINE ?= both
+drill-writers: install $(MODERN_ENGINE_STAMP)
+	$(BIN)/python -m compileall -q hybridops_tf
+	HYOPS_MODERN_ENGINE=$(MODERN_ENGINE) HYOPS_WRITERS_N=$(N) HYOPS_WRITERS_SEED=$(SEED) HYOPS_WRITERS_ENGINE=$(ENGINE) \
+		$(BIN)/python -m pytest -q -s -m reliability tests/reliability/test_writers_drill.py -k long_drill $(ARGS)
 
 # Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
 # whose mutant survives has no test that holds it (CONTRIBUTING.md).
