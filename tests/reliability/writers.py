@@ -22,7 +22,8 @@ inputs of the last apply. After every step `hyops reconcile --json` runs, and:
       not destroyed, or released), or a person forgot it (`reconcile --forget-*`);
   (b) reconcile exits 0 only when record, state and cloud agree: the record's objects are the
       state's, every state object is live, every live object once held is held or forgotten;
-  (c) a printed command run as printed never makes a second live object of one name;
+  (c) a printed command run as printed never makes a second live object of one name, nor does
+      a `hyops apply` while the record holds a live object of that name that no state holds;
   (d) the record never drops a live id except by a person's forget (an engine delete or a
       refresh that shows it gone are the other proofs, and both mean the id is not live).
 A failure is (invariant, step kind): its family. `shrink` keeps the shortest step list that
@@ -86,20 +87,25 @@ def _step(rng: random.Random) -> str:
     key, other = rng.sample(KEYS, 2)
     size = rng.choice(SIZES)
     choices: list[tuple[int, str]] = [
-        (4, f"hyops apply {_vms(rng)} {size}"), (1, f"hyops apply -replace {key}"), (1, "hyops destroy"),
-        (1, "hyops plan"), (2, "hyops reconcile --write"), (5, f"follow {rng.randrange(4)}"),
+        (4, f"hyops apply {_vms(rng)} {size}"), (2, f"hyops apply -replace {key}"), (1, "hyops destroy"),
+        (1, "hyops plan"), (2, "hyops reconcile --write"), (3, f"follow {rng.randrange(4)}"),
         (2, f"tf apply {_vms(rng)} {size}"), (2, f"tf apply -replace {key}"), (1, f"tf taint {key}"),
         (1, f"tf untaint {key}"), (1, f"tf state rm {key}"), (1, f"tf state mv {key} {other}"),
-        (1, f"tf state mv {key} spare"), (2, f"tf push-old {rng.randint(1, 3)}"), (1, f"tf import {key}"),
+        (1, f"tf state mv {key} spare"), (3, f"tf push-old {rng.randint(1, 3)}"), (1, f"tf import {key}"),
         (1, "tf destroy"), (1, f"cloud rm {rng.choice([*KEYS, 'net'])}"), (1, f"cloud create {key}"),
     ]
     return rng.choices([s for _, s in choices], weights=[w for w, _ in choices])[0]
 
 
 def generate(seed: int, low: int = 6, high: int = 12) -> list[str]:
-    """The steps of sequence `seed`: FIRST, then `low`..`high` random steps."""
+    """The steps of sequence `seed`: FIRST, then `low`..`high` random steps; after another
+    writer's step, half the time the next one follows reconcile's advice (as a person would)."""
     rng = random.Random(seed)
-    return [FIRST] + [_step(rng) for _ in range(rng.randint(low, high))]
+    steps = [FIRST]
+    for _ in range(rng.randint(low, high)):
+        disturbed = steps[-1].split()[0] in ("tf", "cloud")
+        steps.append(f"follow {rng.randrange(4)}" if disturbed and rng.random() < 0.5 else _step(rng))
+    return steps
 
 
 def kind(step: str) -> str:
@@ -195,7 +201,8 @@ class Drill:
         self.ever_held: set[str] = set()
         self.forgotten: set[str] = set()
         self.report: dict[str, Any] = {}
-        self.last_objects: list[dict[str, Any]] = []
+        self.last_objects: list[dict[str, Any]] = []  # `sim ls` after the last step
+        self.last_before: list[dict[str, Any]] = []  # ... and before this one
 
     # ----- running things -----------------------------------------------------------------------
     def hy(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -329,8 +336,8 @@ class Drill:
         return label
 
     # ----- the invariants -------------------------------------------------------------------------
-    def check(self, index: int, step_kind: str, before_rec: dict[str, Any],
-              before_names: Counter[str]) -> None:
+    def check(self, index: int, step_kind: str, before_rec: dict[str, Any], before_state: set[str]) -> None:
+        before_names = Counter(o["name"] for o in self.last_before)
         objects = self.h.sim_objects()
         self.last_objects = objects
         live = {o["id"] for o in objects}
@@ -349,11 +356,14 @@ class Drill:
         dropped = (held_ids(before_rec) - held) & live - self.forgotten
         if dropped:
             fail("d", f"the record dropped live {sorted(dropped)} without proof")
-        if step_kind.startswith("follow"):
-            names = Counter(o["name"] for o in objects)
-            twice = sorted(n for n, c in names.items() if c > 1 and c > before_names.get(n, 0))
-            if twice:
-                fail("c", f"the printed command made a second live object named {twice}")
+        names = Counter(o["name"] for o in objects)
+        twice = sorted(n for n, c in names.items() if c > 1 and c > before_names.get(n, 0))
+        if twice and step_kind.startswith("follow"):
+            fail("c", f"the printed command made a second live object named {twice}")
+        unsettled = {o["name"] for o in self.last_before if o["id"] in held_ids(before_rec) - before_state}
+        if step_kind.startswith("hyops apply") and set(twice) & unsettled:
+            fail("c", f"hyops apply made a second live object named {sorted(set(twice) & unsettled)} while "
+                      "the record held a live one no state held")
         code, self.report = self.reconcile()
         if code == 0:
             problems = []
@@ -382,12 +392,12 @@ class Drill:
         for index, step in enumerate(self.out.steps):
             self.snapshots.append((self.module / "terraform.tfstate").read_text()
                                   if (self.module / "terraform.tfstate").exists() else None)
-            before_rec = self.record()
-            before_names = Counter(o["name"] for o in self.last_objects)
+            before_rec, before_state = self.record(), self.state_ids()
+            self.last_before = self.last_objects
             self.out.transcript.append(f"# step {index}: {step}")
             try:
                 step_kind = self.do(index, step)
-                self.check(index, step_kind, before_rec, before_names)
+                self.check(index, step_kind, before_rec, before_state)
             except AssertionError as err:  # a traceback or a bug in hyops (tests/integration/hyops_cli.py)
                 self.out.failures.append(Failure("error", kind(step), index, _short(str(err), 800)))
             if self.out.failures:
@@ -400,7 +410,7 @@ def run_steps(folder: Path, engine: str, steps: list[str], seed: int | None = No
     return Drill(folder, engine, steps, seed).run()
 
 
-def shrink(folder: Path, engine: str, failed: Outcome, budget: int = 40) -> Outcome:
+def shrink(folder: Path, engine: str, failed: Outcome, budget: int = 16) -> Outcome:
     """The shortest step list (FIRST kept) that still fails in the family of `failed`'s first
     failure: cut after the failing step, then drop one step at a time while it still fails
     (delta debugging with chunks of one), at most `budget` reruns."""
