@@ -111,7 +111,7 @@ reliability: install
 # engine and cloud-side steps from seed SEED, on ENGINE (bundled: Terraform 1.0.3, modern: the
 # 1.15.5 of `make engines`, both); each failure is shrunk and printed with its seed and steps.
 # `make test` runs a fixed few (tests/reliability/test_writers_drill.py: FIXED).
-N ?= 20
+N ?= 10
 SEED ?= 5400
 ENGINE ?= both
 drill-writers: install $(MODERN_ENGINE_STAMP)

@@ -10,7 +10,7 @@ tests) and every named sequence below it (a family the drill found, shrunk). Lon
     HYOPS_WRITERS_SEED=5417 HYOPS_WRITERS_N=1 .venv/bin/python -m pytest -s -m reliability \\
         tests/reliability/test_writers_drill.py -k long      # replay one seed
 
-Environment: HYOPS_WRITERS_N (sequences per engine, default 20), HYOPS_WRITERS_SEED (the first
+Environment: HYOPS_WRITERS_N (sequences per engine, default 10), HYOPS_WRITERS_SEED (the first
 seed, default 5400: sequence i has seed SEED + i), HYOPS_WRITERS_ENGINE (bundled, modern or
 both: the default), HYOPS_WRITERS_SHRINK (0: report failures unshrunk), HYOPS_WRITERS_LOG (a
 file that gets one JSON line per sequence). A failure prints its seed, steps, the broken
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.figures import note
+from tests.reliability.figures import WRITERS, note
 from tests.reliability.writers import Outcome, generate, run_steps, shrink
 
 pytestmark = pytest.mark.integration
 
-N = int(os.environ.get("HYOPS_WRITERS_N", "20"))
+N = int(os.environ.get("HYOPS_WRITERS_N", "10"))
 SEED = int(os.environ.get("HYOPS_WRITERS_SEED", "5400"))
 WHICH = os.environ.get("HYOPS_WRITERS_ENGINE", "both")
 SHRINK = os.environ.get("HYOPS_WRITERS_SHRINK", "1") != "0"
@@ -53,7 +53,7 @@ def _log(which: str, out: Outcome, shrunk: Outcome | None) -> None:
               "families": sorted(f"({i}) {k}" for i, k in out.families()),
               "followed": dict(out.followed),
               "shrunk": shrunk.steps if shrunk is not None else None}
-    note("writers_sequence", **fields)
+    note(WRITERS, **fields)
     if LOG:
         with open(LOG, "a") as handle:
             handle.write(json.dumps(fields) + "\n")
@@ -85,6 +85,7 @@ def test_long_drill_of_other_writers(request: pytest.FixtureRequest, which: str,
         steps += len(out.steps)
         shrunk = None
         if not out.ok:
+            (tmp_path / f"seq-{seed}.txt").write_text(out.explain() + "\n" + "\n".join(out.transcript) + "\n")
             first = out.failures[0]
             family = f"({first.invariant}) {first.step_kind}"
             families[family] += 1  # each family is shrunk once a run: its first sequence

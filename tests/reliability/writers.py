@@ -410,28 +410,28 @@ def run_steps(folder: Path, engine: str, steps: list[str], seed: int | None = No
     return Drill(folder, engine, steps, seed).run()
 
 
-def shrink(folder: Path, engine: str, failed: Outcome, budget: int = 16) -> Outcome:
-    """The shortest step list (FIRST kept) that still fails in the family of `failed`'s first
-    failure: cut after the failing step, then drop one step at a time while it still fails
-    (delta debugging with chunks of one), at most `budget` reruns."""
+def shrink(folder: Path, engine: str, failed: Outcome, budget: int = 20) -> Outcome:
+    """The shortest step list (FIRST kept) found that still fails in the family of `failed`'s
+    first failure: cut after the failing step, then delta debugging over the rest: drop chunks
+    of half the steps, then quarters, down to single steps, from the end, keeping every drop
+    after which the family still fails; at most `budget` reruns."""
     family = failed.failures[0].family
-    best = failed
-    steps = failed.steps[: failed.failures[0].index + 1]
+    best, steps = failed, failed.steps[: failed.failures[0].index + 1]
     runs = 0
-    changed = True
-    while changed and runs < budget:
-        changed = False
-        for i in range(len(steps) - 1, 0, -1):
-            if runs >= budget:
-                break
-            trial = steps[:i] + steps[i + 1:]
+    chunk = max(1, (len(steps) - 1) // 2)
+    while runs < budget:
+        dropped = False
+        i = len(steps) - chunk
+        while i >= 1 and runs < budget:
+            trial = steps[:i] + steps[i + chunk:]
             runs += 1
             out = run_steps(folder / f"shrink-{runs}", engine, trial, failed.seed)
             shutil.rmtree(folder / f"shrink-{runs}", ignore_errors=True)
             if family in out.families():
-                steps = trial[: out.failures[0].index + 1]
-                best = out
-                changed = True
-                break
+                best, steps, dropped = out, trial[: out.failures[0].index + 1], True
+            i = min(i, len(steps)) - chunk
+        if chunk == 1 and not dropped:
+            break
+        chunk = max(1, chunk // 2) if not dropped or chunk > 1 else 1
     best.steps = steps
     return best
