@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.modern import engine_version
 from tests.reliability.figures import WRITERS, note
 from tests.reliability.writers import Outcome, generate, run_steps, shrink
 
@@ -49,7 +50,8 @@ def _engine(request: pytest.FixtureRequest, which: str) -> str:
 
 
 def _log(which: str, out: Outcome, shrunk: Outcome | None) -> None:
-    fields = {"engine": which, "seed": out.seed, "steps": len(out.steps), "seconds": round(out.seconds, 1),
+    ran = out.failures[0].index + 1 if out.failures else len(out.steps)  # a failing sequence stops there
+    fields = {"engine": which, "seed": out.seed, "steps": ran, "seconds": round(out.seconds, 1),
               "families": sorted(f"({i}) {k}" for i, k in out.families()),
               "followed": dict(out.followed),
               "shrunk": shrunk.steps if shrunk is not None else None}
@@ -76,6 +78,7 @@ def test_long_drill_of_other_writers(request: pytest.FixtureRequest, which: str,
     if WHICH not in ("both", which):
         pytest.skip(f"HYOPS_WRITERS_ENGINE={WHICH}")
     engine = _engine(request, which)
+    which = f"terraform {engine_version(engine)}"
     started = time.monotonic()
     families: Counter[str] = Counter()
     reports: list[str] = []
