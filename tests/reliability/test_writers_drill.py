@@ -30,7 +30,8 @@ import pytest
 
 from tests.integration.modern import engine_version
 from tests.reliability.figures import WRITERS, note
-from tests.reliability.writers import Outcome, generate, run_steps, shrink
+from tests.reliability.writers import Outcome, run_steps, shrink
+from tests.reliability.writers_steps import generate
 
 pytestmark = pytest.mark.integration
 
