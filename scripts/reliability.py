@@ -339,7 +339,7 @@ def _writers_drill(seqs: list[dict[str, Any]]) -> list[str]:
         group = [s for s in seqs if s["engine"] == engine]
         rows.append([engine, len(group), min(s["seed"] for s in group), max(s["seed"] for s in group),
                      sum(s["steps"] for s in group), sum(bool(s["families"]) for s in group)])
-    lines += _table(["engine", "sequences", "first seed", "last seed", "steps (generated)", "failing sequences"], rows)
+    lines += _table(["engine", "sequences", "first seed", "last seed", "steps run", "failing sequences"], rows)
     families = Counter(f"{s['engine']}: {f}" for s in seqs for f in s["families"][:1])
     if families:
         lines += ["", "Failures by family (engine: (invariant) step kind):", ""]
