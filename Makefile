@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants drill-store demo-shared demo-distributed plan apply destroy status reconcile \
+.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants drill-store drill-writers demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -117,6 +117,18 @@ drill-store: install
 	$(BIN)/python -m compileall -q hybridops_tf
 	HYOPS_STORE_DRILL_N=$(N) HYOPS_STORE_DRILL_SEED=$(SEED) $(BIN)/python -m pytest -q -s \
 		-m reliability tests/reliability/test_store_drill.py -k long
+
+# The drill of other writers (tests/reliability/writers.py): N random sequences of hyops, raw
+# engine and cloud-side steps from seed SEED, on ENGINE (bundled: Terraform 1.0.3, modern: the
+# 1.15.5 of `make engines`, both); each failure is shrunk and printed with its seed and steps.
+# `make test` runs a fixed few (tests/reliability/test_writers_drill.py: FIXED).
+drill-writers: N ?= 10
+drill-writers: SEED ?= 5400
+drill-writers: ENGINE ?= both
+drill-writers: install $(MODERN_ENGINE_STAMP)
+	$(BIN)/python -m compileall -q hybridops_tf
+	HYOPS_MODERN_ENGINE=$(MODERN_ENGINE) HYOPS_WRITERS_N=$(N) HYOPS_WRITERS_SEED=$(SEED) HYOPS_WRITERS_ENGINE=$(ENGINE) \
+		$(BIN)/python -m pytest -q -s -m reliability tests/reliability/test_writers_drill.py -k long_drill $(ARGS)
 
 # Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
 # whose mutant survives has no test that holds it (CONTRIBUTING.md).

@@ -190,6 +190,7 @@ def render(figs: list[dict[str, Any]], outcomes: Outcomes, seconds: float, quick
 
     lines += _refactor_sequences(by_kind.get("refactor_sequence", []), by_kind.get("refactor_run", []))
     lines += _drill(by_kind.get("drill", []))
+    lines += _writers_drill(by_kind.get("writers_sequence", []))
 
     sec = Counter(f["check"] for f in by_kind.get("security", []))
     lines += ["", "## Security checks", ""]
@@ -319,6 +320,30 @@ def _drill(runs: list[dict[str, Any]]) -> list[str]:
     rows.append(["all", len(runs), sum(bool(r["orphan"]) for r in runs), sum(bool(r["person"]) for r in runs),
                  max(r["rounds"] for r in runs)])
     lines += _table(["fault", "faults", "left a suspect orphan", "needed a person", "most rounds of advice"], rows)
+    return lines
+
+
+def _writers_drill(seqs: list[dict[str, Any]]) -> list[str]:
+    """The drill of other writers' figures (tests/reliability/test_writers_drill.py)."""
+    lines = ["", "## Drill of other writers", "",
+             "Seeded sequences of 6-12 steps over one sim module (a network, a for_each of vms): hyops commands, "
+             "a command reconcile printed run as printed, a teammate's raw engine commands (apply, `-replace`, "
+             "taint/untaint, `state rm`, `state mv`, `state push -force` of an older state, import, destroy) and "
+             "cloud-side deletes and same-name creates; after every step the four invariants of "
+             "tests/reliability/writers.py. A family is the first invariant broken and the kind of step that broke "
+             "it; each is shrunk once and kept as a named test. Replay: `make drill-writers N=1 SEED=SEED`.", ""]
+    if not seqs:
+        return lines + ["No sequence ran (the long drill was deselected)."]
+    rows = []
+    for engine in sorted({s["engine"] for s in seqs}):
+        group = [s for s in seqs if s["engine"] == engine]
+        rows.append([engine, len(group), min(s["seed"] for s in group), max(s["seed"] for s in group),
+                     sum(s["steps"] for s in group), sum(bool(s["families"]) for s in group)])
+    lines += _table(["engine", "sequences", "first seed", "last seed", "steps run", "failing sequences"], rows)
+    families = Counter(f"{s['engine']}: {f}" for s in seqs for f in s["families"][:1])
+    if families:
+        lines += ["", "Failures by family (engine: (invariant) step kind):", ""]
+        lines += _table(["family", "sequences"], [[f, n] for f, n in sorted(families.items())])
     return lines
 
 

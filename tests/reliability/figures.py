@@ -29,6 +29,7 @@ SECURITY = "security"  # one security check: {check}
 REFACTOR_SEQUENCE = "refactor_sequence"  # one refactor walk: {variant, seed, stuck, duplicated, ...}
 REFACTOR_RUN = "refactor_run"  # one test's refactor walks: {variant, sequences, workers, seconds}
 DRILL = "drill"  # one recovery drill scenario: {type, mode, orphan, person, rounds, commands}
+WRITERS = "writers_sequence"  # one drill of other writers: {engine, seed, steps, families, followed, shrunk}
 SIGNAL = "signal"  # one drilled SIGINT/SIGTERM: {signal, inherited, delay, moment, exit_code, recovered}
 
 
