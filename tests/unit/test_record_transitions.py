@@ -8,6 +8,8 @@ run leaves, and what an import keeps of the failure it follows."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from hybridops_tf.record.advice import reconcile_command
@@ -21,8 +23,10 @@ from hybridops_tf.record.transitions import (
     attempt_refused,
     begin,
     confirmed_empty,
+    failed,
     imported,
     not_converged,
+    retained,
     state_missing_error,
 )
 
@@ -81,6 +85,44 @@ def test_an_adopted_object_the_entry_knew_keeps_the_identity_the_entry_held() ->
     assert (entry.identity, entry.identity_schema_version) == ({"id": "vm-1"}, 0)
 
 
+def test_an_adopted_object_neither_the_state_nor_the_record_knows_the_id_of_has_none() -> None:
+    rec = imported(begin(None, _start()), "sim_vm.new", {"sim_vm.new": StateObject()})
+    assert rec.resources == {"sim_vm.new": ResourceEntry(ResourceStatus.COMPLETE, "import")}
+
+
+@pytest.mark.parametrize("transition", ["failed", "imported", "not_converged", "retained", "apply_succeeded",
+                                        "confirmed_empty", "attempt_refused"])
+def test_a_transitions_record_shares_no_mutable_part_with_the_record_it_came_from(transition: str) -> None:
+    before = _failed_apply()
+    before.extra = {"future_field": ["kept"]}
+    before.previous_outputs = {"ip": "10.0.0.0"}
+    source = copy.deepcopy(before)
+    out = {
+        "failed": lambda: failed(before, command=Command.APPLY, error="x", recovered_outputs=None, resources=None,
+                                 orphans=[]),
+        "imported": lambda: imported(before, "sim_vm.a", {"sim_vm.a": StateObject("vm-1")}),
+        "not_converged": lambda: not_converged(before, command=Command.APPLY, why="x"),
+        "retained": lambda: retained(before, "stack-destroy-1"),
+        "apply_succeeded": lambda: apply_succeeded(before, {}, {}),
+        "confirmed_empty": lambda: confirmed_empty(before, {}, Status.ABSENT),
+        "attempt_refused": lambda: attempt_refused(before, run_id="r", command=Command.APPLY, error="x", exit_code=1),
+    }[transition]()
+    assert out is not None
+    out.extra["future_field"].append("changed")
+    if out.previous_outputs is not None:
+        out.previous_outputs["ip"] = "changed"
+    assert before == source
+
+
+def test_the_record_an_import_keeps_the_failure_of_shares_no_mutable_part_with_the_imports() -> None:
+    settled = imported(begin(_failed_apply(), _start()), "sim_vm.b", {})  # failed: not in state
+    settled.extra = {"future_field": ["kept"]}
+    source = copy.deepcopy(settled)
+    out = after_import(settled, _failed_apply())
+    out.extra["future_field"].append("changed")
+    assert settled == source
+
+
 def test_an_import_whose_object_the_state_does_not_hold_fails_as_an_import_keeping_what_it_knows() -> None:
     running = begin(_failed_apply(), _start())
     given = {"sim_network.n": ResourceEntry("complete", "create", "net-1")}
@@ -133,9 +175,9 @@ def test_state_missing_names_five_objects_and_adopts_every_one_in_the_modules_wo
 
 
 def test_state_missing_past_five_objects_counts_the_rest_and_still_adopts_them_all() -> None:
-    text = state_missing_error(_failed_apply(), _missing(7))
-    assert "sim_vm.v4 (id vm 4) and 2 more, which" in text and "(id vm 5)" not in text
-    assert "--import 'sim_vm.v6=vm 6'" in text
+    text = state_missing_error(_failed_apply(), _missing(6))
+    assert "sim_vm.v4 (id vm 4) and 1 more, which" in text and "(id vm 5)" not in text
+    assert "--import 'sim_vm.v5=vm 5'" in text
 
 
 def test_a_refused_attempt_is_kept_with_when_it_happened() -> None:
