@@ -226,15 +226,35 @@ def table(results: list[ModuleResult]) -> list[str]:
     return rows
 
 
+def _rows_kept(text: str, run: set[str]) -> dict[str, str]:
+    """The table rows of the modules this run did not measure, as the section last wrote them."""
+    section = text.partition(DOC_START)[2].partition(DOC_END)[0]
+    rows = {}
+    for line in section.splitlines():
+        found = re.match(r"\| `([^`]+)` \|", line)
+        if found and found.group(1) in MODULES and found.group(1) not in run:
+            rows[found.group(1)] = line
+    return rows
+
+
 def write_docs(results: list[ModuleResult], doc: Path = DOC) -> None:
-    """Rewrite the mutation section of docs/reliability.md (kept there by scripts/reliability.py)."""
-    section = [DOC_START, "", "## Mutation score of the rule modules (mutmut)", "",
-               f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `scripts/mutation.py --write-docs` "
-               "(`make mutation`): every mutant mutmut makes in each module, run against that module's unit tests "
-               "(scripts/mutation.py: MODULES). **killed**: a test failed; **accepted**: a survivor listed with its "
-               "reason in scripts/mutation-survivors.toml (equivalent or harmless); **open**: neither; **score**: "
-               "killed / mutants.", "", *table(results), "", DOC_END]
+    """Rewrite the mutation section of docs/reliability.md (kept there by scripts/reliability.py):
+    the rows of the modules measured now, the others' rows as they were, in MODULES' order."""
     text = doc.read_text() if doc.exists() else ""
+    rows = _rows_kept(text, {r.module for r in results})
+    rows.update(zip((r.module for r in results), table(results)[2:], strict=True))
+    measured = [rows[m] for m in MODULES if m in rows]
+    unmeasured = [f"`{m}`" for m in MODULES if m not in rows]
+    section = [DOC_START, "", "## Mutation score of the rule modules (mutmut)", "",
+               f"Last written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `scripts/mutation.py "
+               "--write-docs` (`make mutation`; each row from the run that last measured its module): every mutant "
+               "mutmut makes in each module, run against that module's unit tests (scripts/mutation.py: MODULES). "
+               "**killed**: a test failed; **accepted**: a survivor listed with its reason in "
+               "scripts/mutation-survivors.toml (equivalent or harmless); **open**: neither, still to be killed by "
+               "a test or accepted; **score**: killed / mutants.", "", *table([])[:2], *measured, ""]
+    if unmeasured:
+        section += [f"Not measured yet: {', '.join(unmeasured)}.", ""]
+    section += [DOC_END]
     if DOC_START in text:
         head, _, rest = text.partition(DOC_START)
         _, _, tail = rest.partition(DOC_END)
