@@ -56,7 +56,7 @@ _COMPARE_TESTS = tuple(_U + t for t in (
 MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/reconcile/rules.py": tuple(_U + t for t in (
         "test_reconcile_rules.py", "test_another_writer_rules.py", "test_completed_deletes.py",
-        "test_lost_from_state.py", "test_reconcile_advice.py", "test_actions.py")),
+        "test_lost_from_state.py", "test_reconcile_advice.py", "test_actions.py", "test_reconcile_settles.py")),
     "hybridops_tf/reconcile/compare.py": _COMPARE_TESTS,
     "hybridops_tf/reconcile/lookup/judge.py": (_U + "test_lookup_rules.py", _U + "test_lookup_judge.py"),
     "hybridops_tf/record/transitions.py": tuple(_U + t for t in (
@@ -72,9 +72,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/record/actions.py": (_U + "test_actions.py", _U + "test_action_rows.py"),
 }
 
-# Left out of every run: slow, and about something else than the rules (the CLI in a subprocess)
+# Left out of every run, as too slow to run once per mutant: the CLI in a subprocess (about the
+# CLI, not the rules), and reconcile's generator (6,000 seeded cases, ~8 s a run under mutmut;
+# a mutant only it kills is a rule without its own fixture, which is what this run looks for).
 DESELECTED = ("tests/unit/test_reconcile_advice.py::"
-              "test_the_cli_reports_a_live_engine_and_write_leaves_the_record_untouched",)
+              "test_the_cli_reports_a_live_engine_and_write_leaves_the_record_untouched",
+              "tests/unit/test_reconcile_rules.py::test_no_random_evidence_ever_settles_ok_destroyed_or_absent_without_proof")
 
 # mutmut's exit statuses (mutmut/stats.py) counted as caught
 CAUGHT = {"killed", "timeout", "segfault", "caught by type check"}
