@@ -269,14 +269,15 @@ def write_docs(results: list[ModuleResult], doc: Path = DOC) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-k", dest="only", default="", help="only the modules whose path contains this")
+    parser.add_argument("-k", dest="only", action="append", default=[],
+                        help="only the modules whose path contains this (repeatable)")
     parser.add_argument("--pending", action="store_true", help="print a TOML stub for each open survivor")
     parser.add_argument("--keep", action="store_true", help="keep each scratch copy (mutmut show/browse there)")
     parser.add_argument("--write-docs", action="store_true", help="rewrite the section of docs/reliability.md")
     args = parser.parse_args(argv)
-    modules = {m: t for m, t in MODULES.items() if args.only in m}
+    modules = {m: t for m, t in MODULES.items() if not args.only or any(k in m for k in args.only)}
     if not modules:
-        parser.error(f"no module matches {args.only!r}; the modules: {', '.join(MODULES)}")
+        parser.error(f"no module matches {' or '.join(args.only)}; the modules: {', '.join(MODULES)}")
     accepted = load_accepted()
     logs = Path(tempfile.mkdtemp(prefix="hyops-mutation-logs-"))
     results = []

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from hybridops_tf.engine.state import StateResource, StateSnapshot
 from hybridops_tf.reconcile.rules import Verdict, lost_from_state, moves_undone, settled_record
-from hybridops_tf.record.lifecycle import ResourceStatus, Status
-from hybridops_tf.record.model import ResourceEntry
-from tests.unit.reconcile_builders import evidence, plan_with, progress, record, state
+from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
+from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry, SuspectOrphan
+from tests.unit.reconcile_builders import evidence, plan_with, progress, quiet, record, state
 
 
 def _resource(address: str, ident: object = None, *, mode: str = "managed", deposed: str | None = None
@@ -65,3 +65,91 @@ def test_a_stale_runs_settle_forgets_each_id_whose_delete_completed_but_not_a_co
     assert out.resources is not None
     assert {a: e.id for a, e in out.resources.items()} == {"sim_network.n": None, "sim_vm.a": None,
                                                           "sim_vm.b": "vm-2"}
+
+
+NOW = "2026-02-02T00:00:00Z"
+
+
+def _moved_and_released() -> OperationRecord:
+    """An ok record whose vm-1 the state now holds at sim_vm.b (`state mv`), whose vm-3 no
+    block declares any more (`state rm` with the block removed), with one object released
+    before and one released object the state holds again."""
+    rec = record(Status.OK, resources={"sim_vm.a": ("complete", "create", "vm-1"),
+                                       "sim_vm.c": ("complete", "create", "vm-3"),
+                                       "sim_network.n": ("complete", "create", "net-1")})
+    rec.released = [ReleasedObject("sim_vm.old", "vm-0", "apply-0", "2025-01-01T00:00:00Z"),
+                    ReleasedObject("sim_vm.x", "net-1", "apply-0", "2025-01-01T00:00:00Z")]
+    return rec
+
+
+def _moved_state() -> StateSnapshot:
+    return state("sim_vm.b", "sim_network.n", ids={"sim_vm.b": "vm-1", "sim_network.n": "net-1"})
+
+
+RELEASED_NOW = [ReleasedObject("sim_vm.old", "vm-0", "apply-0", "2025-01-01T00:00:00Z"),
+                ReleasedObject("sim_vm.c", "vm-3", "reconcile-2", NOW)]
+
+
+def test_following_objects_moves_each_entry_to_where_the_state_holds_it_and_lists_the_released() -> None:
+    rec = _moved_and_released()
+    ev = evidence(record=rec, state=_moved_state(), plan=quiet())
+
+    out = settled_record(ev, Verdict.FOLLOW_OBJECTS, "reconcile-2", NOW)
+
+    assert out.resources == {"sim_network.n": ResourceEntry(ResourceStatus.COMPLETE, "create", "net-1"),
+                             "sim_vm.b": ResourceEntry(ResourceStatus.COMPLETE, "create", "vm-1")}
+    assert out.released == RELEASED_NOW
+    assert (out.status, out.run_id, out.updated_at) == (Status.OK, "reconcile-2", NOW)
+    assert rec == _moved_and_released()
+
+
+def test_an_ok_settle_lists_the_objects_released_by_hand_once_and_drops_those_the_state_holds_again() -> None:
+    out = settled_record(evidence(record=_moved_and_released(), state=_moved_state(), plan=quiet()), Verdict.TO_OK,
+                         "reconcile-2", NOW)
+    assert out.released == RELEASED_NOW and out.updated_at == NOW
+
+
+def test_a_record_another_writer_changed_is_kept_as_it_is_under_the_settles_run() -> None:
+    rec = _moved_and_released()
+    out = settled_record(evidence(record=rec, state=_moved_state()), Verdict.RECORD_WRITER, "reconcile-2", NOW)
+    assert (out.resources, out.released, out.run_id) == (rec.resources, rec.released, "reconcile-2")
+
+
+def test_a_stale_runs_settle_names_its_command_orphans_outputs_and_the_states_objects() -> None:
+    rec = record(Status.RUNNING, resources={"sim_vm.a": ("complete", "create", "vm-1")}, active_command="destroy")
+    ev = evidence(record=rec, lock_free=True, last_run=progress(sim_vm__z=("started", "create")),
+                  state=state("sim_network.n", ids={"sim_network.n": "net-1"}, outputs={"ip": "10.0.0.1"}))
+
+    out = settled_record(ev, Verdict.STALE_TO_ERROR, "reconcile-2", NOW)
+
+    assert out.suspect_orphans == [SuspectOrphan("sim_vm.z", "create", "apply-1", NOW)]
+    assert (out.status, out.failed_command, out.outputs) == (Status.ERROR, Command.DESTROY, {"ip": "10.0.0.1"})
+    assert out.last_error == ("interrupted: hyops stopped while `destroy` run apply-1 was running (stale running "
+                              "record); settled by reconcile from state and the run's events")
+    assert out.resources is not None and out.resources["sim_network.n"].id == "net-1"  # the state's, read too
+
+
+def _identified(address: str, ident: str, identity: dict[str, str] | None = None) -> StateResource:
+    kind, _, name = address.partition(".")
+    return StateResource(address, "managed", kind, name, values={"id": ident}, identity=identity,
+                         identity_schema_version=3 if identity else None)
+
+
+def test_an_ok_settle_keeps_an_objects_identity_from_the_state_else_from_the_entry_of_the_same_object() -> None:
+    rec = record(Status.ERROR, resources={"sim_vm.a": ("complete", "create", "vm-1"),
+                                          "sim_vm.b": ("complete", "create", "vm-2"),
+                                          "sim_vm.c": ("complete", "create", "vm-3")})
+    assert rec.resources is not None
+    for entry in rec.resources.values():
+        entry.identity, entry.identity_schema_version = {"id": f"old-{entry.id}"}, 1
+    snapshot = StateSnapshot("1.0", "1.12.0", resources=(
+        _identified("sim_vm.a", "vm-1"),  # none in state: the entry's, of the same object
+        _identified("sim_vm.b", "vm-9"),  # another object now: nothing known of its identity
+        _identified("sim_vm.c", "vm-3", {"id": "new-vm-3"}),  # the state's own
+    ))
+
+    out = settled_record(evidence(record=rec, state=snapshot), Verdict.TO_OK, "reconcile-2", NOW)
+
+    assert out.resources is not None
+    assert {a: (e.identity, e.identity_schema_version) for a, e in out.resources.items()} == {
+        "sim_vm.a": ({"id": "old-vm-1"}, 1), "sim_vm.b": (None, None), "sim_vm.c": ({"id": "new-vm-3"}, 3)}
