@@ -153,3 +153,42 @@ def test_an_ok_settle_keeps_an_objects_identity_from_the_state_else_from_the_ent
     assert out.resources is not None
     assert {a: (e.identity, e.identity_schema_version) for a, e in out.resources.items()} == {
         "sim_vm.a": ({"id": "old-vm-1"}, 1), "sim_vm.b": (None, None), "sim_vm.c": ({"id": "new-vm-3"}, 3)}
+
+
+def test_an_empty_state_without_a_record_settles_a_new_absent_record_started_now() -> None:
+    out = settled_record(evidence(record=None, state=state()), Verdict.TO_ABSENT, "reconcile-2", NOW)
+    assert (out.status, out.run_id, out.started_at, out.updated_at) == (Status.ABSENT, "reconcile-2", NOW, NOW)
+
+
+SIX = tuple(f"sim_vm.v{i}" for i in range(6))
+
+
+def test_a_destroyed_record_over_objects_in_state_is_a_failed_destroy_naming_five_of_them() -> None:
+    ev = evidence(record=record(Status.DESTROYED), state=state(*SIX, outputs={"ip": "10.0.0.1"}))
+
+    out = settled_record(ev, Verdict.DEMOTE_TO_ERROR, "reconcile-2", NOW)
+
+    assert (out.status, out.failed_command, out.outputs) == (Status.ERROR, Command.DESTROY, {"ip": "10.0.0.1"})
+    assert out.last_error == ("reconcile found 6 resource(s) in state although the record said destroyed: "
+                              "sim_vm.v0, sim_vm.v1, sim_vm.v2, sim_vm.v3, sim_vm.v4")
+
+
+def test_an_absent_record_over_objects_in_state_is_a_failed_reconcile() -> None:
+    out = settled_record(evidence(record=record(Status.ABSENT), state=state("sim_vm.v0")), Verdict.DEMOTE_TO_ERROR,
+                         "reconcile-2", NOW)
+    assert out.failed_command == Command.RECONCILE
+
+
+def test_objects_the_state_lost_are_state_missing_naming_five_with_their_ids() -> None:
+    known = {a: ("complete", "create", f"vm-{i}") for i, a in enumerate(SIX)}
+    known["sim_vm.v0"] = ("complete", "create", None)  # no id known: named alone
+    ev = evidence(record=record(Status.OK, resources=known), state=state("sim_network.n"), plan=plan_with(
+        *((a, "create") for a in SIX)))
+
+    out = settled_record(ev, Verdict.MISSING_TO_ERROR, "reconcile-2", NOW)
+
+    assert (out.status, out.failed_command) == (Status.ERROR, Command.RECONCILE)
+    assert out.last_error == (
+        "state_missing: the state lacks 6 object(s) the record knows: sim_vm.v0, sim_vm.v1 (vm-1), sim_vm.v2 "
+        "(vm-2), sim_vm.v3 (vm-3), sim_vm.v4 (vm-4); import each back (hyops reconcile --import ADDRESS=ID) or "
+        "apply if really gone")
