@@ -9,7 +9,7 @@ object rule does not apply to."""
 from __future__ import annotations
 
 from hybridops_tf.engine.state import StateResource, StateSnapshot
-from hybridops_tf.reconcile.rules import Verdict, lost_from_state, moves_undone, settled_record
+from hybridops_tf.reconcile.rules import Verdict, lost_from_state, moved_in_state, moves_undone, settled_record
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry, SuspectOrphan
 from tests.unit.reconcile_builders import evidence, plan_with, progress, quiet, record, state
@@ -22,8 +22,9 @@ def _resource(address: str, ident: object = None, *, mode: str = "managed", depo
                          deposed_key=deposed)
 
 
-def test_a_module_without_a_record_lost_nothing_to_the_engine() -> None:
+def test_a_module_without_a_record_lost_nothing_to_the_engine_and_moved_nothing() -> None:
     assert lost_from_state(evidence(record=None, state=state())) == {}
+    assert moved_in_state(evidence(record=None, state=state("sim_vm.b"))) == {}
 
 
 def test_a_move_the_plan_leaves_alone_is_kept_and_one_under_an_unnamed_change_is_not_trusted() -> None:
@@ -54,8 +55,9 @@ def test_an_ok_settle_takes_each_managed_current_object_from_state_keeping_what_
 
 def test_a_stale_runs_settle_forgets_each_id_whose_delete_completed_but_not_a_completed_creates() -> None:
     rec = record(Status.RUNNING, resources={"sim_network.n": ("complete", "create", None),
-                                            "sim_vm.a": ("complete", "create", "vm-1"),
-                                            "sim_vm.b": ("complete", "create", "vm-2")})
+                                            "sim_vm.b": ("complete", "create", "vm-2"),
+                                            "sim_vm.live": ("complete", "create", "vm-5"),
+                                            "sim_vm.a": ("complete", "create", "vm-1")})
     ev = evidence(record=rec, lock_free=True, state=state(),
                   last_run=progress(sim_vm__b=("complete", "create", "vm-2")),
                   deleted={"sim_vm.a": ("vm-1",), "sim_vm.b": ("vm-2",)})
@@ -64,7 +66,7 @@ def test_a_stale_runs_settle_forgets_each_id_whose_delete_completed_but_not_a_co
 
     assert out.resources is not None
     assert {a: e.id for a, e in out.resources.items()} == {"sim_network.n": None, "sim_vm.a": None,
-                                                          "sim_vm.b": "vm-2"}
+                                                          "sim_vm.b": "vm-2", "sim_vm.live": "vm-5"}
 
 
 NOW = "2026-02-02T00:00:00Z"
