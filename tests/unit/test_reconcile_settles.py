@@ -9,9 +9,19 @@ object rule does not apply to."""
 from __future__ import annotations
 
 from hybridops_tf.engine.state import StateResource, StateSnapshot
-from hybridops_tf.reconcile.rules import Verdict, lost_from_state, moved_in_state, moves_undone, settled_record
+from hybridops_tf.reconcile.model import ModuleEvidence
+from hybridops_tf.reconcile.rules import (
+    Verdict,
+    decide,
+    fully_applied,
+    lost_from_state,
+    moved_in_state,
+    moves_undone,
+    settled_record,
+)
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry, SuspectOrphan
+from hybridops_tf.record.stamp import SeenObject, StateStamp
 from tests.unit.reconcile_builders import evidence, plan_with, progress, quiet, record, state
 
 
@@ -194,3 +204,25 @@ def test_objects_the_state_lost_are_state_missing_naming_five_with_their_ids() -
         "state_missing: the state lacks 6 object(s) the record knows: sim_vm.v0, sim_vm.v1 (vm-1), sim_vm.v2 "
         "(vm-2), sim_vm.v3 (vm-3), sim_vm.v4 (vm-4); import each back (hyops reconcile --import ADDRESS=ID) or "
         "apply if really gone")
+
+
+def _written_outside(**blocker: object) -> ModuleEvidence:
+    """An ok record whose state another writer moved on (serial 3 -> 4), and one blocker."""
+    rec = record(resources={"sim_vm.web": ("complete", "create", "vm-1")})
+    rec.state_seen = StateStamp("L", 3, {"sim_vm.web": SeenObject("vm-1", "a")}, run_id="apply-1")
+    return evidence(record=rec, state=state("sim_vm.web", ids={"sim_vm.web": "vm-1"}), refresh=quiet(),
+                    plan=quiet(), stamp=StateStamp("L", 4, {"sim_vm.web": SeenObject("vm-1", "b")}), **blocker)
+
+
+def test_a_state_written_outside_is_recorded_only_when_nothing_else_stands_in_the_way() -> None:
+    assert decide(_written_outside()).verdict is Verdict.RECORD_WRITER
+    assert decide(_written_outside(record_problem="latest.json: not JSON")).verdict is Verdict.NONE
+    assert decide(_written_outside(unchecked=("the plan",))).verdict is Verdict.NONE
+
+
+def test_a_plan_that_did_not_run_or_a_deposed_object_keeps_a_module_from_ok() -> None:
+    deposed = StateSnapshot("1.0", "1.8.0", resources=(_resource("sim_vm.a", "vm-1"),
+                                                        _resource("sim_vm.a", "vm-0", deposed="d1")))
+    ev = evidence(record=record(Status.ERROR), state=deposed, refresh=quiet(), plan=None)
+    assert fully_applied(ev) == "1 deposed object(s) remain; the plan did not run"
+    assert fully_applied(evidence(record=None, state=state("sim_vm.a"), refresh=quiet(), plan=quiet())) is None
