@@ -12,9 +12,11 @@ from hybridops_tf.engine.state import StateResource, StateSnapshot
 from hybridops_tf.reconcile.model import ModuleEvidence
 from hybridops_tf.reconcile.rules import (
     Verdict,
+    claimed_missing,
     decide,
     fully_applied,
     lost_from_state,
+    missing_from_state,
     moved_in_state,
     moves_undone,
     settled_record,
@@ -226,3 +228,43 @@ def test_a_plan_that_did_not_run_or_a_deposed_object_keeps_a_module_from_ok() ->
     ev = evidence(record=record(Status.ERROR), state=deposed, refresh=quiet(), plan=None)
     assert fully_applied(ev) == "1 deposed object(s) remain; the plan did not run"
     assert fully_applied(evidence(record=None, state=state("sim_vm.a"), refresh=quiet(), plan=quiet())) is None
+
+
+def _entries(**by_address: tuple[str, str, str | None]) -> OperationRecord:
+    return record(Status.ERROR, resources={a.replace("__", "."): spec for a, spec in by_address.items()})
+
+
+def test_an_object_is_missing_only_when_its_id_is_held_nowhere_or_without_an_id_it_completed_where_nothing_is() -> None:
+    rec = _entries(
+        sim_vm__gone=("complete", "delete", "vm-0"),  # a delete that completed: nothing live
+        sim_vm__deleted=("complete", "create", "vm-d"),  # the interrupted run completed its delete
+        sim_vm__here=("complete", "create", None),  # no id, its address in state: judged there
+        sim_vm__failed=("error", "create", None),  # no id, never completed: nothing proven live
+        sim_vm__moved=("complete", "create", "vm-m"),  # held at another address
+        sim_vm__lost=("complete", "create", "vm-l"),
+        sim_vm__noid=("complete", "create", None),
+        sim_vm__later=("complete", "create", "vm-7"))
+    events = progress(sim_vm__made=("complete", "create", "vm-9"),  # the run's own completed create
+                      sim_vm__read=("complete", "read", "img-1"),  # a read is no object
+                      sim_vm__here=("complete", "create", "vm-h"),  # its address is in state
+                      sim_vm__heldelse=("complete", "create", "vm-m"),  # its id is held elsewhere
+                      sim_vm__later=("complete", "update"))  # no id in the events: the record's
+
+    missing = claimed_missing(rec, events, {"sim_vm.here", "sim_vm.other"}, {"sim_vm.deleted": ("vm-d",)},
+                              {"vm-m", "vm-h"})
+
+    assert missing == {"sim_vm.lost": "vm-l", "sim_vm.noid": None, "sim_vm.later": "vm-7", "sim_vm.made": "vm-9"}
+
+
+def test_only_a_stale_runs_events_and_deletes_count_for_what_the_state_lost() -> None:
+    events = progress(sim_vm__made=("complete", "create", "vm-9"))
+    ok = record(Status.OK, resources={"sim_vm.a": ("complete", "create", "vm-1")})
+    running = record(Status.RUNNING, resources={"sim_vm.a": ("complete", "create", "vm-1")})
+    after = state("sim_vm.a", ids={"sim_vm.a": "vm-1"})
+
+    assert missing_from_state(evidence(record=ok, state=after, last_run=events, plan=quiet())) == {}
+    assert missing_from_state(evidence(record=running, state=after, last_run=events, lock_free=True)) == {
+        "sim_vm.made": "vm-9"}
+    # a delete an earlier, finished run saw is no proof now: the object the ok record knows is missing
+    assert missing_from_state(evidence(record=ok, state=state(), deleted={"sim_vm.a": ("vm-1",)},
+                                       plan=plan_with(("sim_vm.a", "create")))) == {"sim_vm.a": "vm-1"}
