@@ -14,17 +14,20 @@ from hybridops_tf.reconcile.rules import (
     Verdict,
     claimed_missing,
     decide,
+    empty_confirmed,
     fully_applied,
+    interrupted_orphans,
     lost_from_state,
     missing_from_state,
     moved_in_state,
     moves_undone,
+    no_longer_managed,
     settled_record,
 )
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import OperationRecord, ReleasedObject, ResourceEntry, SuspectOrphan
 from hybridops_tf.record.stamp import SeenObject, StateStamp
-from tests.unit.reconcile_builders import evidence, plan_with, progress, quiet, record, state
+from tests.unit.reconcile_builders import drift, evidence, plan_with, progress, quiet, record, state
 
 
 def _resource(address: str, ident: object = None, *, mode: str = "managed", deposed: str | None = None
@@ -268,3 +271,36 @@ def test_only_a_stale_runs_events_and_deletes_count_for_what_the_state_lost() ->
     # a delete an earlier, finished run saw is no proof now: the object the ok record knows is missing
     assert missing_from_state(evidence(record=ok, state=state(), deleted={"sim_vm.a": ("vm-1",)},
                                        plan=plan_with(("sim_vm.a", "create")))) == {"sim_vm.a": "vm-1"}
+
+
+def test_a_started_create_is_a_suspect_orphan_only_of_a_stale_run_and_only_where_the_state_lacks_it() -> None:
+    started = progress(sim_vm__z=("started", "create"))
+    ok = record(Status.OK)
+    running = record(Status.RUNNING)
+
+    assert interrupted_orphans(evidence(record=ok, state=state(), last_run=started)) == []
+    assert interrupted_orphans(evidence(record=running, lock_free=True, state=state(), last_run=started)) == [
+        "sim_vm.z"]
+    assert interrupted_orphans(evidence(record=running, lock_free=True, state=state("sim_vm.z"),
+                                        last_run=started)) == []
+    assert fully_applied(evidence(record=running, lock_free=True, state=state(), last_run=started, refresh=quiet(),
+                                  plan=quiet())) == "the interrupted run left 1 suspect orphan(s)"
+
+
+def test_an_object_is_released_by_hand_only_under_a_plan_that_names_every_change() -> None:
+    ok = record(Status.OK, resources={"sim_vm.c": ("complete", "create", "vm-3")})
+    assert no_longer_managed(evidence(record=ok, state=state(), plan=plan_with(("sim_network.n", "update")))) == {
+        "sim_vm.c": "vm-3"}
+    assert no_longer_managed(evidence(record=ok, state=state(), plan=plan_with(("(unnamed)", "update")))) == {}
+    assert no_longer_managed(evidence(record=ok, state=None, plan=quiet())) == {}
+
+
+def test_why_the_state_is_no_evidence_of_ok_or_of_empty_is_said_in_words() -> None:
+    error = record(Status.ERROR)
+    assert fully_applied(evidence(record=error, state=None, refresh=quiet(), plan=quiet())) == (
+        "the state could not be read")
+    assert fully_applied(evidence(record=error, state=state(), errored_state=True, refresh=quiet(),
+                                  plan=quiet())) == "errored.tfstate has not been pushed"
+    assert empty_confirmed(evidence(record=error, state=state(), refresh=None)) == "the refresh-only plan did not run"
+    assert empty_confirmed(evidence(record=error, state=state(), refresh=drift(("sim_vm.a", "delete")))) == (
+        "the refresh-only plan shows drift")
