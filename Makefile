@@ -8,7 +8,7 @@ STACK ?= modules/sim/stack.yml
 ARGS ?=
 HYOPS := $(BIN)/hyops
 
-.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants drill-store drill-writers demo-shared demo-distributed plan apply destroy status reconcile \
+.PHONY: install engines test unit integration test-engines demo lint bench reliability mutants mutation drill-store drill-writers demo-shared demo-distributed plan apply destroy status reconcile \
 	stack-apply stack-destroy clean
 
 install: $(STAMP)
@@ -132,8 +132,17 @@ drill-writers: install $(MODERN_ENGINE_STAMP)
 
 # Break each guarded rule on purpose (scripts/mutants.py) and check its tests fail: a rule
 # whose mutant survives has no test that holds it (CONTRIBUTING.md).
+# Then the tool's half (scripts/mutation.py): mutmut makes every small slip in each rule module
+# and runs that module's unit tests against each; every survivor is killed by a test or accepted
+# with its reason in scripts/mutation-survivors.toml. Both halves run; either failing fails it.
 mutants: install $(MODERN_ENGINE_STAMP)
-	$(BIN)/python scripts/mutants.py
+	status=0; $(BIN)/python scripts/mutants.py || status=1; \
+		$(BIN)/python scripts/mutation.py $(ARGS) || status=1; exit $$status
+
+# The tool's half alone (minutes, one process, niced; not part of `make test`).
+# ARGS="-k judge" for one module, ARGS=--write-docs to rewrite docs/reliability.md's section.
+mutation: install
+	$(BIN)/python scripts/mutation.py $(ARGS)
 
 # Byte-compile first, as `pip install` does for a regular install: an editable install run
 # with PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module on every command.

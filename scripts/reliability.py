@@ -347,6 +347,16 @@ def _writers_drill(seqs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _kept_mutation_section(out: Path) -> str:
+    """The mutation score section scripts/mutation.py --write-docs wrote into the same page
+    (between its markers): carried over as it is, since this run does not measure it."""
+    old = out.read_text() if out.exists() else ""
+    start, end = "<!-- mutation: written by scripts/mutation.py", "<!-- mutation: end -->"
+    if start not in old or end not in old:
+        return ""
+    return "\n" + start + old.split(start, 1)[1].split(end, 1)[0] + end + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the heavy `reliability`-marked tests")
@@ -362,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.monotonic() - started
         text = render(_figures(log), outcomes, seconds, args.quick)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    args.out.write_text(text + _kept_mutation_section(args.out))
     print(f"wrote {args.out}: {len(outcomes.passed)} passed, {len(outcomes.failed)} failed, "
           f"{len(outcomes.skipped)} skipped, {len(outcomes.xfailed)} known bugs")
     if outcomes.failed or outcomes.skipped or code != 0 or not outcomes.passed:
