@@ -106,15 +106,13 @@ def test_long_drill_of_other_writers(request: pytest.FixtureRequest, which: str,
     assert not reports, summary + "\n\n" + "\n\n".join(reports)
 
 
-# ----- sequences the drill found broken, shrunk (issue 54: each passes once the record's rules hold) -----
+# ----- sequences the drill found broken before the gate (issue 54), shrunk: each now holds -----
 
 def _replay(engine: str, tmp_path: Path, steps: list[str]) -> None:
     out = run_steps(tmp_path / "seq", engine, steps)
     assert out.ok, out.explain()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: a rollback's advised apply makes a second vm and the "
-                                       "record forgets the live one")
 def test_a_rollback_by_state_push_never_leads_to_a_second_vm_or_a_forgotten_one(
         engine_path: str, tmp_path: Path) -> None:
     """hyops replaced the vm; a teammate pushed the older state back (`state push -force`);
@@ -125,8 +123,6 @@ def test_a_rollback_by_state_push_never_leads_to_a_second_vm_or_a_forgotten_one(
                                     "follow 2"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: a plain apply after a rollback makes a second vm and the "
-                                       "record forgets the live one (it should refuse)")
 def test_a_plain_apply_after_a_rollback_by_state_push_refuses(engine_path: str, tmp_path: Path) -> None:
     """The rollback above, then the user's own `hyops apply` with the same inputs: a second
     drill-web, the first dropped from the record, reconcile consistent."""
@@ -134,8 +130,6 @@ def test_a_plain_apply_after_a_rollback_by_state_push_refuses(engine_path: str, 
                                     "hyops apply web small"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: an apply after a teammate's `state rm` makes a second vm "
-                                       "and the record forgets the live one (it should refuse)")
 def test_an_apply_after_a_state_rm_by_a_teammate_refuses(engine_path: str, tmp_path: Path) -> None:
     """`terraform state rm sim_vm.vm["web"]`, then `hyops apply`: the apply created a second
     drill-web, the record dropped the first (live, held by nothing), and reconcile said
@@ -143,8 +137,6 @@ def test_an_apply_after_a_state_rm_by_a_teammate_refuses(engine_path: str, tmp_p
     _replay(engine_path, tmp_path, ["hyops apply web small", "tf state rm web", "hyops apply web small"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: reconcile says consistent while the record keeps, as complete, "
-                                       "an object no state holds and the cloud no longer has")
 def test_reconcile_never_calls_consistent_a_record_entry_no_state_holds(engine_path: str, tmp_path: Path) -> None:
     """Drill seed 5417 on Terraform 1.0.3, shrunk from 10 steps: a teammate's raw apply with
     vms=[db] replaces `vm["web"]` by `vm["db"]` (the engine deletes web); the next hyops apply
@@ -153,9 +145,6 @@ def test_reconcile_never_calls_consistent_a_record_entry_no_state_holds(engine_p
     _replay(engine_path, tmp_path, ["hyops apply web small", "tf apply db large", "hyops apply -replace web"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 54: after a raw destroy, the advised --import of a deleted vm fails "
-                                       "and the next apply leaves the gone id in an ok record that reconcile "
-                                       "calls consistent")
 def test_a_raw_destroy_then_the_advice_then_an_apply_leaves_no_gone_id_in_a_consistent_record(
         engine_path: str, tmp_path: Path) -> None:
     """Drill seed 5426 on Terraform 1.0.3 (4 steps): a teammate's `terraform destroy`; reconcile's
