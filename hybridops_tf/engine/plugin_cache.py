@@ -57,6 +57,8 @@ def user_cache(environ: Mapping[str, str]) -> str | None:
     if CACHE_ENV in environ:
         return environ[CACHE_ENV]
     for path in _cli_config_files(environ):
+        if path.exists() and not path.is_file():  # a pipe (never opened here: it would wait) or
+            return ""  # a folder: what it sets is unknown, so hyops leaves the engine's cache alone
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):  # unreadable: the engine says so, on its own terms
@@ -71,7 +73,9 @@ def cache_env(own: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """What to add to the engine's environment: `own` as its cache, unless the user set one."""
     if user_cache(environ) is not None:
         return {}
-    own.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in reversed([own, *own.parents]):  # every folder made here is private, whatever the umask
+        if not folder.exists():
+            folder.mkdir(mode=0o700)
     return {CACHE_ENV: str(own)}
 
 
@@ -89,8 +93,11 @@ def _platform() -> str:
 def only_links(module_dir: Path, cache: Path) -> bool:
     """Whether an init of `module_dir` can only link from `cache`: its lock file pins at least
     one provider, and the cache holds every pinned version for this platform."""
+    lock_file = module_dir / ".terraform.lock.hcl"
+    if not lock_file.is_file():  # none, or not a regular file (a pipe is never opened here: it would wait)
+        return False
     try:
-        pinned = _PINNED.findall((module_dir / ".terraform.lock.hcl").read_text(encoding="utf-8"))
+        pinned = _PINNED.findall(lock_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
     return bool(pinned) and all(cache.joinpath(*source.split("/"), version, _platform()).is_dir()

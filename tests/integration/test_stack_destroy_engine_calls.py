@@ -123,7 +123,10 @@ def _written(module: Path, *, command: str = "destroy", env: dict[str, str] | No
     running = OperationRecord("m", Status.RUNNING, "r1", started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", at))
     req = ModuleRequest(command=command, target=ModuleTarget(module, "m"), runtime=Runtime(module),
                                   passthrough=passthrough)
-    engine = SimpleNamespace(module_dir=module, env={"TF_WORKSPACE": "default", **(env or {})})
+    from hybridops_tf.engine.binary import EngineInfo
+
+    engine = SimpleNamespace(module_dir=module, env={"TF_WORKSPACE": "default", **(env or {})},
+                             info=EngineInfo(Path("terraform"), "1.0.3", "terraform"))
     return settle.written_empty_state(req, engine, running)  # type: ignore[arg-type]
 
 

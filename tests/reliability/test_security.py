@@ -264,7 +264,10 @@ def test_everything_hyops_writes_is_private_even_under_umask_000(
 
     wrong = []
     launcher_dir = h.runtime_root / "sim" / "mirror"
-    for path in [h.runtime_root, *h.runtime_root.rglob("*")]:
+    plugins = h.runtime_root / "cache" / "plugins"  # the engine's provider cache (engine/plugin_cache.py):
+    for path in [h.runtime_root, *h.runtime_root.rglob("*")]:  # private itself; inside, the engine's own
+        if plugins in path.parents:  # unpacked providers and links, as in any provider cache
+            continue
         mode = stat.S_IMODE(os.lstat(path).st_mode)
         if path.is_symlink():
             wrong.append(f"{path} is a symlink")

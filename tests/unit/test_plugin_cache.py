@@ -134,3 +134,18 @@ def test_a_provider_link_into_a_removed_cache_asks_for_init_again(tmp_path: Path
     cached.rmdir()
 
     assert initcheck.init_reason(module, marker) is not None
+
+
+def test_a_cli_config_or_lock_file_that_is_a_pipe_is_never_opened(tmp_path: Path) -> None:
+    """Opening a FIFO waits for a writer: hyops would hang before the engine starts. A CLI
+    config it cannot read leaves the engine's cache to the engine; a lock file it cannot read
+    is no proof of an init that only links."""
+    import os
+
+    config, module = tmp_path / "user.rc", tmp_path / "m"
+    os.mkfifo(config)
+    module.mkdir()
+    os.mkfifo(module / ".terraform.lock.hcl")
+
+    assert plugin_cache.cache_env(tmp_path / "plugins", {"TF_CLI_CONFIG_FILE": str(config)}) == {}
+    assert not plugin_cache.only_links(module, tmp_path)
