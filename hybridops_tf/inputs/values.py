@@ -592,7 +592,8 @@ def _check_transport(spec: VariableSpec, value: Any, source: str) -> None:
         raise UsageError(f"input '{name}' from {source} holds a NUL character, which no engine can receive")
     if is_placeholder(value):
         raise UsageError(f"input '{name}' from {source} is the placeholder {value!r} "
-                         f"(secrets and ephemeral values are never stored): pass the real value with --var {name}=...")
+                         f"(secrets and ephemeral values are never stored): give the real value in the "
+                         f"environment, TF_VAR_{name}=..., never on a command line")
     if spec.type_expr not in _PRIMITIVE_TYPES or not isinstance(value, (list, dict)):
         return
     kind = "a list" if isinstance(value, list) else "a map"

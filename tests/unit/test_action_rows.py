@@ -23,7 +23,7 @@ def _errored(n: int) -> list[ActionRow]:
 
 
 def test_a_run_whose_every_action_completed_has_no_reason_to_fail() -> None:
-    assert failed([ActionRow("action.sim_reboot.r", "invoke", ActionOutcome.COMPLETE)]) is None
+    assert failed([ActionRow("action.sim_reboot.r", "invoke", ActionOutcome.COMPLETED)]) is None
     assert failed([]) is None
 
 

@@ -207,7 +207,7 @@ def test_objects_the_state_lost_are_state_missing_naming_five_with_their_ids() -
     assert (out.status, out.failed_command) == (Status.ERROR, Command.RECONCILE)
     assert out.last_error == (
         "state_missing: the state lacks 6 object(s) the record knows: sim_vm.v0, sim_vm.v1 (vm-1), sim_vm.v2 "
-        "(vm-2), sim_vm.v3 (vm-3), sim_vm.v4 (vm-4); import each back (hyops reconcile --import ADDRESS=ID) or "
+        "(vm-2), sim_vm.v3 (vm-3), sim_vm.v4 (vm-4); import each back (reconcile --import ADDRESS=ID) or "
         "apply if really gone")
 
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError
+from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.store import pgconn
 
 T = TypeVar("T")
@@ -72,7 +73,7 @@ class Outage:
         if away >= self.within:
             self.gave_up = RefusedError(f"the store {self.what} stayed away for {away:.0f}s ({doing}: "
                                f"{pgconn._first_line(exc)}), past this worker's lost-after time: it stops; "
-                               "the other workers give its members up, `hyops stack status` shows them")
+                               f"the other workers give its members up, `{ADVISE.stack_status(None)}` shows them")
             raise self.gave_up
         return min(MAX_WAIT, FIRST_WAIT * 2 ** min(attempt, 10))
 
