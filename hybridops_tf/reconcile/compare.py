@@ -429,9 +429,10 @@ def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], tak
               for identity in [getattr(entries.get(a), "identity", None)] if identity]
     if not blocks:
         return []
-    return [Alternative(cmd.apply(ev.where), "instead of --import, by the provider's identity (this engine, "
-                        f"{rec.engine.version}, takes it): add to the configuration\n" + "\n".join(blocks)
-                        + "\nthen apply (the plan shows each import; the block may stay)")]
+    # the apply adopts the object the record holds, so it passes the state_missing refusal on purpose
+    return [Alternative(f"{cmd.apply(ev.where)} --allow-uncertain", "instead of --import, by the provider's "
+                        f"identity (this engine, {rec.engine.version}, takes it): add to the configuration\n"
+                        + "\n".join(blocks) + "\nthen apply (the plan shows each import; the block may stay)")]
 
 
 def _lost_from_state(ev: ModuleEvidence, lost: Mapping[str, str], cmd: Commands) -> Finding:

@@ -43,8 +43,21 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
                 f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
                 f"run `{reconcile_command(m.module_ref, m.directory, m.workspace)}` first")
         reconcile = reconcile_command(m.module_ref, m.directory, m.workspace)
-        stamp = cheap_stamp(m.directory, m.workspace) if rec is not None else None
+        # the state here speaks for the record only where the record was written from this
+        # folder: a queued member another runner applied in its own checkout keeps its state
+        # there (not compared here, as reconcile reads it where the record says)
+        here = rec is not None and (rec.module_dir is None or _same_folder(rec.module_dir, m.directory))
+        stamp = cheap_stamp(m.directory, m.workspace) if rec is not None and here else None
         held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
         missing = gate.missing_refusal("apply", m.module_ref, gate.held_missing(rec, held), reconcile)
         if missing:
             raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: {missing}")
+
+
+def _same_folder(recorded: str, directory: object) -> bool:
+    import os
+
+    try:
+        return os.path.realpath(recorded) == os.path.realpath(str(directory))
+    except (OSError, ValueError):
+        return False

@@ -5,7 +5,6 @@ of `.tf.json` files only; a variable a `.tf.json` file declares; `path.cwd`."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import subprocess
 from collections.abc import Callable
@@ -143,18 +142,17 @@ def test_the_advised_import_of_an_object_whose_key_holds_a_template_opener_puts_
                              capture_output=True, text=True, timeout=300, check=False)
     assert removed.returncode == 0, removed.stderr  # a teammate's `state rm`, in the spelling every engine parses
 
-    failed = any_hyops("destroy", "modules/keys", "--auto-approve")
+    refused = any_hyops("destroy", "modules/keys", "--auto-approve")
 
-    assert failed.returncode == 1, failed.stdout + failed.stderr
-    rec = any_hyops.record("keys")
-    assert rec is not None
-    (command,) = re.findall(r"`(hyops reconcile [^`]*--import[^`]*)`", rec["last_error"])
+    assert refused.returncode == 4, refused.stdout + refused.stderr  # state_missing: it would act without it
+    report = any_hyops("reconcile", "modules/keys", "--json")
+    actions = [a for m in json.loads(report.stdout)["modules"] for f in m["findings"] for a in f["next_actions"]]
+    (command,) = [a for a in actions if " --import " in a]
     words = shlex.split(command)
     adopted = any_hyops(*words[1:])
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     listed = subprocess.run([any_hyops.engine, "state", "list"], cwd=module, env=env, capture_output=True,
                             text=True, timeout=300, check=True)
-    # back in the state (the destroy removed the other object: the engine destroyed what its state held)
-    assert len(listed.stdout.splitlines()) == 1 and "edge" in listed.stdout, listed.stdout
+    assert len(listed.stdout.splitlines()) == 2 and "edge" in listed.stdout, listed.stdout  # back in the state
     assert any_hyops("destroy", "modules/keys", "--auto-approve").returncode == 0
     assert any_hyops.sim_objects() == []

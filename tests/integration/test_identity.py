@@ -19,6 +19,7 @@ The parsing rules are unit-tested in tests/unit/test_identity.py.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,9 @@ def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_obje
     block = "\n".join(line for line in by_identity["when"].splitlines() if line.startswith(("import", " ", "}")))
     assert f'identity = {{ id = "{vm}" }}' in block
 
-    (module / "imports.tf").write_text(block + "\n")  # as advised: the block, then the apply
-    run_ok(h, "apply", str(module))
+    (module / "imports.tf").write_text(block + "\n")  # as advised: the block, then the apply as printed
+    pasted = h(*shlex.split(by_identity["command"])[1:])
+    assert pasted.returncode == 0, pasted.stdout + pasted.stderr
 
     vms = [o for o in h.sim_objects() if o["type"] == "sim_vm"]
     assert [o["id"] for o in vms] == [vm]  # adopted, not made again
