@@ -154,6 +154,22 @@ def _fire(fault: Fault, store: SharedStore, workers: dict[str, subprocess.Popen[
     return f"kill_worker {name}"
 
 
+def _share_states(checkout_dir: Path, states: Path) -> None:
+    """Each member's state in one folder every runner's checkout names (a local backend at an
+    absolute path), as a team's runners share a remote backend: a member one runner applied is
+    the same state wherever the next command runs, so the advice converges from any runner.
+    (Each checkout with a state of its own, a member another runner applied is held by no state
+    here: `stack apply --resume` rightly refuses to apply it again, state_missing.)"""
+    states.mkdir(exist_ok=True)
+    # and, as the project's own file does, reconcile asks the cloud about a create a killed
+    # worker left uncertain, so `--write` settles it from evidence instead of a person
+    (checkout_dir / "hyops.lookups.yml").write_text(
+        "lookups:\n  sim_network: {command: [hyops, sim, lookup], match: [name], complete: true}\n")
+    for member in sorted((checkout_dir / "m").iterdir()):
+        (member / "backend.tf").write_text(
+            f'terraform {{\n  backend "local" {{\n    path = "{states / (member.name + ".tfstate")}"\n  }}\n}}\n')
+
+
 def run_trial(base: Path, engine: str, sim_root: Path, store: SharedStore, faults: tuple[Fault, ...]) -> Trial:
     """One trial on a fresh database of the cluster; its faults fired and what it found."""
     trial = Trial(faults)
@@ -161,6 +177,7 @@ def run_trial(base: Path, engine: str, sim_root: Path, store: SharedStore, fault
     runners = [checkout(base / f"runner-{i}", engine, sim_root, store) for i in range(WORKERS)]
     for hy in runners:
         hy.extra_env.update(DRILL_HEARTBEAT)
+        _share_states(hy.workdir, base / "states")
     run_id = queue(runners[0])
     workers = {f"w{i}": worker(hy, f"w{i}") for i, hy in enumerate(runners)}
     started = (f"SELECT count(*) FROM hyops.queue_members WHERE run_id = '{run_id}' "

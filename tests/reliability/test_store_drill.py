@@ -31,11 +31,6 @@ def _trial(tmp_path: Path, engine: str, sim_root: Path, cluster: PgCluster, faul
 
 
 @pytest.mark.parametrize("faults", FIXED, ids=["terminate-freeze", "restart-kill"])
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 54 meets issue 56: each runner here is its own checkout with a local state, and the last step "
-    "(`stack apply --resume` from runner 0) now refuses, exit 4 (state_missing), to re-apply a member another "
-    "runner applied in its own checkout, where it used to make a second network; the drill needs a shared "
-    "backend before it can converge from one runner (the checks before that step still run)"))
 def test_a_queued_run_under_store_faults_loses_nothing_runs_nothing_twice_and_converges(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_cluster: PgCluster,  # noqa: F811
     faults: tuple[Fault, ...],
