@@ -478,7 +478,8 @@ def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRec
     kind = gate.resource_type(req.import_address or "")
     if reason is None or kind is None:
         return settled
-    forget = f"{_reconcile(req)} --forget-missing {shlex.quote(req.import_id or '')}"
+    forget = reconcile_command(req.target.ref, req.target.directory, req.workspace,
+                               "--forget-missing", shlex.quote(req.import_id or ""))
     settled.last_error = (f"the engine refused to import {req.import_address} = {req.import_id}: {reason}; "
                           f"once it is checked gone, `{forget}`")
     settled.extra[gate.NOT_IMPORTABLE] = sorted(gate.not_importable(settled) | {kind})
