@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from hybridops_tf.base.files import ensure_dir
+
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
 LOCK_NAME = ".hyops-init.lock"
@@ -73,10 +75,8 @@ def cache_env(own: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """What to add to the engine's environment: `own` as its cache, unless the user set one."""
     if user_cache(environ) is not None:
         return {}
-    for folder in reversed([own, *own.parents]):  # every folder made here is private, whatever the umask
-        if not folder.exists():
-            folder.mkdir(mode=0o700)
-    return {CACHE_ENV: str(own)}
+    ensure_dir(own)  # every folder made here is private, whatever the umask; one another process (or
+    return {CACHE_ENV: str(own)}  # a thread of a parallel reconcile) makes at the same instant is simply used
 
 
 _PINNED = re.compile(r'(?m)^provider[ \t]+"([^"]+)"[ \t]*\{[^}]*?^[ \t]*version[ \t]*=[ \t]*"([^"]+)"', re.S)

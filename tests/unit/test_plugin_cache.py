@@ -25,6 +25,23 @@ def test_hyops_gives_the_engine_the_roots_cache_made_private_when_the_user_set_n
     assert stat.S_IMODE(own.stat().st_mode) == 0o700
 
 
+def test_a_cache_folder_another_process_makes_at_the_same_instant_is_used_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    own = tmp_path / "root" / "cache" / "plugins"
+    real_mkdir = Path.mkdir
+
+    def the_other_runner_is_first(self: Path, *args: object, **kwargs: object) -> None:
+        real_mkdir(self, mode=0o700)  # the other process wins the race for every level
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", the_other_runner_is_first)
+    env = plugin_cache.cache_env(own, {"HOME": str(tmp_path / "home")})
+
+    assert env == {"TF_PLUGIN_CACHE_DIR": str(own)}
+    assert own.is_dir()
+
+
 @pytest.mark.parametrize("value", ["/elsewhere", ""])  # empty: the user turned the engine's cache off
 def test_the_users_environment_cache_wins_even_empty(tmp_path: Path, value: str) -> None:
     own = tmp_path / "plugins"
