@@ -10,10 +10,11 @@ backslash-escaped so an address or error shows as written, and commands are code
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from hybridops_tf.record.advice import ADVISE, Commands, Where, display_dir
 
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~&])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -62,25 +63,15 @@ def _join(parts: Iterable[str]) -> str:
     return "<br>".join(p for p in parts if p)
 
 
-def display_dir(path: str, project_top: Path | None = None) -> str:
-    """A module directory as a person pastes it on this runner: relative to the current
-    directory when under it or under the project top; a record's directory from another
-    checkout, the same module in this one; else as recorded (reconcile.evidence.display_dir,
-    which looks for the module on disk)."""
-    from hybridops_tf.record.advice import display_dir as shown
-
-    return shown(path, project_top)
-
-
 # --- hyops status -----------------------------------------------------------------------------
 
-def status(entries: Sequence[Any], hyops: str = "hyops", project_top: Path | None = None) -> list[str]:
+def status(entries: Sequence[Any], cmd: Commands = ADVISE, project_top: Path | None = None) -> list[str]:
     """`hyops status [--all] --format markdown`: one row per record (status.StatusEntry);
     `project_top` (the folder holding the runtime root) helps name each module's directory."""
     lines = ["### hyops status", ""]
     if not entries:
         return [*lines, "no records"]
-    rows = [(text(e.module_ref), text(e.shown_status), _status_why(e), _status_next(e, hyops, project_top))
+    rows = [(text(e.module_ref), text(e.shown_status), _status_why(e), _status_next(e, cmd, project_top))
             for e in entries]
     attention = sum(1 for e in entries if _needs_attention(e))
     summary = (f"{attention} of {len(entries)} record(s) need attention" if attention
@@ -119,20 +110,16 @@ def _status_why(e: Any) -> str:
     return _join(text(n) for n in notes)
 
 
-def _status_next(e: Any, hyops: str, project_top: Path | None = None) -> str:
+def _status_next(e: Any, cmd: Commands, project_top: Path | None = None) -> str:
     rec = e.record
     if rec is None and e.problem is None:
         return ""  # no record: nothing was ever run here
     if rec is None:
-        return code(f"{hyops} reconcile --all")  # corrupt: its directory is unknown
+        return code(cmd.reconcile_all())  # corrupt: its directory is unknown
     if not _needs_attention(e):
         return ""
     shown = display_dir(rec.module_dir, project_top) if rec.module_dir else None
-    args = [hyops, "reconcile", shlex.quote(shown) if shown else "MODULE_DIR",
-            "--ref", shlex.quote(rec.module_ref)]
-    if rec.workspace:
-        args += ["--workspace", shlex.quote(rec.workspace)]
-    command = code(" ".join(args))
+    command = code(cmd.reconcile(Where(rec.module_ref, shown, rec.workspace if rec.workspace != "default" else None)))
     if e.engine_alive is not None:
         return f"wait for pid {e.engine_alive.pid} to stop, then {command}"
     return command
@@ -141,7 +128,7 @@ def _status_next(e: Any, hyops: str, project_top: Path | None = None) -> str:
 # --- hyops stack status -----------------------------------------------------------------------
 
 def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_file: str,
-                 hyops: str = "hyops", diagram: Sequence[str] = (), heading: str = "hyops stack status") -> list[str]:
+                 cmd: Commands = ADVISE, diagram: Sequence[str] = (), heading: str = "hyops stack status") -> list[str]:
     """`hyops stack status --format markdown`: one row per member of the status document
     (stack.status.status_document), with the member's record status now when it differs;
     `diagram` (a ```mermaid block of the stack) goes above the table. `stack apply|destroy
@@ -154,10 +141,9 @@ def stack_status(doc: Mapping[str, Any], record_now: Mapping[str, str], stack_fi
     uncertain = [f"**uncertain**: {text(line)}" for line in view.uncertain_lines(doc)]
     members = [m for m in doc.get("members", []) if isinstance(m, dict)]
     by_name = {m.get("name"): m for m in members}
-    quoted = shlex.quote(stack_file)
     rows = [(text(str(m.get("name"))), text(str(m.get("status"))),
              _member_why(m, by_name, record_now, doc.get("state") == view.RUNNING),
-             _member_next(m, doc.get("command"), f"{hyops} stack", f"{hyops} reconcile --stack {quoted}", quoted))
+             _member_next(m, doc.get("command"), cmd, stack_file))
             for m in members]
     return [f"### {heading} {text(name)}", "", text(view.headline(doc)), "",
             *([*uncertain, ""] if uncertain else []), *([*diagram, ""] if diagram else []),
@@ -187,11 +173,12 @@ def _member_why(m: Mapping[str, Any], by_name: Mapping[Any, Mapping[str, Any]],
     return _join(text(p) for p in parts)
 
 
-def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str, stack_file: str) -> str:
+def _member_next(m: Mapping[str, Any], command: Any, cmd: Commands, stack_file: str) -> str:
     status = str(m.get("status"))
+    reconcile = cmd.reconcile_stack(stack_file)
     if m.get("uncertain"):
         return code(reconcile)  # what exists is not known: reconcile says, before anything runs
-    run = f"{stack} destroy {stack_file}" if command == "destroy" else f"{stack} apply {stack_file} --resume"
+    run = cmd.stack_destroy(stack_file) if command == "destroy" else cmd.stack_resume(stack_file)
     if status == "error":
         return f"fix the cause, then {code(run)} ({code(reconcile)} shows what is live)"
     if status == "interrupted":  # stopped by a signal: what is live first, then go on
@@ -202,7 +189,7 @@ def _member_next(m: Mapping[str, Any], command: Any, stack: str, reconcile: str,
     if status == "cancelled":  # withdrawn before it started: a newer run does it, or this one
         return code(run)
     if status == "none":
-        return code(f"{stack} apply {stack_file}")
+        return code(cmd.stack("apply", stack_file))
     if m.get("error"):  # a retained member whose last command failed
         return code(reconcile)
     if status in _SETTLED:

@@ -14,7 +14,7 @@ from hybridops_tf.base.errors import ExitCode, HyopsError
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.cli import interrupted
 from hybridops_tf.cli.options import NonEmpty
-from hybridops_tf.cli.settings import commands, hyops_prefix, settings
+from hybridops_tf.cli.settings import commands, settings
 from hybridops_tf.cli.stack_show import RunPrinter
 
 _MARK = {"ok": "✓", "skipped": "=", "destroyed": "✓", "absent": "✓", "retained": "~", "error": "✗",
@@ -32,7 +32,7 @@ def submit(ctx: click.Context, command: str, stack: Any, stack_file: Path, optio
 
     runtime = settings(ctx).runtime
     try:
-        queued = queue_run(stack, command, runtime, options, supersede=supersede, hyops=hyops_prefix(ctx))
+        queued = queue_run(stack, command, runtime, options, supersede=supersede, advise=commands(ctx))
     except HyopsError as err:
         if junit_path is not None:
             from hybridops_tf.stack import junit

@@ -81,14 +81,14 @@ def markdown_status(ctx: click.Context, stack: Any, stack_file: Path, doc: dict[
     """`stack status --format markdown` (and `stack apply|destroy`'s): the stack as a Mermaid
     flowchart with each member's status, then the members' table with each one's next command."""
     from hybridops_tf.cli import markdown
-    from hybridops_tf.cli.settings import hyops_prefix
+    from hybridops_tf.cli.settings import commands
     from hybridops_tf.picture.mermaid import markdown_block
     from hybridops_tf.stack.status import records_now
 
     entries = records_now(stack, settings(ctx).runtime) if entries is None else entries
     now = {name: e.shown_status for name, e in entries.items()}
     diagram = markdown_block(picture(ctx, stack))
-    for line in markdown.stack_status(doc, now, str(stack_file), hyops_prefix(ctx), diagram, heading):
+    for line in markdown.stack_status(doc, now, str(stack_file), commands(ctx), diagram, heading):
         click.echo(line)
 
 

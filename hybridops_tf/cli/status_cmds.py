@@ -74,9 +74,8 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
             click.echo(f"hyops: {e.problem}", err=True)
     if fmt == "markdown":
         from hybridops_tf.cli import markdown
-        from hybridops_tf.cli.settings import hyops_prefix
 
-        for line in markdown.status(entries, hyops_prefix(ctx), settings(ctx).runtime.root.parent):
+        for line in markdown.status(entries, commands(ctx), settings(ctx).runtime.root.parent):
             click.echo(line)
     elif fmt == "json":
         docs = [e.shown_doc for e in entries if e.raw is not None]

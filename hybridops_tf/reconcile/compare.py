@@ -430,7 +430,7 @@ def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], tak
     if not blocks:
         return []
     # the apply adopts the object the record holds, so it passes the state_missing refusal on purpose
-    return [Alternative(f"{cmd.apply(ev.where)} --allow-uncertain", "instead of --import, by the provider's "
+    return [Alternative(cmd.apply(ev.where, "--allow-uncertain"), "instead of --import, by the provider's "
                         f"identity (this engine, {rec.engine.version}, takes it): add to the configuration\n"
                         + "\n".join(blocks) + "\nthen apply (the plan shows each import; the block may stay)")]
 

@@ -4,6 +4,7 @@ a PR comment or $GITHUB_STEP_SUMMARY, checked by parsing them back into cells.""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from hybridops_tf.cli import markdown
 from hybridops_tf.cli.main import cli
 from hybridops_tf.reconcile.model import Action, ActionKind, Alternative, Code, Finding, ModuleReport, Report
+from hybridops_tf.record.advice import Commands
 from tests.readers import code_spans, parse_table, plain
 
 NASTY = "a | b\nsecond line with `ticks`, *stars*, _under_, [link](x), <id> and a \\ backslash"
@@ -142,6 +144,15 @@ def test_stack_status_markdown_says_why_and_the_next_command_per_member() -> Non
     assert plain(rows["config"]["Why"]) == "blocked by vm (error)"
     assert code_spans(rows["config"]["Next action"]) == [resume]
     assert code_spans(rows["extra"]["Next action"]) == ["hyops stack apply 'stacks/my stack.yml'"]
+
+
+def test_stack_status_markdown_commands_carry_the_global_options_typed() -> None:
+    cmd = Commands("hyops --runtime-root '/ci/my root'")
+    lines = markdown.stack_status(RED_RUN, {}, "stacks/my stack.yml", cmd)
+    rows = {plain(r["Member"]): r for r in parse_table(lines)}
+
+    spans = [span for r in rows.values() for span in code_spans(r["Next action"])]
+    assert spans and all(shlex.split(span)[:3] == ["hyops", "--runtime-root", "/ci/my root"] for span in spans)
 
 
 def test_stack_status_markdown_names_a_record_that_moved_on_since_the_run() -> None:

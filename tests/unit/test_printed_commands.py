@@ -52,14 +52,37 @@ def _help_texts(tree: ast.AST) -> set[int]:
     return found
 
 
+def _rendered(node: ast.AST) -> str | None:
+    """An f-string or a list of words as it prints, each value that names a hyops prefix (`{hyops}`,
+    `{prefix}`, `{self.hyops}`) shown as `hyops`, any other as `X`; None for other nodes."""
+    def word(part: ast.AST) -> str:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            return part.value
+        inner = part.value if isinstance(part, ast.FormattedValue) else part
+        return "hyops" if re.search(r"hyops|prefix", ast.unparse(inner)) else "X"
+
+    parts = node.values if isinstance(node, ast.JoinedStr) else node.elts if isinstance(node, ast.List | ast.Tuple) else []
+    if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and COMMAND.search(p.value) for p in parts):
+        return None  # a literal part spells the command by itself: it is reported as that literal
+    if isinstance(node, ast.JoinedStr):
+        return "".join(word(part) for part in parts)
+    return " ".join(word(part) for part in parts) if parts else None
+
+
 def spelled(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string literal of `source` that spells a hyops command and is not a
-    docstring or a `help=` text."""
+    docstring or a `help=` text; an f-string or a list of words counts as it prints, so a
+    command built from a prefix variable (`f"{hyops} stack apply"`) is seen too."""
     tree = ast.parse(source)
     exempt = _docstrings(tree) | _help_texts(tree)
-    return sorted((node.lineno, node.value) for node in ast.walk(tree)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in exempt
-                  and COMMAND.search(node.value))
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in exempt:
+            continue
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else _rendered(node)
+        if text is not None and COMMAND.search(text):
+            found.add((node.lineno, text))
+    return sorted(found)
 
 
 def hand_built_commands() -> list[str]:
@@ -85,6 +108,14 @@ def test_the_scan_sees_a_command_spelled_by_hand() -> None:
               'G = "then hyops reconcile --stack x"\n'
               'H = option("--x", help="as `hyops status --all` shows")\n')
     assert spelled(source) == [(3, "next: `hyops stack apply "), (4, "then hyops reconcile --stack x")]
+
+
+def test_the_scan_sees_a_command_built_from_a_prefix_variable() -> None:
+    """A command whose `hyops` is a variable (the global options typed) is as hand-built."""
+    source = ('def f(hyops, s):\n    return f"{hyops} stack cancel {s}"\n'
+              'def g(self, s):\n    return [self.hyops, "reconcile", s]\n'
+              'def h(name, s):\n    return f"{name} apply {s}"\n')
+    assert spelled(source) == [(2, "hyops stack cancel X"), (4, "hyops reconcile X")]
 
 
 def test_stack_commands_carry_the_global_options_and_quote_the_stack_file() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.interrupts import INTERRUPTS
-from hybridops_tf.record.advice import ADVISE
+from hybridops_tf.record.advice import ADVISE, Commands
 from hybridops_tf.record.model import Owner, utc_now
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id
@@ -55,8 +55,8 @@ class UnfinishedRunError(RefusedError):
 
 
 def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions, *, supersede: bool = False,
-              hyops: str = "hyops") -> Queued:
-    """Queue the run; `hyops` is the prefix of the commands a refusal names (the global options
+              advise: Commands = ADVISE) -> Queued:
+    """Queue the run; `advise` builds the commands a refusal names (with the global options
     typed on this command line)."""
     if command not in COMMANDS:
         raise ValueError(f"unsupported stack command {command!r}")
@@ -80,7 +80,7 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
         with conn.transaction():
             for old in cancel.guard_stack(conn, stack.name):
                 if not supersede:
-                    raise _unfinished(old, hyops)
+                    raise _unfinished(old, advise)
                 done = cancel.cancel_run(conn, app, port, old.run_id, f"cancelled: superseded by run {run_id}", now)
                 assert done is not None
                 superseded.append(done)
@@ -93,17 +93,17 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
         if isinstance(err, UsageError | RefusedError):
             raise
         raise RefusedError(f"could not queue the run in {store.describe()}: {_first_line(err)}; "
-                           f"nothing was queued (`{ADVISE.store('init')}` migrates an older store)") from None
+                           f"nothing was queued (`{advise.store('init')}` migrates an older store)") from None
     finally:
         conn.close()
     return Queued(run, rows, tuple(superseded))
 
 
-def _unfinished(run: QueuedRun, hyops: str) -> UnfinishedRunError:
+def _unfinished(run: QueuedRun, advise: Commands) -> UnfinishedRunError:
     return UnfinishedRunError(
         f"stack {run.stack} has an unfinished queued run {run.run_id} ({run.command}, queued {run.started_at} by "
-        f"{run.queued_by}): its members would run beside this run's; withdraw it with `{hyops} stack cancel "
-        f"{run.run_id}`, or queue with --supersede to cancel it first; nothing was queued")
+        f"{run.queued_by}): its members would run beside this run's; withdraw it with "
+        f"`{advise.stack_cancel(run.run_id)}`, or queue with --supersede to cancel it first; nothing was queued")
 
 
 def _connect(url: str) -> Any:
