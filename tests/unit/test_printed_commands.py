@@ -61,7 +61,11 @@ def _rendered(node: ast.AST) -> str | None:
         inner = part.value if isinstance(part, ast.FormattedValue) else part
         return "hyops" if re.search(r"hyops|prefix", ast.unparse(inner)) else "X"
 
-    parts = node.values if isinstance(node, ast.JoinedStr) else node.elts if isinstance(node, ast.List | ast.Tuple) else []
+    parts: list[ast.expr] = []
+    if isinstance(node, ast.JoinedStr):
+        parts = node.values
+    elif isinstance(node, ast.List | ast.Tuple):
+        parts = node.elts
     if any(isinstance(p, ast.Constant) and isinstance(p.value, str) and COMMAND.search(p.value) for p in parts):
         return None  # a literal part spells the command by itself: it is reported as that literal
     if isinstance(node, ast.JoinedStr):
