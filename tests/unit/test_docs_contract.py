@@ -153,6 +153,19 @@ def test_the_readme_indexes_every_docs_page_and_contributing() -> None:
     assert sorted(pages - targets) == []
 
 
+def test_contributing_layout_names_every_room_of_the_package() -> None:
+    """A newcomer finds each folder's job in CONTRIBUTING.md's layout table (a row per folder;
+    a subfolder named in its parent's row)."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip().strip("`") for line in layout.splitlines() if line.startswith("| `")}
+    package = REPO / "hybridops_tf"
+    folders = {p.name + "/" for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert sorted(folders - rows) == []
+    nested = [p.relative_to(package).as_posix() for p in package.glob("*/*") if p.is_dir() and p.name != "__pycache__"]
+    assert [n for n in nested if f"`{n.split('/', 1)[1]}/`" not in layout] == []
+
+
 def test_the_readme_is_a_readme() -> None:
     """What it is, install, set-up, a short story, the commands, exit codes, an index: the rest
     is in docs/ (issue 24 item 6)."""
