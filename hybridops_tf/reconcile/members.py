@@ -89,18 +89,20 @@ def stack_args(member: Member, record: OperationRecord | None, runtime: Runtime)
         except (HyopsError, OSError, ValueError):
             specs = {}
     given = dict(member.inputs)
+    own = _own_values(directory, specs)
     out: list[str] = []
     for name in sorted(set(given) | set(member.unwired) | {n for n, s in specs.items() if s.required}):
         spec = specs.get(name)
+        from_stack = name in given and name not in member.unwired
+        if not from_stack and name not in member.unwired and name in own:
+            continue  # the module's own tfvars (or the caller's TF_VAR_) give it: a secret too, never a placeholder
         if spec is not None and spec.sensitive:
             text = f"{name}=<secret>"
-        elif name in given and name not in member.unwired:
+        elif from_stack:
             value = given[name]
             text = f"{name}={value if isinstance(value, str) else numbers.dumps(value)}"
-        elif name in member.unwired or name not in _own_values(directory, specs):
-            text = f"{name}=<value>"
         else:
-            continue  # the module's own tfvars (or the caller's TF_VAR_) give it
+            text = f"{name}=<value>"
         out += ["--var", text]
     return tuple(out)
 
