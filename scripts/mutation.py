@@ -70,6 +70,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "test_would_apply.py")),
     "hybridops_tf/record/action_settle.py": (_U + "test_actions.py", _U + "test_action_rows.py"),
     "hybridops_tf/record/actions.py": (_U + "test_actions.py", _U + "test_action_rows.py"),
+    "hybridops_tf/record/gate.py": (_U + "test_gate.py", _U + "test_completed_deletes.py", _U + "test_settle.py",
+                                    _U + "test_settle_rules.py"),
 }
 
 # Left out of every run, as too slow to run once per mutant: the CLI in a subprocess (about the

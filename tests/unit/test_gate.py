@@ -161,3 +161,92 @@ def test_an_apply_with_refresh_false_is_noted_drift_not_checked() -> None:
     assert "drift not checked" in rec.extra[steps.DRIFT_NOT_CHECKED]
     steps._note_drift_unchecked(req("-parallelism=2"), rec)
     assert steps.DRIFT_NOT_CHECKED not in rec.extra
+
+
+# --- each rule of the gate where it alone decides (its mutants: `make mutation -k gate`) -----------
+
+def test_a_data_source_or_a_destroyed_entry_is_never_kept_by_the_gate() -> None:
+    """Only live managed objects are held: a data source's read (at the top, in a module, or
+    an entry the engine read) and an entry whose object was destroyed leave freely."""
+    before = _rec({"data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "no-op", "img-1"),
+                   "module.a.data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "no-op", "img-2"),
+                   "sim_image.read": ResourceEntry(ResourceStatus.COMPLETE, "read", "img-3"),
+                   "sim_vm.old": _vm("vm-old", ResourceStatus.DESTROYED)})
+
+    out, kept = gate.gated(before, _rec({}))
+
+    assert kept == [] and out.resources == {}
+
+
+def test_a_kept_object_keeps_its_identity_and_who_made_it() -> None:
+    entry = ResourceEntry(ResourceStatus.COMPLETE, "import", "vm-1", outside=True, identity={"name": "web"},
+                          identity_schema_version=2)
+
+    out, kept = gate.gated(_rec({"sim_vm.web": entry}), _rec({}))
+
+    assert out.resources == {"sim_vm.web": entry} and kept == [gate.Kept("sim_vm.web", "vm-1")]
+
+
+def test_an_after_record_with_no_resources_map_gets_one_for_what_is_kept() -> None:
+    after = OperationRecord("m", Status.ERROR, "apply-2", resources=None)
+
+    out, _ = gate.gated(_rec({"sim_vm.web": _vm("vm-1")}), after)
+
+    assert out.resources == {"sim_vm.web": _vm("vm-1")} and after.resources is None
+
+
+def test_a_released_object_is_kept_once_and_the_callers_record_is_untouched() -> None:
+    """A released object the new record lacks is kept (one entry per id, even when the old
+    record also held that id at an address); one the new record still holds is not doubled."""
+    held, lost = ReleasedObject("sim_vm.h", "vm-h", "apply-0", "t"), ReleasedObject("sim_vm.l", "vm-l", "apply-0", "t")
+    before = _rec({"sim_vm.l": _vm("vm-l")}, [held, lost])
+    after = _rec({}, [held])
+
+    out, kept = gate.gated(before, after)
+
+    assert out.resources == {"sim_vm.l": _vm("vm-l")} and out.released == [held]
+    assert kept == [gate.Kept("sim_vm.l", "vm-l")]
+    assert after.released == [held] and after.resources == {}
+
+    out, kept = gate.gated(_rec({}, [held, lost]), after)
+
+    assert out.released == [held, lost] and kept == [gate.Kept("sim_vm.l", "vm-l")]
+    assert after.released == [held]
+
+
+def test_held_missing_reads_the_state_when_there_is_one_and_the_kept_keys_when_not() -> None:
+    rec = _rec({"data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "read", "img-1"),
+                "sim_vm.a": _vm("vm-a"),
+                "sim_vm.b (deposed 00ab)": ResourceEntry(ResourceStatus.COMPLETE, "create", "vm-old", deposed="00ab"),
+                "sim_vm.gone": _vm("vm-gone", ResourceStatus.DESTROYED),
+                missing_entry_key("sim_vm.c", "vm-c"): _vm("vm-c")})
+
+    assert gate.held_missing(rec, {"vm-old", "vm-c"}) == [("sim_vm.a", "vm-a")]
+    assert gate.held_missing(rec, None) == [(missing_entry_key("sim_vm.c", "vm-c"), "vm-c")]
+    assert gate.held_missing(None, set()) == []
+
+
+def test_the_refusal_and_the_kept_note_list_five_ids_then_count_the_rest() -> None:
+    missing = [(f"sim_vm.v{i}", f"vm-{i}") for i in range(7)]
+
+    refusal = gate.missing_refusal("destroy", "m", missing, "RECONCILE")
+    assert refusal is not None
+    assert [f"vm-{i} (sim_vm.v{i})" in refusal for i in range(7)] == [True] * 5 + [False] * 2
+    assert "and 2 more" in refusal and "a destroy now" in refusal and "--allow-uncertain to destroy" in refusal
+    assert "an apply now" in (gate.missing_refusal("apply", "m", missing[:1], "R") or "")
+
+    note = gate.kept_note([gate.Kept(k, i) for k, i in missing], "RECONCILE")
+    assert [f"vm-{i} (sim_vm.v{i})" in note for i in range(7)] == [True] * 5 + [False] * 2
+    assert "and 2 more" in note and "`RECONCILE`" in note
+    assert "more" not in gate.kept_note([gate.Kept(missing_entry_key("sim_vm.v0", "vm-0"), "vm-0")], "R")
+
+
+def test_the_types_the_engine_would_not_import_are_read_from_the_record_and_only_as_names() -> None:
+    rec = _rec({})
+    assert gate.not_importable(rec) == frozenset() and gate.not_importable(None) == frozenset()
+    rec.extra[gate.NOT_IMPORTABLE] = ["null_resource", 7, "sim_thing"]
+    assert gate.not_importable(rec) == frozenset({"null_resource", "sim_thing"})
+    rec.extra[gate.NOT_IMPORTABLE] = "null_resource"
+    assert gate.not_importable(rec) == frozenset()
+    assert gate.resource_type("not an address") is None
+    assert gate.resource_type(missing_entry_key('module.a["k"].null_resource.x', "1")) == "null_resource"
