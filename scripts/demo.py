@@ -54,6 +54,14 @@ def run(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
 
 
 def record(ref: str) -> dict:
+    """The record as stored: a file under the runtime root, or a row of the store HYOPS_STORE names
+    (`HYOPS_STORE=sqlite:///$PWD/.hyops-demo.db make demo`), read through hyops's own store port."""
+    if ENV.get("HYOPS_STORE"):
+        from hybridops_tf.store import open_store
+
+        doc = open_store(WORK / ".hyops").read_raw(ref)
+        assert doc is not None, f"no record of {ref} in {ENV['HYOPS_STORE']}"
+        return doc
     return json.loads((WORK / ".hyops/state/modules" / ref.replace("/", "__") / "latest.json").read_text())
 
 
