@@ -85,9 +85,10 @@ def connection(path: Path) -> Iterator[sqlite3.Connection]:
 
 def open_database(path: Path) -> int:
     """Make sure `path` is a hyops store: created (0600) with its schema when missing, checked
-    when present; the schema version it had (0: it was made now). UsageError (exit 2, one line naming the path) for a folder that does not
-    exist, a folder where the file should be, a file that is not a SQLite database, another
-    program's database or a newer schema; RefusedError (exit 4) when it cannot be made or read."""
+    when present; the schema version it had (0: it was made now). UsageError (exit 2, one line
+    naming the path) for a folder that does not exist, a folder where the file should be, a
+    file that is not a SQLite database, another program's database or a newer schema;
+    RefusedError (exit 4) when it cannot be made or read."""
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"the SQLite store's folder {folder} does not exist: create it (mkdir -p {folder}) "
