@@ -101,8 +101,10 @@ def open_database(path: Path) -> int:
         with connection(path) as conn:
             return _check_and_create(conn, path)
     except sqlite3.DatabaseError as err:
-        if "not a database" in str(err) or "malformed" in str(err):
+        if "not a database" in str(err):
             raise UsageError(_not_a_store(path, "it is not a SQLite database")) from None
+        if "malformed" in str(err):
+            raise UsageError(_not_a_store(path, f"it is damaged ({err})")) from None
         raise RefusedError(f"the SQLite store {path} could not be opened: {err}; nothing was changed") from None
 
 
@@ -126,8 +128,8 @@ def _make_private(path: Path) -> None:
 
 
 def _not_a_store(path: Path, why: str) -> str:
-    return (f"the SQLite store {path} cannot be used: {why}; give --store/HYOPS_STORE the path of a hyops "
-            "store, or of a file that does not exist yet (hyops creates it); nothing was changed")
+    return (f"the SQLite store {path} cannot be used: {why}; give --store/HYOPS_STORE the path of a store "
+            "made by hyops, or of a file that does not exist yet (it is then made); nothing was changed")
 
 
 def _check_and_create(conn: sqlite3.Connection, path: Path) -> int:
