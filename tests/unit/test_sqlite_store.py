@@ -276,3 +276,23 @@ def test_the_engines_pg_backend_is_given_no_sqlite_url(tmp_path: Path) -> None:
         assert backend.state_lock_wait_env(module, {}) == {}
     finally:
         configure(None)
+
+
+OPEN_AND_WRITE = """
+import sys
+from pathlib import Path
+from hybridops_tf.store.sqlite import SqliteStore
+store = SqliteStore(sys.argv[1], Path(sys.argv[2]))
+store.put_document("kind", sys.argv[3], "x")
+"""
+
+
+def test_processes_that_open_a_new_file_at_once_all_get_the_one_store(db: Path, tmp_path: Path) -> None:
+    db.parent.mkdir()
+    children = [subprocess.Popen([sys.executable, "-c", OPEN_AND_WRITE, f"sqlite:///{db}", str(tmp_path / "rt"),
+                                  f"doc-{n}"], stderr=subprocess.PIPE, text=True) for n in range(4)]
+    errors = [child.communicate(timeout=120)[1] for child in children]
+
+    assert [child.returncode for child in children] == [0, 0, 0, 0], errors
+    with sqlite3.connect(db) as conn:
+        assert sorted(r[0] for r in conn.execute("SELECT name FROM documents")) == [f"doc-{n}" for n in range(4)]
