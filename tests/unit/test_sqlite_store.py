@@ -296,3 +296,13 @@ def test_processes_that_open_a_new_file_at_once_all_get_the_one_store(db: Path, 
     assert [child.returncode for child in children] == [0, 0, 0, 0], errors
     with sqlite3.connect(db) as conn:
         assert sorted(r[0] for r in conn.execute("SELECT name FROM documents")) == [f"doc-{n}" for n in range(4)]
+
+
+def test_the_queue_is_refused_on_a_sqlite_store_naming_the_postgresql_store(store: SqliteStore) -> None:
+    from hybridops_tf.stack.queue.jobs import queue_store
+
+    with pytest.raises(UsageError) as info:
+        queue_store(store, "--queue")
+
+    assert info.value.exit_code == ExitCode.USAGE and "\n" not in info.value.message
+    assert "SQLite store" in info.value.message and "--store postgresql://" in info.value.message
