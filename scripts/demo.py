@@ -155,7 +155,10 @@ def main() -> None:
     run("stack", "destroy", STACK)
     check("no live objects" in run("sim", "ls").stdout, "the cloud is empty")
     run("stack", "status", STACK)
-    say(f"Done. Records, run folders and the stack report are under {WORK / '.hyops'}; "
+    from hybridops_tf.store.url import redact_url
+
+    where = f"records in the store {redact_url(ENV['HYOPS_STORE'])}, " if ENV.get("HYOPS_STORE") else "records, "
+    say(f"Done. {where[0].upper()}{where[1:]}run folders and the stack report are under {WORK / '.hyops'}; "
         f"the red pipeline's report: {REPORT}")
 
 
