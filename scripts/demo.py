@@ -54,6 +54,14 @@ def run(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
 
 
 def record(ref: str) -> dict:
+    """The record as stored: a file under the runtime root, or a row of the store HYOPS_STORE names
+    (`HYOPS_STORE=sqlite:///$PWD/.hyops-demo.db make demo`), read through hyops's own store port."""
+    if ENV.get("HYOPS_STORE"):
+        from hybridops_tf.store import open_store
+
+        doc = open_store(WORK / ".hyops").read_raw(ref)
+        assert doc is not None, f"no record of {ref} in {ENV['HYOPS_STORE']}"
+        return doc
     return json.loads((WORK / ".hyops/state/modules" / ref.replace("/", "__") / "latest.json").read_text())
 
 
@@ -147,7 +155,10 @@ def main() -> None:
     run("stack", "destroy", STACK)
     check("no live objects" in run("sim", "ls").stdout, "the cloud is empty")
     run("stack", "status", STACK)
-    say(f"Done. Records, run folders and the stack report are under {WORK / '.hyops'}; "
+    from hybridops_tf.store.url import redact_url
+
+    where = f"records in the store {redact_url(ENV['HYOPS_STORE'])}, " if ENV.get("HYOPS_STORE") else "records, "
+    say(f"Done. {where[0].upper()}{where[1:]}run folders and the stack report are under {WORK / '.hyops'}; "
         f"the red pipeline's report: {REPORT}")
 
 

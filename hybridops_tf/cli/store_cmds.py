@@ -58,7 +58,8 @@ def init_cmd() -> None:
     Example:
       HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
     """
-    from hybridops_tf.store.pgconn import StoreUnavailable, migrate
+    from hybridops_tf.store import init_store as migrate
+    from hybridops_tf.store.pgconn import StoreUnavailable
     from hybridops_tf.store.url import redact_url
 
     url = _url()

@@ -1,5 +1,6 @@
-"""Where records, locks and run journals live: the local runtime root, or a shared
-PostgreSQL store (`--store URL` / HYOPS_STORE).
+"""Where records, locks and run journals live: the local runtime root, a shared PostgreSQL
+store (`--store postgresql://...` / HYOPS_STORE), or a SQLite file shared by the processes of
+one machine (`--store sqlite:///PATH`, store/sqlite.py).
 
 Which one is in use is store/url.py's: the CLI calls `configure()` once, everything else asks `selected_url()`.
 """
@@ -12,7 +13,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hybridops_tf.store.url import redact_url, selected_url
+from hybridops_tf.store.url import is_postgres_url, is_sqlite_url, redact_url, selected_url
 
 if TYPE_CHECKING:
     from hybridops_tf.record.model import OperationRecord
@@ -85,7 +86,7 @@ class Store(Records, Journals, Documents, Protocol):
     """What the core needs of a record store, by capability; store.local.RecordStore (files
     under the runtime root) and store.postgres.PgStore implement it. A store that can also
     hold the stack queue says so with `queue()` (None: it cannot); code asks for the
-    capability it needs, never for a class or a URL."""
+    capability it needs, never for a class or a URL. store.sqlite.SqliteStore is the third."""
 
     def queue(self) -> QueueStore | None: ...
 
@@ -95,13 +96,17 @@ _open_lock = threading.Lock()
 
 
 def open_store(runtime_root: Path) -> Store:
-    """The record store in use: the local runtime root, or the shared PostgreSQL store
-    (one per URL and root in a process, so its connection is reused)."""
+    """The record store in use: the local runtime root, a SQLite file, or the shared PostgreSQL
+    store (one per URL and root in a process, so its connection is reused)."""
     url = selected_url()
     if url is None:
         from hybridops_tf.store.local import RecordStore
 
         return RecordStore(runtime_root)
+    if is_sqlite_url(url):
+        from hybridops_tf.store.sqlite import SqliteStore
+
+        return SqliteStore(url, runtime_root)
     return shared_store(runtime_root)
 
 
@@ -114,7 +119,10 @@ def shared_store(runtime_root: Path) -> PgStore:
     if url is None:
         raise UsageError("no shared store selected: pass --store postgresql://USER@HOST:PORT/DB "
                          "or set HYOPS_STORE (the password through PGPASSWORD or PGPASSFILE)")
-    if not url.startswith(("postgresql://", "postgres://")):
+    if is_sqlite_url(url):
+        raise UsageError(f"--store/HYOPS_STORE {url} is a SQLite store, and this command is the PostgreSQL "
+                         "store's: pass --store postgresql://USER@HOST:PORT/DATABASE (docs/shared-store.md)")
+    if not is_postgres_url(url):
         raise UsageError(f"--store/HYOPS_STORE {redact_url(url)!r} is not a PostgreSQL URL: use "
                          "postgresql://USER@HOST:PORT/DATABASE (the password through PGPASSWORD or PGPASSFILE)")
     from hybridops_tf.store.postgres import PgStore
@@ -124,3 +132,15 @@ def shared_store(runtime_root: Path) -> PgStore:
         if store is None:
             store = _open[(url, runtime_root)] = PgStore(url, runtime_root)
         return store
+
+
+def init_store(url: str) -> tuple[int, int]:
+    """`hyops store init` of the store `url` names: its schema created or migrated; (version
+    before, version after). A SQLite file is made when missing (store/sqlitedb.py)."""
+    if is_sqlite_url(url):
+        from hybridops_tf.store.sqlitedb import SCHEMA_VERSION, database_path, open_database
+
+        return open_database(database_path(url)), SCHEMA_VERSION
+    from hybridops_tf.store.pgconn import migrate
+
+    return migrate(url)

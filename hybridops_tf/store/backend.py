@@ -1,6 +1,6 @@
 """The engine's `pg` backend in the shared store's database: state beside the record.
 
-A module that declares `terraform { backend "pg" {} }` gets, at init, the store's URL as
+A module that declares `terraform { backend "pg" {} }` gets, at init, the PostgreSQL store's URL as
 `conn_str` (never with a password: the engine's driver reads PGPASSWORD / PGPASSFILE /
 a service file from the environment, as hyops's does) and a schema of its own derived from
 its ref; workspaces are the backend's own (one row per workspace in that schema).
@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.store.url import redact_url, selected_url
+from hybridops_tf.store.url import is_postgres_url, redact_url, selected_url
 
 
 def schema_name(module_ref: str) -> str:
@@ -51,7 +51,7 @@ def init_args(module_dir: Path, module_ref: str, other_refs: Callable[[], Iterab
     another recorded module's is refused (UsageError) before its first init.
     """
     url = selected_url()
-    if url is None:
+    if url is None or not is_postgres_url(url):  # the engine's pg backend is PostgreSQL's alone
         return []
     from hybridops_tf.engine import initcheck
 
@@ -75,7 +75,8 @@ _PG_BACKEND = re.compile(r'\bbackend\s+"pg"|"backend"\s*:\s*\{\s*"pg"')  # HCL, 
 def state_lock_wait_env(module_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """TF_CLI_ARGS_<command> with `-lock-timeout` for a pg-backend module under a shared
     store (a cheap text check: a false positive only makes the engine wait for its lock)."""
-    if selected_url() is None or not _declares_pg_backend(module_dir):
+    url = selected_url()
+    if url is None or not is_postgres_url(url) or not _declares_pg_backend(module_dir):
         return {}
     env = {}
     for command in _LOCKING_COMMANDS:

@@ -7,26 +7,33 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record import layout
-
-if TYPE_CHECKING:
-    pass
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
 
 LOCK_POLL_SECONDS = 0.1  # a wait for a busy lock looks for a signal this often
 
 
-class ModuleLock:
-    """The per-module lock, held for a whole operation; names its holder when busy."""
+class LockPlace(Protocol):
+    """Where a key's lock file and its holder's note live (a folder of their own per key: the
+    holder sweeps that folder's temp files): the runtime root's record folder, or the SQLite
+    store's lock folder beside its database (store/sqlite.py)."""
 
-    def __init__(self, store: RecordStore, module_ref: str, run_id: str, timeout: float) -> None:
+    def module_dir(self, module_ref: str) -> Path: ...
+    def lock_path(self, module_ref: str) -> Path: ...
+
+
+class ModuleLock:
+    """The per-module lock, held for a whole operation; names its holder when busy. A file
+    lock (flock): the kernel frees it when its holder dies, however it dies."""
+
+    def __init__(self, store: LockPlace, module_ref: str, run_id: str, timeout: float) -> None:
         from filelock import FileLock
 
         self.store = store
@@ -132,6 +139,23 @@ def _live_holder(owner_path: Path) -> str | None:
             f"since {h.get('since')})")
 
 
+def lock_file_is_free(path: Path) -> bool:
+    """True when no live process holds the lock file (a probe, released at once)."""
+    from filelock import FileLock, Timeout
+
+    if not path.exists():
+        return True
+    probe = FileLock(str(path), timeout=0, mode=0o600)
+    try:
+        probe.acquire()
+    except Timeout:
+        return False
+    except OSError:
+        return False
+    probe.release()
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class JournalRead:
     """What a store's journal holds of one run: the engine lines it kept, in order, whether
@@ -181,21 +205,7 @@ class RecordStore:
         return ModuleLock(self, module_ref, run_id, timeout)
 
     def lock_is_free(self, module_ref: str) -> bool:
-        """True when no live process holds the module lock (a probe, released at once)."""
-        from filelock import FileLock, Timeout
-
-        path = self.lock_path(module_ref)
-        if not path.exists():
-            return True
-        probe = FileLock(str(path), timeout=0, mode=0o600)
-        try:
-            probe.acquire()
-        except Timeout:
-            return False
-        except OSError:
-            return False
-        probe.release()
-        return True
+        return lock_file_is_free(self.lock_path(module_ref))
 
     def read(self, module_ref: str) -> OperationRecord | None:
         """The record, None when there is none; CorruptRecordError when unreadable."""

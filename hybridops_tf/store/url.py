@@ -16,8 +16,17 @@ def configure(url: str | None) -> None:
 
 
 def selected_url() -> str | None:
-    """The PostgreSQL URL in use, or None for the local runtime root."""
+    """The store URL in use (PostgreSQL or SQLite), or None for the local runtime root."""
     return _configured if _configured is not None else (os.environ.get("HYOPS_STORE") or None)
+
+
+def is_sqlite_url(url: str) -> bool:
+    """A SQLite store's URL (`sqlite:///PATH`, store/sqlite.py)."""
+    return url[:7].lower() == "sqlite:"
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
 
 
 # Compiled on first use (re keeps them), not at import: every command imports this module, few

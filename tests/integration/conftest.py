@@ -34,6 +34,7 @@ from tests.integration.modern import (
     lay_null_provider,
 )
 from tests.integration.shared_store import SharedStore
+from tests.integration.sqlite_store import SqliteFile
 from tests.integration.stacks import StackEnv
 from tests.pgcluster import PgCluster, pg_cluster_session
 
@@ -73,20 +74,22 @@ def hyops_pg(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Pat
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "both_stores: the test runs on the local root and on the shared PostgreSQL store (its `hyops` "
-        "is parametrized): what it checks goes through what the store does (see pytest_generate_tests)")
+        "markers", "both_stores: the test runs on the local root, on the shared PostgreSQL store and on a SQLite "
+        "store (its `hyops` is parametrized): what it checks goes through what the store does (see "
+        "pytest_generate_tests)")
 
 
 @pytest.fixture
 def record_store() -> str:
-    """Which store `hyops` runs on: "local", or "postgres" in the second leg of a test marked
-    both_stores (see pytest_generate_tests)."""
+    """Which store `hyops` runs on: "local", or "postgres" / "sqlite" in the other legs of a
+    test marked both_stores (see pytest_generate_tests)."""
     return "local"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked both_stores (or in a module so marked) runs its `hyops` on the local root
-    and on the shared PostgreSQL store. Only tests whose subject passes through what the store
+    """A test marked both_stores (or in a module so marked) runs its `hyops` on the local root,
+    on the shared PostgreSQL store and on a SQLite store (`-k sqlite`: the store contract's
+    third implementation, hybridops_tf/store/sqlite.py). Only tests whose subject passes through what the store
     does get the second leg: the module lock and its holder, staleness (a killed runner's lock
     freed), the record written at the contract's points (running, then the settle, also after a
     signal), documents (rerun inputs, stack reports), reconcile's audit entries, and secrets
@@ -94,17 +97,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     record says whichever store keeps it, and tests/integration/test_shared_store.py and its
     neighbours cover the store itself (two runners, a dead server, the schema)."""
     if "hyops" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_stores") is not None:
-        metafunc.parametrize("record_store", ["local", pytest.param("postgres", marks=pytest.mark.postgres)])
+        metafunc.parametrize("record_store", ["local", pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
 
 
 @pytest.fixture
 def hyops(tmp_path: Path, engine_path: str, runtime_root: Path, sim_root: Path, record_store: str,
           request: pytest.FixtureRequest) -> Hyops:
     """The real `hyops` console script, run from tmp_path against this test's roots (and the
-    test's shared store when `record_store` is "postgres")."""
+    test's shared store when `record_store` is "postgres", a SQLite file beside the roots when
+    "sqlite")."""
     if record_store == "postgres":
         store: SharedStore = request.getfixturevalue("pg_store")
         return Hyops(tmp_path, runtime_root, engine_path, sim_root, store.env(), store=store)
+    if record_store == "sqlite":
+        sqlite = SqliteFile(tmp_path / "store" / "records.db")
+        sqlite.path.parent.mkdir(mode=0o700)
+        return Hyops(tmp_path, runtime_root, engine_path, sim_root, sqlite.env(), store=sqlite)
     return Hyops(tmp_path, runtime_root, engine_path, sim_root, {})
 
 

@@ -29,7 +29,7 @@ class Hyops:
     engine: str
     sim_root: Path
     extra_env: dict[str, str]
-    store: Any = None  # a tests.integration.shared_store.SharedStore when records are in PostgreSQL
+    store: Any = None  # a SharedStore (shared_store.py) or a SqliteFile (sqlite_store.py): records not in files
 
     def env(self, **more: str) -> dict[str, str]:
         env = dict(os.environ)

@@ -36,6 +36,10 @@ class SharedStore:
     def sql(self, query: str) -> str:
         return self.cluster.psql(query, self.dbname)
 
+    def stored_record_text(self, key: str) -> str:
+        """The record exactly as stored (its JSONB as text)."""
+        return self.sql(f"SELECT doc::text FROM hyops.records WHERE key = '{key}'")
+
     def record(self, key: str) -> dict[str, Any] | None:
         text = self.sql(f"SELECT doc::text FROM hyops.records WHERE key = '{key}'")
         return json.loads(text) if text.strip() else None

@@ -152,9 +152,9 @@ def test_destroy_failure_is_error_with_failed_command_destroy(
 
 
 def _stored_record_bytes(hyops: Hyops, ref: str) -> bytes:
-    """The record exactly as stored: the file's bytes, or the store's JSONB text."""
+    """The record exactly as stored: the file's bytes, or the store's text of it."""
     if hyops.store is not None:
-        return hyops.store.sql(f"SELECT doc::text FROM hyops.records WHERE key = '{ref}'").encode()
+        return hyops.store.stored_record_text(ref).encode()
     return hyops.record_path(ref).read_bytes()
 
 

@@ -85,8 +85,9 @@ def queue_store(store: Store, command: str) -> QueueStore:
     """The store's queue port; UsageError naming `command` when the store holds no queue."""
     port = store.queue()
     if port is None:
-        raise UsageError(f"{command} needs the shared store: pass --store postgresql://USER@HOST:PORT/DB or set "
-                         "HYOPS_STORE (docs/shared-store.md), the same on this runner and every worker")
+        raise UsageError(f"{command} needs the shared PostgreSQL store, and {store.describe()} holds no queue: pass "
+                         "--store postgresql://USER@HOST:PORT/DB or set HYOPS_STORE (docs/shared-store.md), the same "
+                         "on this runner and every worker")
     return port
 
 
