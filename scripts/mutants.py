@@ -860,6 +860,9 @@ MUTANTS = (
            "        if not from_stack and name not in member.unwired and name in own and not (spec and\n"
            "                                                                                   spec.sensitive):\n",
            ("tests/unit/test_stack_member_args.py",)),
+    Mutant("a symlinked provider cache inside the runtime root is a crash", "hybridops_tf/engine/plugin_cache.py",
+           "    except OSError as err:  # a symlinked folder", "    except FileNotFoundError as err:  # a symlinked folder",
+           ("tests/unit/test_plugin_cache.py", "-k", "never_followed")),
     Mutant("a folder another process makes at the same instant is a crash", "hybridops_tf/base/files.py",
            "        except FileExistsError:\n            pass\n",
            "        except NotADirectoryError:\n            pass\n",

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.files import ensure_dir
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
@@ -75,8 +76,12 @@ def cache_env(own: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """What to add to the engine's environment: `own` as its cache, unless the user set one."""
     if user_cache(environ) is not None:
         return {}
-    ensure_dir(own)  # every folder made here is private, whatever the umask; one another process (or
-    return {CACHE_ENV: str(own)}  # a thread of a parallel reconcile) makes at the same instant is simply used
+    try:  # every folder made here is private, whatever the umask; one another process (or a thread
+        ensure_dir(own)  # of a parallel reconcile) makes at the same instant is simply used
+    except OSError as err:  # a symlinked folder inside the runtime root (never followed), or unwritable
+        notices.warning(f"the provider cache {own} is not used ({err}): each module's init keeps its own copy")
+        return {}
+    return {CACHE_ENV: str(own)}
 
 
 _PINNED = re.compile(r'(?m)^provider[ \t]+"([^"]+)"[ \t]*\{[^}]*?^[ \t]*version[ \t]*=[ \t]*"([^"]+)"', re.S)

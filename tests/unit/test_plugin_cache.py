@@ -42,6 +42,19 @@ def test_a_cache_folder_another_process_makes_at_the_same_instant_is_used_not_a_
     assert own.is_dir()
 
 
+def test_a_symlinked_cache_folder_inside_the_runtime_root_is_never_followed(tmp_path: Path) -> None:
+    from hybridops_tf.base.files import register_private_root
+
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / "cache").symlink_to(elsewhere, target_is_directory=True)
+    register_private_root(root)
+
+    assert plugin_cache.cache_env(root / "cache" / "plugins", {"HOME": str(tmp_path / "home")}) == {}
+    assert list(elsewhere.iterdir()) == []
+
+
 @pytest.mark.parametrize("value", ["/elsewhere", ""])  # empty: the user turned the engine's cache off
 def test_the_users_environment_cache_wins_even_empty(tmp_path: Path, value: str) -> None:
     own = tmp_path / "plugins"
