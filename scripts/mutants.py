@@ -837,10 +837,12 @@ MUTANTS = (
     # an eager import back
     Mutant("the CLI imports the sim at start", "hybridops_tf/cli/main.py",
            "from hybridops_tf.runtime.discover import RootChoice\n",
-           "from hybridops_tf.runtime.discover import RootChoice\nfrom hybridops_tf.sim.install import SIM_ENVIRONMENT  # noqa: F401\n",
+           "from hybridops_tf.runtime.discover import RootChoice\n"
+           "from hybridops_tf.sim.install import SIM_ENVIRONMENT  # noqa: F401\n",
            ("tests/unit/test_import_sets.py",)),
     Mutant("atomic writes import tempfile at start", "hybridops_tf/base/files.py",
-           "import stat\nfrom pathlib import Path\n", "import stat\nimport tempfile  # noqa: F401\nfrom pathlib import Path\n",
+           "import stat\nfrom pathlib import Path\n",
+           "import stat\nimport tempfile  # noqa: F401\nfrom pathlib import Path\n",
            ("tests/unit/test_import_sets.py",)),
     Mutant("engine features load the engine runner", "hybridops_tf/engine/features.py",
            "from hybridops_tf.engine.addresses import Spelling\n",

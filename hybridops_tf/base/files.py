@@ -91,7 +91,7 @@ class PreparedWrite:
         self._same = keep_same and _holds(path, data)
         if self._same:
             return
-        import tempfile  # here: tempfile loads shutil and its compression modules, which a read-only command never needs
+        import tempfile  # here: it loads shutil and its compression modules, which a read-only command never needs
 
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         self._tmp = tmp
