@@ -871,6 +871,21 @@ MUTANTS = (
     Mutant("a provider link into a removed cache is trusted", "hybridops_tf/engine/initcheck.py",
            "    if has_dot_terraform and _provider_link_gone(module_dir):\n", "    if False:\n",
            ("tests/unit/test_plugin_cache.py", "-k", "removed_cache")),
+    # branch import-sets (issue 58, item 2): a command loads only what it uses; each mutant puts
+    # an eager import back
+    Mutant("the CLI imports the sim at start", "hybridops_tf/cli/main.py",
+           "from hybridops_tf.runtime.discover import RootChoice\n",
+           "from hybridops_tf.runtime.discover import RootChoice\n"
+           "from hybridops_tf.sim.install import SIM_ENVIRONMENT  # noqa: F401\n",
+           ("tests/unit/test_import_sets.py",)),
+    Mutant("atomic writes import tempfile at start", "hybridops_tf/base/files.py",
+           "import stat\nfrom pathlib import Path\n",
+           "import stat\nimport tempfile  # noqa: F401\nfrom pathlib import Path\n",
+           ("tests/unit/test_import_sets.py",)),
+    Mutant("engine features load the engine runner", "hybridops_tf/engine/features.py",
+           "from hybridops_tf.engine.addresses import Spelling\n",
+           "from hybridops_tf.engine.addresses import Spelling\nfrom hybridops_tf.engine import binary  # noqa: F401\n",
+           ("tests/integration/test_import_sets.py", "-k", "status")),
     # issue 55, item 1: numbers travel as their decimal text (base/numbers.py)
     Mutant("JSON numbers are read as floats", "hybridops_tf/base/numbers.py",
            "    return json.loads(text, parse_float=Number,", "    return json.loads(text, parse_float=float,",

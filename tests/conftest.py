@@ -18,9 +18,8 @@ import pytest
 import yaml
 
 from hybridops_tf.base import notices
-from hybridops_tf.cli.main import say
+from hybridops_tf.cli.main import SIM_HOOK, say
 from hybridops_tf.runtime import hooks
-from hybridops_tf.sim.install import SIM_ENVIRONMENT
 from tests.integration.helpers import PAIR_TF, copy_module
 from tests.integration.modern import ENGINE_NAMES, MODERN_MINIMUM, find_modern_engine
 
@@ -65,7 +64,7 @@ _SCRUBBED_ENV = (
 @pytest.fixture(autouse=True, scope="session")
 def sim_environment_hook() -> None:
     """Sim modules get the provider mirror, as under `hyops` (hybridops_tf.cli.main)."""
-    hooks.register(SIM_ENVIRONMENT)
+    hooks.register(SIM_HOOK)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -92,6 +91,8 @@ class PreparedWrite:
         self._same = keep_same and _holds(path, data)
         if self._same:
             return
+        import tempfile  # here: it loads shutil and its compression modules, which a read-only command never needs
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         self._tmp = tmp
         try:

@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -21,7 +21,9 @@ from hybridops_tf.base.errors import ExitCode, HyopsError, Interrupted, UsageErr
 from hybridops_tf.cli.settings import Settings, commands, remember_group
 from hybridops_tf.runtime import discover, hooks
 from hybridops_tf.runtime.discover import RootChoice
-from hybridops_tf.sim.install import SIM_ENVIRONMENT
+
+if TYPE_CHECKING:
+    from hybridops_tf.runtime.hooks import EnvironmentHook
 
 
 def say(level: notices.Level, text: str) -> None:
@@ -35,10 +37,41 @@ def say(level: notices.Level, text: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class SimHook:
+    """The sim's engine-environment hook (sim/install.py's SIM_ENVIRONMENT), imported when the
+    core first asks it about a module: a command that runs no module (status, outputs,
+    version, ...) never loads the sim (tests/unit/test_import_sets.py)."""
+
+    _hook: EnvironmentHook | None = None
+
+    def _sim(self) -> EnvironmentHook:
+        if self._hook is None:
+            from hybridops_tf.sim.install import SIM_ENVIRONMENT
+
+            self._hook = SIM_ENVIRONMENT
+        return self._hook
+
+    @property
+    def usage_errors(self) -> tuple[type[Exception], ...]:
+        errors: tuple[type[Exception], ...] = getattr(self._sim(), "usage_errors", ())
+        return errors
+
+    def applies(self, module_dir: Path) -> bool:
+        return self._sim().applies(module_dir)
+
+    def guarded_path(self, runtime_root: Path) -> Path:
+        return self._sim().guarded_path(runtime_root)
+
+    def engine_env(self, runtime_root: Path) -> dict[str, str]:
+        return self._sim().engine_env(runtime_root)
+
+
+SIM_HOOK = SimHook()
+
 # The composition root: the core asks runtime.hooks for extra engine environment and never
 # imports the sim, and tells the user things through base.notices and never prints; both
 # are set here, at import, so every command (and CliRunner) has them.
-hooks.register(SIM_ENVIRONMENT)
+hooks.register(SIM_HOOK)
 notices.listen(say)
 
 # command name -> "module:attribute" of a click command, loaded on first use.

@@ -13,7 +13,6 @@ import codecs
 import io
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -192,7 +191,11 @@ def format_table(rows: Sequence[Sequence[str]], indent: str = "", width: int | N
 def table(rows: Sequence[Sequence[str]], indent: str = "") -> None:
     """Echo format_table(rows): wrapped to the terminal's width on a terminal, one line a
     row otherwise (pipes and CI logs stay greppable)."""
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    width = None
+    if sys.stdout.isatty():
+        import shutil  # here: it loads its compression modules, which a table into a pipe never needs
+
+        width = shutil.get_terminal_size().columns
     for line in format_table(rows, indent, width):
         click.echo(line)
 

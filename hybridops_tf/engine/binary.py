@@ -21,6 +21,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, EngineNotFound, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.engine import commands, process
+from hybridops_tf.engine.features import version_key
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -182,15 +183,6 @@ def version_change_warning(recorded: Mapping[str, str] | None, info: EngineInfo)
     return (f"this run uses engine {info.version} ({info.binary}) but the module's last run used "
             f"{before}{where}: {risk}; pin one engine with --engine or HYOPS_ENGINE "
             "(the `version` command of hyops names the one it runs)")
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """1.11.4 > 1.9.0 > 1.0.3 (numeric fields of the release part; a suffix is ignored)."""
-    parts = []
-    for field in version.lstrip("v").split("-")[0].split("."):
-        digits = "".join(ch for ch in field if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
 
 
 def warn_if_version_changed(recorded: Mapping[str, str] | None, info: EngineInfo) -> None:

@@ -7,9 +7,31 @@ feature names the first version of each engine that has it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from hybridops_tf.engine.addresses import Spelling
-from hybridops_tf.engine.binary import EngineInfo, version_key
+
+
+class VersionedEngine(Protocol):
+    """What a feature asks of an engine (binary.EngineInfo has it): not imported from binary.py,
+    which loads the engine's runner, so `hyops status` can ask a state file's key spelling
+    without it (tests/unit/test_import_sets.py)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """1.11.4 > 1.9.0 > 1.0.3 (numeric fields of the release part; a suffix is ignored)."""
+    parts = []
+    for field in version.lstrip("v").split("-")[0].split("."):
+        digits = "".join(ch for ch in field if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
 
 # Engine commands (as argv words after `-chdir`) that evaluate the root module's variables on
 # every engine, so take the run's var file.
@@ -25,11 +47,11 @@ class Feature:
     terraform: tuple[int, ...] | None
     tofu: tuple[int, ...] | None
 
-    def __call__(self, info: EngineInfo) -> bool:
+    def __call__(self, info: VersionedEngine) -> bool:
         first = self.tofu if info.kind == "tofu" else self.terraform
         return first is not None and version_key(info.version) >= first
 
-    def lacking(self, info: EngineInfo, added: str) -> str | None:
+    def lacking(self, info: VersionedEngine, added: str) -> str | None:
         """Why this engine cannot do it, naming the version that added it (`added`: "added in
         Terraform 1.14.0; OpenTofu has none"); None when it can."""
         if self(info):
@@ -47,7 +69,7 @@ VARIABLES_IN_READS = Feature("-var-file on show and state pull", (1, 15), None)
 _READS = frozenset({("show",), ("state", "pull")})
 
 
-def takes_var_file(info: EngineInfo, command: tuple[str, ...]) -> bool:
+def takes_var_file(info: VersionedEngine, command: tuple[str, ...]) -> bool:
     """Whether `command` (its words: `("plan",)`, `("state", "pull")`) on this engine evaluates
     the root module's variables, so needs the run's inputs as a var file."""
     if command[:1] in EVALUATES_VARIABLES:
@@ -87,7 +109,7 @@ QUERY_ADDED = "added in Terraform 1.14.0; OpenTofu has none"
 HCL_QUOTED_KEYS = Feature("instance keys quoted as HCL in addresses", (1, 11), (1, 10))
 
 
-def key_spelling(info: EngineInfo | None) -> Spelling:
+def key_spelling(info: VersionedEngine | None) -> Spelling:
     """How this engine spells a string instance key in the addresses it prints; an unknown
     engine is taken to be a current one."""
     return key_spelling_of(info.version, info.kind) if info is not None else Spelling.HCL

@@ -32,15 +32,19 @@ def no_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hooks, "_HOOKS", [])
 
 
-def test_the_cli_registers_the_sim_hook() -> None:
+def test_the_cli_registers_the_sim_hook_and_loads_the_sim_only_when_the_hook_is_asked() -> None:
     """In a fresh interpreter: here tests/conftest.py has registered the hook already, so only
-    a process that imports nothing but the CLI entry shows that the CLI itself does it."""
-    probe = ("from hybridops_tf.runtime import hooks; from hybridops_tf.sim.install import SIM_ENVIRONMENT; "
-             "before = SIM_ENVIRONMENT in hooks._HOOKS; import hybridops_tf.cli.main; "
-             "print(before, SIM_ENVIRONMENT in hooks._HOOKS)")
+    a process that imports nothing but the CLI entry shows that the CLI itself does it; the sim
+    (sim/install.py) loads when the core first asks the hook about a module, not before."""
+    probe = ("import sys; from pathlib import Path; from hybridops_tf.runtime import hooks; "
+             "before = len(hooks._HOOKS); import hybridops_tf.cli.main; "
+             "print(before, len(hooks._HOOKS), 'hybridops_tf.sim.install' in sys.modules); "
+             "asked = hooks._HOOKS[0].guarded_path(Path('/rt')); loaded = 'hybridops_tf.sim.install' in sys.modules; "
+             "from hybridops_tf.sim.install import SIM_ENVIRONMENT; "
+             "print(loaded, asked == SIM_ENVIRONMENT.guarded_path(Path('/rt')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 
-    assert done.stdout.split() == ["False", "True"]
+    assert done.stdout.split() == ["0", "1", "False", "True", "True"]
 
 
 @pytest.mark.usefixtures("no_hooks")

@@ -1,0 +1,86 @@
+"""What `hyops status` loads (issue 58, item 2): a command loads only what it uses. Each probe is
+a fresh interpreter running the real CLI, so nothing a test imported counts; the modules it
+holds at the end are the command's import set. The no-op apply's set is held by
+tests/integration/test_import_sets.py (it needs the engine).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Loaded by no read-only command: the simulated cloud (its hook is imported when the core first
+# asks it about a module), the shared store's drivers, the parser of HCL, the queue, the
+# pictures and the reports.
+NEVER_READ_ONLY = ("hybridops_tf.sim", "psycopg", "procrastinate", "hcl2", "lark", "grpc", "pyvider",
+                   "hybridops_tf.stack.queue", "hybridops_tf.picture", "hybridops_tf.stack.report",
+                   "hybridops_tf.cli.markdown")
+# shutil (and its compression modules, which tempfile loads too) is for atomic writes and a
+# terminal's width: a status into a pipe writes nothing and wraps nothing.
+NO_WRITES = ("shutil", "tempfile", "lzma", "bz2")
+
+PROBE = """
+import json, sys
+{preload}
+sys.argv = ["hyops", *sys.argv[1:]]
+from hybridops_tf.cli.main import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": sorted(sys.modules)}}) + "\\n")
+"""
+
+
+def loaded_by(cwd: Path, argv: list[str], preload: str = "") -> dict:
+    """The exit code and the modules loaded by `hyops ARGV` run in a fresh interpreter in cwd."""
+    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), *argv],
+                            capture_output=True, text=True, cwd=cwd, check=False, stdin=subprocess.DEVNULL)
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
+    assert lines, result.stderr
+    return json.loads(lines[-1][len("PROBE "):])
+
+
+def among(loaded: list[str], packages: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if m in packages or m.startswith(tuple(f"{p}." for p in packages))]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """modules/net with an `ok` record under ./.hyops."""
+    from hybridops_tf.record.model import OperationRecord, Status
+    from hybridops_tf.store.local import RecordStore
+
+    (tmp_path / "modules" / "net").mkdir(parents=True)
+    (tmp_path / "modules" / "net" / "main.tf").write_text("")
+    RecordStore(tmp_path / ".hyops").write(OperationRecord(module_ref="net", status=Status("ok"), run_id="apply-1"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [
+    ["--runtime-root", ".hyops", "status", "--all"], ["--runtime-root", ".hyops", "status", "modules/net"],
+    ["--runtime-root", ".hyops", "status", "--all", "--json"], ["--runtime-root", "empty-root", "status", "--all"],
+], ids=" ".join)
+def test_status_loads_no_sim_no_store_driver_no_parser_no_report_and_nothing_to_write_with(
+    project: Path, argv: list[str]
+) -> None:
+    report = loaded_by(project, argv)
+
+    assert report["code"] in (0, None)
+    assert among(report["loaded"], NEVER_READ_ONLY) == []
+    assert among(report["loaded"], NO_WRITES) == []
+
+
+def test_the_import_set_probe_does_see_a_module_the_command_loaded(project: Path) -> None:
+    """Control for the test above: the probe is able to fail."""
+    report = loaded_by(project, ["--runtime-root", ".hyops", "status", "--all"],
+                       preload="import hybridops_tf.sim.install, tempfile")
+
+    assert among(report["loaded"], NEVER_READ_ONLY) == ["hybridops_tf.sim", "hybridops_tf.sim.install",
+                                                         "hybridops_tf.sim.names"]
+    assert {"shutil", "tempfile"} <= set(among(report["loaded"], NO_WRITES))
