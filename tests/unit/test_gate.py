@@ -171,7 +171,8 @@ def test_a_data_source_or_a_destroyed_entry_is_never_kept_by_the_gate() -> None:
     before = _rec({"data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "no-op", "img-1"),
                    "module.a.data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "no-op", "img-2"),
                    "sim_image.read": ResourceEntry(ResourceStatus.COMPLETE, "read", "img-3"),
-                   "sim_vm.old": _vm("vm-old", ResourceStatus.DESTROYED)})
+                   "sim_vm.old": _vm("vm-old", ResourceStatus.DESTROYED),
+                   "sim_vm.never": ResourceEntry(ResourceStatus.PENDING, "create", None)})  # planned, never made
 
     out, kept = gate.gated(before, _rec({}))
 
@@ -213,6 +214,9 @@ def test_a_released_object_is_kept_once_and_the_callers_record_is_untouched() ->
     assert out.released == [held, lost] and kept == [gate.Kept("sim_vm.l", "vm-l")]
     assert after.released == [held]
 
+    twice = ReleasedObject("sim_vm.l2", "vm-l", "apply-1", "t")  # one object released under two addresses
+    assert gate.gated(_rec({}, [lost, twice]), _rec({}))[0].released == [lost]
+
 
 def test_held_missing_reads_the_state_when_there_is_one_and_the_kept_keys_when_not() -> None:
     rec = _rec({"data.sim_image.base": ResourceEntry(ResourceStatus.COMPLETE, "read", "img-1"),
@@ -235,7 +239,17 @@ def test_the_refusal_and_the_kept_note_list_five_ids_then_count_the_rest() -> No
     assert "and 2 more" in refusal and "a destroy now" in refusal and "--allow-uncertain to destroy" in refusal
     assert "an apply now" in (gate.missing_refusal("apply", "m", missing[:1], "R") or "")
 
+    assert "vm-0 (sim_vm.v0), vm-1 (sim_vm.v1)" in refusal
+    assert "vm-0 (sim_vm.v0), which no state holds" in (gate.missing_refusal("apply", "m", missing[:1], "R") or "")
+    assert "vm-0 (sim_vm.v0): no state holds it" in gate.kept_note([gate.Kept(*missing[0])], "R")
+    for count, more in ((1, None), (5, None), (6, "and 1 more")):
+        text = gate.missing_refusal("apply", "m", missing[:count], "R") or ""
+        assert (" more" in text) is (more is not None) and (more is None or more in text), count
+        note_text = gate.kept_note([gate.Kept(k, i) for k, i in missing[:count]], "R")
+        assert (" more" in note_text) is (more is not None) and (more is None or more in note_text), count
+
     note = gate.kept_note([gate.Kept(k, i) for k, i in missing], "RECONCILE")
+    assert "vm-0 (sim_vm.v0), vm-1 (sim_vm.v1)" in note
     assert [f"vm-{i} (sim_vm.v{i})" in note for i in range(7)] == [True] * 5 + [False] * 2
     assert "and 2 more" in note and "`RECONCILE`" in note
     assert "more" not in gate.kept_note([gate.Kept(missing_entry_key("sim_vm.v0", "vm-0"), "vm-0")], "R")
