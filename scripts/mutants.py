@@ -616,6 +616,10 @@ MUTANTS = (
            "        self._journal_result(exit_code, result)\n"
            "        self.folder.finish_docs(self.meta.to_json(), exit_code, result)\n",
            ("tests/unit/test_run_life.py",)),
+    # run-lifecycle (issue 57, item 5): "would apply" fed once (operation/would_apply.py)
+    Mutant("reconcile --stack judges a member without the stack file's inputs", "hybridops_tf/reconcile/members.py",
+           "member.workspace, member.inputs)", "member.workspace, {})",
+           ("tests/integration/test_would_apply_agreement.py",), STACK),
     # issue 44: another writer
     Mutant("a moved state serial is no other writer", "hybridops_tf/record/stamp.py",
            "return self.lineage == other.lineage and self.serial == other.serial",

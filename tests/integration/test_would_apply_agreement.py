@@ -30,7 +30,7 @@ modules:
 
 REFS = {"demo/network": "network", "demo/vm": "vm"}
 SINCE = re.compile(r"since that apply (.*): the stack has not applied")
-APPLY = re.compile(r"^\[(\w+)\] apply \((.*)\)\s*$", re.M)
+APPLY = re.compile(r"^\[(\w+)\] apply \((.*)\)(?:…|\.\.\.)?\s*$", re.M)  # "…": the step goes on
 
 
 def reconcile_says(env: StackEnv, cidr: str) -> dict[str, tuple[str, ...]]:
