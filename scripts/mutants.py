@@ -634,6 +634,20 @@ MUTANTS = (
     Mutant("the last run's <redacted> placeholder fills a missing secret", "hybridops_tf/operation/run_inputs.py",
            "if k in unset and not is_placeholder(v)}", "if k in unset}",
            ("tests/integration/test_input_errors.py", "-k", "missing_secret")),
+    # run-lifecycle (issue 57, item 3): one run folder's lifecycle (runtime/run_folder.RunLife)
+    Mutant("a run journals its meta before meta.json", "hybridops_tf/runtime/run_folder.py",
+           "        life._write_meta()\n        life._journal_meta()\n",
+           "        life._journal_meta()\n        life._write_meta()\n", ("tests/unit/test_run_life.py",)),
+    Mutant("a run journals its result before result.json", "hybridops_tf/runtime/run_folder.py",
+           "        self.folder.finish_docs(self.meta.to_json(), exit_code, result)\n"
+           "        self._journal_result(exit_code, result)\n",
+           "        self._journal_result(exit_code, result)\n"
+           "        self.folder.finish_docs(self.meta.to_json(), exit_code, result)\n",
+           ("tests/unit/test_run_life.py",)),
+    # run-lifecycle (issue 57, item 5): "would apply" fed once (operation/would_apply.py)
+    Mutant("reconcile --stack judges a member without the stack file's inputs", "hybridops_tf/reconcile/members.py",
+           "member.workspace, member.inputs)", "member.workspace, {})",
+           ("tests/integration/test_would_apply_agreement.py",), STACK),
     # issue 44: another writer
     Mutant("a moved state serial is no other writer", "hybridops_tf/record/stamp.py",
            "return self.lineage == other.lineage and self.serial == other.serial",

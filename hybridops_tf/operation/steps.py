@@ -12,7 +12,7 @@ import dataclasses
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import (
@@ -32,7 +32,7 @@ from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
 from hybridops_tf.operation import places, reads, run_inputs, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
-from hybridops_tf.operation.would_apply import would_apply
+from hybridops_tf.operation.would_apply import applied_from
 from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
@@ -40,7 +40,15 @@ from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
 from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE, EventLog, RunFolder, RunMeta, new_run_id
+from hybridops_tf.runtime.run_folder import (
+    EVENTS_COMPLETE,
+    EventLog,
+    RunFolder,
+    RunLife,
+    RunMeta,
+    RunNotOpened,
+    new_run_id,
+)
 from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
@@ -50,19 +58,23 @@ if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see Stream
 
 @dataclass
 class _Run:
-    """One run under the module lock: what its steps share. meta.json is written when the
-    run opens; result.json, last, by _finish."""
+    """One run under the module lock: what its steps share. Its run folder's lifecycle
+    (runtime/run_folder.RunLife) is opened with meta.json and closed with result.json, last."""
 
     req: ModuleRequest
     store: Store
     previous: OperationRecord | None  # the record as the lock found it
-    folder: RunFolder
+    life: RunLife
     meta: RunMeta
     rerun_before: bytes | None = None  # rerun.inputs.yml as it was, restored if the engine refuses the run
     resolved: ResolvedInputs | None = None  # the run's inputs: an engine error in its var file names their source
     # the local state's ids by address as the run found it (None: not read): what a refresh's
     # drift delete at an address proves gone (record/gate.py)
     state_before: dict[str, str] | None = None
+
+    @property
+    def folder(self) -> RunFolder:
+        return self.life.folder
 
 
 def run(req: ModuleRequest) -> Outcome:
@@ -76,52 +88,48 @@ def run(req: ModuleRequest) -> Outcome:
     rt.ensure_root()
     with process.FORWARDER, store.lock(req.key, run_id, req.lock_timeout):  # step 2
         one = _open_run(req, store, run_id, resolved)
-        try:
-            engine = _preflight(one, rt, resolved)  # step 3
-            running, rerun = _running_record(one, rt, engine, resolved)
-            log = _persist_running(one, running, rerun)  # step 4
-        except Interrupted as err:  # a signal before `running` was written (the probe, init, a read)
-            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
-
-            said = err.message if "nothing was changed" in err.message else f"{err.message}; nothing was changed"
-            _finish(one, err.exit_code, StoppedResult(ResultOutcome.INTERRUPTED, said))
-            raise Interrupted(said) from None
-        except EngineInitFailed as err:  # `init` changes no state: the engine refused the run
-            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
-
-            refusal = _settle_init_failure(one, err)
-            _finish(one, refusal.exit_code, StoppedResult(ResultOutcome.REFUSED, refusal.message))
-            raise refusal from None
-        except HyopsError as err:
-            from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
-
-            _finish(one, err.exit_code, StoppedResult(ResultOutcome.REFUSED, err.message))
-            raise
+        with one.life.closing(_stopped_before_engine):  # a refusal or a signal here: result.json says so
+            try:
+                engine = _preflight(one, rt, resolved)  # step 3
+                running, rerun = _running_record(one, rt, engine, resolved)
+                log = _persist_running(one, running, rerun)  # step 4
+            except Interrupted as err:  # a signal before `running` was written (the probe, init, a read)
+                said = err.message if "nothing was changed" in err.message else f"{err.message}; nothing was changed"
+                raise Interrupted(said) from None
+            except EngineInitFailed as err:  # `init` changes no state: the engine refused the run
+                raise _settle_init_failure(one, err) from None
         outcome = _execute(one, engine, running, log)  # steps 5-6
-        _finish(one, outcome.exit_code, _result(outcome, running))
+        one.life.close(outcome.exit_code, _result(outcome, running).to_json())
         return outcome
 
 
+def _stopped_before_engine(err: BaseException) -> tuple[int, dict[str, Any]] | None:
+    """result.json of a run stopped before its engine: interrupted by a signal, or refused (a
+    preflight failure, the engine's init); anything else (a bug) leaves none, as a crash does."""
+    from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+    if not isinstance(err, HyopsError):
+        return None
+    stopped = ResultOutcome.INTERRUPTED if isinstance(err, Interrupted) else ResultOutcome.REFUSED
+    return err.exit_code, StoppedResult(stopped, err.message).to_json()
+
+
 def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedInputs) -> _Run:
-    """The run folder with meta.json (first), journaled in a shared store: a refusal here
-    leaves no result.json (there may be no folder to hold it)."""
+    """The run folder with meta.json (first), journaled in the store: a refusal here leaves no
+    result.json (there may be no folder to hold it)."""
     previous = store.read(req.key)
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
                          resolved.ephemeral_names)
     try:
-        folder = RunFolder.create(req.runtime.root, req.key, run_id)
-        folder.write_meta(meta.to_json())
-    except OSError as err:
-        raise RefusedError(
-            f"could not create the run folder under {req.runtime.root}: {err.strerror or err}; "
-            "nothing was changed"
-        ) from None
-    try:
-        store.journal_doc(req.key, run_id, "meta", meta.to_json())
-    except OSError as err:
-        raise RefusedError(f"could not journal the run in {store.describe()}: {err.strerror or err}; "
+        life = RunLife.open(req.runtime.root, req.key, run_id, meta, store)
+    except RunNotOpened as err:
+        why = err.error.strerror or err.error
+        if err.step == "journal":
+            raise RefusedError(f"could not journal the run in {store.describe()}: {why}; "
+                               "nothing was changed") from None
+        raise RefusedError(f"could not create the run folder under {req.runtime.root}: {why}; "
                            "nothing was changed") from None
-    return _Run(req, store, previous, folder, meta, resolved=resolved)
+    return _Run(req, store, previous, life, meta, resolved=resolved)
 
 
 def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
@@ -207,7 +215,7 @@ def _running_record(one: _Run, rt: Runtime, engine: Engine,
     assert key is not None  # made if new, or refused
     digest, applied = resolved.digest(key), None  # a refresh, an import or a saved plan applies no configuration
     if req.command == Command.APPLY and req.plan_file is None:  # what --resume and reconcile --stack compare
-        now = would_apply(req.target.directory, req.workspace, resolved, key, engine.info)
+        now = applied_from(req.target.directory, req.workspace, resolved, key, engine.info)
         digest, applied = now.inputs_digest, now.config_digest
     inherited, known = reads.takeover(one.store, req.key, one.previous, engine)
     if known is None and one.previous is not None:  # entries follow a `state mv` made by hand
@@ -537,17 +545,6 @@ def _note_drift_unchecked(req: ModuleRequest, settled: OperationRecord) -> None:
                                             f"{settled.run_id}); `{reconcile}` refreshes every object")
     else:
         settled.extra.pop(DRIFT_NOT_CHECKED, None)
-
-
-def _finish(one: _Run, code: int, result: RunResult) -> None:
-    """result.json last; a shared store's journal gets the result too (a courtesy: the record
-    already says what happened, so a failure here is a warning)."""
-    one.folder.finish(one.meta, code, result)
-    try:
-        one.store.journal_doc(one.req.key, one.folder.run_id, "result", {"exit_code": int(code), **result.to_json()})
-    except OSError as err:
-        notices.warning(f"could not journal the result of {one.folder.run_id} in {one.store.describe()}: "
-                        f"{err.strerror or err}")
 
 
 def _result(outcome: Outcome, running: OperationRecord) -> RunResult:

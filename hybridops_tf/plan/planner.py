@@ -33,11 +33,13 @@ from hybridops_tf.plan.request import PlanRequest
 from hybridops_tf.record.address import record_key
 from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta, new_run_id
+from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunLife, RunMeta, RunNotOpened, new_run_id
 
 if TYPE_CHECKING:  # the event parser is loaded at the engine's first line, after the spawn
     from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange
+    from hybridops_tf.engine.process import ProcessResult
+    from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.stack.model import Member, Stack
     from hybridops_tf.stack.wiring import Wiring
 
@@ -83,7 +85,8 @@ def reported_error(err: HyopsError, detailed: bool) -> HyopsError:
 def run_plan(req: PlanRequest) -> PlanOutcome:
     """Only what the spawn needs is loaded before it: the event parser comes with the engine's
     first line (its import then overlaps the engine's start-up), the plan document's redactor
-    with a plan that has something to show, the saved-plan code with `--out`."""
+    with a plan that has something to show, the saved-plan code with `--out`. The run folder
+    keeps the one lifecycle (runtime/run_folder.RunLife), unjournaled: a plan holds no lock."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
     places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)
@@ -98,90 +101,130 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
         mode = saved.plan_mode(req.destroy, req.passthrough)
     rt.ensure_root()
     run_id = new_run_id("plan")
-    folder = RunFolder.create(req.runtime.root, record_key(req.target.ref, req.workspace), run_id)
     meta = RunMeta.start(req.command, req.argv, req.target, req.workspace, run_id, resolved.sensitive_names,
                          resolved.ephemeral_names)
-    folder.write_meta(meta.to_json())
-    summary: list[ChangeSummary] = []
-    changes: list[PlannedChange] = []  # every change, move, import and forget the plan shows
-    errors: list[Diagnostic] = []
-    asked, passthrough = split_detailed_exitcode(req.passthrough)
-    detailed = req.detailed_exitcode or asked
     try:
-        engine = rt.engine_for(req.target, resolved, req.workspace, folder)
-        meta.engine = engine.info
-        run_inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
-        tmp = private_tmp()
-        try:
-            plan_file = Path(tmp) / "plan.tfplan"
-            log = EventLog(folder)
-            census: list[StreamCensus] = []  # made at the first line, as the parser is loaded
-
-            def on_line(line: str) -> None:
-                from hybridops_tf.engine.census import StreamCensus
-                from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
-                from hybridops_tf.runtime import run_result  # noqa: F401  # for the end: loaded while the engine runs
-
-                log.append(redact_event_line(line))
-                if not census:
-                    census.append(StreamCensus())
-                event = parse_event(line, census[0])
-                if isinstance(event, ChangeSummary):
-                    summary.append(event)
-                elif isinstance(event, PlannedChange):
-                    changes.append(event)
-                elif isinstance(event, Diagnostic) and event.is_error:
-                    errors.append(event)
-
-            try:
-                result = engine.stream(engine.argv(
-                    commands.plan, plan_file, destroy=req.destroy,
-                    extra=["-detailed-exitcode", *_lock_flag(req.lock_timeout), *passthrough]),
-                    on_line, folder.stderr_path)
-            finally:
-                log.close()
-                folder.write_census(census[0] if census else None)
-            if result.interrupted is not None:  # cut short (or never started): not a failed plan
-                raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning "
-                                  f"{req.target.ref}; nothing was changed")
-            if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
-                from hybridops_tf.engine.events import summarize_diagnostics
-
-                said = summarize_diagnostics(run_inputs.cite_sources(errors, resolved))
-                failed = UsageError if run_inputs.input_error(errors, req.target.directory) else EngineError
-                raise failed(f"plan of {req.target.ref} failed (exit {result.returncode})"
-                                  + (f": {said}" if said else "")
-                                  + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
-            pending = result.returncode == CHANGES_PENDING
-            doc: dict[str, Any] = {}
-            if pending or changes or req.out is not None:
-                from hybridops_tf.engine.sensitive import redact_sensitive
-
-                doc = redact_sensitive(engine.show_plan_doc(plan_file))
-                folder.write_text("plan.json", numbers.dumps(doc, indent=2) + "\n")
-            # else the engine said "no changes" and streamed no planned change (a move, import
-            # or forget is one): there is nothing for `show -json` to add, so no second engine run
-            if req.out is not None:
-                from hybridops_tf.plan import saved
-
-                saved.keep(plan_file, req.out, saved.Sidecar.of_run(
-                    req, mode, run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    except HyopsError as err:
-        from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
-
-        stopped = ResultOutcome.INTERRUPTED if isinstance(err, Interrupted) else ResultOutcome.FAILED
-        folder.finish(meta, err.exit_code, StoppedResult(stopped, err.message))
-        raise
-    text = summary_text(summary[-1]) if summary else "plan complete"
-    code = CHANGES_PENDING if detailed and pending else ExitCode.OK
+        life = RunLife.open(req.runtime.root, key, run_id, meta, None)
+    except RunNotOpened as err:
+        raise err.error from None  # as any write under the runtime root that fails (cli/main.py)
+    with life.closing(_plan_stopped):
+        planned = _plan(req, life.folder, meta, resolved, mode)
     from hybridops_tf.runtime.run_result import PlannedResult
 
-    folder.finish(meta, code, PlannedResult(text, pending))
-    kept = folder.path / "plan.json" if doc else folder.path
-    return PlanOutcome(None, code, run_id, folder.path, f"plan {req.target.ref}: {text} (run {run_id}, {kept})",
-                       plan_doc=doc, has_changes=pending, summary=text)
+    life.close(planned.code, PlannedResult(planned.text, planned.pending).to_json())
+    kept = life.folder.path / "plan.json" if planned.doc else life.folder.path
+    return PlanOutcome(None, planned.code, run_id, life.folder.path,
+                       f"plan {req.target.ref}: {planned.text} (run {run_id}, {kept})",
+                       plan_doc=planned.doc, has_changes=planned.pending, summary=planned.text)
+
+
+def _plan_stopped(err: BaseException) -> tuple[int, dict[str, Any]] | None:
+    """result.json of a plan that did not finish: interrupted, or failed; a bug leaves none."""
+    from hybridops_tf.runtime.run_result import ResultOutcome, StoppedResult
+
+    if not isinstance(err, HyopsError):
+        return None
+    stopped = ResultOutcome.INTERRUPTED if isinstance(err, Interrupted) else ResultOutcome.FAILED
+    return err.exit_code, StoppedResult(stopped, err.message).to_json()
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What a finished plan found: its document (empty when there was nothing to show), whether
+    changes are pending, the engine's counts in words, and the exit code it gives."""
+
+    doc: dict[str, Any]
+    pending: bool
+    text: str
+    code: int
+
+
+class _PlanStream:
+    """The engine's stdout lines of a plan: each logged (redacted) before it is parsed, and the
+    counts, changes and errors it names kept."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self.summary: list[ChangeSummary] = []
+        self.changes: list[PlannedChange] = []  # every change, move, import and forget the plan shows
+        self.errors: list[Diagnostic] = []
+        self.census: StreamCensus | None = None  # made at the first line, as the parser is loaded
+
+    def __call__(self, line: str) -> None:
+        from hybridops_tf.engine.census import StreamCensus
+        from hybridops_tf.engine.events import ChangeSummary, Diagnostic, PlannedChange, parse_event
+        from hybridops_tf.runtime import run_result  # noqa: F401  # for the end: loaded while the engine runs
+
+        self.log.append(redact_event_line(line))
+        if self.census is None:
+            self.census = StreamCensus()
+        event = parse_event(line, self.census)
+        if isinstance(event, ChangeSummary):
+            self.summary.append(event)
+        elif isinstance(event, PlannedChange):
+            self.changes.append(event)
+        elif isinstance(event, Diagnostic) and event.is_error:
+            self.errors.append(event)
+
+
+def _plan(req: PlanRequest, folder: RunFolder, meta: RunMeta, resolved: ResolvedInputs, mode: str) -> _Planned:
+    """The engine's plan into a private temporary file, its events into the run folder; the
+    redacted plan.json when there is something to show; the plan kept where `--out` asks."""
+    rt = req.runtime
+    asked, passthrough = split_detailed_exitcode(req.passthrough)
+    detailed = req.detailed_exitcode or asked
+    engine = rt.engine_for(req.target, resolved, req.workspace, folder)
+    meta.engine = engine.info
+    run_inputs.write_resolved(folder, resolved)  # a plan changes nothing: rerun.inputs.yml stays
+    tmp = private_tmp()
+    try:
+        plan_file = Path(tmp) / "plan.tfplan"
+        stream = _PlanStream(EventLog(folder))
+        try:
+            result = engine.stream(engine.argv(
+                commands.plan, plan_file, destroy=req.destroy,
+                extra=["-detailed-exitcode", *_lock_flag(req.lock_timeout), *passthrough]),
+                stream, folder.stderr_path)
+        finally:
+            stream.log.close()
+            folder.write_census(stream.census)
+        _refuse_unfinished(req, folder, result, stream.errors, resolved, plan_file)
+        pending = result.returncode == CHANGES_PENDING
+        doc: dict[str, Any] = {}
+        if pending or stream.changes or req.out is not None:
+            from hybridops_tf.engine.sensitive import redact_sensitive
+
+            doc = redact_sensitive(engine.show_plan_doc(plan_file))
+            folder.write_text("plan.json", numbers.dumps(doc, indent=2) + "\n")
+        # else the engine said "no changes" and streamed no planned change (a move, import
+        # or forget is one): there is nothing for `show -json` to add, so no second engine run
+        if req.out is not None:
+            from hybridops_tf.plan import saved
+
+            saved.keep(plan_file, req.out, saved.Sidecar.of_run(
+                req, mode, folder.run_id, engine.info.to_json(), run_inputs.inputs_digest(rt, resolved), resolved))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = summary_text(stream.summary[-1]) if stream.summary else "plan complete"
+    return _Planned(doc, pending, text, CHANGES_PENDING if detailed and pending else ExitCode.OK)
+
+
+def _refuse_unfinished(req: PlanRequest, folder: RunFolder, result: ProcessResult, errors: Sequence[Diagnostic],
+                       resolved: ResolvedInputs, plan_file: Path) -> None:
+    """Interrupted when a signal cut the plan short (or it never started: not a failed plan);
+    the plan's failure (a usage error when the engine refused only its inputs) when it wrote
+    no plan."""
+    if result.interrupted is not None:
+        raise Interrupted(f"interrupted by {signal_name(result.interrupted)} while planning "
+                          f"{req.target.ref}; nothing was changed")
+    if result.returncode not in (0, CHANGES_PENDING) or not plan_file.exists():
+        from hybridops_tf.engine.events import summarize_diagnostics
+
+        said = summarize_diagnostics(run_inputs.cite_sources(errors, resolved))
+        failed = UsageError if run_inputs.input_error(errors, req.target.directory) else EngineError
+        raise failed(f"plan of {req.target.ref} failed (exit {result.returncode})"
+                     + (f": {said}" if said else "")
+                     + f"; the engine's output: {folder.events_path} and {folder.stderr_path}")
 
 
 def summary_text(counts: ChangeSummary) -> str:

@@ -12,12 +12,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from hybridops_tf.base import notices
 from hybridops_tf.base.errors import ExitCode, OperationFailed, RefusedError, UsageError
 from hybridops_tf.record import gate
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import RunFolder, new_run_id
+from hybridops_tf.runtime.run_folder import RunFolder, RunLife, RunNotOpened, new_run_id
 from hybridops_tf.runtime.run_result import ReconcileMeta
 
 
@@ -37,28 +36,23 @@ def locked_record(runtime: Runtime, key: str, module_ref: str, lock_timeout: flo
 
 def open_run(runtime: Runtime, module_ref: str, module_dir: str | None, run_id: str, action: str,
              argv: Sequence[str], **details: Any) -> tuple[RunFolder, ReconcileMeta]:
-    """Create the run folder and write meta.json (first); RefusedError if it cannot be written,
-    before any record changed (the callers hold the lock and write the record after this)."""
+    """Open the run (runtime/run_folder.RunLife: meta.json first, then the store's journal of
+    it, the audit entry); RefusedError if it cannot be written, before any record changed (the
+    callers hold the lock and write the record after this)."""
     meta = ReconcileMeta.start(action, argv, module_ref, module_dir, run_id, details)
     try:
-        folder = RunFolder.create(runtime.root, module_ref, run_id)
-        folder.write_meta(meta.to_json())
-        runtime.store.journal_doc(module_ref, run_id, "meta", meta.to_json())  # the audit entry
-    except OSError as err:
+        life = RunLife.open(runtime.root, module_ref, run_id, meta, runtime.store)
+    except RunNotOpened as err:
         raise RefusedError(f"could not write the reconcile run folder under {runtime.root}/runs: "
-                           f"{err.strerror or err}; nothing was changed") from None
-    return folder, meta
+                           f"{err.error.strerror or err.error}; nothing was changed") from None
+    return life.folder, meta
 
 
 def close_run(runtime: Runtime, folder: RunFolder, meta: ReconcileMeta, exit_code: int,
               result: dict[str, Any]) -> None:
-    """meta gets its end time, then result.json (last: its presence means finished); a shared
-    store's journal gets the result beside the audit entry (a warning if it cannot)."""
-    folder.finish_docs(meta.to_json(), exit_code, result)
-    try:
-        runtime.store.journal_doc(meta.module_ref, folder.run_id, "result", {"exit_code": exit_code, **result})
-    except OSError as err:
-        notices.warning(f"could not journal the result of {folder.run_id}: {err.strerror or err}")
+    """Close the run open_run opened: meta gets its end time, then result.json (last: its
+    presence means finished), then the store's journal gets the result (a warning if it cannot)."""
+    RunLife(folder, meta, meta.module_ref, runtime.store).close(exit_code, result)
 
 
 def write_record(runtime: Runtime, key: str, folder: RunFolder, meta: ReconcileMeta, updated: OperationRecord,

@@ -26,9 +26,9 @@ from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import HyopsError
 from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.operation import run_inputs
-from hybridops_tf.operation.would_apply import would_apply
+from hybridops_tf.operation.would_apply import MemberInputs, would_apply
 from hybridops_tf.record import applied
-from hybridops_tf.record.address import ModuleTarget, record_key
+from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
@@ -59,16 +59,14 @@ def applied_changes(member: Member, record: OperationRecord | None, runtime: Run
     if record is None or record.status is not Status.OK or engine is None or directory is None \
             or not directory.is_dir():
         return None
+    given = MemberInputs(ModuleTarget(directory, record.module_ref), member.workspace, member.inputs)
     try:
         key = run_inputs.digest_key(runtime, create=False)
         if key is None:
             return None
-        resolved = run_inputs.resolve(runtime, ModuleTarget(directory, record.module_ref), None, (), member.inputs,
-                                      key=record_key(record.module_ref, member.workspace), note=False,
-                                      read_only=True)
+        now = would_apply(runtime, given, key, engine, read_only=True)
     except HyopsError:
         return None
-    now = would_apply(directory, member.workspace, resolved, key, engine)
     if member.unwired:  # an input reconcile cannot know is not compared: keep the record's digest for it
         now = dataclasses.replace(now, inputs_digest=record.inputs_digest or "")
     return applied.changes(record, now)

@@ -2,18 +2,21 @@
 
 meta.json is written first and result.json last, so `result.json` existing means the run
 finished; events.jsonl gets each engine line as it arrives, before it is parsed. What
-result.json says is run_result.py's, loaded only once a run ends (start-up cost).
+result.json says is run_result.py's, loaded only once a run ends (start-up cost). RunLife is
+that order, the one every command that keeps a run folder follows (apply/destroy, plan, the
+reconcile runs that change a record).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from hybridops_tf import __version__
 from hybridops_tf.base import notices, numbers
@@ -167,6 +170,106 @@ class RunFolder:
             self.write_result({"run_id": self.run_id, "exit_code": exit_code, **result})
         except OSError as err:
             notices.warning(f"could not finish run folder {self.path}: {err}")
+
+
+class MetaDoc(Protocol):
+    """A run's meta.json as it stands (RunMeta, run_result.ReconcileMeta): read again at the
+    close, so what the run learnt meanwhile (its engine) is in the final one."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class RunJournal(Protocol):
+    """The part of a store that journals a run's meta and result (store/__init__.py: Journals),
+    for a runner that never sees this run folder; the local store's keeps nothing beyond it."""
+
+    def journal_doc(self, key: str, run_id: str, kind: str, doc: dict[str, Any]) -> None: ...
+    def describe(self) -> str: ...
+
+
+class RunNotOpened(Exception):
+    """A run that could not be opened; nothing beyond it was written. `step`: "folder" (the
+    run folder or its meta.json) or "journal" (the store's journal of its meta)."""
+
+    def __init__(self, step: str, error: OSError) -> None:
+        super().__init__(f"{step}: {error}")
+        self.step = step
+        self.error = error
+
+
+# What a run that raised leaves as its end: (exit code, result.json's outcome), or None to
+# write nothing (a crash or a bug leaves a folder without result.json, as a kill does).
+Ending = Callable[[BaseException], tuple[int, Mapping[str, Any]] | None]
+
+
+@dataclass
+class RunLife:
+    """One run folder's lifecycle. Open: the folder and meta.json first, then the store's
+    journal of it (`journal` None: a run no store journals, a plan, which holds no lock).
+    Close: meta.json gets its end and result.json is written last (its presence means the
+    run finished), then the journal gets the result. A crash between two steps leaves the
+    ones before it: a folder without result.json is a run that did not finish."""
+
+    folder: RunFolder
+    meta: MetaDoc
+    key: str
+    journal: RunJournal | None = None
+    closed: bool = False
+
+    @classmethod
+    def open(cls, runtime_root: Path, key: str, run_id: str, meta: MetaDoc,
+             journal: RunJournal | None) -> RunLife:
+        """RunNotOpened when the folder, its meta.json or the journal's meta cannot be written."""
+        try:
+            folder = RunFolder.create(runtime_root, key, run_id)
+        except OSError as err:
+            raise RunNotOpened("folder", err) from None
+        life = cls(folder, meta, key, journal)
+        life._write_meta()
+        life._journal_meta()
+        return life
+
+    def close(self, exit_code: int, result: Mapping[str, Any]) -> None:
+        """result.json last, then the journal's result: a courtesy (the record already says
+        what happened), so a failure of either is a warning."""
+        self.closed = True
+        self.folder.finish_docs(self.meta.to_json(), exit_code, result)
+        self._journal_result(exit_code, result)
+
+    def _write_meta(self) -> None:
+        try:
+            self.folder.write_meta(self.meta.to_json())
+        except OSError as err:
+            raise RunNotOpened("folder", err) from None
+
+    def _journal_meta(self) -> None:
+        if self.journal is None:
+            return
+        try:
+            self.journal.journal_doc(self.key, self.folder.run_id, "meta", self.meta.to_json())
+        except OSError as err:
+            raise RunNotOpened("journal", err) from None
+
+    def _journal_result(self, exit_code: int, result: Mapping[str, Any]) -> None:
+        if self.journal is None:
+            return
+        try:
+            self.journal.journal_doc(self.key, self.folder.run_id, "result", {"exit_code": int(exit_code), **result})
+        except OSError as err:
+            notices.warning(f"could not journal the result of {self.folder.run_id} in {self.journal.describe()}: "
+                            f"{err.strerror or err}")
+
+    @contextmanager
+    def closing(self, ending: Ending) -> Iterator[RunLife]:
+        """The body's run, closed with what `ending` makes of an exception it raises (unless
+        the body closed it already); the exception goes on."""
+        try:
+            yield self
+        except BaseException as err:
+            end = None if self.closed else ending(err)
+            if end is not None:
+                self.close(*end)
+            raise
 
 
 @dataclass(frozen=True)

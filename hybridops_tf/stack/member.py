@@ -28,7 +28,7 @@ from hybridops_tf.base.errors import (
 from hybridops_tf.engine import process
 from hybridops_tf.operation import run_inputs, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest
-from hybridops_tf.operation.would_apply import would_apply
+from hybridops_tf.operation.would_apply import MemberInputs, would_apply
 from hybridops_tf.record import applied, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import (
@@ -188,8 +188,7 @@ class MemberSteps:
         key = run_inputs.digest_key(rt, create=False)  # none yet: no digest can match
         if key is None:
             return ("no digest can match: the runtime root has no digest key",)
-        resolved = run_inputs.resolve(rt, member.target, None, (), values, sensitive, key=member.key, note=False)
-        now = would_apply(member.directory, member.workspace, resolved, key, rt.engine_info())
+        now = would_apply(rt, MemberInputs(member.target, member.workspace, values, sensitive), key, rt.engine_info())
         return applied.changes(rec, now)
 
     def _destroy(self, member: Member) -> MemberResult:

@@ -119,8 +119,7 @@ COMMANDS = {  # each command's call into the one resolution
     "apply, destroy, reconcile --write runs": "operation/steps.py",
     "reconcile's plans and lookups": "reconcile/evidence.py",
     "init": "operation/init.py",
-    "stack apply --resume": "stack/member.py",
-    "reconcile --stack's config_changed": "reconcile/members.py",
+    "stack apply --resume, reconcile --stack's config_changed": "operation/would_apply.py",
 }
 
 

@@ -27,7 +27,7 @@ from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import LastAttempt, OperationRecord, Owner, RecordEngine, ResourceEntry, SuspectOrphan
 from hybridops_tf.record.objects import resources_after_run
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunMeta
+from hybridops_tf.runtime.run_folder import EventLog, RunFolder, RunLife, RunMeta
 from hybridops_tf.store.local import RecordStore
 
 REF = "unit/mod"
@@ -157,7 +157,7 @@ class Rig:
         meta = RunMeta.start(command, [], self.target, None, run_id, frozenset())
         running = transitions.begin(previous, run_start(command, run_id))
         self.store.write(running)
-        one = steps._Run(req, store or self.store, previous, folder, meta)
+        one = steps._Run(req, store or self.store, previous, RunLife(folder, meta, req.key), meta)
         engine = ReplayEngine(self.target.directory, lines, returncode, state or dict(EMPTY_STATE))
         outcome = steps._execute(one, engine, running, EventLog(folder))  # type: ignore[arg-type]
         return outcome, running
