@@ -874,6 +874,10 @@ MUTANTS = (
            "        if not from_stack and name not in member.unwired and name in own and not (spec and\n"
            "                                                                                   spec.sensitive):\n",
            ("tests/unit/test_stack_member_args.py",)),
+    Mutant("a destroy over a stale record ignores the deletes its killed run completed", "hybridops_tf/record/gate.py",
+           "        if not _live(key, entry) or entry.id is None or proof.covers(entry.id):\n",
+           "        if not _live(key, entry) or entry.id is None:\n",
+           ("tests/integration/test_forget_on_proof.py", "-k", "killed_after")),
     Mutant("a symlinked provider cache inside the runtime root is a crash", "hybridops_tf/engine/plugin_cache.py",
            "    except OSError as err:  # a symlinked folder",
            "    except FileNotFoundError as err:  # a symlinked folder",

@@ -27,6 +27,18 @@ if TYPE_CHECKING:
     from hybridops_tf.store import Store
 
 
+def deleted_by_stale_run(store: Store, key: str, previous: OperationRecord | None) -> frozenset[str]:
+    """The ids whose delete a stale `running` record's own run completed: hyops died before
+    its settle, but the relay wrote the engine's events, and a completed delete is proof the
+    object is gone (record/gate.py). Empty for a settled record."""
+    if previous is None or previous.status is not Status.RUNNING:
+        return frozenset()
+    from hybridops_tf.engine.progress import ResourceTracker
+
+    progress = ResourceTracker().feed_all(EarlierRun.read(store, key, previous.run_id).events).resources
+    return frozenset(i for p in progress.values() for i in p.deleted_ids if i)
+
+
 def takeover(
     store: Store, key: str, previous: OperationRecord | None, engine: Engine
 ) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:

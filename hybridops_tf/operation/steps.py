@@ -200,7 +200,9 @@ def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[
     if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
         return ids
     held = set(ids.values()) if ids is not None else None
-    why = gate.missing_refusal(req.command.value, req.target.ref, gate.held_missing(previous, held), _reconcile(req))
+    proof = gate.Proof(deleted=reads.deleted_by_stale_run(req.runtime.store, req.key, previous))
+    missing = gate.held_missing(previous, held, proof)
+    why = gate.missing_refusal(req.command.value, req.target.ref, missing, _reconcile(req))
     if why:
         raise RefusedError(why)
     return ids

@@ -91,15 +91,17 @@ def kept_note(kept: list[Kept], reconcile: str) -> str:
             f"(state_missing); run `{reconcile}`")
 
 
-def held_missing(before: OperationRecord | None, held_ids: set[str] | None) -> list[tuple[str, str]]:
+def held_missing(before: OperationRecord | None, held_ids: set[str] | None,
+                 proof: Proof = NO_PROOF) -> list[tuple[str, str]]:
     """(key, id) of the objects `before` knows live that no state holds and nothing proved
     deleted: those `held_ids` (the ids the module's state holds now) lacks, or, where the
-    state could not be read (None), those this gate kept at a missing key."""
+    state could not be read (None), those this gate kept at a missing key; never one `proof`
+    covers (a stale record's own run completed its delete: its events say so)."""
     if before is None:
         return []
     out: list[tuple[str, str]] = []
     for key, entry in sorted((before.resources or {}).items()):
-        if not _live(key, entry) or entry.id is None:
+        if not _live(key, entry) or entry.id is None or proof.covers(entry.id):
             continue
         kept_here = key != entry_address(key) and " (deposed " not in key
         if (entry.id not in held_ids) if held_ids is not None else kept_here:

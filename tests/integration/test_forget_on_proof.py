@@ -235,3 +235,41 @@ def test_after_a_raw_destroy_of_everything_the_printed_imports_settle_each_gone_
     run_ok(hyops, "apply", str(module))
     names = sorted(o["name"] for o in hyops.sim_objects())
     assert names == ["net-a", "net-b", "prod-web"], names
+
+
+def test_a_destroy_killed_after_its_engine_deleted_everything_is_finished_by_the_next_destroy(
+    hyops: Hyops, module_copy: Callable[[str], Path], faults_file: Callable[..., Path], tmp_path: Path,
+) -> None:
+    """The engine completed the delete, then hyops died before its settle: the record says
+    `running` with the object, no state holds it, and the killed run's own events (the relay
+    wrote them) prove the delete. The next destroy counts that proof (record/gate.py), where
+    it refused as state_missing and sent the user to reconcile for an object known gone."""
+    import os
+    import signal
+
+    from hybridops_tf.runtime.run_folder import EVENTS_COMPLETE
+    from tests.integration.gates import Gate
+    from tests.integration.hyops_cli import wait_for
+
+    module_copy("network")
+    assert hyops("apply", "modules/network").returncode == 0
+    gate = Gate.at(tmp_path)
+    faults_file([gate.rule(type="sim_network", op="delete")])
+    proc = hyops.start("destroy", "modules/network")
+    try:
+        gate.wait_started(proc)
+        os.kill(proc.pid, signal.SIGSTOP)  # hyops reads nothing more; its relay keeps the engine's events
+        gate.release()
+        run = hyops.runtime_root / "runs" / "network" / hyops.record("network")["run_id"]
+        wait_for((run / EVENTS_COMPLETE).exists, 120, "the engine's whole stream on disk")
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        gate.release()
+    faults_file([])
+    assert hyops.record("network")["status"] == "running" and hyops.sim_objects() == []
+
+    finished = hyops("destroy", "modules/network")
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert hyops.record("network")["status"] == "destroyed"
