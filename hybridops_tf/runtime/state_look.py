@@ -34,8 +34,8 @@ NOT_LOCAL = ("the state is not a local file hyops reads without the engine: not 
 
 def elsewhere_reason(module_dir: str) -> str:
     """Why a local state here is not the record's: it was written from `module_dir`."""
-    return (f"the record was written from {module_dir}, where its local state file is: the state here is not "
-            "that one, not compared with the record")
+    return (f"its record was written from {module_dir}, which keeps its local state file (another checkout): "
+            "not compared here (reconcile in that checkout compares it)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,3 +152,41 @@ def test_a_pg_backend_state_in_a_fresh_checkout_at_the_same_path_is_not_compared
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert {m["status"] for m in _run_members(b).values()} == {"skipped"}, resumed.stderr
     assert _vms_made(b.hyops) == changes, "the resume changed an object"
+
+
+@pytest.fixture
+def local_a(tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> StackEnv:
+    """Checkout A: network and vm with local state files, applied by hyops (records in the store)."""
+    a = _checkout(tmp_path, "a", engine, sim_root, pg_store)
+    a.directory.mkdir()
+    for name in ("network", "vm"):
+        a.module(name)
+    a.write(NETWORK_VM)
+    out = a.stack("apply", "stack/stack.yml")
+    assert out.returncode == 0, out.stdout + out.stderr
+    return a
+
+
+def test_reconcile_of_a_member_whose_local_state_another_checkout_keeps_says_not_compared(
+        local_a: StackEnv, tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
+    b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
+    _fresh_copy(local_a, b)
+    changes = _vms_made(b.hyops)
+
+    reconciled = b.hyops("reconcile", "--stack", "stack/stack.yml", "--json")
+    text = b.hyops("reconcile", "--stack", "stack/stack.yml")
+
+    assert reconciled.returncode == 1 and text.returncode == 1, reconciled.stdout + reconciled.stderr
+    report = json.loads(reconciled.stdout)
+    for module in report["modules"]:
+        assert module["findings"] == [] and "actions" not in module, module  # nothing said of B's missing file
+        [why] = module["could_not_check"]
+        assert "not compared" in why and str(local_a.directory) in why, why
+    assert "next actions" not in text.stdout and "hyops " not in text.stdout, text.stdout  # nothing to run here
+    assert not (b.directory / "network" / ".terraform").exists(), "reconcile ran init in this checkout"
+    for name, member in _run_members(b).items():
+        assert WRITTEN not in member and "not compared" in member["state_not_read"], (name, member)
+    resumed = b.stack("apply", "stack/stack.yml", "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert {m["status"] for m in _run_members(b).values()} == {"skipped"}, resumed.stderr
+    assert _vms_made(b.hyops) == changes, "the resume changed an object"
