@@ -171,7 +171,7 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         why = (f"module directory {directory} does not exist" if directory is not None
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
-    other = state_look.elsewhere(record, directory) if record is not None else None
+    other = state_look.elsewhere(record, directory, workspace) if record is not None else None
     if other is not None:  # the engine here would read this folder's state, not the record's
         return _with(base, unchecked=(f"{other}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)

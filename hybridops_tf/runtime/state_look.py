@@ -86,21 +86,30 @@ def state_here(record: OperationRecord, directory: Path, workspace: str | None =
     docstring)."""
     if _declares_remote_backend(directory):  # before init too: no .terraform says where it is yet
         return None, NOT_LOCAL
-    other = elsewhere(record, directory)
-    if other is not None:
-        return None, other
     now = cheap_stamp(directory, workspace if workspace is not None else record.workspace)
-    return (now, None) if now is not None else (None, NOT_LOCAL)
+    if now is None:
+        return None, NOT_LOCAL
+    if record.module_dir and _another_checkouts(record, directory, now):
+        return None, elsewhere_reason(record.module_dir)
+    return now, None
 
 
-def elsewhere(record: OperationRecord, directory: Path) -> str | None:
-    """Why the local state in `directory` is not the one `record` stamped: the record was
-    written from another folder (its module_dir), where its state file is; None when it was
-    written from this one, or names none, or the module keeps its state in a backend (the
-    engine reads the same state from any checkout)."""
-    if not record.module_dir or _same_folder(record.module_dir, directory) or _declares_remote_backend(directory):
-        return None
-    return elsewhere_reason(record.module_dir)
+def elsewhere(record: OperationRecord, directory: Path, workspace: str | None = None) -> str | None:
+    """Why the state the engine would read in `directory` is not the one `record` stamped: a
+    local state file that another folder, the one the record was written from, keeps (see
+    _another_checkouts); None otherwise (a backend: the engine reads the same state from any
+    checkout)."""
+    now, why = state_here(record, directory, workspace)
+    return why if now is None and why != NOT_LOCAL else None
+
+
+def _another_checkouts(record: OperationRecord, directory: Path, now: StateStamp) -> bool:
+    """The record was written from another folder than `directory`, and the local state here
+    is not its state (none, or another lineage): that folder (another runner's checkout)
+    keeps it. The same lineage here is the record's state, moved or copied: compared."""
+    if not record.module_dir or _same_folder(record.module_dir, directory):
+        return False
+    return record.state_seen is None or now.lineage != record.state_seen.lineage
 
 
 def _same_folder(recorded: str, directory: Path) -> bool:

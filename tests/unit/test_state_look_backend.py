@@ -75,3 +75,18 @@ def test_a_backend_state_is_not_elsewhere_the_engine_reads_it_from_any_checkout(
 
     assert state_look.elsewhere(_record(there), here) is None
     assert state_look.state_here(_record(there), here) == (None, state_look.NOT_LOCAL)
+
+
+def test_a_local_state_of_another_lineage_in_another_folder_is_not_compared_and_of_its_own_is(tmp_path: Path) -> None:
+    """Another folder's state of the record's own lineage is its state, moved or copied (compared);
+    of another lineage it is another checkout's own state, no writer of the record's."""
+    there, here = tmp_path / "a", tmp_path / "b"
+    there.mkdir()
+    here.mkdir()
+    state = here / "terraform.tfstate"
+    state.write_text('{"version": 4, "lineage": "l-other", "serial": 7, "resources": []}')
+
+    assert state_look.look(_record(there), here).not_looked == state_look.elsewhere_reason(str(there))
+    state.write_text('{"version": 4, "lineage": "l-1", "serial": 7, "resources": []}')
+    seen = state_look.look(_record(there), here)
+    assert seen.compared and seen.written is not None and seen.written.now.serial == 7
