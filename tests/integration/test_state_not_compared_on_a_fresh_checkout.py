@@ -16,6 +16,7 @@ backend on the test's private PostgreSQL cluster, and hyops's records in the sam
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,13 @@ def test_a_pg_backend_state_on_a_fresh_checkout_is_not_compared_before_init_as_a
     assert all("not compared: its state" in m["compared"] for m in skipped.values()), skipped
     assert _vms_made(b.hyops) == changes, "the resume changed an object"
 
-    # reconcile reads the state through the engine (after its init): the true comparison
-    reconciled = b.hyops("reconcile", "--stack", "stack/stack.yml", "--json")
+    # the command stack status prints to compare, run as printed, reads each state through the
+    # engine (after its init): the true comparison
+    text = b.stack("status", "stack/stack.yml")
+    [line] = [line for line in text.stdout.splitlines() if line.startswith("to compare: `")]
+    printed = shlex.split(line.split("`")[1])
+    assert printed[:3] == ["hyops", "reconcile", "--stack"], line
+    reconciled = b.hyops(*printed[1:], "--json")
     assert reconciled.returncode == 0, reconciled.stdout + reconciled.stderr
     report = json.loads(reconciled.stdout)
     assert report["consistent"] is True, report
