@@ -7,11 +7,13 @@ cheap_stamp), and every way it cannot be compared has its reason in words ("not 
 Two states are never taken for the record's, as neither is evidence of another writer:
 - a module that declares a backend other than `local`, whether or not `init` ran in this
   checkout: before it, no state file is where a local one would be (a fresh CI runner);
-- a local state file in another folder than the one the record was written from (a member
-  another runner applied in its own checkout keeps its state file there).
+- a local state in another folder than the one the record was written from that is not the
+  record's state (none, or another lineage): a member another runner applied in its own
+  checkout keeps its state file there. The record's own lineage here is its state, moved or
+  copied, and is compared.
 Reconcile reads the state with the engine and judges it by the same record/stamp.written
-(reconcile/outside.py); it asks `elsewhere` first, as a local state in another checkout is
-not one the engine here can read either.
+(reconcile/outside.py); it asks `elsewhere` first, as the engine here would read this
+folder's state, not the one the record stamped.
 """
 
 from __future__ import annotations
