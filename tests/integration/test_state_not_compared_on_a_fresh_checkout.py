@@ -196,3 +196,24 @@ def test_reconcile_of_a_member_whose_local_state_another_checkout_keeps_says_not
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert {m["status"] for m in _run_members(b).values()} == {"skipped"}, resumed.stderr
     assert _vms_made(b.hyops) == changes, "the resume changed an object"
+
+
+def test_a_queued_resume_on_a_fresh_runner_applies_no_pg_backend_member(
+        checkout_a: StackEnv, tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
+    """The queued run's worker in a fresh clone (no `.terraform/`): every member skipped, as
+    `stack apply --resume` decides, none re-applied for a writer nobody saw."""
+    b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
+    _fresh_copy(checkout_a, b)
+    changes = _vms_made(b.hyops)
+
+    queued = b.stack("apply", "stack/stack.yml", "--queue", "--resume")
+    assert queued.returncode == 0, queued.stdout + queued.stderr
+    worked = b.stack("work", "--until-idle", "--name", "fresh-runner")
+
+    assert worked.returncode == 0, worked.stdout + worked.stderr
+    assert "written outside" not in worked.stdout + worked.stderr, worked.stdout + worked.stderr
+    rows = pg_store.sql("SELECT name || ' ' || status FROM hyops.queue_members "
+                        f"WHERE run_id = '{queued.stdout.strip()}' ORDER BY position")
+    by_name = dict(line.split() for line in rows.splitlines() if line.strip())
+    assert by_name == {"network": "skipped", "vm": "skipped"}, rows
+    assert _vms_made(b.hyops) == changes, "the queued resume changed an object"
