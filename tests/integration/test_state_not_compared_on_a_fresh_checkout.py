@@ -34,7 +34,8 @@ WRITTEN = "state_written_outside"
 
 
 def _pg_backend(store: SharedStore, schema: str) -> str:
-    """The engine's own `pg` backend on the store's database (the password via PGPASSWORD)."""
+    """The engine's own `pg` backend on the store's database (the password via PGPASSWORD; under
+    a shared store hyops's init gives each ref its schema: store/backend.py)."""
     return ('terraform {\n  backend "pg" {\n'
             f'    conn_str    = "{store.url}"\n    schema_name = "{schema}"\n  }}\n}}\n')
 
@@ -71,7 +72,8 @@ def _fresh_copy(a: StackEnv, b: StackEnv) -> None:
     shutil.copytree(a.directory, b.directory, ignore=shutil.ignore_patterns(".terraform", "*.tfstate*"))
 
 
-def _vms_made(h: Hyops) -> int:
+def _cloud_changes(h: Hyops) -> int:
+    """Creates, updates and deletes the sim cloud has served so far."""
     return sum(1 for c in h.sim_calls() if c["op"] in ("create", "update", "delete"))
 
 
@@ -102,7 +104,7 @@ def test_a_pg_backend_state_on_a_fresh_checkout_is_not_compared_before_init_as_a
         checkout_a: StackEnv, tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
     b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
     _fresh_copy(checkout_a, b)
-    changes = _vms_made(b.hyops)
+    changes = _cloud_changes(b.hyops)
 
     before_init = _judgements(b)
     assert all(stack and one and "not compared" in stack and stack == one for stack, one in before_init.values()), \
@@ -114,7 +116,7 @@ def test_a_pg_backend_state_on_a_fresh_checkout_is_not_compared_before_init_as_a
     skipped = _run_members(b)
     assert {m["status"] for m in skipped.values()} == {"skipped"}, skipped
     assert all("not compared: its state" in m["compared"] for m in skipped.values()), skipped
-    assert _vms_made(b.hyops) == changes, "the resume changed an object"
+    assert _cloud_changes(b.hyops) == changes, "the resume changed an object"
 
     # the command stack status prints to compare, run as printed, reads each state through the
     # engine (after its init): the true comparison
@@ -137,7 +139,7 @@ def test_a_pg_backend_state_on_a_fresh_checkout_is_not_compared_before_init_as_a
     assert f'data-finding="{WRITTEN}"' not in html and "data-state-not-read" in html, html
     again = b.stack("apply", "stack/stack.yml", "--resume")
     assert again.returncode == 0 and "written outside" not in again.stderr, again.stderr
-    assert _vms_made(b.hyops) == changes, "the resume changed an object"
+    assert _cloud_changes(b.hyops) == changes, "the resume changed an object"
 
 
 def test_a_pg_backend_state_in_a_fresh_checkout_at_the_same_path_is_not_compared(
@@ -149,7 +151,7 @@ def test_a_pg_backend_state_in_a_fresh_checkout_at_the_same_path_is_not_compared
     b = StackEnv(Hyops(checkout_a.hyops.workdir, tmp_path / "runner-root", engine, sim_root, pg_store.env(),
                        store=pg_store), checkout_a.directory)
     b.hyops.runtime_root.mkdir(mode=0o700)
-    changes = _vms_made(b.hyops)
+    changes = _cloud_changes(b.hyops)
 
     seen = _judgements(b)
 
@@ -157,7 +159,7 @@ def test_a_pg_backend_state_in_a_fresh_checkout_at_the_same_path_is_not_compared
     resumed = b.stack("apply", "stack/stack.yml", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert {m["status"] for m in _run_members(b).values()} == {"skipped"}, resumed.stderr
-    assert _vms_made(b.hyops) == changes, "the resume changed an object"
+    assert _cloud_changes(b.hyops) == changes, "the resume changed an object"
 
 
 @pytest.fixture
@@ -177,7 +179,7 @@ def test_reconcile_of_a_member_whose_local_state_another_checkout_keeps_says_not
         local_a: StackEnv, tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
     b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
     _fresh_copy(local_a, b)
-    changes = _vms_made(b.hyops)
+    changes = _cloud_changes(b.hyops)
 
     reconciled = b.hyops("reconcile", "--stack", "stack/stack.yml", "--json")
     text = b.hyops("reconcile", "--stack", "stack/stack.yml")
@@ -195,7 +197,7 @@ def test_reconcile_of_a_member_whose_local_state_another_checkout_keeps_says_not
     resumed = b.stack("apply", "stack/stack.yml", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert {m["status"] for m in _run_members(b).values()} == {"skipped"}, resumed.stderr
-    assert _vms_made(b.hyops) == changes, "the resume changed an object"
+    assert _cloud_changes(b.hyops) == changes, "the resume changed an object"
 
 
 def test_a_queued_resume_on_a_fresh_runner_applies_no_pg_backend_member(
@@ -204,7 +206,7 @@ def test_a_queued_resume_on_a_fresh_runner_applies_no_pg_backend_member(
     `stack apply --resume` decides, none re-applied for a writer nobody saw."""
     b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
     _fresh_copy(checkout_a, b)
-    changes = _vms_made(b.hyops)
+    changes = _cloud_changes(b.hyops)
 
     queued = b.stack("apply", "stack/stack.yml", "--queue", "--resume")
     assert queued.returncode == 0, queued.stdout + queued.stderr
@@ -216,4 +218,4 @@ def test_a_queued_resume_on_a_fresh_runner_applies_no_pg_backend_member(
                         f"WHERE run_id = '{queued.stdout.strip()}' ORDER BY position")
     by_name = dict(line.split() for line in rows.splitlines() if line.strip())
     assert by_name == {"network": "skipped", "vm": "skipped"}, rows
-    assert _vms_made(b.hyops) == changes, "the queued resume changed an object"
+    assert _cloud_changes(b.hyops) == changes, "the queued resume changed an object"
