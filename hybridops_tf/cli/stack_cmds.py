@@ -264,6 +264,8 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
             click.echo(f"uncertain: {line}")
         for line in view.not_read_lines(doc):
             click.echo(f"state not compared with the record: {line}")
+        if view.reconcile_compares(doc):
+            click.echo(f"to compare: `{commands(ctx).reconcile_stack(stack_file)}` reads those states with the engine")
         members_table(doc["members"], {name: e.shown_status for name, e in entries.items()}, doc.get("state"))
         if code != ExitCode.OK:
             click.echo(f"next: `{commands(ctx).reconcile_stack(stack_file)}` says what is live and what to run")

@@ -91,6 +91,8 @@ def status_cmd(ctx: click.Context, module_dir: Path, ref: str | None, all_: bool
 
 
 def _table(entries: list, cmd: Commands) -> None:
+    from hybridops_tf.runtime import state_look
+
     if not entries:
         click.echo("no records")
         return
@@ -115,6 +117,8 @@ def _table(entries: list, cmd: Commands) -> None:
                 note += f"{e.written.headline()}: run {reconcile}; "
             elif e.not_looked is not None:
                 note += f"state not compared with the record: {e.not_looked}; "
+                if e.not_looked == state_look.NOT_LOCAL:
+                    note += f"to compare: run {reconcile}; "
             if rec.last_error:
                 note += rec.last_error  # whole: render.table wraps it on words
         elif e.problem is None:

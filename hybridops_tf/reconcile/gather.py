@@ -29,6 +29,7 @@ from hybridops_tf.record.actions import ActionRow, unfinished
 from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
+from hybridops_tf.runtime import state_look
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EarlierRun
 from hybridops_tf.store import Store
@@ -170,6 +171,9 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
         why = (f"module directory {directory} does not exist" if directory is not None
                else "the module directory is unknown (the record names none)")
         return _with(base, unchecked=(f"{why}: state and plans were not read",)), None
+    other = state_look.elsewhere(record, directory, workspace) if record is not None else None
+    if other is not None:  # the engine here would read this folder's state, not the record's
+        return _with(base, unchecked=(f"{other}: state and plans were not read",)), None
     module = Target(target.module_ref, directory, workspace, target.fallback_inputs)
     if opts.lock_held or store.read_lock_needs_files(target.key):
         parts = engine_evidence(module, record, opts, reuse, member)

@@ -1,16 +1,24 @@
 """Was a module's state written outside hyops since the record's stamp, told without the
 engine (docs/recovery.md: Another writer).
 
-The one decision `hyops status`, `hyops stack status`, the report and `stack apply --resume`
-share: only a local state file is read (record/stamp.py's cheap_stamp), and every way it
-cannot be compared has its reason in words. A module that declares a backend other than
-`local` is not compared, whether or not `init` ran in this checkout: before it, no state file
-is where a local one would be, which is no evidence of another writer (a fresh CI runner).
-Reconcile reads the state with the engine and judges it by the same record/stamp.written (reconcile/outside.py).
+The one decision `hyops status`, `hyops stack status`, the report, `stack apply --resume` and
+the stack's state_missing preflight share: only a local state file is read (record/stamp.py's
+cheap_stamp), and every way it cannot be compared has its reason in words ("not compared").
+Two states are never taken for the record's, as neither is evidence of another writer:
+- a module that declares a backend other than `local`, whether or not `init` ran in this
+  checkout: before it, no state file is where a local one would be (a fresh CI runner);
+- a local state in another folder than the one the record was written from that is not the
+  record's state (none, or another lineage): a member another runner applied in its own
+  checkout keeps its state file there. The record's own lineage here is its state, moved or
+  copied, and is compared.
+Reconcile reads the state with the engine and judges it by the same record/stamp.written
+(reconcile/outside.py); it asks `elsewhere` first, as the engine here would read this
+folder's state, not the one the record stamped.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +32,12 @@ RUNNING = "its record says running: its own run may be writing the state"
 NO_DIRECTORY = "the module directory is unknown or gone: the state was not read"
 NOT_LOCAL = ("the state is not a local file hyops reads without the engine: not compared with the record "
              "(reconcile compares it)")
+
+
+def elsewhere_reason(module_dir: str) -> str:
+    """Why a local state here is not the record's: it was written from `module_dir`."""
+    return (f"its record was written from {module_dir}, which keeps its local state file (another checkout): "
+            "not compared here (reconcile in that checkout compares it)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +75,50 @@ def look(record: OperationRecord, directory: Path | None = None, workspace: str 
     where = directory if directory is not None else (Path(record.module_dir) if record.module_dir else None)
     if where is None or not where.is_dir():
         return StateLook(not_looked=NO_DIRECTORY, quiet=record.status in CLAIMS_EMPTY)
-    if _declares_remote_backend(where):  # before init too: no .terraform says where it is yet
-        return StateLook(not_looked=NOT_LOCAL)
-    now = cheap_stamp(where, workspace if workspace is not None else record.workspace)
+    now, why = state_here(record, where, workspace)
     if now is None:
-        return StateLook(not_looked=NOT_LOCAL)
+        return StateLook(not_looked=why)
     return StateLook(written(record.state_seen, now), now)
+
+
+def state_here(record: OperationRecord, directory: Path, workspace: str | None = None
+               ) -> tuple[StateStamp | None, str | None]:
+    """The stamp of the state `record` speaks of, as `directory` holds it here without the
+    engine (a folder that exists), or None and why it is not compared (see the module's
+    docstring)."""
+    if _declares_remote_backend(directory):  # before init too: no .terraform says where it is yet
+        return None, NOT_LOCAL
+    now = cheap_stamp(directory, workspace if workspace is not None else record.workspace)
+    if now is None:
+        return None, NOT_LOCAL
+    if record.module_dir and _another_checkouts(record, directory, now):
+        return None, elsewhere_reason(record.module_dir)
+    return now, None
+
+
+def elsewhere(record: OperationRecord, directory: Path, workspace: str | None = None) -> str | None:
+    """Why the state the engine would read in `directory` is not the one `record` stamped: a
+    local state file that another folder, the one the record was written from, keeps (see
+    _another_checkouts); None otherwise (a backend: the engine reads the same state from any
+    checkout)."""
+    now, why = state_here(record, directory, workspace)
+    return why if now is None and why != NOT_LOCAL else None
+
+
+def _another_checkouts(record: OperationRecord, directory: Path, now: StateStamp) -> bool:
+    """The record was written from another folder than `directory`, and the local state here
+    is not its state (none, or another lineage): that folder (another runner's checkout)
+    keeps it. The same lineage here is the record's state, moved or copied: compared."""
+    if not record.module_dir or _same_folder(record.module_dir, directory):
+        return False
+    return record.state_seen is None or now.lineage != record.state_seen.lineage
+
+
+def _same_folder(recorded: str, directory: Path) -> bool:
+    try:
+        return os.path.realpath(recorded) == os.path.realpath(directory)
+    except (OSError, ValueError):
+        return False
 
 
 # `backend "pg" {` in HCL, `"backend": {"pg": ...` in JSON, and HCP Terraform's `cloud {`

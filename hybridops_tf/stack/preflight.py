@@ -12,8 +12,8 @@ from hybridops_tf.record import gate
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord
-from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.runtime.state_look import state_here
 from hybridops_tf.stack.model import Stack
 
 COMMANDS = ("apply", "destroy")
@@ -43,21 +43,11 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
                 f"stack {stack.name}: nothing was run: member {m.name} ({m.module_ref}): {why}; "
                 f"run `{reconcile_command(m.module_ref, m.directory, m.workspace)}` first")
         reconcile = reconcile_command(m.module_ref, m.directory, m.workspace)
-        # the state here speaks for the record only where the record was written from this
-        # folder: a queued member another runner applied in its own checkout keeps its state
-        # there (not compared here, as reconcile reads it where the record says)
-        here = rec is not None and (rec.module_dir is None or _same_folder(rec.module_dir, m.directory))
-        stamp = cheap_stamp(m.directory, m.workspace) if rec is not None and here else None
+        # the state here speaks for the record only where status compares it (runtime/state_look.py):
+        # not behind a backend before init, not a local file another runner's checkout keeps
+        stamp = state_here(rec, m.directory, m.workspace)[0] if rec is not None and m.directory.is_dir() else None
         held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
         missing = gate.missing_refusal("apply", m.module_ref, gate.held_missing(rec, held), reconcile)
         if missing:
             raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: {missing}")
 
-
-def _same_folder(recorded: str, directory: object) -> bool:
-    import os
-
-    try:
-        return os.path.realpath(recorded) == os.path.realpath(str(directory))
-    except (OSError, ValueError):
-        return False

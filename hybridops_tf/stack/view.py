@@ -172,3 +172,11 @@ def uncertain_lines(document: Mapping[str, Any]) -> list[str]:
 def not_read_lines(document: Mapping[str, Any]) -> list[str]:
     """`MEMBER: why` for each member whose state status did not compare with its record."""
     return [f"{m.get('name')}: {m['state_not_read']}" for m in _members(document) if m.get("state_not_read")]
+
+
+def reconcile_compares(document: Mapping[str, Any]) -> bool:
+    """A member's state was not compared because it sits behind a backend: `reconcile --stack`
+    reads it through the engine and compares it (runtime/state_look.py: NOT_LOCAL)."""
+    from hybridops_tf.runtime.state_look import NOT_LOCAL
+
+    return any(m.get("state_not_read") == NOT_LOCAL for m in _members(document))

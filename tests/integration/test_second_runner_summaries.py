@@ -55,5 +55,7 @@ def test_a_second_runner_gets_commands_relative_to_its_own_checkout(
     assert {shlex.split(c)[2] for c in commands if c.startswith("hyops ")} == {"modules/network"}
 
     again = b(*shlex.split(next_commands(status.stdout)[0])[1:])  # it runs on B, in B's checkout
-    assert again.returncode in (0, 3), again.stdout + again.stderr
+    # exit 1: the record's state is a local file runner A's checkout kept, not compared on B
+    # (runtime/state_look.py), never B's missing file taken for another writer
+    assert again.returncode == 1 and "state_written_outside" not in again.stdout, again.stdout + again.stderr
     assert "does not exist" not in again.stderr

@@ -38,3 +38,55 @@ def test_a_local_state_file_another_writer_moved_is_still_compared(tmp_path: Pat
     seen = state_look.look(_record(tmp_path))
 
     assert seen.compared and seen.written is not None
+
+
+def test_a_local_state_file_in_another_folder_than_the_records_is_not_compared(tmp_path: Path) -> None:
+    """A member applied in another checkout keeps its state file there: this checkout's missing
+    file is no evidence of another writer (a queued member another runner applied)."""
+    there, here = tmp_path / "runner-a" / "network", tmp_path / "runner-b" / "network"
+    for folder in (there, here):
+        folder.mkdir(parents=True)
+        (folder / "main.tf").write_text('resource "sim_network" "this" {}\n')
+    rec = _record(there)
+
+    seen = state_look.look(rec, here)
+
+    assert (seen.written, seen.now) == (None, None)
+    assert seen.not_looked == state_look.elsewhere_reason(str(there))
+    assert state_look.state_here(rec, here) == (None, state_look.elsewhere_reason(str(there)))
+
+
+def test_a_local_state_file_the_record_was_written_beside_is_compared_through_a_symlink(tmp_path: Path) -> None:
+    """The same folder by another name (a symlinked checkout) is the record's folder."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "main.tf").write_text('resource "sim_network" "this" {}\n')
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+
+    seen = state_look.look(_record(tmp_path / "real"), tmp_path / "link")
+
+    assert seen.compared and seen.written is not None  # no state file where one was stamped: moved
+
+
+def test_a_backend_state_is_not_elsewhere_the_engine_reads_it_from_any_checkout(tmp_path: Path) -> None:
+    there, here = tmp_path / "a", tmp_path / "b"
+    for folder in (there, here):
+        folder.mkdir()
+        (folder / "main.tf").write_text('terraform {\n  backend "pg" {}\n}\n')
+
+    assert state_look.elsewhere(_record(there), here) is None
+    assert state_look.state_here(_record(there), here) == (None, state_look.NOT_LOCAL)
+
+
+def test_a_local_state_of_another_lineage_in_another_folder_is_not_compared_and_of_its_own_is(tmp_path: Path) -> None:
+    """Another folder's state of the record's own lineage is its state, moved or copied (compared);
+    of another lineage it is another checkout's own state, no writer of the record's."""
+    there, here = tmp_path / "a", tmp_path / "b"
+    there.mkdir()
+    here.mkdir()
+    state = here / "terraform.tfstate"
+    state.write_text('{"version": 4, "lineage": "l-other", "serial": 7, "resources": []}')
+
+    assert state_look.look(_record(there), here).not_looked == state_look.elsewhere_reason(str(there))
+    state.write_text('{"version": 4, "lineage": "l-1", "serial": 7, "resources": []}')
+    seen = state_look.look(_record(there), here)
+    assert seen.compared and seen.written is not None and seen.written.now.serial == 7
