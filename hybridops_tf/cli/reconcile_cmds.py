@@ -131,7 +131,8 @@ def reconcile_cmd(ctx: click.Context, module_dir: Path | None, ref: str | None, 
             from hybridops_tf.picture.mermaid import markdown_block
             from hybridops_tf.stack.loader import load_stack
 
-            stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=not write)
+            stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=not write,
+                               tofu=settings(ctx).runtime.reads_tofu())
             diagram = markdown_block(stack_picture(stack, settings(ctx).runtime))
         for line in markdown.reconcile(report, diagram):
             click.echo(line)

@@ -89,7 +89,8 @@ def _run(ctx: click.Context, command: str, stack_file: Path, parallelism: int,
                          "its N (how many workers run, and how many members each takes at once)")
     # --queue runs nothing here: an input only the workers' environment gives (the CI recipe's
     # deployment secret) is noted, as the read-only commands note it; each worker checks it
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=bool(ctx.meta.get("queue")))
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=bool(ctx.meta.get("queue")),
+                       tofu=settings(ctx).runtime.reads_tofu())
     from hybridops_tf.cli.approval import confirm_stack
 
     confirm_stack(ctx, stack, command, bool(ctx.meta.get("auto_approve")), err=fmt != "text")  # terminal: ask once
@@ -248,7 +249,7 @@ def status_cmd(ctx: click.Context, stack_file: Path, as_json: bool, output_forma
     from hybridops_tf.stack.status import records_now, status_document
 
     runtime = settings(ctx).runtime
-    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=True)
+    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=True, tofu=runtime.reads_tofu())
     note_root(ctx)
     entries = records_now(stack, runtime)
     doc = status_document(stack, runtime, entries)
@@ -310,7 +311,8 @@ def graph_cmd(ctx: click.Context, stack_file: Path, graph_format: str | None, do
     if dot and graph_format not in (None, "dot"):
         raise UsageError(f"--dot and --format {graph_format} cannot be combined: --dot is --format dot")
     fmt = "dot" if dot else graph_format or "text"
-    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=True)
+    stack = load_stack(stack_file, settings(ctx).runtime.hcl_cache(), read_only=True,
+                       tofu=settings(ctx).runtime.reads_tofu())
     if not with_status and fmt != "mermaid":
         click.echo(graph.to_dot(stack) if fmt == "dot" else graph.to_text(stack))
         return

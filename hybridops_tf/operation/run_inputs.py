@@ -67,7 +67,7 @@ def resolve(
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
     and ignored, as the engine does.
     """
-    specs = inputs_mod.read_variables(target.directory, rt.hcl_cache())
+    specs = inputs_mod.read_variables(target.directory, rt.hcl_cache(), tofu=rt.reads_tofu())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
     base = inputs_mod.module_layers(target.directory, specs)

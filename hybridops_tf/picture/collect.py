@@ -132,7 +132,8 @@ def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportDat
     from hybridops_tf.stack.status import status_document
 
     assert req.stack_file is not None
-    stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True)
+    stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True,
+                       tofu=req.runtime.reads_tofu())
     entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
     doc = status_document(stack, req.runtime, entries)
     advised = _by_key(advice, [m.key for m in stack.members])

@@ -243,7 +243,7 @@ def _refuse_inputs(req: SavedPlanApply, sidecar: Sidecar, target: ModuleTarget) 
     plan was made from them just now), or leave out an ephemeral one the plan was made with."""
     from hybridops_tf.inputs import values as inputs_mod
 
-    specs = inputs_mod.read_variables(target.directory, req.runtime.hcl_cache())
+    specs = inputs_mod.read_variables(target.directory, req.runtime.hcl_cache(), tofu=req.runtime.reads_tofu())
     given = run_inputs.given_names(req.runtime, target, req.var_options, specs)
     fixed = sorted(n for n in given if not (n in specs and specs[n].ephemeral))
     if fixed and not req.reviewed:

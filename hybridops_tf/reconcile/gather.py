@@ -63,7 +63,8 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     specs: dict[str, Any] = {}
     if directory is not None and directory.is_dir():
         try:
-            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache()))
+            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache(),
+                                                   tofu=runtime.reads_tofu()))
         except (UsageError, OSError, ValueError):
             specs = {}
     given = {text.partition("=")[0].strip(): text for text in var_options if "=" in text}

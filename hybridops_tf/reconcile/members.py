@@ -83,7 +83,8 @@ def stack_args(member: Member, record: OperationRecord | None, runtime: Runtime)
     specs: dict[str, Any] = {}
     if directory is not None:
         try:
-            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache()))
+            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache(),
+                                                   tofu=runtime.reads_tofu()))
         except (HyopsError, OSError, ValueError):
             specs = {}
     given = dict(member.inputs)

@@ -54,7 +54,8 @@ def stack_members(stack_file: Path, runtime: Runtime, read_only: bool = False) -
     except ImportError:  # pragma: no cover - the stack package ships with hyops
         raise UsageError("--stack needs hybridops_tf.stack, which is not installed") from None
 
-    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=read_only)
+    stack = load_stack(stack_file, runtime.hcl_cache(), read_only=read_only,
+                       tofu=runtime.reads_tofu())
     store = runtime.store
     refs = {m.name: m.key for m in stack.members}
     targets = []

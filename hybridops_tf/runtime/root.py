@@ -110,6 +110,23 @@ class Runtime:
                 self._engine_info = binary.resolve(self.engine, self.engine_cache(), remember=remember)
             return self._engine_info
 
+    def reads_tofu(self) -> bool:
+        """Whether the engine is OpenTofu, whose loader also reads `.tofu`/`.tofu.json` files
+        (base/config_names.py): the module's variables are read as it reads them. It writes
+        nothing (a refused input leaves the root untouched): the engine found once, else found
+        here without remembering it. No engine found: False (Terraform's files), and the run
+        says why when it needs the engine."""
+        from hybridops_tf.base.errors import EngineError
+        from hybridops_tf.engine import binary
+
+        with self._engine_lock:
+            info = self._engine_info
+        try:
+            info = info or binary.resolve(self.engine, self.engine_cache(), remember=False)
+        except EngineError:
+            return False
+        return info.kind == "tofu"
+
     def engine_for(
         self,
         target: ModuleTarget,

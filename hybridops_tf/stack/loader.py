@@ -38,10 +38,11 @@ _WORKSPACE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\Z")
 class StackLoader:
     """One validation pass; problems are collected with their line and raised together."""
 
-    def __init__(self, path: Path, hcl_cache: Path | None = None, read_only: bool = False) -> None:
+    def __init__(self, path: Path, hcl_cache: Path | None = None, read_only: bool = False, tofu: bool = False) -> None:
         self.path = path
         self.hcl_cache = hcl_cache
         self.read_only = read_only
+        self.tofu = tofu
         self.base = Path(path).absolute().parent
         self.problems: list[tuple[int, str]] = []
         self.unresolved: list[str] = []
@@ -301,7 +302,7 @@ class StackLoader:
         if d.directory is None:
             return
         try:
-            specs = inputs_mod.read_variables(d.directory, self.hcl_cache)
+            specs = inputs_mod.read_variables(d.directory, self.hcl_cache, tofu=self.tofu)
         except UsageError as err:
             self.problem(at("path"), f"{who}: {err.message}")
             return
@@ -354,7 +355,7 @@ class StackLoader:
         if source.directory is None:
             return None
         try:
-            outputs = inputs_mod.read_outputs(source.directory, self.hcl_cache)
+            outputs = inputs_mod.read_outputs(source.directory, self.hcl_cache, tofu=self.tofu)
         except UsageError:
             return None  # reported against the upstream itself
         if output not in outputs:
@@ -424,7 +425,7 @@ def _unquoted(problem: str) -> str:
     return re.sub(r"'[^']{2,}'|\"[^\"]{2,}\"", "'…'", problem)
 
 
-def load_stack(path: Path | str, hcl_cache: Path | None = None, read_only: bool = False) -> Stack:
+def load_stack(path: Path | str, hcl_cache: Path | None = None, read_only: bool = False, tofu: bool = False) -> Stack:
     """Read and validate `path`; UsageError (exit 2) listing every problem found.
 
     hcl_cache: where parsed module variables/outputs may be kept between runs (the
@@ -433,5 +434,6 @@ def load_stack(path: Path | str, hcl_cache: Path | None = None, read_only: bool 
     `reconcile --stack` without `--write`): a required input no source here sets (a secret
     the workers' environment gives at apply time) is noted and listed in `Stack.unresolved`,
     not refused, so a report job without the deployment's secrets can still report.
+    tofu: the engine is OpenTofu, whose loader also reads `.tofu` files (Runtime.reads_tofu).
     """
-    return StackLoader(Path(path), hcl_cache, read_only).load()
+    return StackLoader(Path(path), hcl_cache, read_only, tofu).load()

@@ -70,7 +70,7 @@ class Wiring:
         return Wired(values, frozenset(sensitive))
 
     def for_destroy(self, member: Member) -> Wired:
-        specs = inputs_mod.read_variables(member.directory)
+        specs = inputs_mod.read_variables(member.directory, tofu=self.runtime.reads_tofu())
         values = dict(member.inputs)
         sensitive: set[str] = set()
         unknown: dict[str, str] = {}
@@ -118,7 +118,8 @@ class Wiring:
         wire from the HCL (exit 2); this also covers an output the upstream's record marks
         sensitive where its HCL did not say so: the engine would show the value in the
         member's plan and outputs, so in its record and events.jsonl."""
-        spec = inputs_mod.read_variables(member.directory, self.runtime.hcl_cache()).get(key)
+        spec = inputs_mod.read_variables(member.directory, self.runtime.hcl_cache(),
+                                         tofu=self.runtime.reads_tofu()).get(key)
         if spec is not None and not spec.sensitive:
             raise OperationFailed(
                 f"upstream output {wire} is sensitive, but variable {key!r} of {member.name!r} is "

@@ -226,7 +226,7 @@ class Taker:
             if stack_digest(path) != run.stack_digest:
                 return CannotServe(f"{where}: its {run.stack_file} differs from the one queued; "
                                    "run every worker on the same commit as the queueing job")
-            stack = load_stack(path, self.runtime.hcl_cache())
+            stack = load_stack(path, self.runtime.hcl_cache(), tofu=self.runtime.reads_tofu())
         except OSError as err:
             return CannotServe(f"{where}: {run.stack_file}: {err.strerror or err}; run workers from the "
                                "directory the run was queued from, in a checkout of the same commit")
