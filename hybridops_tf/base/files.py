@@ -61,6 +61,18 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+def keep_copy(path: Path, text: str) -> None:
+    """Write `text` to `path` (atomically) unless it already holds it: a local copy of what a
+    store holds, which its readers treat as a cache (a copy that cannot be written is no
+    document, never an error)."""
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return
+        atomic_write_text(path, text)
+    except OSError:
+        pass
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:

@@ -6,27 +6,20 @@ psycopg 3 is used only through store/pgconn.py.
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from hybridops_tf.record.model import utc_now
 from hybridops_tf.store.pgconn import _first_line, connect
+from hybridops_tf.store.queued_journal import JOURNAL_FLUSH_TIMEOUT, STOP, QueuedJournal
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block
-JOURNAL_FLUSH_TIMEOUT = 10.0
 
 
-_STOP = object()
-
-
-class PgJournal:
+class PgJournal(QueuedJournal):
     """The engine lines recovery needs, written by a thread on its own connection.
 
     `line()` never blocks the engine: it queues, and a full queue drops the line and says so
@@ -37,28 +30,11 @@ class PgJournal:
         """connection: the store's (shared with the run's lock and writes); without it the
         journal opens one of its own and closes it at the end."""
         self.url = url
-        self.key = key
-        self.run_id = run_id
         self._shared = connection
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=JOURNAL_QUEUE)
-        self.dropped = 0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._drain, name="hyops-journal", daemon=True)
-        self._thread.start()
+        super().__init__(key, run_id, JOURNAL_QUEUE)
 
-    def line(self, text: str, kind: str = "event") -> None:
-        try:
-            self._queue.put_nowait((kind, text))
-        except queue.Full:
-            self.dropped += 1
-
-    def engine_started(self, pid: int, host: str) -> None:
-        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), "engine")
-
-    def complete(self) -> None:
-        """Every engine line reached the journal (only when none was dropped)."""
-        if not self.dropped:
-            self.line("", "complete")
+    def target(self) -> str:
+        return redact_url(self.url)
 
     def _drain(self) -> None:
         """Write each line in order; lines a lost connection did not take wait in `pending`
@@ -68,7 +44,7 @@ class PgJournal:
         pending: deque[tuple[str, str]] = deque()
         while True:
             item = self._queue.get()
-            if item is _STOP:
+            if item is STOP:
                 break
             if len(pending) >= JOURNAL_QUEUE:
                 self.dropped += 1
@@ -107,16 +83,3 @@ class PgJournal:
                     pass
             return None
         return conn
-
-    def close(self) -> str | None:
-        try:
-            self._queue.put(_STOP, timeout=JOURNAL_FLUSH_TIMEOUT)
-        except queue.Full:
-            pass
-        self._thread.join(JOURNAL_FLUSH_TIMEOUT)
-        if self._thread.is_alive():
-            return f"the journal of {self.run_id} could not be flushed to {redact_url(self.url)} in time"
-        if self.dropped:
-            why = f": {self.error}" if self.error else " (the store was too slow)"
-            return f"{self.dropped} engine lines of {self.run_id} did not reach the store's journal{why}"
-        return None

@@ -34,7 +34,7 @@ from typing import Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
-from hybridops_tf.base.files import atomic_write_text, register_private_root
+from hybridops_tf.base.files import keep_copy, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
 from hybridops_tf.store.local import JournalRead
@@ -341,14 +341,8 @@ class PgStore:
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         """Bring the store's copy of a document to `path` (the local file readers use)."""
         rows = self._query(f"SELECT body FROM {SCHEMA}.documents WHERE kind = %s AND name = %s", (kind, name), name)
-        if not rows:
-            return
-        try:
-            if path.is_file() and path.read_text(encoding="utf-8") == rows[0][0]:
-                return
-            atomic_write_text(path, rows[0][0])
-        except OSError:
-            pass  # the local copy is a cache; its readers treat a missing file as no document
+        if rows:
+            keep_copy(path, rows[0][0])
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
     # short insert each in the journal table, under a key no record has (':' is in no ref),

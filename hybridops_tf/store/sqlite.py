@@ -22,21 +22,19 @@ from __future__ import annotations
 import json
 import queue
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
-from hybridops_tf.base.files import atomic_write_text, ensure_dir, register_private_root
+from hybridops_tf.base.files import ensure_dir, keep_copy, register_private_root
 from hybridops_tf.record.address import module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
 from hybridops_tf.store.local import JournalRead, ModuleLock, lock_file_is_free
+from hybridops_tf.store.queued_journal import STOP, QueuedJournal
 from hybridops_tf.store.sqlitedb import SqliteUnavailable, connect, connection, database_path, open_database
 
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block the engine
-JOURNAL_FLUSH_TIMEOUT = 10.0
-_STOP = object()
 
 
 class SqliteStore:
@@ -165,14 +163,8 @@ class SqliteStore:
     def fetch_document(self, kind: str, name: str, path: Path) -> None:
         """Bring the store's copy of a document to `path` (the local file readers use)."""
         rows = self._rows("SELECT body FROM documents WHERE kind = ? AND name = ?", (kind, name))
-        if not rows:
-            return
-        try:
-            if path.is_file() and path.read_text(encoding="utf-8") == rows[0][0]:
-                return
-            atomic_write_text(path, rows[0][0])
-        except OSError:
-            pass  # the local copy is a cache; its readers treat a missing file as no document
+        if rows:
+            keep_copy(path, rows[0][0])
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py), in
     # the journal table under a key no record has (':' is in no ref), as store/postgres.py.
@@ -227,34 +219,17 @@ class SqliteStore:
                 "records": self._rows("SELECT count(*) FROM records")[0][0]}
 
 
-class SqliteJournal:
+class SqliteJournal(QueuedJournal):
     """The engine lines recovery needs, written by a thread so the engine never waits on the
     database: `line()` queues, a full queue drops the line and says so at close (the journal
     is then incomplete, and recovery stays conservative), as store/pgjournal.PgJournal."""
 
     def __init__(self, path: Path, key: str, run_id: str) -> None:
         self.path = path
-        self.key = key
-        self.run_id = run_id
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=JOURNAL_QUEUE)
-        self.dropped = 0
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._drain, name="hyops-journal", daemon=True)
-        self._thread.start()
+        super().__init__(key, run_id, JOURNAL_QUEUE)
 
-    def line(self, text: str, kind: str = "event") -> None:
-        try:
-            self._queue.put_nowait((kind, text))
-        except queue.Full:
-            self.dropped += 1
-
-    def engine_started(self, pid: int, host: str) -> None:
-        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), "engine")
-
-    def complete(self) -> None:
-        """Every engine line reached the journal (only when none was dropped)."""
-        if not self.dropped:
-            self.line("", "complete")
+    def target(self) -> str:
+        return str(self.path)
 
     def _drain(self) -> None:
         """Write what is queued, a batch per transaction, in order, until told to stop."""
@@ -272,8 +247,8 @@ class SqliteJournal:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            stop = any(item is _STOP for item in batch)
-            rows = [(self.key, self.run_id, kind, text) for kind, text in (i for i in batch if i is not _STOP)]
+            stop = any(item is STOP for item in batch)
+            rows = [(self.key, self.run_id, kind, text) for kind, text in (i for i in batch if i is not STOP)]
             if not rows:
                 continue
             if conn is None:
@@ -288,16 +263,3 @@ class SqliteJournal:
                 self.dropped += len(rows)
         if conn is not None:
             conn.close()
-
-    def close(self) -> str | None:
-        try:
-            self._queue.put(_STOP, timeout=JOURNAL_FLUSH_TIMEOUT)
-        except queue.Full:
-            pass
-        self._thread.join(JOURNAL_FLUSH_TIMEOUT)
-        if self._thread.is_alive():
-            return f"the journal of {self.run_id} could not be flushed to {self.path} in time"
-        if self.dropped:
-            why = f": {self.error}" if self.error else " (the store was too slow)"
-            return f"{self.dropped} engine lines of {self.run_id} did not reach the store's journal{why}"
-        return None
