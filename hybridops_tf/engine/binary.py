@@ -152,11 +152,25 @@ def engine_info(binary: Path, cache_file: Path | None = None, *, remember: bool 
     version, kind = parse_version_json(captured.stdout)
     if binary.name.startswith("tofu"):
         kind = "tofu"
+    info = EngineInfo(binary, version, kind)
     if cache_file is not None and remember:
-        entries = {k: v for k, v in entries.items() if not k.startswith(f"{binary}|")}
-        entries[key] = {"version": version, "kind": kind}
-        _store_cache(cache_file, entries)
-    return EngineInfo(binary, version, kind)
+        remember_info(info, cache_file)
+    return info
+
+
+def remember_info(info: EngineInfo, cache_file: Path) -> None:
+    """Keep `info` in the version cache (a run that found the engine without writing, then
+    went on to write), unless it holds it already."""
+    try:
+        key = _cache_key(info.binary)
+    except OSError:
+        return
+    entries = _load_cache(cache_file)
+    if entries.get(key) == {"version": info.version, "kind": info.kind}:
+        return
+    entries = {k: v for k, v in entries.items() if not k.startswith(f"{info.binary}|")}
+    entries[key] = {"version": info.version, "kind": info.kind}
+    _store_cache(cache_file, entries)
 
 
 def resolve(explicit: str | None, cache_file: Path | None, *, remember: bool = True) -> EngineInfo:

@@ -45,6 +45,7 @@ class Runtime:
         register_private_root(root)
         self._store: Store | None = None
         self._engine_info: EngineInfo | None = None
+        self._engine_remembered = False  # its version is in the root's version cache
         self._engine_lock = threading.Lock()  # a stack's members ask for it from their threads
 
     @property
@@ -108,24 +109,24 @@ class Runtime:
         with self._engine_lock:
             if self._engine_info is None:
                 self._engine_info = binary.resolve(self.engine, self.engine_cache(), remember=remember)
+                self._engine_remembered = remember
+            elif remember and not self._engine_remembered:  # found by a read that wrote nothing
+                binary.remember_info(self._engine_info, self.engine_cache())
+                self._engine_remembered = True
             return self._engine_info
 
     def reads_tofu(self) -> bool:
         """Whether the engine is OpenTofu, whose loader also reads `.tofu`/`.tofu.json` files
-        (base/config_names.py): the module's variables are read as it reads them. It writes
-        nothing (a refused input leaves the root untouched): the engine found once, else found
-        here without remembering it. No engine found: False (Terraform's files), and the run
-        says why when it needs the engine."""
+        (base/config_names.py): the module's variables are read as it reads them. The engine is
+        found once for the command, here without writing the version cache (a refused input
+        leaves the root untouched; a run that goes on writes it). No engine found: False
+        (Terraform's files), and the run says why when it needs the engine."""
         from hybridops_tf.base.errors import EngineError
-        from hybridops_tf.engine import binary
 
-        with self._engine_lock:
-            info = self._engine_info
         try:
-            info = info or binary.resolve(self.engine, self.engine_cache(), remember=False)
+            return self.engine_info(remember=False).kind == "tofu"
         except EngineError:
             return False
-        return info.kind == "tofu"
 
     def engine_for(
         self,

@@ -5,7 +5,8 @@ The one decision `hyops status`, `hyops stack status`, the report, `stack apply 
 the stack's state_missing preflight share: only a local state file is read (record/stamp.py's
 cheap_stamp), and every way it cannot be compared has its reason in words ("not compared").
 Two states are never taken for the record's, as neither is evidence of another writer:
-- a module that declares a backend other than `local`, whether or not `init` ran in this
+- a module that declares a backend other than `local`, or a `local` one that names its file
+  (`path`, `workspace_dir`: shared by every checkout), whether or not `init` ran in this
   checkout: before it, no state file is where a local one would be (a fresh CI runner);
 - a local state in another folder than the one the record was written from that is not the
   record's state (none, or another lineage): a member another runner applied in its own
@@ -135,6 +136,16 @@ def _declares_remote_backend(directory: Path) -> bool:
         except OSError:
             continue
         for m in _BACKEND.finditer(text):
-            if (m.group(1) or m.group(2) or "cloud") != "local":
+            if (m.group(1) or m.group(2) or "cloud") != "local" or _LOCAL_ELSEWHERE.search(_block(text, m.end())):
                 return True
     return False
+
+
+# a `local` backend that names its file (`path`, `workspace_dir`): every checkout's engine reads
+# that one file, which is no folder's own; reconcile reads it through the engine
+_LOCAL_ELSEWHERE = re.compile(r'(?:^|[\s{,])"?(?:path|workspace_dir)"?\s*[=:]')
+
+
+def _block(text: str, start: int) -> str:
+    """The backend block's body after its label (to its first closing brace)."""
+    return text[start:text.find("}", start) if "}" in text[start:] else len(text)]

@@ -90,3 +90,20 @@ def test_a_local_state_of_another_lineage_in_another_folder_is_not_compared_and_
     state.write_text('{"version": 4, "lineage": "l-1", "serial": 7, "resources": []}')
     seen = state_look.look(_record(there), here)
     assert seen.compared and seen.written is not None and seen.written.now.serial == 7
+
+
+def test_a_local_backend_that_names_its_file_is_read_by_the_engine_from_any_checkout(tmp_path: Path) -> None:
+    """Runners that share one state file (`backend "local" { path = ... }`) read the same state
+    from every checkout: never "another checkout's" state, so reconcile compares it through the
+    engine; a `local` backend without a path keeps the folder's own file (store drill)."""
+    there, here, plain = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder in (there, here):
+        folder.mkdir()
+        (folder / "backend.tf").write_text(f'terraform {{\n  backend "local" {{\n    path = "{tmp_path}/m.tfstate"\n'
+                                           "  }\n}\n")
+    plain.mkdir()
+    (plain / "backend.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+
+    assert state_look.elsewhere(_record(there), here) is None
+    assert state_look.state_here(_record(there), here) == (None, state_look.NOT_LOCAL)
+    assert state_look.elsewhere(_record(there), plain) is not None
