@@ -82,6 +82,22 @@ def read_import_blocks(module_dir: Path) -> list[ImportBlock]:
     return found
 
 
+def import_targets(module_dir: Path) -> frozenset[str]:
+    """The addresses (`to`, as written) the module's `import` blocks adopt an object into,
+    by id or by the provider's identity (one with `for_each` names no single address); empty
+    when a file cannot be read or parsed (the engine says what is wrong with it)."""
+    found: set[str] = set()
+    for path in sorted(Path(module_dir).glob("*.tf")):
+        try:
+            doc = _parse_hcl(path)
+        except UsageError:
+            return frozenset()
+        for block in doc.get("import") or []:
+            if isinstance(block, Mapping) and "for_each" not in block and (to := _expression(block.get("to"))):
+                found.add(to)
+    return frozenset(found)
+
+
 _Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
 _CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Module]] = {}
 

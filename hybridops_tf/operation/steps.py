@@ -36,7 +36,7 @@ from hybridops_tf.operation.would_apply import applied_from
 from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
-from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
+from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine, entry_address
 from hybridops_tf.record.objects import mark_outside
 from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
@@ -202,6 +202,11 @@ def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[
     held = set(ids.values()) if ids is not None else None
     proof = gate.Proof(deleted=reads.deleted_by_stale_run(req.runtime.store, req.key, previous))
     missing = gate.held_missing(previous, held, proof)
+    if missing and req.command is Command.APPLY:  # an `import` block that adopts the address brings it back
+        from hybridops_tf.inputs.declarations import import_targets
+
+        adopted = import_targets(req.target.directory)
+        missing = [(key, ident) for key, ident in missing if entry_address(key) not in adopted]
     why = gate.missing_refusal(req.command.value, req.target.ref, missing, _reconcile(req))
     if why:
         raise RefusedError(why)
