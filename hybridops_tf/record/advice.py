@@ -58,17 +58,15 @@ class Commands:
                  *(("--workspace", shlex.quote(where.workspace)) if where.workspace else ()), *extra]
         return " ".join(parts)
 
-    def apply(self, where: Where, *options: str) -> str:
+    def apply(self, where: Where) -> str:
         """A stack member that never ran gets its inputs from the stack's wiring; one that ran,
         the stack file's inputs as they are now (its rerun.inputs.yml may hold an input the
-        stack file no longer gives). `options` are hyops's own (`--allow-uncertain`), after the
-        inputs; a member that never ran has no record to be uncertain about, so its stack apply
-        takes none."""
+        stack file no longer gives)."""
         if where.stack_file:
             if where.stack_args is None:
                 return self.stack_apply(where)
-            return self._module("apply", where, *map(shlex.quote, where.stack_args), *options)
-        return self._module("apply", where, *map(shlex.quote, where.inputs_args), *options)
+            return self._module("apply", where, *map(shlex.quote, where.stack_args))
+        return self._module("apply", where, *map(shlex.quote, where.inputs_args))
 
     def stack_apply(self, where: Where, resume: bool = True) -> str:
         """The member's stack, applied (--resume: members ok with nothing changed are skipped)."""
