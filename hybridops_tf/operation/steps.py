@@ -30,13 +30,14 @@ from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
 from hybridops_tf.operation import places, reads, run_inputs, settle
+from hybridops_tf.operation.missing import missing_at_start
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import applied_from
 from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
-from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine, entry_address
+from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
 from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
@@ -49,6 +50,7 @@ from hybridops_tf.runtime.run_folder import (
     RunNotOpened,
     new_run_id,
 )
+from hybridops_tf.runtime.state_look import elsewhere
 from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
@@ -193,21 +195,17 @@ def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
 
 def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[str, str] | None:
     """An apply or destroy refuses while the record holds an object no state holds and nothing
-    proved deleted (state_missing, record/gate.py): it would act without it. Returns the local
-    state's ids by address as read here (None: not read without the engine)."""
+    proved deleted (operation/missing.py): it would act without it. Returns the local state's
+    ids by address as read here (None: not read without the engine)."""
     stamp = cheap_stamp(req.target.directory, req.workspace)
     ids = {k: o.id for k, o in stamp.objects.items() if o.id} if stamp is not None else None
-    if req.command not in (Command.APPLY, Command.DESTROY) or req.allow_uncertain or previous is None:
+    if req.allow_uncertain or previous is None:
         return ids
     held = set(ids.values()) if ids is not None else None
-    proof = gate.Proof(deleted=reads.deleted_by_stale_run(req.runtime.store, req.key, previous))
-    missing = gate.held_missing(previous, held, proof)
-    if missing and req.command is Command.APPLY:  # an `import` block that adopts the address brings it back
-        from hybridops_tf.inputs.declarations import import_targets
-
-        adopted = import_targets(req.target.directory)
-        missing = [(key, ident) for key, ident in missing if entry_address(key) not in adopted]
+    missing = missing_at_start(req.command, previous, held, req.target.directory, req.runtime.store, req.key)
     why = gate.missing_refusal(req.command.value, req.target.ref, missing, _reconcile(req))
+    if why and (other := elsewhere(previous, req.target.directory, req.workspace)):
+        why = f"{why} ({other})"  # the state here is not the one the record stamped
     if why:
         raise RefusedError(why)
     return ids

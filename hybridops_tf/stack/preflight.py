@@ -8,13 +8,15 @@ from collections.abc import Mapping
 
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.operation import places
+from hybridops_tf.operation.missing import missing_at_start
 from hybridops_tf.record import gate
 from hybridops_tf.record.advice import reconcile_command
-from hybridops_tf.record.lifecycle import Status, apply_refusal
+from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.state_look import state_here
 from hybridops_tf.stack.model import Stack
+from hybridops_tf.store import Store
 
 COMMANDS = ("apply", "destroy")
 
@@ -30,10 +32,11 @@ def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
         raise UsageError(f"stack {stack.name}: {err.message}") from None
 
 
-def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]) -> None:
+def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None], store: Store) -> None:
     """RefusedError naming the first member whose record's outcome is uncertain (a stale
-    `running`, suspect orphans, objects no state holds: state_missing): a stack apply over it
-    starts nothing (a queued one too)."""
+    `running`, suspect orphans, objects no state holds: state_missing, as the member's own
+    apply asks it: operation/missing.py): a stack apply over it starts nothing (a queued one
+    too)."""
     for m in stack.members:
         rec = records[m.name]
         why = rec and apply_refusal(rec.status, stale=rec.status is Status.RUNNING,
@@ -47,7 +50,8 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
         # not behind a backend before init, not a local file another runner's checkout keeps
         stamp = state_here(rec, m.directory, m.workspace)[0] if rec is not None and m.directory.is_dir() else None
         held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
-        missing = gate.missing_refusal("apply", m.module_ref, gate.held_missing(rec, held), reconcile)
+        lacks = missing_at_start(Command.APPLY, rec, held, m.directory, store, m.key)
+        missing = gate.missing_refusal("apply", m.module_ref, lacks, reconcile)
         if missing:
             raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: {missing}")
 

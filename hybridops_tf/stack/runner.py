@@ -159,7 +159,7 @@ def _preflight(req: StackRequest, run_id: str) -> None:
     # error before anything ran (exit 1), not the same failure on every member.
     req.runtime.engine_info()
     if req.command == "apply":  # destroy is never guarded: cleanup stays possible
-        refuse_uncertain(req.stack, records)
+        refuse_uncertain(req.stack, records, store)
 
 
 class _Execution(MemberSteps):

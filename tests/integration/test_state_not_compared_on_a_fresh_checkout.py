@@ -219,3 +219,20 @@ def test_a_queued_resume_on_a_fresh_runner_applies_no_pg_backend_member(
     by_name = dict(line.split() for line in rows.splitlines() if line.strip())
     assert by_name == {"network": "skipped", "vm": "skipped"}, rows
     assert _cloud_changes(b.hyops) == changes, "the queued resume changed an object"
+
+
+def test_a_module_apply_in_a_checkout_without_its_local_state_refuses_and_names_the_other_checkout(
+        local_a: StackEnv, tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
+    """The engine here would act on this checkout's (empty) state, without the objects the
+    record holds: the apply refuses (state_missing, exit 4), and says the state is not compared
+    here because another checkout keeps it, not that the objects are gone."""
+    b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
+    _fresh_copy(local_a, b)
+    changes = _cloud_changes(b.hyops)
+
+    out = b.hyops("apply", "stack/network", "--ref", "demo/network")
+
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "state_missing" in out.stderr and "not compared here" in out.stderr, out.stderr
+    assert str(local_a.directory / "network") in out.stderr, out.stderr
+    assert _cloud_changes(b.hyops) == changes, "the refused apply changed an object"

@@ -65,7 +65,7 @@ def queue_run(stack: Stack, command: str, runtime: Runtime, options: RunOptions,
     refuse_places(stack, command, runtime)
     records = {m.name: store.read(m.key) for m in stack.members}  # corrupt: exit 2
     if command == "apply":
-        refuse_uncertain(stack, records)
+        refuse_uncertain(stack, records, store)
     INTERRUPTS.check("before the run was queued; nothing was queued")
     run_id = new_run_id(f"stack-{command}")
     now = utc_now()
