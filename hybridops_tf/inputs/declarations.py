@@ -56,46 +56,38 @@ class OutputSpec:
 
 @dataclass(frozen=True)
 class ImportBlock:
-    """One `import` block (Terraform >= 1.5) whose `id` is a literal: where it adopts what."""
+    """One `import` block (Terraform >= 1.5) that names a single address: where it adopts what."""
 
     to: str  # the address, as written
-    id: str
+    id: str | None  # the literal id; None: by the provider's identity, or an expression
     file: str  # the file's name in the module directory
 
 
-def read_import_blocks(module_dir: Path) -> list[ImportBlock]:
-    """The module's `import` blocks with a literal id (one with `for_each` or an expression
-    for an id names no single object); [] when a file cannot be read or parsed: the engine
-    says what is wrong with it. Not cached: reconcile asks only after a plan failed."""
+def read_import_blocks(module_dir: Path, *, tofu: bool = False) -> list[ImportBlock]:
+    """The module's `import` blocks that adopt into one address (one with `for_each` names no
+    single one), from every file the engine reads (`.tf` and `.tf.json`; OpenTofu's `.tofu`
+    too with `tofu`); [] when a file cannot be read or parsed: the engine says what is wrong
+    with it. Not cached: asked only when something is missing or a plan failed."""
     found: list[ImportBlock] = []
-    for path in sorted(Path(module_dir).glob("*.tf")):
-        try:
-            doc = _parse_hcl(path)
-        except UsageError:
-            return []
+    try:
+        names = engine_reads([p.name for p in Path(module_dir).iterdir() if p.is_file()], tofu)
+        docs = [(name, _parse_config(Path(module_dir) / name)) for name in names]
+    except (OSError, UsageError):
+        return []
+    for name, doc in docs:
         for block in doc.get("import") or []:
-            if not isinstance(block, Mapping) or "for_each" in block:
+            if not isinstance(block, Mapping) or "for_each" in block or not (to := _expression(block.get("to"))):
                 continue
-            to, ident = _expression(block.get("to")), block.get("id")
-            if to and isinstance(ident, str) and ident and "${" not in ident:
-                found.append(ImportBlock(to, ident, path.name))
+            ident = block.get("id")
+            literal = ident if isinstance(ident, str) and ident and "${" not in ident else None
+            found.append(ImportBlock(to, literal, name))
     return found
 
 
 def import_targets(module_dir: Path) -> frozenset[str]:
-    """The addresses (`to`, as written) the module's `import` blocks adopt an object into,
-    by id or by the provider's identity (one with `for_each` names no single address); empty
-    when a file cannot be read or parsed (the engine says what is wrong with it)."""
-    found: set[str] = set()
-    for path in sorted(Path(module_dir).glob("*.tf")):
-        try:
-            doc = _parse_hcl(path)
-        except UsageError:
-            return frozenset()
-        for block in doc.get("import") or []:
-            if isinstance(block, Mapping) and "for_each" not in block and (to := _expression(block.get("to"))):
-                found.add(to)
-    return frozenset(found)
+    """The addresses (`to`, as written) the module's `import` blocks adopt an object into, by
+    id or by the provider's identity."""
+    return frozenset(b.to for b in read_import_blocks(module_dir))
 
 
 _Module = tuple[dict[str, VariableSpec], dict[str, OutputSpec]]
@@ -219,6 +211,10 @@ def _parse_json(path: Path) -> dict[str, Any]:
     if not isinstance(doc, Mapping):
         raise UsageError(f"cannot parse {path}: the root of a .tf.json file must be an object")
     out: dict[str, Any] = {}
+    imports = doc.get("import")
+    for body in imports if isinstance(imports, list) else [imports] if imports is not None else []:
+        if isinstance(body, Mapping):  # no labels: each body is one block
+            out.setdefault("import", []).append({k: v for k, v in body.items() if k != "//"})
     for kind in ("variable", "output"):
         entries = doc.get(kind)
         for entry in entries if isinstance(entries, list) else [entries] if entries is not None else []:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from hybridops_tf.cli.main import cli
 from hybridops_tf.engine.binary import EngineInfo
-from hybridops_tf.inputs.declarations import ImportBlock, read_import_blocks
+from hybridops_tf.inputs.declarations import ImportBlock, import_targets, read_import_blocks
 from hybridops_tf.reconcile import rules
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import Target, planned_attributes
@@ -290,13 +290,26 @@ def test_an_import_block_naming_a_deleted_object_is_a_stale_import_naming_the_bl
     assert Code.STALE_IMPORT not in {f.code for f in compare(dataclasses.replace(ev, stale_imports=()), CMD)}
 
 
-def test_only_literal_import_ids_are_read_from_the_configuration(tmp_path: Path) -> None:
+def test_only_literal_import_ids_are_read_and_a_for_each_block_names_no_address(tmp_path: Path) -> None:
     (tmp_path / "main.tf").write_text(
         'import {\n  to = sim_vm.b\n  id = "vm-1"\n}\n'
         'import {\n  for_each = var.ids\n  to = sim_vm.c[each.key]\n  id = each.value\n}\n'
         'import {\n  to = sim_vm.d\n  id = var.d\n}\n')
 
-    assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "main.tf")]
+    assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "main.tf"),
+                                            ImportBlock("sim_vm.d", None, "main.tf")]
+    assert import_targets(tmp_path) == {"sim_vm.b", "sim_vm.d"}
+
+
+def test_import_blocks_in_a_tf_json_file_are_read_as_the_engine_reads_them(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('resource "sim_vm" "b" {}\n')
+    (tmp_path / "imports.tf.json").write_text(
+        '{"import": [{"to": "sim_vm.b", "id": "vm-1", "//": "adopt"}, {"to": "sim_vm.e", "identity": {"id": "x"}}]}')
+    (tmp_path / "more.tf.json").write_text('{"import": {"to": "sim_vm.f", "id": "vm-2"}}')
+
+    assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "imports.tf.json"),
+                                            ImportBlock("sim_vm.e", None, "imports.tf.json"),
+                                            ImportBlock("sim_vm.f", "vm-2", "more.tf.json")]
 
 
 def test_a_failed_read_of_a_module_whose_record_lists_no_resources_looks_for_no_stale_import(
