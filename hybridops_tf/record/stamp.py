@@ -142,7 +142,7 @@ def cheap_stamp(module_dir: Path, workspace: str | None, env: Mapping[str, str] 
     """The stamp of the module's local state file, read without the engine; None when the
     engine may keep the state elsewhere (a backend init configured, TF_DATA_DIR) or the file
     is of a format hyops does not read. No file: NO_STATE (nothing was ever written there)."""
-    if (module_dir / ".terraform" / "terraform.tfstate").exists() or "TF_DATA_DIR" in (env or os.environ):
+    if "TF_DATA_DIR" in (env or os.environ) or not _local_file_backend(module_dir):
         return None
     try:
         return parse_state_stamp(local_state_path(module_dir, workspace).read_bytes())
@@ -150,6 +150,22 @@ def cheap_stamp(module_dir: Path, workspace: str | None, env: Mapping[str, str] 
         return NO_STATE
     except (OSError, StampFormatError):
         return None
+
+
+def _local_file_backend(module_dir: Path) -> bool:
+    """Does the engine keep the state in the module's own local file? With no backend `init`
+    configured, yes; `.terraform/terraform.tfstate` holds the backend `init` configured, and
+    only a `local` one that names no file (`path`, `workspace_dir`) keeps it there too."""
+    try:
+        doc = json.loads((module_dir / ".terraform" / "terraform.tfstate").read_bytes())
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False  # unreadable: the engine may keep it anywhere
+    backend = doc.get("backend") if isinstance(doc, dict) else None
+    config = backend.get("config") if isinstance(backend, dict) else None
+    return (isinstance(backend, dict) and backend.get("type") == "local" and isinstance(config, dict)
+            and not config.get("path") and not config.get("workspace_dir"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,3 +236,27 @@ def test_a_module_apply_in_a_checkout_without_its_local_state_refuses_and_names_
     assert "state_missing" in out.stderr and "not compared here" in out.stderr, out.stderr
     assert str(local_a.directory / "network") in out.stderr, out.stderr
     assert _cloud_changes(b.hyops) == changes, "the refused apply changed an object"
+
+
+def test_a_local_backend_block_that_names_no_file_is_not_compared_in_another_checkout_after_init(
+        tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> None:
+    """`backend "local" {}` keeps the state in the module's folder as no block does; after
+    `init` in checkout B (`.terraform/` now says "a backend"), reconcile compared B's empty
+    state through the engine: state_missing for everything, and an --import into B."""
+    a = _checkout(tmp_path, "a", engine, sim_root, pg_store)
+    a.directory.mkdir()
+    for name in ("network", "vm"):
+        (a.module(name) / "backend.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    a.write(NETWORK_VM)
+    assert (out := a.stack("apply", "stack/stack.yml")).returncode == 0, out.stdout + out.stderr
+    b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
+    _fresh_copy(a, b)
+    assert (init := b.hyops("init", "stack/network")).returncode == 0, init.stdout + init.stderr
+
+    reconciled = b.hyops("reconcile", "--stack", "stack/stack.yml", "--json")
+
+    assert reconciled.returncode == 1, reconciled.stdout + reconciled.stderr
+    for module in json.loads(reconciled.stdout)["modules"]:
+        assert module["findings"] == [] and "actions" not in module, module
+        [why] = module["could_not_check"]
+        assert "not compared" in why and str(a.directory) in why, why

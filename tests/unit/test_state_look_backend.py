@@ -107,3 +107,47 @@ def test_a_local_backend_that_names_its_file_is_read_by_the_engine_from_any_chec
     assert state_look.elsewhere(_record(there), here) is None
     assert state_look.state_here(_record(there), here) == (None, state_look.NOT_LOCAL)
     assert state_look.elsewhere(_record(there), plain) is not None
+
+
+def _inited(directory: Path, backend: str, config: dict[str, str | None]) -> None:
+    """`.terraform/terraform.tfstate` as the engine's init writes it for `backend`."""
+    import json
+
+    (directory / ".terraform").mkdir()
+    (directory / ".terraform" / "terraform.tfstate").write_text(json.dumps(
+        {"version": 3, "serial": 1, "lineage": "b", "backend": {"type": backend, "config": config, "hash": 1}}))
+
+
+def test_a_local_backend_that_names_no_file_keeps_the_state_in_the_folder_after_init_too(tmp_path: Path) -> None:
+    """`backend "local" {}` after init: the engine keeps the state in the folder's own file, so
+    another checkout's record is judged elsewhere here as without the block, never compared
+    (through the engine) with this checkout's empty state."""
+    there, here = tmp_path / "runner-a" / "network", tmp_path / "runner-b" / "network"
+    for folder in (there, here):
+        folder.mkdir(parents=True)
+        (folder / "main.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    _inited(here, "local", {"path": None, "workspace_dir": None})
+
+    assert state_look.elsewhere(_record(there), here) is not None
+    (here / "terraform.tfstate").write_text('{"version": 4, "lineage": "l-1", "serial": 3, "resources": []}')
+    assert state_look.look(_record(here)).compared
+
+
+def test_a_backend_init_configured_is_not_read_as_the_folders_file(tmp_path: Path) -> None:
+    for name, backend, config in (("named", "local", {"path": "/shared/x.tfstate", "workspace_dir": None}),
+                                  ("pg", "pg", {"conn_str": None})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "terraform.tfstate").write_text('{"version": 4, "lineage": "l-1", "serial": 3, "resources": []}')
+        _inited(folder, backend, config)
+        assert _stamp(folder) is None, name
+    broken = tmp_path / "broken"
+    (broken / ".terraform").mkdir(parents=True)
+    (broken / ".terraform" / "terraform.tfstate").write_text("{")
+    assert _stamp(broken) is None
+
+
+def _stamp(folder: Path) -> object:
+    from hybridops_tf.record.stamp import cheap_stamp
+
+    return cheap_stamp(folder, None, env={"PATH": "/bin"})
