@@ -25,21 +25,19 @@ from hybridops_tf.base.errors import (
     UsageError,
 )
 from hybridops_tf.base.files import PreparedWrite
-from hybridops_tf.engine import binary, commands, features, process
+from hybridops_tf.engine import binary, commands, features, import_words, process
 from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS
-from hybridops_tf.operation import places, reads, run_inputs, settle
-from hybridops_tf.operation.missing import missing_at_start
+from hybridops_tf.operation import guards, places, reads, run_inputs, settle
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.operation.would_apply import applied_from
 from hybridops_tf.record import gate, transitions
 from hybridops_tf.record.advice import reconcile_command
-from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
+from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
-from hybridops_tf.record.stamp import cheap_stamp
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import (
     EVENTS_COMPLETE,
@@ -50,7 +48,6 @@ from hybridops_tf.runtime.run_folder import (
     RunNotOpened,
     new_run_id,
 )
-from hybridops_tf.runtime.state_look import elsewhere
 from hybridops_tf.store import Journal, Store
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
@@ -146,8 +143,8 @@ def _preflight(one: _Run, rt: Runtime, resolved: ResolvedInputs) -> Engine:
     one.meta.engine = engine.info
     recorded = one.previous.engine if one.previous is not None else None
     binary.warn_if_version_changed(recorded.to_json() if recorded is not None else None, engine.info)
-    guard(req, one.previous)
-    one.state_before = guard_missing(req, one.previous)
+    guards.guard(req, one.previous)
+    one.state_before = guards.guard_missing(req, one.previous)
     process.FORWARDER.check("before the engine started; nothing was changed")
     return engine
 
@@ -173,42 +170,6 @@ def _settle_init_failure(one: _Run, err: EngineInitFailed) -> HyopsError:
 def _reconcile(req: ModuleRequest) -> str:
     """`hyops reconcile` of this run's module, ref and workspace, as a person pastes it."""
     return reconcile_command(req.target.ref, req.target.directory, req.workspace)
-
-
-def guard(req: ModuleRequest, previous: OperationRecord | None) -> None:
-    """Uncertain-outcome guard. Under the lock a `running` record we see is stale (approval
-    also asks it before planning, without the lock: the run asks it again under it)."""
-    if req.command != Command.APPLY or previous is None:
-        return  # destroy, refresh and import create nothing: cleanup and adoption stay open
-    why = apply_refusal(
-        previous.status,
-        stale=previous.status is Status.RUNNING,
-        suspect_orphans=len(previous.suspect_orphans),
-        allow_uncertain=req.allow_uncertain,
-    )
-    if why:
-        raise RefusedError(
-            f"apply of {req.target.ref} refused: {why}; run `{_reconcile(req)}` first, or pass "
-            "--allow-uncertain to apply anyway"
-        )
-
-
-def guard_missing(req: ModuleRequest, previous: OperationRecord | None) -> dict[str, str] | None:
-    """An apply or destroy refuses while the record holds an object no state holds and nothing
-    proved deleted (operation/missing.py): it would act without it. Returns the local state's
-    ids by address as read here (None: not read without the engine)."""
-    stamp = cheap_stamp(req.target.directory, req.workspace)
-    ids = {k: o.id for k, o in stamp.objects.items() if o.id} if stamp is not None else None
-    if req.allow_uncertain or previous is None:
-        return ids
-    held = set(ids.values()) if ids is not None else None
-    missing = missing_at_start(req.command, previous, held, req.target.directory, req.runtime.store, req.key)
-    why = gate.missing_refusal(req.command.value, req.target.ref, missing, _reconcile(req))
-    if why and (other := elsewhere(previous, req.target.directory, req.workspace)):
-        why = f"{why} ({other})"  # the state here is not the one the record stamped
-    if why:
-        raise RefusedError(why)
-    return ids
 
 
 def _running_record(one: _Run, rt: Runtime, engine: Engine,
@@ -316,7 +277,7 @@ def _execute(one: _Run, engine: Engine, running: OperationRecord, log: EventLog)
     settled, code = settle.settle_run(req, engine.for_settling(), running, reader, result, folder, one.previous)
     stamp = reads.state_stamp(engine.for_settling(), req.passthrough)
     if code != ExitCode.OK and req.command == Command.IMPORT:
-        if (why := _import_found_nothing(folder)) is not None:
+        if (why := import_words.found_nothing(_stderr(folder))) is not None:
             return _settle_found_gone(one, running, why)
         settled = _import_refused(req, folder, settled)
     tracker = reader.tracker()
@@ -479,15 +440,9 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
 
 
 def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRecord) -> OperationRecord:
-    """An import the engine refused because the provider cannot import the type (`import` has
-    no -json stream: its stderr says "resource TYPE doesn't support import"): the reason in one
-    line, and the type kept in the record so no advice offers `--import` for it again."""
-    try:
-        text = folder.stderr_path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return settled
-    reason = next((ln.strip(" │╷╵").removeprefix("Error: ").strip() for ln in text.splitlines()
-                   if "support import" in ln), None)
+    """An import the engine refused because the provider cannot import the type: the reason in
+    one line, and the type kept in the record so no advice offers `--import` for it again."""
+    reason = import_words.not_importable(_stderr(folder))
     kind = gate.resource_type(req.import_address or "")
     if reason is None or kind is None:
         return settled
@@ -499,19 +454,12 @@ def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRec
     return settled
 
 
-# The engine's words when an import's read of the id through the provider finds no object
-# (Terraform 1.0-1.15, OpenTofu): `import` has no -json stream, so its stderr is all there is.
-_FOUND_NOTHING = "Cannot import non-existent remote object"
-
-
-def _import_found_nothing(folder: RunFolder) -> str | None:
-    """The engine's reason when its import found no object of that id, else None."""
+def _stderr(folder: RunFolder) -> str:
+    """The engine's stderr of this run ("" when unreadable)."""
     try:
-        text = folder.stderr_path.read_text(encoding="utf-8", errors="replace")
+        return folder.stderr_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
-    return next((ln.strip(" │╷╵").removeprefix("Error: ").strip() for ln in text.splitlines()
-                 if _FOUND_NOTHING in ln), None)
+        return ""
 
 
 def _settle_found_gone(one: _Run, running: OperationRecord, why: str) -> Outcome:

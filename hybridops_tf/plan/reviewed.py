@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.inputs.values import CliInput
-from hybridops_tf.operation import steps
+from hybridops_tf.operation import guards, steps
 from hybridops_tf.operation.request import EventSink, ModuleRequest, Outcome
 from hybridops_tf.plan import planner, saved
 from hybridops_tf.plan.request import PlanRequest
@@ -47,7 +47,7 @@ def run(req: ReviewedRun, show: Callable[[planner.PlanOutcome], Any], ask: Calla
     but the record). An uncertain record is refused before the question, not after it."""
     destroy = req.command is Command.DESTROY
     if not destroy:
-        steps.guard(ModuleRequest(command=Command.APPLY, target=req.target, runtime=req.runtime,
+        guards.guard(ModuleRequest(command=Command.APPLY, target=req.target, runtime=req.runtime,
                                   allow_uncertain=req.allow_uncertain),
                     req.runtime.store.read(record_key(req.target.ref, req.workspace)))
     tmp = planner.private_tmp()

@@ -430,7 +430,7 @@ def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], tak
     if not blocks:
         return []
     # run as printed without the block, the apply is refused (state_missing): never a second object;
-    # with it, the block adopts the address, which lets the apply through (operation/steps.guard_missing)
+    # with it, the block adopts the address, which lets the apply through (operation/guards.guard_missing)
     return [Alternative(cmd.apply(ev.where), "instead of --import, by the provider's "
                         f"identity (this engine, {rec.engine.version}, takes it): add to the configuration\n"
                         + "\n".join(blocks) + "\nthen apply (the plan shows each import; the block may stay)")]

@@ -18,7 +18,7 @@ import pytest
 
 from hybridops_tf.base.errors import ExitCode, RefusedError
 from hybridops_tf.engine.process import ProcessResult
-from hybridops_tf.operation import steps
+from hybridops_tf.operation import guards, steps
 from hybridops_tf.operation.request import ModuleRequest, Outcome
 from hybridops_tf.operation.stream import StreamReader
 from hybridops_tf.record import transitions
@@ -355,17 +355,17 @@ def _req(tmp_path: Path, command: str, **kw: Any) -> ModuleRequest:
 def test_destroy_refresh_and_import_are_never_held_by_the_uncertain_outcome_guard(
     tmp_path: Path, command: str, previous: str
 ) -> None:
-    steps.guard(_req(tmp_path, command), UNCERTAIN[previous]())
+    guards.guard(_req(tmp_path, command), UNCERTAIN[previous]())
 
 
 @pytest.mark.parametrize("previous", list(UNCERTAIN))
 def test_apply_over_an_uncertain_outcome_is_refused_unless_allowed(tmp_path: Path, previous: str) -> None:
     """The control for the test above: the same records do hold an apply."""
     with pytest.raises(RefusedError) as refused:
-        steps.guard(_req(tmp_path, "apply"), UNCERTAIN[previous]())
+        guards.guard(_req(tmp_path, "apply"), UNCERTAIN[previous]())
     assert refused.value.exit_code == ExitCode.REFUSED
 
-    steps.guard(_req(tmp_path, "apply", allow_uncertain=True), UNCERTAIN[previous]())
+    guards.guard(_req(tmp_path, "apply", allow_uncertain=True), UNCERTAIN[previous]())
 
 
 # --- (e) a settle write that fails exits 1 and leaves `running` ----------------------------------
