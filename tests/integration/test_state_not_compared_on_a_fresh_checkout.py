@@ -162,17 +162,24 @@ def test_a_pg_backend_state_in_a_fresh_checkout_at_the_same_path_is_not_compared
     assert _cloud_changes(b.hyops) == changes, "the resume changed an object"
 
 
-@pytest.fixture
-def local_a(tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> StackEnv:
-    """Checkout A: network and vm with local state files, applied by hyops (records in the store)."""
+def _local_a(tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore, backend: str = "") -> StackEnv:
+    """Checkout A: network and vm with local state files (`backend`: a backend.tf for each),
+    applied by hyops (records in the store)."""
     a = _checkout(tmp_path, "a", engine, sim_root, pg_store)
     a.directory.mkdir()
     for name in ("network", "vm"):
-        a.module(name)
+        module = a.module(name)
+        if backend:
+            (module / "backend.tf").write_text(backend)
     a.write(NETWORK_VM)
     out = a.stack("apply", "stack/stack.yml")
     assert out.returncode == 0, out.stdout + out.stderr
     return a
+
+
+@pytest.fixture
+def local_a(tmp_path: Path, engine: str, sim_root: Path, pg_store: SharedStore) -> StackEnv:
+    return _local_a(tmp_path, engine, sim_root, pg_store)
 
 
 def test_reconcile_of_a_member_whose_local_state_another_checkout_keeps_says_not_compared(
@@ -243,12 +250,7 @@ def test_a_local_backend_block_that_names_no_file_is_not_compared_in_another_che
     """`backend "local" {}` keeps the state in the module's folder as no block does; after
     `init` in checkout B (`.terraform/` now says "a backend"), reconcile compared B's empty
     state through the engine: state_missing for everything, and an --import into B."""
-    a = _checkout(tmp_path, "a", engine, sim_root, pg_store)
-    a.directory.mkdir()
-    for name in ("network", "vm"):
-        (a.module(name) / "backend.tf").write_text('terraform {\n  backend "local" {}\n}\n')
-    a.write(NETWORK_VM)
-    assert (out := a.stack("apply", "stack/stack.yml")).returncode == 0, out.stdout + out.stderr
+    a = _local_a(tmp_path, engine, sim_root, pg_store, 'terraform {\n  backend "local" {}\n}\n')
     b = _checkout(tmp_path, "b", engine, sim_root, pg_store)
     _fresh_copy(a, b)
     assert (init := b.hyops("init", "stack/network")).returncode == 0, init.stdout + init.stderr
