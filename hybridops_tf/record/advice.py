@@ -121,25 +121,26 @@ class Commands:
         return self.reconcile(where, "--forget-missing", shlex.quote(object_id))
 
     def state_mv(self, where: Where, source: str, destination: str) -> str:
-        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
-        return (f"{prefix}{self.engine} -chdir={self._dir(where)} state mv {shlex.quote(source)} "
-                f"{shlex.quote(destination)}")
+        return self._engine_in(where, "state", "mv", shlex.quote(source), shlex.quote(destination))
 
     def state_rm(self, where: Where, address: str) -> str:
-        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
-        return f"{prefix}{self.engine} -chdir={self._dir(where)} state rm {shlex.quote(address)}"
+        return self._engine_in(where, "state", "rm", shlex.quote(address))
 
     def untaint(self, where: Where, address: str) -> str:
         """The engine's own `untaint`: a taint another writer made, undone without a replace."""
+        return self._engine_in(where, "untaint", shlex.quote(address))
+
+    def _engine_in(self, where: Where, *words: str) -> str:
+        """The engine itself on the module's folder and workspace, as a person pastes it: the
+        workspace in the command's own environment (`TF_WORKSPACE=W`), as nothing else selects it."""
         prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
-        return f"{prefix}{self.engine} -chdir={self._dir(where)} untaint {shlex.quote(address)}"
+        return f"{prefix}{self.engine} -chdir={self._dir(where)} {' '.join(words)}"
 
     def forget_record(self, where: Where) -> str:
         return self.reconcile(where, "--forget-record")
 
     def push_errored(self, where: Where) -> str:
-        prefix = f"TF_WORKSPACE={shlex.quote(where.workspace)} " if where.workspace else ""
-        return f"{prefix}{self.engine} -chdir={self._dir(where)} state push errored.tfstate"
+        return self._engine_in(where, "state", "push", "errored.tfstate")
 
     def sim_ls(self) -> str:
         return f"{self.hyops} sim ls"

@@ -1,6 +1,6 @@
 """The drill of other writers (issue 54; the generator is tests/reliability/writers.py): random
 sequences of hyops commands, a teammate's raw engine commands and cloud-side changes over one
-small sim module, four invariants checked after every step.
+small sim module, five invariants checked after every step, a third of the seeds in a workspace.
 
 `make test` runs FIXED (a few seeds on Terraform 1.0.3 and on the modern engine, integration
 tests) and every named sequence below it (a family the drill found, shrunk). Long runs are
@@ -30,7 +30,7 @@ import pytest
 
 from tests.integration.modern import engine_version
 from tests.reliability.figures import WRITERS, note
-from tests.reliability.writers import Outcome, run_steps, shrink
+from tests.reliability.writers import WORKSPACE, Outcome, run_steps, shrink
 from tests.reliability.writers_steps import generate
 
 pytestmark = pytest.mark.integration
@@ -111,6 +111,20 @@ def test_long_drill_of_other_writers(request: pytest.FixtureRequest, which: str,
 def _replay(engine: str, tmp_path: Path, steps: list[str]) -> None:
     out = run_steps(tmp_path / "seq", engine, steps)
     assert out.ok, out.explain()
+
+
+@pytest.mark.parametrize("steps", [
+    ["hyops apply web,db small", "tf taint web", "follow 3"],
+    ["hyops apply web small", "hyops apply -replace web", "tf push-old 1", "follow 2"],
+], ids=["untaint", "rollback"])
+def test_printed_commands_run_as_printed_act_on_the_sequences_workspace(
+        engine_path: str, tmp_path: Path, steps: list[str]) -> None:
+    """In workspace stg, every printed command run exactly as printed (its own `TF_WORKSPACE=stg`
+    words its only environment) settles the sequence: an engine command that dropped the
+    workspace would act on the default one, and fail there (invariant e)."""
+    out = run_steps(tmp_path / "seq", engine_path, steps, workspace=WORKSPACE)
+    assert out.ok, out.explain()
+    assert sum(out.followed.values()) == 1, out.followed
 
 
 def test_a_rollback_by_state_push_never_leads_to_a_second_vm_or_a_forgotten_one(

@@ -25,7 +25,13 @@ inputs of the last apply. After every step `hyops reconcile --json` runs, and:
   (c) a printed command run as printed never makes a second live object of one name, nor does
       a `hyops apply` while the record holds a live object of that name that no state holds;
   (d) the record never drops a live id except by a person's forget (an engine delete or a
-      refresh that shows it gone are the other proofs, and both mean the id is not live).
+      refresh that shows it gone are the other proofs, and both mean the id is not live);
+  (e) a printed engine command (`terraform ... untaint`, `state mv`) run as printed succeeds: it
+      is the settle, not a command that fails by design (a dropped workspace, a wrong address).
+A third of the seeds (seed % 3 == 2) run the whole sequence in workspace `stg`: hyops with
+`--workspace stg`, the teammate with `TF_WORKSPACE=stg`, and a printed command exactly as
+printed (its own `NAME=value` words are its environment, nothing else selects the workspace),
+so advice that drops the workspace acts on the default one and breaks (a), (b) or (d).
 A failure is (invariant, step kind): its family. `shrink` keeps the shortest step list that
 still fails in the same family (tests/reliability/test_writers_drill.py).
 """
@@ -49,6 +55,12 @@ from tests.reliability.writers_steps import MODULE_TF, kind
 
 MODULE = "modules/m"
 REF = "m"
+WORKSPACE = "stg"
+
+
+def workspace_of(seed: int | None) -> str:
+    """The workspace a seeded sequence runs in: `stg` for a third of the seeds."""
+    return WORKSPACE if seed is not None and seed % 3 == 2 else "default"
 ENGINE_TIMEOUT = 300
 
 
@@ -56,7 +68,7 @@ ENGINE_TIMEOUT = 300
 
 @dataclass(frozen=True)
 class Failure:
-    invariant: str  # a, b, c, d, or "error" (a hyops traceback or bug)
+    invariant: str  # a to e, or "error" (a hyops traceback or bug)
     step_kind: str  # the kind of the step after which it broke ("follow apply": the command it ran)
     index: int
     message: str
@@ -74,6 +86,7 @@ class Outcome:
     transcript: list[str] = field(default_factory=list)
     seconds: float = 0.0
     followed: Counter[str] = field(default_factory=Counter)
+    workspace: str = "default"
 
     @property
     def ok(self) -> bool:
@@ -83,7 +96,8 @@ class Outcome:
         return {f.family for f in self.failures}
 
     def explain(self) -> str:
-        lines = [f"writers drill seed={self.seed}: {len(self.failures)} broken invariant(s)", "  steps:"]
+        lines = [f"writers drill seed={self.seed} (workspace {self.workspace}): {len(self.failures)} "
+                 "broken invariant(s)", "  steps:"]
         lines += [f"    {i}: {s}" for i, s in enumerate(self.steps)]
         lines += [f"  ({f.invariant}) after step {f.index} [{f.step_kind}]: {f.message}" for f in self.failures[:6]]
         lines += ["  transcript (last 30 lines):"] + [f"    {t}" for t in self.transcript[-30:]]
@@ -116,7 +130,8 @@ def _short(text: str, limit: int = 500) -> str:
 class Drill:
     """One sequence in its own folder: module, runtime root and sim cloud of its own."""
 
-    def __init__(self, folder: Path, engine: str, steps: list[str], seed: int | None = None) -> None:
+    def __init__(self, folder: Path, engine: str, steps: list[str], seed: int | None = None,
+                 workspace: str | None = None) -> None:
         if folder.exists():
             shutil.rmtree(folder)
         (folder / "runtime").mkdir(parents=True, mode=0o700)
@@ -126,6 +141,9 @@ class Drill:
         self.module.mkdir(parents=True)
         (self.module / "main.tf").write_text(MODULE_TF)
         self.out = Outcome(seed, list(steps))
+        self.workspace = workspace or workspace_of(seed)
+        self.ws = [] if self.workspace == "default" else ["--workspace", self.workspace]
+        self.out.workspace = self.workspace
         self.inputs = ("web", "small")  # the last apply's, which a teammate's command reuses
         self.snapshots: list[str | None] = []  # the state file before each step
         self.ever_held: set[str] = set()
@@ -135,18 +153,26 @@ class Drill:
         self.last_before: list[dict[str, Any]] = []  # ... and before this one
 
     # ----- running things -----------------------------------------------------------------------
-    def hy(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def hy(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         started = time.monotonic()
-        out = self.h(*args)
+        out = self.h(*args, env=env)
         line = f"$ hyops {shlex.join(args)} -> exit {out.returncode} ({time.monotonic() - started:.1f}s)"
         if out.returncode not in (0, 3) and args[:2] != ("reconcile", MODULE):
             line += "\n      " + _short(out.stdout[-800:] + "\n" + out.stderr[-800:])
         self.out.transcript.append(line)
         return out
 
-    def tf(self, *args: str, cwd: Path | None = None, argv0: str | None = None) -> subprocess.CompletedProcess[str]:
+    def tf(self, *args: str, cwd: Path | None = None, argv0: str | None = None,
+           printed_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The engine as a teammate runs it, in the sequence's workspace; a printed command
+        (`printed_env`: its own NAME=value words) selects its workspace itself or not at all."""
         env = self.h.env(TF_CLI_CONFIG_FILE=str(self.h.runtime_root / "sim" / "terraform.rc"),
                          HYOPS_SIM_PYTHON=sys.executable)
+        env.pop("TF_WORKSPACE", None)
+        if printed_env is not None:
+            env.update(printed_env)
+        elif self.workspace != "default":
+            env["TF_WORKSPACE"] = self.workspace
         out = subprocess.run([argv0 or self.h.engine, *args], cwd=cwd or self.module, env=env, capture_output=True,
                              text=True, timeout=ENGINE_TIMEOUT, check=False)
         self.out.transcript.append(f"$ terraform {shlex.join(args)} -> exit {out.returncode}"
@@ -154,11 +180,16 @@ class Drill:
         return out
 
     def state(self) -> dict[str, Any]:
-        path = self.module / "terraform.tfstate"
+        path = self.state_path()
         try:
             return json.loads(path.read_text()) if path.exists() else {}
         except ValueError:
             return {}
+
+    def state_path(self) -> Path:
+        if self.workspace == "default":
+            return self.module / "terraform.tfstate"
+        return self.module / "terraform.tfstate.d" / self.workspace / "terraform.tfstate"
 
     def state_ids(self) -> set[str]:
         return {i["attributes"]["id"] for r in self.state().get("resources") or []
@@ -170,7 +201,7 @@ class Drill:
         return [{"id": o.id, "name": o.name, "type": o.type} for o in found]  # oldest first
 
     def record(self) -> dict[str, Any]:
-        return self.h.record(REF) or {}
+        return self.h.record(REF if self.workspace == "default" else f"{REF}@{self.workspace}") or {}
 
     @staticmethod
     def _var_args(vms: str, size: str) -> list[str]:
@@ -182,15 +213,15 @@ class Drill:
         words = step.split()
         vms, size = self.inputs
         if words[:2] == ["hyops", "apply"] and words[2] == "-replace":
-            self.hy("apply", MODULE, "--var", f"vms=[{vms}]", "--var", f"size={size}", "--",
+            self.hy("apply", MODULE, *self.ws, "--var", f"vms=[{vms}]", "--var", f"size={size}", "--",
                     f'-replace=sim_vm.vm["{words[3]}"]')
         elif words[:2] == ["hyops", "apply"]:
             self.inputs = (words[2], words[3])
-            self.hy("apply", MODULE, "--var", f"vms=[{words[2]}]", "--var", f"size={words[3]}")
+            self.hy("apply", MODULE, *self.ws, "--var", f"vms=[{words[2]}]", "--var", f"size={words[3]}")
         elif words[0] == "hyops":
-            self.hy(words[1], MODULE, *words[2:])
+            self.hy(words[1], MODULE, *self.ws, *words[2:])
         elif words[0] == "follow":
-            return self.follow(int(words[1]))
+            return self.follow(index, int(words[1]))
         elif words[:2] == ["tf", "apply"] and words[2] == "-replace":
             self.tf("apply", "-auto-approve", "-input=false", *self._var_args(vms, size),
                     f'-replace=sim_vm.vm["{words[3]}"]')
@@ -245,23 +276,30 @@ class Drill:
         firsts = [c for f in findings for c in f.get("next_actions") or []]
         return firsts + [a["command"] for f in findings for a in f.get("alternatives") or []]
 
-    def follow(self, n: int) -> str:
+    def follow(self, index: int, n: int) -> str:
         commands = [c for c in self.printed() if "<" not in c]  # a placeholder needs a person
         if not commands:
             return "follow (nothing printed)"
         command = commands[n % len(commands)]
         argv = shlex.split(command)
+        printed_env: dict[str, str] = {}
+        while argv and "=" in argv[0] and argv[0].split("=", 1)[0].isidentifier():  # `NAME=value cmd`
+            name, _, value = argv.pop(0).partition("=")
+            printed_env[name] = value
         if argv[0] == "hyops":
             label = "follow " + " ".join(w for w in argv[1:3] if not w.startswith(MODULE))
             label += "".join(f" {flag}" for flag in ("--write", "--import", "--forget-missing", "--forget-orphan",
                                                       "--forget-released") if flag in argv)
             before = held_ids(self.record())
-            self.hy(*argv[1:])
+            self.hy(*argv[1:], env=printed_env)
             if any(w.startswith("--forget") for w in argv):
                 self.forgotten |= before - held_ids(self.record())
         else:
             label = "follow engine " + " ".join(w for w in argv[1:3] if not w.startswith("-chdir"))
-            self.tf(*argv[1:], cwd=self.folder, argv0=self.h.engine)
+            ran = self.tf(*argv[1:], cwd=self.folder, argv0=self.h.engine, printed_env=printed_env)
+            if ran.returncode != 0:
+                self.out.failures.append(Failure("e", label, index, "the printed engine command failed as printed: "
+                                                 + _short(ran.stdout + ran.stderr, 300)))
         self.out.followed[label] += 1
         return label
 
@@ -311,7 +349,7 @@ class Drill:
                 fail("b", "reconcile exit 0 (consistent) although " + "; ".join(problems))
 
     def reconcile(self) -> tuple[int, dict[str, Any]]:
-        out = self.hy("reconcile", MODULE, "--json")
+        out = self.hy("reconcile", MODULE, *self.ws, "--json")
         try:
             return out.returncode, json.loads(out.stdout)
         except ValueError:
@@ -320,8 +358,7 @@ class Drill:
     def run(self) -> Outcome:
         started = time.monotonic()
         for index, step in enumerate(self.out.steps):
-            self.snapshots.append((self.module / "terraform.tfstate").read_text()
-                                  if (self.module / "terraform.tfstate").exists() else None)
+            self.snapshots.append(self.state_path().read_text() if self.state_path().exists() else None)
             before_rec, before_state = self.record(), self.state_ids()
             self.last_before = self.last_objects
             self.out.transcript.append(f"# step {index}: {step}")
@@ -336,8 +373,9 @@ class Drill:
         return self.out
 
 
-def run_steps(folder: Path, engine: str, steps: list[str], seed: int | None = None) -> Outcome:
-    return Drill(folder, engine, steps, seed).run()
+def run_steps(folder: Path, engine: str, steps: list[str], seed: int | None = None,
+              workspace: str | None = None) -> Outcome:
+    return Drill(folder, engine, steps, seed, workspace).run()
 
 
 def shrink(folder: Path, engine: str, failed: Outcome, budget: int = 20) -> Outcome:
