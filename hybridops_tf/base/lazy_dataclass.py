@@ -62,8 +62,13 @@ def _build(cls: type, *, frozen: bool, match_args: bool, kw_only: bool, slots: b
     has_explicit_hash = not (explicit_hash is dataclasses.MISSING or (explicit_hash is None and "__eq__" in own))
     if frozen and ("__setattr__" in own or "__delattr__" in own):
         raise TypeError(f"Cannot overwrite attribute __setattr__ or __delattr__ in class {cls.__name__}")
+    undocumented = not cls.__doc__
+    if undocumented:  # the standard decorator would write one now from __init__'s signature
+        cls.__doc__ = cls.__name__
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, match_args=match_args,
                                 kw_only=kw_only, slots=slots)
+    if undocumented:
+        cls.__doc__ = _Doc(frozen)  # type: ignore[assignment]
     setattr(cls, _FLAGS, frozen)
     for name in ("__init__", "__repr__", "__eq__"):
         if name not in own:
@@ -75,6 +80,21 @@ def _build(cls: type, *, frozen: bool, match_args: bool, kw_only: bool, slots: b
     if frozen:
         _guard(cls, slots)
     return cls
+
+
+class _Doc:
+    """The docstring the standard decorator gives a class without one (its name and its
+    `__init__`'s signature), written when read."""
+
+    def __init__(self, frozen: bool) -> None:
+        self.frozen = frozen
+
+    def __get__(self, instance: object, owner: type) -> str:
+        import inspect  # loaded by dataclasses already
+
+        signature = inspect.signature(_init(owner, self.frozen))
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        return owner.__name__ + str(signature).replace(" -> None", "")
 
 
 def _frozen(cls: type) -> bool:

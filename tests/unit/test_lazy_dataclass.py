@@ -109,6 +109,7 @@ def _observe(c: dict[str, type]) -> list[object]:
     sl.x = 2
     seen += [repr(sl), sl.n, attempt(lambda: setattr(sl, "other", 1))]
     seen += [str(inspect.signature(c[name].__init__)) for name in sorted(c)]
+    seen += [c[name].__doc__ for name in sorted(c)]
     return seen
 
 
@@ -182,3 +183,8 @@ def test_each_package_class_gets_the_init_the_standard_library_writes(cls: type)
 
     assert str(inspect.signature(_init(cls, frozen))) == str(inspect.signature(stand_in.__init__))
     assert instance_init.__qualname__ == f"{cls.__qualname__}.__init__"
+    if cls.__doc__ and cls.__doc__.startswith(f"{cls.__name__}("):  # none of its own: the standard one
+        documented = dataclasses.make_dataclass(cls.__name__, [(f.name, f.type, dataclasses.field(
+            default=f.default, default_factory=f.default_factory, init=f.init, kw_only=f.kw_only)) for f in fields],
+            frozen=frozen)
+        assert cls.__doc__ == documented.__doc__
