@@ -941,6 +941,19 @@ MUTANTS = (
            "from hybridops_tf.engine.addresses import Spelling\n",
            "from hybridops_tf.engine.addresses import Spelling\nfrom hybridops_tf.engine import binary  # noqa: F401\n",
            ("tests/integration/test_import_sets.py", "-k", "status")),
+    # branch own-share (issue 58, item 2): the record's types are built without compiling their
+    # methods at import (base/lazy_dataclass.py), and behave as the standard library's
+    Mutant("a frozen class's guard lets a new attribute through", "hybridops_tf/base/lazy_dataclass.py",
+           "        if type(self) is cls or name in names:\n"
+           "            raise dataclasses.FrozenInstanceError(f\"cannot assign",
+           "        if name in names:\n            raise dataclasses.FrozenInstanceError(f\"cannot assign",
+           ("tests/unit/test_lazy_dataclass.py", "-k", "refuses_a_new_attribute")),
+    Mutant("a frozen class's __init__ assigns through its guard", "hybridops_tf/base/lazy_dataclass.py",
+           'value})" if frozen else f"{me}', 'value})" if not frozen else f"{me}',
+           ("tests/unit/test_lazy_dataclass.py", "-k", "observed_as_the_standard")),
+    Mutant("the status command's types compile their methods at import", "hybridops_tf/record/stamp.py",
+           "from hybridops_tf.base.lazy_dataclass import dataclass\n", "from dataclasses import dataclass\n",
+           ("tests/unit/test_import_sets.py", "-k", "lazily")),
     # issue 55, item 1: numbers travel as their decimal text (base/numbers.py)
     Mutant("JSON numbers are read as floats", "hybridops_tf/base/numbers.py",
            "    return json.loads(text, parse_float=Number,", "    return json.loads(text, parse_float=float,",

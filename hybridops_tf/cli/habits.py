@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import click
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@ root's context (runtime/root.py) built from them once per command."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 if TYPE_CHECKING:
     from hybridops_tf.record.advice import Commands

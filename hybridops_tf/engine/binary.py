@@ -14,12 +14,12 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, EngineNotFound, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine import commands, process
 from hybridops_tf.engine.features import version_key
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.vocabulary import ACTION_TYPES, EPHEMERAL_OP_TYPES
 
 CENSUS_FILE = "stream.unknown.json"

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hybridops_tf.base import numbers
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_str
 from hybridops_tf.engine.state import OutputValue, parse_output_value
 from hybridops_tf.engine.vocabulary import ACTION_TYPES, EPHEMERAL_OP_TYPES

@@ -6,9 +6,9 @@ feature names the first version of each engine that has it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.addresses import Spelling
 
 

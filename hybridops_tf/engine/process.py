@@ -32,13 +32,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from hybridops_tf.base.errors import EngineNotStarted
 from hybridops_tf.base.files import open_append
 from hybridops_tf.base.interrupts import HANDLED, INTERRUPTS
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine import relay as relay_protocol
 
 FORWARDED_SIGNALS = HANDLED

@@ -8,9 +8,10 @@ its `suspect_orphans` (creates that started). Pure, linear, no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.events import (
     ActionMessage,
     ApplyComplete,

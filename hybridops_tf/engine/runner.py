@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import EngineError, EngineInitFailed, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine import commands, features, process
 from hybridops_tf.engine.binary import EngineInfo
 

@@ -12,10 +12,11 @@ callers read the masked dict. Pure.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from hybridops_tf.base import numbers
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.addresses import Spelling, render_key
 from hybridops_tf.engine.features import key_spelling_of
 from hybridops_tf.engine.jsonshape import as_dict, as_index, as_list, as_str

@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base.config_names import engine_reads, suffix_of
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.base.redact import placeholder
 
 # Terraform/OpenTofu read TF_VAR_x as raw text for these types and for untyped variables,

@@ -11,11 +11,11 @@ value exactly as given.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any
 
 from hybridops_tf.base import numbers
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*|[(){}\[\],=:]|\"(?:[^\"\\]|\\.)*\"|[^\s(){}\[\],=:\"]+)")
 

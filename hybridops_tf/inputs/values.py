@@ -26,13 +26,14 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.base.redact import (
     EPHEMERAL,
     PLACEHOLDERS,

@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key
 from hybridops_tf.record.advice import ADVISE, where_of
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.actions import ActionRow
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.lifecycle import Command, Status

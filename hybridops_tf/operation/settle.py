@@ -8,12 +8,12 @@ and every event logged; evidence that cannot be read leaves an honest `error`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineError, ExitCode
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.operation import reads
 from hybridops_tf.operation.declared_actions import may_declare
 from hybridops_tf.record import action_settle, actions, transitions

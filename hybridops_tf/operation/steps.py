@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from hybridops_tf.base.errors import (
     UsageError,
 )
 from hybridops_tf.base.files import PreparedWrite
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine import binary, commands, features, import_words, process
 from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.runner import Engine

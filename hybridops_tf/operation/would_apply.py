@@ -12,10 +12,10 @@ inputs they resolved: `would_apply` resolves them itself, through the one resolu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.operation import config_digest, run_inputs
 from hybridops_tf.record.address import ModuleTarget, record_key
 from hybridops_tf.record.applied import AppliedFrom

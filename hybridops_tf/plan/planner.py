@@ -18,13 +18,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import EngineError, ExitCode, HyopsError, Interrupted, OperationFailed, UsageError
 from hybridops_tf.base.interrupts import name as signal_name
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.base.redact import redact_event_line
 from hybridops_tf.engine import commands
 from hybridops_tf.operation import places, run_inputs

@@ -16,9 +16,11 @@ a run's events into these rows).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any
+
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 INVOKE = "invoke"  # the trigger of an `apply -invoke=ADDR`
 UNREPORTED = "the engine did not report how the action ended"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]+\Z")  # \Z, not $: "$" lets one trailing newline through
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import numbers
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,7 @@ saved plan) is never vouched for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.lifecycle import Status
 from hybridops_tf.record.model import OperationRecord
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.lifecycle import ResourceStatus
 from hybridops_tf.record.model import OperationRecord, ResourceEntry, entry_address, missing_entry_key
 

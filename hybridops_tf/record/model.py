@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import getpass
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.actions import ActionRow, rows_from
 from hybridops_tf.record.advice import ADVISE
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status

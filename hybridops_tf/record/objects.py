@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
 from hybridops_tf.record.lifecycle import ResourceStatus
 from hybridops_tf.record.model import (

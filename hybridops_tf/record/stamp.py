@@ -14,9 +14,11 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 if TYPE_CHECKING:  # the engine's rooms load only where a state is read (tests/unit/test_cli_help.py)
     from hybridops_tf.engine.addresses import Spelling

@@ -12,9 +12,9 @@ from __future__ import annotations
 import copy
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, ResourceStatus, Status
 from hybridops_tf.record.model import (

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from hybridops_tf.base import numbers
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record import layout
 from hybridops_tf.record.model import OperationRecord
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from hybridops_tf.base.files import atomic_write_text
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.runtime.run_folder import run_path
 
 NOTE_NAME = "engine.json"

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from hybridops_tf import __version__
 from hybridops_tf.base import notices, numbers
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, open_append
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.base.redact import redact_argv
 from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import Command

@@ -9,11 +9,12 @@ dataclass costs its definition at start-up).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from enum import StrEnum
 from typing import Any
 
 from hybridops_tf import __version__
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.base.redact import redact_every_var
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import Owner, utc_now

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.record.stamp import StateStamp, Written, cheap_stamp, written

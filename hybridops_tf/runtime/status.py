@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record.address import DEFAULT_WORKSPACE, record_key, split_key
 from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord

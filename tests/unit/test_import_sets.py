@@ -84,3 +84,18 @@ def test_the_import_set_probe_does_see_a_module_the_command_loaded(project: Path
     assert among(report["loaded"], NEVER_READ_ONLY) == ["hybridops_tf.sim", "hybridops_tf.sim.install",
                                                          "hybridops_tf.sim.names"]
     assert {"shutil", "tempfile"} <= set(among(report["loaded"], NO_WRITES))
+
+
+def test_every_type_status_loads_from_hyops_is_built_lazily(project: Path) -> None:
+    """The record's types compile no method at import (base/lazy_dataclass.py): each dataclass of a
+    hyops module that `status` loads is built by that decorator, so none costs an exec per method."""
+    import importlib
+
+    report = loaded_by(project, ["--runtime-root", ".hyops", "status", "--all"])
+    eager = []
+    for name in among(report["loaded"], ("hybridops_tf",)):
+        for value in vars(importlib.import_module(name)).values():
+            if (isinstance(value, type) and value.__module__ == name and "__dataclass_fields__" in value.__dict__
+                    and "__lazy_flags__" not in value.__dict__):
+                eager.append(f"{name}.{value.__qualname__}")
+    assert eager == []
