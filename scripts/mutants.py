@@ -996,7 +996,7 @@ MUTANTS = (
            ("tests/unit/test_state_look_backend.py",)),
     # drill-families: the writers drill's families on 1.15.5 (seeds 7110, 7118), each rule where it alone decides
     Mutant("an entry proved gone stays live where no state holds it", "hybridops_tf/record/gate.py",
-           "            if _live(k, e) and e.id not in in_state and (e.id in proof.deleted or e.id in proof.gone)]",
+           "            if _live(k, e) and e.id not in in_state and e.id in proof.gone]",
            "            if False]", GATE_GUARD + ("-k", "proved_gone")),
     Mutant("a destroyed entry hides another writer's object at its key", "hybridops_tf/record/objects.py",
            "        if entry is None or (entry.status is ResourceStatus.DESTROYED and entry.id != obj.id):",

@@ -10,11 +10,12 @@ Anything else keeps it: at its address when that is free, else at `ADDR (missing
 record/objects.missing_from_state reports it as `state_missing` (the apply guard refuses on
 it). tests/unit/test_gate.py keeps this the only function that lets an object go.
 
-The same proof works the other way: an object the new record still claims live (a run's
-refresh of an address the configuration no longer declares leaves an entry with the id it
-read) while its delete completed or a refresh showed it gone, and the state the new record
-vouches for (`state_seen`) holds it nowhere, is `destroyed` there: no later reconcile calls
-the record consistent over an entry no state holds, nor releases it as alive.
+A refresh's proof works the other way too: an object the new record still claims live (a
+run's refresh of an address the configuration no longer declares leaves an entry with the id
+it read) while the refresh showed it gone, and the state the new record vouches for
+(`state_seen`) holds it nowhere, is `destroyed` there: no later reconcile calls the record
+consistent over an entry no state holds, nor releases it as alive. (A completed delete is
+already settled by record/objects.py, which knows when a create made the same id again.)
 """
 
 from __future__ import annotations
@@ -90,15 +91,15 @@ def gated(before: OperationRecord | None, after: OperationRecord, proof: Proof =
 
 
 def _retired(rec: OperationRecord, proof: Proof) -> OperationRecord:
-    """`rec`, every live entry whose id `proof` shows deleted or gone and that the state it
-    vouches for holds under no key marked `destroyed` (a copy when any is; `rec` when none).
+    """`rec`, every live entry whose id a refresh showed gone (`proof.gone`) and that the state
+    it vouches for holds under no key marked `destroyed` (a copy when any is; `rec` when none).
     Without a stamp of the state nothing is retired: the object may be where no one read."""
     seen = rec.state_seen
-    if seen is None or not (proof.deleted or proof.gone):
+    if seen is None or not proof.gone:
         return rec
     in_state = {o.id for o in seen.objects.values() if o.id}
     gone = [k for k, e in (rec.resources or {}).items()
-            if _live(k, e) and e.id not in in_state and (e.id in proof.deleted or e.id in proof.gone)]
+            if _live(k, e) and e.id not in in_state and e.id in proof.gone]
     if not gone:
         return rec
     out = copy.deepcopy(rec)
