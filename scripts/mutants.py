@@ -1025,6 +1025,13 @@ MUTANTS = (
     Mutant("a non-local backend before init is judged written outside", "hybridops_tf/runtime/state_look.py",
            "    if _declares_remote_backend(directory):  # before init", "    if False:  # before init",
            ("tests/unit/test_state_look_backend.py",)),
+    # drill-families: the writers drill's families on 1.15.5 (seeds 7110, 7118), each rule where it alone decides
+    Mutant("an entry proved gone stays live where no state holds it", "hybridops_tf/record/gate.py",
+           "            if _live(k, e) and e.id not in in_state and e.id in proof.gone]",
+           "            if False]", GATE_GUARD + ("-k", "proved_gone")),
+    Mutant("a destroyed entry hides another writer's object at its key", "hybridops_tf/record/objects.py",
+           "        if entry is None or (entry.status is ResourceStatus.DESTROYED and entry.id != obj.id):",
+           "        if entry is None:", WRITER_GUARD + ("-k", "destroyed_entrys_key")),
     # branch not-compared (issue 54 case 5, item 3): "not compared" is one judgement everywhere
     Mutant("a local state file in another checkout is judged against the record", "hybridops_tf/runtime/state_look.py",
            "    if record.module_dir and _another_checkouts(record, directory, now):",

@@ -9,6 +9,13 @@ no longer has it, or a person's forget naming it (`--forget-missing ID`, `--forg
 Anything else keeps it: at its address when that is free, else at `ADDR (missing ID)`, where
 record/objects.missing_from_state reports it as `state_missing` (the apply guard refuses on
 it). tests/unit/test_gate.py keeps this the only function that lets an object go.
+
+A refresh's proof works the other way too: an object the new record still claims live (a
+run's refresh of an address the configuration no longer declares leaves an entry with the id
+it read) while the refresh showed it gone, and the state the new record vouches for
+(`state_seen`) holds it nowhere, is `destroyed` there: no later reconcile calls the record
+consistent over an entry no state holds, nor releases it as alive. (A completed delete is
+already settled by record/objects.py, which knows when a create made the same id again.)
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ def gated(before: OperationRecord | None, after: OperationRecord, proof: Proof =
     """`after`, holding again every object `before` knew live that `after` lets go without
     `proof`, and the objects so kept (for the caller to say). `after` is not changed."""
     if before is None:
-        return after, []
+        return _retired(after, proof), []
     held = {e.id for e in (after.resources or {}).values() if e.id is not None}
     held |= {o.id for o in after.released}
     out: OperationRecord | None = None
@@ -81,7 +88,27 @@ def gated(before: OperationRecord | None, after: OperationRecord, proof: Proof =
         out.released.append(copy.copy(obj))
         held.add(obj.id)
         kept.append(Kept(obj.address, obj.id))
-    return (out if out is not None else after), kept
+    return _retired(out if out is not None else after, proof), kept
+
+
+def _retired(rec: OperationRecord, proof: Proof) -> OperationRecord:
+    """`rec`, every live entry whose id a refresh showed gone (`proof.gone`) and that the state
+    it vouches for holds under no key marked `destroyed` (a copy when any is; `rec` when none).
+    Without a stamp of the state nothing is retired: the object may be where no one read."""
+    seen = rec.state_seen
+    if seen is None or not proof.gone:
+        return rec
+    in_state = {o.id for o in seen.objects.values() if o.id}
+    gone = [k for k, e in (rec.resources or {}).items()
+            if _live(k, e) and e.id not in in_state and e.id in proof.gone]
+    if not gone:
+        return rec
+    out = copy.deepcopy(rec)
+    assert out.resources is not None
+    for key in gone:
+        out.resources[key].status = ResourceStatus.DESTROYED
+        out.resources[key].tainted = None
+    return out
 
 
 def kept_note(kept: list[Kept], reconcile: str) -> str:

@@ -396,12 +396,13 @@ def mark_outside(resources: dict[str, ResourceEntry], known_ids: set[str], state
     not know (its id not in `known_ids`, its key not listed) and no hyops run made (`made`:
     keys this run created or imported), marked `outside`: another writer's apply or import.
     An entry already at its key (another object hyops knows) is left alone: state_missing
-    speaks of that one."""
+    speaks of that one; a `destroyed` one names no live object, so the state's takes its key
+    (else the record would never hold an object another writer made where hyops deleted one)."""
     for key, obj in state.objects.items():
         if " (deposed " in key or key in made or (obj.id and obj.id in known_ids):
             continue
         entry = resources.get(key)
-        if entry is None:
+        if entry is None or (entry.status is ResourceStatus.DESTROYED and entry.id != obj.id):
             resources[key] = ResourceEntry(ResourceStatus.COMPLETE, "outside", obj.id, outside=True)
             resources[key].identity, resources[key].identity_schema_version = _identity_pair(obj)
         elif entry.id == obj.id and obj.id is not None:

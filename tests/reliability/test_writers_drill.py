@@ -178,18 +178,12 @@ def test_the_identity_alternative_after_a_state_rm_never_makes_a_second_vm_run_a
     _replay(modern_engine, tmp_path, ["hyops apply web small", "tf state rm web", "follow 2"])
 
 
-@pytest.mark.xfail(reason="found by the drill on 1.15.5 (seed 7110), not fixed yet: reconcile --write after a "
-                          "teammate's replacing apply leaves a state object out of a record it calls consistent",
-                   strict=False)
 def test_reconcile_write_after_a_teammates_replacing_apply_holds_every_state_object(
         modern_engine: str, tmp_path: Path) -> None:
     _replay(modern_engine, tmp_path, ["hyops apply web small", "tf apply web,db small", "follow 2",
                                       "tf apply web,db large", "follow 1"])
 
 
-@pytest.mark.xfail(reason="found by the drill on 1.15.5 (seed 7118), not fixed yet: after a destroy, a rollback "
-                          "and a state mv, a printed apply leaves a record entry no state holds, called consistent",
-                   strict=False)
 def test_a_printed_apply_after_a_rollback_and_a_move_leaves_no_entry_no_state_holds(
         modern_engine: str, tmp_path: Path) -> None:
     _replay(modern_engine, tmp_path, ["hyops apply web small", "hyops destroy", "tf push-old 1",

@@ -114,3 +114,15 @@ def test_objects_another_writer_added_are_listed_outside_and_objects_hyops_made_
     assert resources["sim_vm.extra"].outside is True and resources["sim_vm.extra"].id == "vm-2"
     assert resources["sim_vm.new"].outside is None and resources["sim_vm.web"].outside is None
     assert resources["sim_vm.extra"].to_dict()["outside"] is True
+
+
+def test_an_object_another_writer_made_where_hyops_deleted_one_takes_the_destroyed_entrys_key() -> None:
+    """Drill seed 7110 on 1.15.5: hyops deleted vm["db"], a teammate's apply made a new one
+    there; the record (`reconcile --write`, an apply's stamp) must hold the new object, not
+    the destroyed entry, or reconcile calls a record consistent that lacks a state object."""
+    resources = {"sim_vm.db": ResourceEntry(ResourceStatus.DESTROYED, "delete", "vm-old"),
+                 "sim_vm.web": ResourceEntry(ResourceStatus.ERROR, "update", "vm-1")}
+    now = stamp(9, sim_vm__db=("vm-new", "a"), sim_vm__web=("vm-2", "a"))
+    mark_outside(resources, {"vm-old", "vm-1"}, now, made=set())
+    assert resources["sim_vm.db"] == ResourceEntry(C, "outside", "vm-new", outside=True)
+    assert resources["sim_vm.web"].id == "vm-1"  # a live object hyops knows: state_missing speaks of it

@@ -112,6 +112,31 @@ def test_a_destroyed_entry_or_a_move_keeps_the_object_known_and_lets_nothing_be_
     assert kept == [] and out is after
 
 
+def test_an_entry_proved_gone_that_no_state_holds_is_destroyed_not_claimed_live() -> None:
+    """Drill seed 7118 on 1.15.5: an apply refreshed vm["db"] (undeclared, a teammate's `state
+    mv` put it there), the refresh showed it gone, and the record kept it `complete`, so
+    reconcile listed it as released and exited 0. Proof retires it where no state holds it."""
+    from hybridops_tf.record.stamp import SeenObject, StateStamp
+
+    seen = StateStamp("L", 3, {"sim_vm.web": SeenObject("vm-web", "d"), "sim_vm.bucket": SeenObject("b-1", "d")})
+    after = _rec({"sim_vm.db": ResourceEntry(ResourceStatus.COMPLETE, "", "vm-db"), "sim_vm.web": _vm("vm-web"),
+                  "sim_vm.bucket": _vm("b-1"), "sim_vm.x": _vm("vm-x")})
+    after.state_seen = seen
+    proof = gate.Proof(gone=frozenset({"vm-db", "b-1"}), deleted=frozenset({"vm-x"}))
+
+    out, kept = gate.gated(None, after, proof)
+    again, _ = gate.gated(_rec({}), after, proof)
+
+    assert kept == [] and out.resources is not None and again.resources == out.resources
+    assert out.resources["sim_vm.db"].status is ResourceStatus.DESTROYED
+    assert out.resources["sim_vm.x"].status is ResourceStatus.COMPLETE  # deletes: record/objects.py's to judge
+    assert out.resources["sim_vm.bucket"].status is ResourceStatus.COMPLETE  # a new object by the same id
+    assert after.resources is not None and after.resources["sim_vm.db"].status is ResourceStatus.COMPLETE
+    unstamped = _rec(dict(after.resources))
+    assert gate.gated(None, unstamped, proof)[0] is unstamped  # no state read: it may live where none looked
+    assert gate.gated(None, after)[0] is after  # no proof: nothing retired
+
+
 def test_refusal_names_the_ids_and_the_reconcile_command() -> None:
     why = gate.missing_refusal("apply", "m", [("sim_vm.web (missing vm-1)", "vm-1")], "hyops reconcile . --ref m")
     assert why is not None and "vm-1 (sim_vm.web)" in why and "`hyops reconcile . --ref m`" in why
