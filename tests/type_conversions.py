@@ -9,6 +9,7 @@ The values are written into the engine's var file by the tests' own writer
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -109,10 +110,14 @@ def _leaf_types() -> st.SearchStrategy[str]:
     return st.sampled_from(["string", "number", "bool", "any"])
 
 
+@functools.cache
 def type_exprs(modern: bool = False) -> st.SearchStrategy[str]:
-    """Type expressions as a person writes them, nested; `optional(...)` attributes when modern."""
+    """Type expressions as a person writes them, nested; `optional(...)` attributes when modern.
+    (Each strategy is built once: hypothesis validates every new one, which costs more than
+    drawing from it.)"""
+    optional = st.booleans() if modern else st.just(False)
+
     def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        attribute = st.tuples(st.sampled_from(["a", "b", "c"]), inner, st.booleans() if modern else st.just(False))
         return st.one_of(
             st.builds(lambda t: f"list({t})", inner),
             st.builds(lambda t: f"set({t})", inner),
@@ -120,13 +125,18 @@ def type_exprs(modern: bool = False) -> st.SearchStrategy[str]:
             st.builds(lambda ts: f"tuple([{', '.join(ts)}])", st.lists(inner, min_size=1, max_size=3)),
             st.builds(lambda attrs: "object({" + ", ".join(
                 f"{n} = optional({t})" if opt else f"{n} = {t}" for n, (t, opt) in attrs.items()) + "})",
-                st.dictionaries(st.sampled_from(["a", "b", "c"]), st.tuples(inner, attribute.map(lambda a: a[2])),
-                                min_size=1, max_size=3)),
+                st.dictionaries(st.sampled_from(["a", "b", "c"]), st.tuples(inner, optional), min_size=1, max_size=3)),
         )
     return st.recursive(_leaf_types(), extend, max_leaves=5)
 
 
-_LEAF_VALUES = st.one_of(INTERESTING_TEXT, generated_numbers, st.booleans())
+# Near-numbers: the engine's number parser takes more than the plain literal (`1p3`, `Inf`, `5.`)
+NUMBERISH_TEXT = st.text(alphabet="0123456789+-.eEpPxX_ iInNfaty", max_size=6)
+
+_LEAF_VALUES = st.one_of(INTERESTING_TEXT, NUMBERISH_TEXT, generated_numbers, st.booleans())
+_ANY_VALUE = st.one_of(generated_values, _LEAF_VALUES)
+_ODDS = {n: st.integers(0, n) for n in (3, 4, 5, 7, 9, 12)}
+_MAP_KEYS = st.lists(st.sampled_from("xyz"), max_size=3, unique=True)
 
 
 @st.composite
@@ -136,25 +146,24 @@ def values_near(draw: st.DrawFn, type_expr: str) -> Any:
     from hybridops_tf.inputs.types import TypeNode, parse_type
 
     def near(node: TypeNode | None, depth: int) -> Any:
-        if node is None or draw(st.integers(0, 9)) == 0:
-            return draw(generated_values if depth else st.one_of(generated_values, _LEAF_VALUES))
+        if node is None or draw(_ODDS[9]) == 0:
+            return draw(generated_values if depth else _ANY_VALUE)
         kind = node.kind
         if kind == "optional":
             return near(node.items[0], depth)
         if kind in ("list", "set"):
-            return [near(node.items[0], depth + 1) for _ in range(draw(st.integers(0, 3)))]
+            return [near(node.items[0], depth + 1) for _ in range(draw(_ODDS[3]))]
         if kind == "map":
-            keys = draw(st.lists(st.sampled_from("xyz"), max_size=3, unique=True))
-            return {k: near(node.items[0], depth + 1) for k in keys}
+            return {k: near(node.items[0], depth + 1) for k in draw(_MAP_KEYS)}
         if kind == "tuple":
             items = [near(t, depth + 1) for t in node.items]
-            return items if draw(st.integers(0, 5)) else items[:-1]
+            return items if draw(_ODDS[5]) else items[:-1]
         if kind == "object":
-            value = {name: near(t, depth + 1) for name, t in node.attributes if draw(st.integers(0, 7))}
-            if draw(st.integers(0, 4)) == 0:
+            value = {name: near(t, depth + 1) for name, t in node.attributes if draw(_ODDS[7])}
+            if draw(_ODDS[4]) == 0:
                 value["extra"] = draw(generated_values)
             return value
-        if depth and draw(st.integers(0, 12)) == 0:
+        if depth and draw(_ODDS[12]) == 0:
             return None
         return draw(_LEAF_VALUES)
 
@@ -209,3 +218,42 @@ def wrong_verdicts(pairs: Sequence[tuple[str | None, Any]], engine_said: Sequenc
         elif verdict.outcome is FITS and said is not None:
             wrong.append(f"fits what the engine refuses: {type_expr} = {value!r} ({said})")
     return wrong
+
+
+_STRING_LEAF = st.one_of(st.text(max_size=5), generated_numbers, st.booleans())
+_NUMBER_LEAF = st.one_of(generated_numbers, generated_numbers.map(str))
+_BOOL_LEAF = st.one_of(st.booleans(), st.sampled_from(["true", "false"]))
+
+
+@st.composite
+def fitting_values(draw: st.DrawFn, type_expr: str) -> Any:
+    """A value each conversion rule takes for `type_expr`: each leaf in a spelling the rules
+    take (a number as a number or its plain text, a bool as a bool or "true"/"false", anything
+    primitive for a string), each collection of the right bracket and size, each object with
+    every attribute it needs (optional ones sometimes left out, extra ones sometimes added).
+    Only an `any` inside a collection may get elements the engine cannot unify to one type,
+    which the check leaves unsure."""
+    from hybridops_tf.inputs.types import TypeNode, parse_type
+
+    leaves = {"string": _STRING_LEAF, "number": _NUMBER_LEAF, "bool": _BOOL_LEAF, "any": generated_values}
+
+    def fit(node: TypeNode | None) -> Any:
+        if node is None:
+            return draw(generated_values)
+        kind = node.kind
+        if kind in leaves:
+            return draw(leaves[kind])
+        if kind == "optional":
+            return fit(node.items[0])
+        if kind in ("list", "set"):
+            return [fit(node.items[0]) for _ in range(draw(_ODDS[3]))]
+        if kind == "map":
+            return {k: fit(node.items[0]) for k in draw(_MAP_KEYS)}
+        if kind == "tuple":
+            return [fit(t) for t in node.items]
+        value = {name: fit(t) for name, t in node.attributes if t.kind != "optional" or draw(_ODDS[3])}
+        if draw(_ODDS[3]) == 0:
+            value["extra"] = draw(generated_values)
+        return value
+
+    return fit(parse_type(type_expr))
