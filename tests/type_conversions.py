@@ -41,10 +41,6 @@ class Case:
     outcome: Outcome
     modern: bool = False  # `optional(...)` attributes: Terraform >= 1.3 only
 
-    @property
-    def id(self) -> str:
-        return f"{self.rule}:{self.type_expr}:{json.dumps(self.value, default=str)}"[:90]
-
 
 CASES = (
     Case("string from number", "string", Number("3.14159265358979323846264338327950288"), FITS),

@@ -108,7 +108,7 @@ def refuse_wrong_types(rt: Runtime, target: ModuleTarget, specs: Mapping[str, Va
                        resolved: ResolvedInputs, key: str | None) -> None:
     """A value that cannot convert to its variable's type is refused here, before any engine
     runs, in the words the engine uses and at the place the user gave it (UsageError, exit 2):
-    one error, one exit code in every command on every engine. The engine alone did not do: a
+    one error, one exit code in every command on every engine. The engine alone is not enough: a
     `destroy` of a module whose state is empty does not evaluate the variables on Terraform
     >= 1.12. What hyops cannot judge for certain (inputs/type_check.py) the engine still does."""
     from hybridops_tf.inputs import type_check
