@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.errors import HyopsError, RefusedError
+from hybridops_tf.base.errors import HyopsError, RefusedError, UsageError
 from hybridops_tf.base.files import (
     PreparedWrite,
     atomic_write_bytes,
@@ -29,7 +29,7 @@ from hybridops_tf.runtime.run_folder import RunFolder
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.events import Diagnostic
-    from hybridops_tf.inputs.values import ResolvedInputs
+    from hybridops_tf.inputs.values import ResolvedInputs, VariableSpec
     from hybridops_tf.runtime.root import Runtime
     from hybridops_tf.store import Store
 
@@ -90,6 +90,7 @@ def resolve(
         raise inputs_mod.MissingInputError(
             f"missing required input{'s' if len(err.names) > 1 else ''} {', '.join(map(repr, err.names))} for "
             f"{target.directory}: {give_inputs(list(err.names), secret)}", err.names) from None
+    refuse_wrong_types(rt, target, specs, resolved, key)
     if not read_only:
         inputs_mod.remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
@@ -101,6 +102,41 @@ def resolve(
     if extra_sensitive:
         resolved = replace(resolved, sensitive_names=resolved.sensitive_names | extra_sensitive)
     return resolved
+
+
+def refuse_wrong_types(rt: Runtime, target: ModuleTarget, specs: Mapping[str, VariableSpec],
+                       resolved: ResolvedInputs, key: str | None) -> None:
+    """A value that cannot convert to its variable's type is refused here, before any engine
+    runs, in the words the engine uses and at the place the user gave it (UsageError, exit 2):
+    one error, one exit code in every command on every engine. The engine alone is not enough: a
+    `destroy` of a module whose state is empty does not evaluate the variables on Terraform
+    >= 1.12. What hyops cannot judge for certain (inputs/type_check.py) the engine still does."""
+    from hybridops_tf.inputs import type_check
+
+    refused = type_check.refused_inputs(specs, resolved)
+    if not refused:
+        return
+    name, verdict = refused[0]
+    more = f" (and {len(refused) - 1} more: {', '.join(n for n, _ in refused[1:])})" if len(refused) > 1 else ""
+    raise UsageError(f"{_given_place(rt, target, name, resolved.source_of(name), key)}: Invalid value for input "
+                     f'variable: The given value is not valid for variable "{name}": {verdict.why}{more}; '
+                     "nothing was run")
+
+
+def _given_place(rt: Runtime, target: ModuleTarget, name: str, source: str, key: str | None) -> str:
+    """Where the user gave input `name` (its resolved `source`), as a message names it: `FILE
+    line L` of their var file, of the module's own tfvars file or of the last run's
+    rerun.inputs.yml, `--var NAME`, `TF_VAR_NAME`."""
+    if source == "env":
+        return f"TF_VAR_{name}"
+    if source.startswith(RECORDED) and key is not None:
+        path = rt.rerun_inputs_path(key, fetch=False)
+    elif source in inputs_mod.module_var_files(target.directory):
+        path = target.directory / source
+    else:
+        path = None
+    where, line = given_at(name, source if path is None else f"--inputs {shown(path)}")
+    return f"{where} line {line}" if line is not None else where
 
 
 def shown(path: Path) -> str:
