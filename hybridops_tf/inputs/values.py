@@ -311,7 +311,9 @@ class InputLayer:
     TF_VAR_, the module's tfvars files) the engine reads itself, hyops only records them.
     strict: an undeclared name is an error, as the engine's `-var`, rather than a warning,
     as the engine gives for a tfvars file. opaque: a file hyops could not read (the engine
-    may still): which variables it sets is unknown, so nothing is called missing.
+    may still): which variables it sets is unknown, so nothing is called missing. unread:
+    the names whose value is text the engine evaluates and hyops could not read (a TF_VAR_
+    expression such as `[for z in ["a"] : z]`).
     """
 
     source: str
@@ -320,6 +322,7 @@ class InputLayer:
     strict: bool = True
     opaque: bool = False
     sources: Mapping[str, str] = field(default_factory=dict)  # per-name labels, e.g. inputs_from
+    unread: frozenset[str] = frozenset()
 
 
 class StackInputs(dict[str, Any]):
@@ -383,7 +386,9 @@ def module_layers(directory: Path, specs: Mapping[str, VariableSpec],
     env = os.environ if environ is None else environ
     from_env = {name: _env_value(spec, env[f"TF_VAR_{name}"]) for name, spec in specs.items()
                 if f"TF_VAR_{name}" in env}
-    layers = [InputLayer("env", from_env, explicit=False, strict=False)]
+    unread = frozenset(n for n, v in from_env.items() if v is _UNREAD)
+    from_env.update({n: env[f"TF_VAR_{n}"] for n in unread})  # its text, as the records show it
+    layers = [InputLayer("env", from_env, explicit=False, strict=False, unread=unread)]
     directory = Path(directory)
     for name in module_var_files(directory):
         path = directory / name
@@ -405,7 +410,10 @@ def _env_value(spec: VariableSpec, text: str) -> Any:
         return number  # the engine's number, every digit kept; other text it refuses itself
     if spec.takes_literal:
         return text
-    return _hcl_or(text, text, f"TF_VAR_{spec.name}")
+    return _hcl_or(text, _UNREAD, f"TF_VAR_{spec.name}")
+
+
+_UNREAD = object()  # TF_VAR_ text hyops could not read as a literal (module_layers keeps the text)
 
 
 @dataclass(frozen=True)
@@ -419,6 +427,9 @@ class ResolvedInputs:
     overridden: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # lower sources, per name
     warnings: tuple[str, ...] = ()  # undeclared names in files: the engine only warns too
     ephemeral_names: frozenset[str] = frozenset()  # `ephemeral = true`: never stored, not even digested
+    # the caller's TF_VAR_ text for a collection or structural type that hyops cannot read as a
+    # literal (`[for z in ["a"] : z]`): the engine evaluates it, hyops holds only the text
+    unevaluated: frozenset[str] = frozenset()
 
     def source_of(self, name: str) -> str:
         return self.sources.get(name, "default")
@@ -439,8 +450,10 @@ class ResolvedInputs:
     def rerun_names(self) -> list[str]:
         """What a rerun needs: the explicit inputs, and values from the caller's TF_VAR_
         (a rerun may run in another shell). Values from the module's tfvars files are not:
-        the engine reads those again itself, as they are then."""
-        return sorted(set(self.explicit) | {n for n in self.values if self.sources.get(n) == "env"})
+        the engine reads those again itself, as they are then; nor a TF_VAR_ expression hyops
+        did not evaluate: its text in a var file would be a string, not the engine's value."""
+        from_env = {n for n in self.values if self.sources.get(n) == "env" and n not in self.unevaluated}
+        return sorted(set(self.explicit) | from_env)
 
     def rerun_inputs(self) -> dict[str, Any]:
         """rerun.inputs.yml's values, sensitive ones as "<redacted>", ephemeral ones as "<ephemeral>"."""
@@ -486,6 +499,8 @@ class ResolvedInputs:
                   "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.",
                   f"# Usable as `--inputs`; sensitive values are {REDACTED} and ephemeral ones {EPHEMERAL}:",
                   "# pass them with --var."]
+        lines += [f"# {name}: from TF_VAR_{name}, an expression hyops does not evaluate, so not kept here: "
+                  f"give TF_VAR_{name} again" for name in sorted(self.unevaluated)]
         text = "\n".join(lines) + "\n"
         if not values:
             return text + "{}\n"
@@ -543,6 +558,7 @@ def resolve_inputs(
     origin: dict[str, str] = {}
     overridden: dict[str, list[str]] = {}
     warnings: list[str] = []
+    unread: set[str] = set()  # values the engine evaluates from text hyops could not read
     opaque = False
     for layer in [*base_layers, *explicit_layers]:
         opaque = opaque or layer.opaque
@@ -558,6 +574,7 @@ def resolve_inputs(
                 continue
             if name in origin:
                 overridden.setdefault(name, []).append(origin[name])
+            (unread.add if name in layer.unread else unread.discard)(name)
             values[name], origin[name] = canonical(copy.deepcopy(value), parse_type(specs[name].type_expr)), source
             if layer.explicit:
                 explicit[name] = values[name]
@@ -580,6 +597,7 @@ def resolve_inputs(
         sources=origin,
         overridden={n: tuple(v) for n, v in overridden.items()},
         warnings=tuple(warnings),
+        unevaluated=frozenset(unread),
     )
 
 

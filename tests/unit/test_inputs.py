@@ -348,6 +348,23 @@ def test_tf_var_text_is_read_as_the_engine_reads_it(tmp_path: Path) -> None:
     assert dict(layer.values) == {"s": "[1]", "u": "{a = 1}", "m": {"k": "v"}, "bad": "[oops"}
 
 
+def test_a_tf_var_expression_hyops_cannot_read_is_not_kept_for_a_rerun_as_a_string(tmp_path: Path) -> None:
+    """TF_VAR_zones='[for z in ["a"] : z]': the engine evaluates it; hyops holds only its text,
+    which a rerun's var file would hand the engine as a string (list of string required, exit
+    2 on the next destroy). The rerun names it to be given again instead; a literal is kept."""
+    specs = {"zones": spec("zones", required=True, type_expr="list(string)"),
+             "tags": spec("tags", required=True, type_expr="map(string)"),
+             "anything": spec("anything", required=True, type_expr="any")}
+    env = {"TF_VAR_zones": '[for z in ["a"] : z]', "TF_VAR_tags": '{ k = "v" }', "TF_VAR_anything": '"x"'}
+    resolved = resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, env))
+
+    assert resolved.unevaluated == {"zones"} and resolved.values["zones"] == '[for z in ["a"] : z]'
+    assert resolved.rerun_names() == ["anything", "tags"]
+    assert "zones: from TF_VAR_zones, an expression hyops does not evaluate" in resolved.rerun_yaml()
+    given = resolve_inputs(specs, base_layers=module_layers(tmp_path, specs, env), var_options={"zones": ["b"]})
+    assert given.unevaluated == frozenset() and "zones" in given.rerun_names()
+
+
 def test_a_module_tfvars_hyops_cannot_parse_disables_the_missing_check(tmp_path: Path) -> None:
     (tmp_path / "terraform.tfvars").write_text("r = = 1\n")
     specs = {"r": spec("r", required=True)}
