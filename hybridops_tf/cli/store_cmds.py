@@ -94,12 +94,12 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     """
 
     _url()
-    summary = settings(ctx).runtime.shared().summary()
+    summary = settings(ctx).runtime.admin().summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
     click.echo(f"store:          {summary['store']}")
-    click.echo(f"server:         PostgreSQL {summary['server_version']}")
+    click.echo(f"server:         {summary['server']}")
     click.echo(f"schema version: {summary['schema_version']}")
     click.echo(f"records:        {summary['records']}")
     locks = summary["locks_held"]
@@ -137,7 +137,7 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          f"root to import, e.g. `{commands(ctx).store('import-local', 'path/to/.hyops')}`")
     try:
-        counts = import_local(source, settings(ctx).runtime.shared())
+        counts = import_local(source, settings(ctx).runtime.admin())
     except Interrupted as err:  # each record goes under its lock: what was copied stays
         again = commands(ctx).store("import-local", *(() if root is None else (shlex.quote(str(root)),)))
         raise Interrupted(f"{err.message}; the records copied before it stay copied; next: run `{again}` "

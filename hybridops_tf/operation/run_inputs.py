@@ -26,12 +26,13 @@ from hybridops_tf.inputs import values as inputs_mod
 from hybridops_tf.inputs.values import CliInput, InputLayer
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.runtime.run_folder import RunFolder
+from hybridops_tf.store.documents import RERUN_INPUTS
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.events import Diagnostic
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.runtime.root import Runtime
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import Documents
 
 
 def resolve(
@@ -228,13 +229,11 @@ def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, k
     return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"), keep_same=True)
 
 
-def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:
-    """Put rerun.inputs.yml in place; a shared store keeps its copy too. OSError if it cannot."""
-    from hybridops_tf.runtime.root import RERUN_INPUTS
-
+def commit_rerun(rerun: PreparedWrite, store: Documents, key: str) -> None:
+    """Put rerun.inputs.yml in place, then the store's document says what it says (the local
+    store's is that very file: left as it is). OSError if it cannot."""
     rerun.commit()
-    if store.shared:
-        store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
+    store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
 
 
 def read_rerun(path: Path) -> bytes | None:
@@ -245,20 +244,18 @@ def read_rerun(path: Path) -> bytes | None:
         return None
 
 
-def restore_rerun(path: Path, before: bytes | None, store: Store, key: str) -> None:
+def restore_rerun(path: Path, before: bytes | None, store: Documents, key: str) -> None:
     """rerun.inputs.yml back to what it was before a run the engine refused (none: removed),
-    so that reconcile and destroy use the inputs of the last run that did anything. A shared
-    store's copy follows (kept, when there was none before: no run reads it without a record)."""
-    from hybridops_tf.runtime.root import RERUN_INPUTS
-
+    so that reconcile and destroy use the inputs of the last run that did anything. The store's
+    document follows (a store outside the root keeps its copy when there was none before: no
+    run reads it without a record)."""
     if not path.name:
         return
     if before is None:
         path.unlink(missing_ok=True)
         return
     atomic_write_bytes(path, before)
-    if store.shared:
-        store.put_document(RERUN_INPUTS, key, before.decode("utf-8"))
+    store.put_document(RERUN_INPUTS, key, before.decode("utf-8"))
 
 
 def digest_key(rt: Runtime, create: bool = True) -> bytes | None:

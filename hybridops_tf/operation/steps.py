@@ -80,7 +80,7 @@ class _Run:
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = req.runtime
-    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store)  # writes nothing
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)

@@ -37,7 +37,7 @@ from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import keep_copy, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
-from hybridops_tf.store.local import JournalRead
+from hybridops_tf.store.documents import local_path
 from hybridops_tf.store.pgconn import (
     _HELD_BY,
     StoreUnavailable,
@@ -49,6 +49,7 @@ from hybridops_tf.store.pgconn import (
     lock_id,
 )
 from hybridops_tf.store.pgjournal import PgJournal
+from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
@@ -70,9 +71,9 @@ def _guarded(sql: str, classid_objid: bool) -> str:
 
 
 class PgStore:
-    """The RecordStore interface (store/local.py) on PostgreSQL; run folders stay under `root`."""
+    """The Store port (store/ports.py) on PostgreSQL; run folders stay under `root`."""
 
-    shared = True
+    spans_roots = True  # every runner, in any folder, reads the same records
 
     def __init__(self, url: str, runtime_root: Path) -> None:
         self.url = url
@@ -323,13 +324,19 @@ class PgStore:
     # -- documents (rerun inputs, stack reports) -----------------------------------------
 
     def put_document(self, kind: str, name: str, text: str) -> None:
+        """The store's copy, then the local one (store/documents.py) readers use."""
         self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) SELECT %s, %s, %s, now() "
                           f"WHERE {_IF_HELD} {_REPLACE_DOCUMENT}", (kind, name, text))
+        keep_copy(local_path(self.root, kind, name), text)
 
     # -- the stack queue's port (store/__init__.py: QueueStore) --------------------------
 
     def queue(self) -> PgStore:
         """This store holds the stack queue (procrastinate's schema beside its own)."""
+        return self
+
+    def admin(self) -> PgStore:
+        """`hyops store status` (summary) and the target of `store import-local`."""
         return self
 
     def put_document_on(self, conn: Any, kind: str, name: str, text: str) -> None:
@@ -338,11 +345,13 @@ class PgStore:
         conn.execute(f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
                      f"{_REPLACE_DOCUMENT}", (kind, name, text))
 
-    def fetch_document(self, kind: str, name: str, path: Path) -> None:
-        """Bring the store's copy of a document to `path` (the local file readers use)."""
+    def fetch_document(self, kind: str, name: str) -> Path:
+        """The document's local file (store/documents.py), the store's copy brought there first."""
+        path = local_path(self.root, kind, name)
         rows = self._query(f"SELECT body FROM {SCHEMA}.documents WHERE kind = %s AND name = %s", (kind, name), name)
         if rows:
             keep_copy(path, rows[0][0])
+        return path
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
     # short insert each in the journal table, under a key no record has (':' is in no ref),
@@ -395,7 +404,8 @@ class PgStore:
         version = self._query(f"SELECT max(version) FROM {SCHEMA}.schema_version")[0][0]
         server = self._query("SHOW server_version")[0][0]
         records = self._query(f"SELECT count(*) FROM {SCHEMA}.records")[0][0]
-        return {"store": redact_url(self.url), "server_version": server, "schema_version": version,
+        return {"store": redact_url(self.url), "server": f"PostgreSQL {server}", "server_version": server,
+                "schema_version": version,
                 "records": records, "locks_held": [{"key": k, "holder": h} for k, h in self.locks_held()]}
 
 
