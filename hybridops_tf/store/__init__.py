@@ -10,11 +10,22 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from hybridops_tf.store.ports import Admin, Documents, Journal, JournalRead, Journals, QueueStore, Records, Store
+from hybridops_tf.store.ports import (
+    Admin,
+    Documents,
+    Journal,
+    JournalRead,
+    Journals,
+    QueueStore,
+    Records,
+    RunRecords,
+    RunStore,
+    Store,
+)
 from hybridops_tf.store.url import is_postgres_url, is_sqlite_url, redact_url, selected_url
 
-__all__ = ["Admin", "Documents", "Journal", "JournalRead", "Journals", "QueueStore", "Records", "Store",
-           "init_store", "local_root", "open_store"]
+__all__ = ["Admin", "Documents", "Journal", "JournalRead", "Journals", "QueueStore", "Records", "RunRecords",
+           "RunStore", "Store", "init_store", "local_root", "open_store"]
 
 _open: dict[tuple[str, Path], Store] = {}
 _open_lock = threading.Lock()

@@ -94,6 +94,16 @@ class Documents(Protocol):
     def drop_document_lines(self, kind: str, name: str) -> None: ...
 
 
+class RunRecords(Records, Journals, Protocol):
+    """Records with their runs' journals: what reads an earlier run back (its folder under
+    `root` on this machine, else the store's journal of it)."""
+
+
+class RunStore(Records, Journals, Documents, Protocol):
+    """What one module's run writes: its record under the lock, its journal, its rerun inputs
+    (operation/steps.py)."""
+
+
 class Admin(Records, Documents, Protocol):
     """A store outside the runtime root, administered as one: `hyops store status` prints its
     `summary()` (`store`, `server`, `schema_version`, `records`, `locks_held`: each with its
@@ -103,7 +113,7 @@ class Admin(Records, Documents, Protocol):
     def summary(self) -> dict[str, Any]: ...
 
 
-class Store(Records, Journals, Documents, Protocol):
+class Store(RunStore, Protocol):
     """Every capability of a store, for the one place that holds the store (runtime/root.py);
     a room annotates what it uses. A store that can hold the stack queue says so with
     `queue()`, one that can be administered with `admin()` (None: it cannot)."""
