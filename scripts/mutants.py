@@ -649,6 +649,15 @@ MUTANTS = (
     Mutant("reconcile --stack judges a member without the stack file's inputs", "hybridops_tf/reconcile/members.py",
            "member.workspace, member.inputs)", "member.workspace, {})",
            ("tests/integration/test_would_apply_agreement.py",), STACK),
+    # store-port (issue 57, item 2): the store by capability; the SQLite store administered as PostgreSQL's
+    Mutant("store import-local replaces the documents of a record the store kept (newer)",
+           "hybridops_tf/runtime/transfer.py", "                    counts.kept += 1\n                    continue\n",
+           "                    counts.kept += 1\n                    for kind in (RERUN_INPUTS, DRIFT_SEEN):\n"
+           "                        _copy(local, store, kind, key)\n                    continue\n",
+           ("tests/unit/test_store_admin.py", "-k", "import_local_copies"), STORE),
+    Mutant("the SQLite store's status lists a free lock as held", "hybridops_tf/store/sqlite.py",
+           "            if not lock_file_is_free(self.lock_path(key)):\n", "            if True:\n",
+           ("tests/unit/test_store_admin.py", "-k", "live_locks"), STORE),
     # issue 44: another writer
     Mutant("a moved state serial is no other writer", "hybridops_tf/record/stamp.py",
            "return self.lineage == other.lineage and self.serial == other.serial",
