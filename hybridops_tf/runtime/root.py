@@ -137,7 +137,7 @@ class Runtime:
         from hybridops_tf.engine.runner import Engine
 
         info = self.engine_info()
-        engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
+        engine = Engine(info, target.directory, self.engine_env(target.directory, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)
         from hybridops_tf.record.advice import Commands, where_of
         from hybridops_tf.store import backend
@@ -148,14 +148,14 @@ class Runtime:
                            upgrade=Commands().init(where_of(target.ref, target.directory, workspace), "-upgrade"))
         return engine
 
-    def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:
+    def engine_env(self, directory: Path, workspace: str | None) -> dict[str, str]:
         """The engine's extra environment for a module: what each registered hook that
         applies to it adds (the sim mirror; its guarded path, the launcher, refused if
         symlinked: the engine will execute what it finds there), the workspace.
         RefusedError when a guarded path is unsafe. Inputs are not here: they travel in
         the engine's var file (Engine.inputs = resolved.var_file()), so they rank as
         -var-file, above the module's tfvars; the caller's own TF_VAR_ pass through as they
-        are. `resolved` is kept for callers; it adds nothing to the environment."""
+        are."""
         env: dict[str, str] = {}
         from hybridops_tf.runtime import hooks
 

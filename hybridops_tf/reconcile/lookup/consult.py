@@ -228,7 +228,7 @@ def _env(runtime: Runtime, target: Target, record: OperationRecord) -> dict[str,
         Path(record.module_dir) if record.module_dir else None)
     if directory is None:
         return {}
-    return runtime.engine_env(directory, None, target.workspace or record.workspace)
+    return runtime.engine_env(directory, target.workspace or record.workspace)
 
 
 def with_lookups(ev: ModuleEvidence, found: Mapping[str, OrphanLookup] | None) -> ModuleEvidence:
