@@ -67,7 +67,7 @@ def resolve(
     environment and arguments does (docs/inputs.md: One resolution for every command): what
     the caller gives now wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars <
     *.auto.tfvars < stack inputs < --inputs/--var-file files and --var, in the order given:
-    var_options is the command line's CliInputs in that order, an inputs_file before them). The record key
+    var_options is the command line's CliInput values in that order, an inputs_file before them). The record key
     `key`'s rerun.inputs.yml (the last run's inputs) only fills a variable that none of them
     gives and that has no default: what exists was built with it, and nothing else could run.
     It never outranks a source, not even the caller's TF_VAR_. `note`: say which it filled.
