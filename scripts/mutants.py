@@ -61,7 +61,7 @@ MUTANTS = (
     Mutant("atomic write skips the directory fsync", "hybridops_tf/base/files.py",
            "        fsync_dir(self.path.parent)\n", "        pass\n",
            ("tests/unit/test_durable_write_order.py",)),
-    Mutant("shared store writes without holding the lock", "hybridops_tf/store/postgres.py",
+    Mutant("shared store writes without holding the lock", "hybridops_tf/store/pglock.py",
            '_IF_HELD = "(SELECT yes FROM held)"\n', '_IF_HELD = "true"\n',
            ("tests/integration/test_shared_store_lock_check.py",), STORE),
     # sqlite-store branch: the SQLite store (hybridops_tf/store/sqlite.py, sqlitedb.py), issue 57 item 2
@@ -354,11 +354,11 @@ MUTANTS = (
     Mutant("a frozen worker still holding its module lock is called lost", "hybridops_tf/stack/queue/lost.py",
            "    frozen = pgconn.lock_held(conn, member.key)\n", "    frozen = False\n",
            ("tests/integration/test_stack_queue.py", "-k", "silent"), QUEUE),
-    # issue 56: a closed connection is weather (store/postgres.py, stack/queue/outage.py)
-    Mutant("a lost module lock is taken again whatever the record says", "hybridops_tf/store/postgres.py",
+    # issue 56: a closed connection is weather (store/postgres.py, pglock.py, stack/queue/outage.py)
+    Mutant("a lost module lock is taken again whatever the record says", "hybridops_tf/store/pglock.py",
            "                    if same is not None and same[0]:\n", "                    if True:\n",
            ("tests/integration/test_queue_weather.py", "-k", "another_writer"), STORE),
-    Mutant("a lost module lock is never taken again", "hybridops_tf/store/postgres.py",
+    Mutant("a lost module lock is never taken again", "hybridops_tf/store/pglock.py",
            "                self._retake()\n                held = self._write_once(sql, params)\n",
            "                raise StoreUnavailable(f\"the connection holding the lock of {self.key} was lost\")\n",
            ("tests/integration/test_queue_weather.py", "-k", "settles_on_a_new_one"), STORE),
