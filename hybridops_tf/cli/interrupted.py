@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 RUN_AGAIN = "run the command again when wanted"
-SIGNALLED = "signals_handled"  # the attribute that marks a command callback (tests/unit/test_signals_cli.py)
+SIGNALLED = "signals_handled"  # the attribute that marks a command callback (tests/unit/test_interrupts.py)
 
 
 def handles_signals(func: F) -> F:

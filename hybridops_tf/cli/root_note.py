@@ -19,13 +19,10 @@ def note_root(ctx: click.Context, name_it: bool = True) -> None:
     choice: discover.RootChoice | None = settings(ctx).root_choice
     if choice is None:
         return
-    from hybridops_tf.store.url import redact_url, selected_url
-
-    url = selected_url()
-    if url is not None:  # records are in the shared store: the local root holds only run folders
+    store = settings(ctx).runtime.store
+    if store.spans_roots:  # the records are the store's: the local root holds only run folders
         if name_it:
-            click.echo(f"hyops: records in the store {redact_url(url)}; run folders under "
-                       f"{choice.describe()}", err=True)
+            click.echo(f"hyops: records in the {store.describe()}; run folders under {choice.describe()}", err=True)
         return
     if name_it:
         click.echo(f"hyops: runtime root {choice.describe()}", err=True)

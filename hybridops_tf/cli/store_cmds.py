@@ -1,4 +1,5 @@
-"""`hyops store init | status | import-local`: the shared PostgreSQL record store (issue #12)."""
+"""`hyops store init | status | import-local`: the record store outside the runtime root
+(PostgreSQL, issue #12, or a SQLite file), through its Admin capability (store/ports.py)."""
 
 from __future__ import annotations
 
@@ -18,19 +19,20 @@ def _url() -> str:
 
     url = selected_url()
     if url is None:
-        raise UsageError("no shared store selected: pass --store postgresql://USER@HOST:PORT/DB "
-                         "or set HYOPS_STORE (the password through PGPASSWORD or PGPASSFILE)")
+        raise UsageError("no store selected: pass --store postgresql://USER@HOST:PORT/DB (the password through "
+                         "PGPASSWORD or PGPASSFILE) or --store sqlite:///PATH, or set HYOPS_STORE")
     return url
 
 
 @click.group("store")
 def store_group() -> None:
-    """The shared record store on PostgreSQL (--store URL / HYOPS_STORE).
+    """The record store outside the runtime root (--store URL / HYOPS_STORE): PostgreSQL, or a
+    SQLite file for one machine (sqlite:///PATH).
 
     \b
     Exit codes:
       0  done
-      2  no store selected, a URL that is not PostgreSQL, or a schema this hyops cannot use
+      2  no store selected, a URL that names no store, or a schema this hyops cannot use
       4  the server could not be reached or written; nothing was changed
 
     \b
@@ -58,13 +60,13 @@ def init_cmd() -> None:
     Example:
       HYOPS_STORE=postgresql://hyops@db:5432/platform PGPASSFILE=~/.pgpass hyops store init
     """
-    from hybridops_tf.store import init_store as migrate
+    from hybridops_tf.store import init_store
     from hybridops_tf.store.pgconn import StoreUnavailable
     from hybridops_tf.store.url import redact_url
 
     url = _url()
     try:
-        before, after = migrate(url)
+        before, after = init_store(url)
     except StoreUnavailable as err:
         from hybridops_tf.base.errors import RefusedError
 
@@ -93,13 +95,12 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
       hyops store status --json   # with HYOPS_STORE set
     """
 
-    _url()
-    summary = settings(ctx).runtime.shared().summary()
+    summary = settings(ctx).runtime.admin().summary()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
     click.echo(f"store:          {summary['store']}")
-    click.echo(f"server:         PostgreSQL {summary['server_version']}")
+    click.echo(f"server:         {summary['server']}")
     click.echo(f"schema version: {summary['schema_version']}")
     click.echo(f"records:        {summary['records']}")
     locks = summary["locks_held"]
@@ -131,13 +132,13 @@ def import_local_cmd(ctx: click.Context, root: Path | None) -> None:
     from hybridops_tf.record import layout
     from hybridops_tf.runtime.transfer import import_local
 
-    _url()
+    target = settings(ctx).runtime.admin()
     source = root if root is not None else settings(ctx).runtime.root
     if not layout.holds_records(source):
         raise UsageError(f"{source} holds no hyops records (no state/ or stacks/ folder): pass the runtime "
                          f"root to import, e.g. `{commands(ctx).store('import-local', 'path/to/.hyops')}`")
     try:
-        counts = import_local(source, settings(ctx).runtime.shared())
+        counts = import_local(source, target)
     except Interrupted as err:  # each record goes under its lock: what was copied stays
         again = commands(ctx).store("import-local", *(() if root is None else (shlex.quote(str(root)),)))
         raise Interrupted(f"{err.message}; the records copied before it stay copied; next: run `{again}` "

@@ -37,7 +37,7 @@ def run_init(target: ModuleTarget, ws: Runtime, passthrough: Sequence[str],
     ws.ensure_root()
     info = ws.engine_info()
     key = record_key(target.ref, workspace)
-    engine = Engine(info, target.directory, ws.engine_env(target.directory, None, workspace),
+    engine = Engine(info, target.directory, ws.engine_env(target.directory, workspace),
                     inputs=_recorded_var_file(ws, target, key) if features.takes_var_file(info, ("init",)) else None)
     with process.FORWARDER, ws.store.lock(key, new_run_id("init"), lock_timeout):
         captured = engine.init_capture([*backend.init_args(target.directory, target.ref, ws.record_refs),

@@ -37,7 +37,7 @@ from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 
 if TYPE_CHECKING:
     from hybridops_tf.record.address import ModuleTarget
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import Records
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def claims(records: Iterable[OperationRecord]) -> dict[Place, tuple[str, ...]]:
     return {place: tuple(sorted(refs)) for place, refs in by_place.items()}
 
 
-def claims_in(store: Store) -> dict[Place, tuple[str, ...]]:
+def claims_in(store: Records) -> dict[Place, tuple[str, ...]]:
     """`claims` over every readable record of `store`."""
     return claims(_records(store))
 
@@ -86,12 +86,12 @@ def starts_from_nothing(previous: OperationRecord | None) -> bool:
 
 
 def refuse_shared_state(command: str, target: ModuleTarget, workspace: str | None,
-                        previous: Callable[[], OperationRecord | None], store: Store, runtime_root: Path) -> None:
+                        previous: Callable[[], OperationRecord | None], store: Records, runtime_root: Path) -> None:
     """UsageError when `command` of `target` would act on (or, for a plan, show) a state another
     ref's record claims (see the module docstring). `previous()`: the ref's own record, read
-    only with a shared store."""
+    only with a store that spans roots (store/ports.py)."""
     place = Place.of(target.directory, workspace)
-    marker = None if store.shared else _marker_path(runtime_root, place)
+    marker = None if store.spans_roots else _marker_path(runtime_root, place)
     if marker is None:
         if not starts_from_nothing(previous()):
             return
@@ -115,15 +115,15 @@ def refuse_shared_state(command: str, target: ModuleTarget, workspace: str | Non
 
 
 def refuse_other_root(command: str, target: ModuleTarget, workspace: str | None, runtime_root: Path,
-                      shared: bool) -> None:
+                      records: Records) -> None:
     """UsageError when the runtime root the module's own folder belongs to (the nearest `.hyops`
     above it) is not this command's and holds a record claiming the module's engine state: a
     command run from another folder would keep a second record, in a second root, of that same
     state, where the two-refs check of one root cannot see it. Called before anything is written,
     so the wrong root is not even created. Where that root claims nothing there, a command that
-    is about to create its own root is warned. A shared store keeps every record in one place:
-    nothing to check."""
-    if shared:
+    is about to create its own root is warned. A store that spans roots keeps every record in
+    one place: nothing to check."""
+    if records.spans_roots:
         return
     import os
 
@@ -152,7 +152,7 @@ def refuse_other_root(command: str, target: ModuleTarget, workspace: str | None,
         "holding that root); nothing was run")
 
 
-def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str | None]], store: Store,
+def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str | None]], store: Records,
                    runtime_root: Path, stack_file: Path) -> None:
     """For a stack, before anything is written: UsageError naming the first member (name,
     target, workspace) whose engine state another root's record claims, or another ref's record
@@ -163,7 +163,7 @@ def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str 
     passed: list[tuple[Place, str]] = []
     for name, target, workspace in members:
         try:
-            refuse_other_root(command, target, workspace, runtime_root, store.shared)
+            refuse_other_root(command, target, workspace, runtime_root, store)
         except UsageError as err:
             raise UsageError(f"nothing was run: member {name}: {err.message}") from None
         claimed = claims_in(store) if claimed is None else claimed
@@ -177,7 +177,7 @@ def refuse_members(command: str, members: Sequence[tuple[str, ModuleTarget, str 
                 f"nothing was run: member {name} ({target.ref}): {target.directory}{where} is module {others[0]}'s, "
                 f"whose record claims what the engine's state there holds; give the member `ref: {others[0]}` in "
                 f"{stack_file} to run it as that record (or a `workspace:` of its own)")
-    if store.shared:
+    if store.spans_roots:
         return
     # Every member passed: each one's own run reads its marker instead of every record again (a
     # first stack run would otherwise read all records once per member). Another ref reaching a
@@ -216,7 +216,7 @@ def _write_marker(path: Path, place: Place, ref: str) -> None:
         pass
 
 
-def _records(store: Store, skip_key: str | None = None) -> Iterable[OperationRecord]:
+def _records(store: Records, skip_key: str | None = None) -> Iterable[OperationRecord]:
     """Every readable record but `skip_key`'s (a corrupt one is reported where it is read)."""
     for key in store.keys():
         if key == skip_key:

@@ -24,10 +24,10 @@ from hybridops_tf.runtime.run_folder import EarlierRun
 if TYPE_CHECKING:
     from hybridops_tf.engine.state import StateSnapshot
     from hybridops_tf.record.stamp import StateStamp
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import RunRecords
 
 
-def deleted_by_stale_run(store: Store, key: str, previous: OperationRecord | None) -> frozenset[str]:
+def deleted_by_stale_run(store: RunRecords, key: str, previous: OperationRecord | None) -> frozenset[str]:
     """The ids whose delete a stale `running` record's own run completed: hyops died before
     its settle, but the relay wrote the engine's events, and a completed delete is proof the
     object is gone (record/gate.py). Empty for a settled record."""
@@ -40,7 +40,7 @@ def deleted_by_stale_run(store: Store, key: str, previous: OperationRecord | Non
 
 
 def takeover(
-    store: Store, key: str, previous: OperationRecord | None, engine: Engine
+    store: RunRecords, key: str, previous: OperationRecord | None, engine: Engine
 ) -> tuple[list[SuspectOrphan], dict[str, ResourceEntry] | None]:
     """A stale `running` record: creates its run started and the state does not hold, and
     what the record knows once that run's events are merged in (its completed creates and

@@ -22,16 +22,27 @@ from hybridops_tf.base.files import (
     atomic_write_text,
 )
 from hybridops_tf.base.redact import is_placeholder
-from hybridops_tf.inputs import values as inputs_mod
-from hybridops_tf.inputs.values import CliInput, InputLayer
+from hybridops_tf.inputs.values import (
+    CliInput,
+    InputLayer,
+    MissingInputError,
+    load_inputs_file,
+    module_layers,
+    module_var_files,
+    parse_var_options,
+    read_variables,
+    remember,
+    resolve_inputs,
+)
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.runtime.run_folder import RunFolder
+from hybridops_tf.store.documents import RERUN_INPUTS
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.events import Diagnostic
     from hybridops_tf.inputs.values import ResolvedInputs, VariableSpec
     from hybridops_tf.runtime.root import Runtime
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import Documents
 
 
 def resolve(
@@ -56,7 +67,7 @@ def resolve(
     environment and arguments does (docs/inputs.md: One resolution for every command): what
     the caller gives now wins, ranked as the engine ranks it (TF_VAR_ < terraform.tfvars <
     *.auto.tfvars < stack inputs < --inputs/--var-file files and --var, in the order given:
-    var_options is the command line's CliInputs in that order, an inputs_file before them). The record key
+    var_options is the command line's CliInput values in that order, an inputs_file before them). The record key
     `key`'s rerun.inputs.yml (the last run's inputs) only fills a variable that none of them
     gives and that has no default: what exists was built with it, and nothing else could run.
     It never outranks a source, not even the caller's TF_VAR_. `note`: say which it filled.
@@ -67,14 +78,14 @@ def resolve(
     upstream output): redacted alike. Undeclared names in a file are warned about (a notice)
     and ignored, as the engine does.
     """
-    specs = inputs_mod.read_variables(target.directory, rt.hcl_cache(), tofu=rt.reads_tofu())
+    specs = read_variables(target.directory, rt.hcl_cache(), tofu=rt.reads_tofu())
     given = ([CliInput("--inputs", str(inputs_file))] if inputs_file is not None else []) + [
         item if isinstance(item, CliInput) else CliInput("--var", item) for item in var_options]
-    base = inputs_mod.module_layers(target.directory, specs)
+    base = module_layers(target.directory, specs)
     layers = [layer for item in given for layer in _layer(rt, target, item, specs)]
     filled = [] if key is None else _recorded_fill(rt, key, specs, [*base, *layers], stack_inputs or {})
     try:
-        resolved = inputs_mod.resolve_inputs(
+        resolved = resolve_inputs(
             specs,
             stack_inputs=stack_inputs,
             module_dir=str(target.directory),
@@ -83,16 +94,16 @@ def resolve(
             base_layers=base,
             layers=[*filled, *layers],  # a filled name is in no other layer: its rank decides nothing
         )
-    except inputs_mod.MissingInputError as err:  # the advice comes from the one builder of printed commands
+    except MissingInputError as err:  # the advice comes from the one builder of printed commands
         from hybridops_tf.record.advice import give_inputs
 
         secret = frozenset(n for n in err.names if specs[n].sensitive or specs[n].ephemeral or n in extra_sensitive)
-        raise inputs_mod.MissingInputError(
+        raise MissingInputError(
             f"missing required input{'s' if len(err.names) > 1 else ''} {', '.join(map(repr, err.names))} for "
             f"{target.directory}: {give_inputs(list(err.names), secret)}", err.names) from None
     refuse_wrong_types(rt, target, specs, resolved, key)
     if not read_only:
-        inputs_mod.remember(target.directory, rt.hcl_cache())
+        remember(target.directory, rt.hcl_cache())
     for warning in resolved.warnings:
         notices.warning(warning)
     if note and (reused := sorted(name for layer in filled for name in layer.values)) and key is not None:
@@ -170,7 +181,7 @@ def _recorded_fill(rt: Runtime, key: str, specs: Mapping[str, Any], layers: Sequ
     if not path.is_file():
         return []
     try:
-        recorded = inputs_mod.load_inputs_file(path)
+        recorded = load_inputs_file(path)
     except HyopsError as err:
         notices.warning(f"{path} is not used: {err.message}")
         return []
@@ -180,11 +191,11 @@ def _recorded_fill(rt: Runtime, key: str, specs: Mapping[str, Any], layers: Sequ
 
 def _layer(rt: Runtime, target: ModuleTarget, item: CliInput, specs: Mapping[str, Any]) -> list[InputLayer]:
     if item.option == "--var":
-        return [InputLayer(item.label, inputs_mod.parse_var_options([item.text], specs, item.engine_syntax))]
+        return [InputLayer(item.label, parse_var_options([item.text], specs, item.engine_syntax))]
     path = Path(item.text)
     if not path.exists() and (key := rt.rerun_inputs_key(path)) is not None:
         rt.rerun_inputs_path(key)  # a summary's `--inputs .hyops/.../rerun.inputs.yml` on another runner
-    return [InputLayer(item.label, inputs_mod.load_inputs_file(path), strict=False)]
+    return [InputLayer(item.label, load_inputs_file(path), strict=False)]
 
 
 def given_names(rt: Runtime, target: ModuleTarget, items: Sequence[CliInput], specs: Mapping[str, Any]) -> set[str]:
@@ -224,7 +235,7 @@ def input_error(errors: Sequence[Diagnostic], directory: Path) -> bool:
     file (hyops's, or one the engine reads from the module's folder) or is the engine's
     refusal of an input's value (a TF_VAR_ one is placed at its `variable` block). Such a
     refusal is a usage error, exit 2, in every command, as `hyops apply` exits for it."""
-    var_files = {ENGINE_VAR_FILE, *inputs_mod.module_var_files(directory)}
+    var_files = {ENGINE_VAR_FILE, *module_var_files(directory)}
     return bool(errors) and all(d.filename in var_files or d.summary.strip() in INPUT_SUMMARIES for d in errors)
 
 
@@ -264,13 +275,11 @@ def prepare_rerun(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, k
     return PreparedWrite(rt.rerun_inputs_path(key or target.ref, fetch=False), text.encode("utf-8"), keep_same=True)
 
 
-def commit_rerun(rerun: PreparedWrite, store: Store, key: str) -> None:
-    """Put rerun.inputs.yml in place; a shared store keeps its copy too. OSError if it cannot."""
-    from hybridops_tf.runtime.root import RERUN_INPUTS
-
+def commit_rerun(rerun: PreparedWrite, store: Documents, key: str) -> None:
+    """Put rerun.inputs.yml in place, then the store's document says what it says (the local
+    store's is that very file: left as it is). OSError if it cannot."""
     rerun.commit()
-    if store.shared:
-        store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
+    store.put_document(RERUN_INPUTS, key, rerun.path.read_text(encoding="utf-8"))
 
 
 def read_rerun(path: Path) -> bytes | None:
@@ -281,20 +290,18 @@ def read_rerun(path: Path) -> bytes | None:
         return None
 
 
-def restore_rerun(path: Path, before: bytes | None, store: Store, key: str) -> None:
+def restore_rerun(path: Path, before: bytes | None, store: Documents, key: str) -> None:
     """rerun.inputs.yml back to what it was before a run the engine refused (none: removed),
-    so that reconcile and destroy use the inputs of the last run that did anything. A shared
-    store's copy follows (kept, when there was none before: no run reads it without a record)."""
-    from hybridops_tf.runtime.root import RERUN_INPUTS
-
+    so that reconcile and destroy use the inputs of the last run that did anything. The store's
+    document follows (a store outside the root keeps its copy when there was none before: no
+    run reads it without a record)."""
     if not path.name:
         return
     if before is None:
         path.unlink(missing_ok=True)
         return
     atomic_write_bytes(path, before)
-    if store.shared:
-        store.put_document(RERUN_INPUTS, key, before.decode("utf-8"))
+    store.put_document(RERUN_INPUTS, key, before.decode("utf-8"))
 
 
 def digest_key(rt: Runtime, create: bool = True) -> bytes | None:

@@ -118,7 +118,7 @@ def _with_released(rec: OperationRecord, released: list[ReleasedObject],
 def written_state(req: ModuleRequest, engine: Engine, running: OperationRecord) -> StateSnapshot | None:
     """The state this run's engine wrote in the module's local state file, else None."""
     since = _utc_seconds(running.started_at or "")
-    return local_state(req, engine, since=since) if since is not None else None
+    return reads.local_state(engine, req.passthrough, since) if since is not None else None
 
 
 def _utc_seconds(stamp: str) -> float | None:
@@ -135,12 +135,6 @@ def _utc_seconds(stamp: str) -> float | None:
         return None
 
 
-def local_state(req: ModuleRequest, engine: Engine, since: float | None = None) -> StateSnapshot | None:
-    """The module's local state file as the engine keeps it (reads.local_state), with this
-    request's own engine arguments counted."""
-    return reads.local_state(engine, req.passthrough, since)
-
-
 def following_state(req: ModuleRequest, engine: Engine, known: dict[str, ResourceEntry] | None
                     ) -> dict[str, ResourceEntry] | None:
     """What the record knows, its entries moved to where the state holds their objects now
@@ -148,7 +142,7 @@ def following_state(req: ModuleRequest, engine: Engine, known: dict[str, Resourc
     (no engine call); `known` as it is when there is no such file to read."""
     if not known:
         return known
-    state = local_state(req, engine)
+    state = reads.local_state(engine, req.passthrough)
     if state is None:
         return known
     return objects_after_run(known, {}, state_view(state.resources)).resources

@@ -48,7 +48,7 @@ from hybridops_tf.runtime.run_folder import (
     RunNotOpened,
     new_run_id,
 )
-from hybridops_tf.store import Journal, Store
+from hybridops_tf.store import Journal, RunStore
 
 if TYPE_CHECKING:  # the event parser is loaded once the engine runs; see StreamReader
     from hybridops_tf.inputs.values import ResolvedInputs
@@ -61,7 +61,7 @@ class _Run:
     (runtime/run_folder.RunLife) is opened with meta.json and closed with result.json, last."""
 
     req: ModuleRequest
-    store: Store
+    store: RunStore
     previous: OperationRecord | None  # the record as the lock found it
     life: RunLife
     meta: RunMeta
@@ -79,7 +79,7 @@ class _Run:
 def run(req: ModuleRequest) -> Outcome:
     """The whole contract; raises HyopsError for refusals and preflight failures."""
     rt = req.runtime
-    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)  # writes nothing
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store)  # writes nothing
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,
                               req.sensitive_inputs, key=req.key)  # step 1
     run_id = req.run_id or new_run_id(req.command)
@@ -113,7 +113,7 @@ def _stopped_before_engine(err: BaseException) -> tuple[int, dict[str, Any]] | N
     return err.exit_code, StoppedResult(stopped, err.message).to_json()
 
 
-def _open_run(req: ModuleRequest, store: Store, run_id: str, resolved: ResolvedInputs) -> _Run:
+def _open_run(req: ModuleRequest, store: RunStore, run_id: str, resolved: ResolvedInputs) -> _Run:
     """The run folder with meta.json (first), journaled in the store: a refusal here leaves no
     result.json (there may be no folder to hold it)."""
     previous = store.read(req.key)

@@ -19,7 +19,7 @@ from hybridops_tf import __version__
 from hybridops_tf.picture import timeline as tl
 from hybridops_tf.picture.model import RecordNow, StackPicture, picture
 from hybridops_tf.runtime.status import StatusEntry, entry
-from hybridops_tf.store import Store
+from hybridops_tf.store import RunRecords
 
 if TYPE_CHECKING:
     from hybridops_tf.engine.events import Event
@@ -127,7 +127,7 @@ def gather(req: ReportRequest) -> ReportData:
                       modules=views, reconcile_summary=advice.summary() if advice is not None else None)
 
 
-def _stack(req: ReportRequest, store: Store, advice: Report | None) -> ReportData:
+def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> ReportData:
     from hybridops_tf.stack.loader import load_stack
     from hybridops_tf.stack.status import status_document
 
@@ -231,7 +231,7 @@ def _single_key(req: ReportRequest) -> str:
     return record_key(target.ref, req.workspace)
 
 
-def _events(store: Store, key: str, run_id: str) -> Sequence[Event]:
+def _events(store: RunRecords, key: str, run_id: str) -> Sequence[Event]:
     from hybridops_tf.runtime.run_folder import EarlierRun
 
     return EarlierRun.read(store, key, run_id).events

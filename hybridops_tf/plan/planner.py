@@ -90,7 +90,7 @@ def run_plan(req: PlanRequest) -> PlanOutcome:
     keeps the one lifecycle (runtime/run_folder.RunLife), unjournaled: a plan holds no lock."""
     rt = req.runtime
     key = record_key(req.target.ref, req.workspace)
-    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store.shared)
+    places.refuse_other_root(req.command, req.target, req.workspace, rt.root, rt.store)
     places.refuse_shared_state(req.command, req.target, req.workspace, lambda: rt.store.read(key), rt.store,
                                rt.root)  # its plan would be of another ref's state
     resolved = run_inputs.resolve(rt, req.target, req.inputs_file, req.var_options, req.stack_inputs,

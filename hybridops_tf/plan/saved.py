@@ -241,15 +241,15 @@ class SavedPlanApply:
 def _refuse_inputs(req: SavedPlanApply, sidecar: Sidecar, target: ModuleTarget) -> None:
     """UsageError (nothing run) when the inputs given name a variable the plan fixed (unless the
     plan was made from them just now), or leave out an ephemeral one the plan was made with."""
-    from hybridops_tf.inputs import values as inputs_mod
+    from hybridops_tf.inputs.values import module_layers, read_variables
 
-    specs = inputs_mod.read_variables(target.directory, req.runtime.hcl_cache(), tofu=req.runtime.reads_tofu())
+    specs = read_variables(target.directory, req.runtime.hcl_cache(), tofu=req.runtime.reads_tofu())
     given = run_inputs.given_names(req.runtime, target, req.var_options, specs)
     fixed = sorted(n for n in given if not (n in specs and specs[n].ephemeral))
     if fixed and not req.reviewed:
         raise UsageError(f"{req.plan_file} is a saved plan and carries its inputs: drop {', '.join(map(repr, fixed))} "
                          "(the engine takes only ephemeral variables again with a saved plan)")
-    own = {n for layer in inputs_mod.module_layers(target.directory, specs) for n in layer.values}
+    own = {n for layer in module_layers(target.directory, specs) for n in layer.values}
     missing = [n for n in sidecar.ephemeral_inputs if n not in given and n not in own]
     if missing:
         again = " ".join(f"--var {n}=..." for n in missing)

@@ -283,7 +283,7 @@ def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedI
             workspace: str | None, module_ref: str) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
     assert opts.engine is not None
-    engine = Engine(opts.engine, directory, opts.runtime.engine_env(directory, resolved, workspace),
+    engine = Engine(opts.engine, directory, opts.runtime.engine_env(directory, workspace),
                     inputs=resolved.var_file() if resolved is not None else None)
     from hybridops_tf.store import backend
 

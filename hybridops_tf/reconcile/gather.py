@@ -32,7 +32,7 @@ from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime import state_look
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EarlierRun
-from hybridops_tf.store import Store
+from hybridops_tf.store import RunRecords
 
 
 def _display(path: Path) -> str:
@@ -88,7 +88,7 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     return (*head, *(part for text in extra for part in ("--var", text)))
 
 
-def _read_record(store: Store, ref: str) -> tuple[OperationRecord | None, str | None]:
+def _read_record(store: RunRecords, ref: str) -> tuple[OperationRecord | None, str | None]:
     try:
         return store.read(ref), None
     except CorruptRecordError as err:
@@ -261,7 +261,7 @@ def _create_started(events: list[Any]) -> set[str]:
             and e.action in CREATE_ACTIONS and e.addr}
 
 
-def _listed_evidence(store: Store, module_ref: str, record: OperationRecord,
+def _listed_evidence(store: RunRecords, module_ref: str, record: OperationRecord,
                      cache: dict[str, list[Any]]) -> dict[str, OrphanEvidence]:
     """Per listed suspect orphan: its run's events saw the create start, or only planned it."""
     from hybridops_tf.runtime.run_folder import run_path

@@ -16,7 +16,7 @@ from hybridops_tf.reconcile.evidence import Target
 from hybridops_tf.record.address import resolve_module, split_key
 from hybridops_tf.record.model import CorruptRecordError
 from hybridops_tf.runtime.root import Runtime
-from hybridops_tf.store import Store
+from hybridops_tf.store import Records
 
 
 def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspace: str | None = None,
@@ -25,7 +25,7 @@ def single(module_dir: Path, ref: str | None, modules_root: Path | None, workspa
     return Target(target.ref, target.directory, workspace)
 
 
-def all_records(store: Store) -> list[Target]:
+def all_records(store: Records) -> list[Target]:
     """Every record in the store (module dir from the record's `module_dir`)."""
     targets = []
     for key in store.keys():

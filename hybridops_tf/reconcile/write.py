@@ -37,7 +37,7 @@ from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.run_folder import new_run_id
-from hybridops_tf.store import Store
+from hybridops_tf.store import Records
 
 _MAX_STEPS = 4  # stale -> error -> ok/destroyed/absent is the longest chain
 _MEANT = {Verdict.TO_OK: Status.OK, Verdict.TO_DESTROYED: Status.DESTROYED, Verdict.TO_ABSENT: Status.ABSENT,
@@ -137,7 +137,7 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
         return decision.verdict, [action], after
 
 
-def _write(target: Target, ctx: WriteContext, store: Store, before: OperationRecord | None,
+def _write(target: Target, ctx: WriteContext, store: Records, before: OperationRecord | None,
            record: OperationRecord, steps: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
     rt = ctx.gather.runtime
     was = before.status.value if before is not None else "no record"

@@ -245,8 +245,8 @@ def identity_of(obj: StateObject, prev: ResourceEntry | None) -> dict[str, Any]:
 
 
 def _identity_pair(obj: Any) -> tuple[dict[str, Any] | None, int | None]:
-    """(identity, identity_schema_version) of a state object that may carry them (StateObject,
-    stamp.StampObject): (None, None) where it has none."""
+    """(identity, identity_schema_version) of a state object that may carry them
+    (engine/state.py's StateResource): (None, None) where it has none."""
     identity = getattr(obj, "identity", None)
     if not identity:
         return None, None

@@ -9,8 +9,8 @@ writes the record again (an apply puts the objects back), it no longer counts.
 
 Kept only when reconcile saw drift, or to replace an observation that saw some (a later
 reconcile that sees none says so), so a read-only reconcile of a quiet module still writes
-nothing. Where: `<root>/state/modules/<module_id>/drift_seen.json`, and with a shared store its
-document of kind `drift_seen` (the local file is then its copy).
+nothing. Where: the store's document of kind `drift_seen` (store/documents.py), whose local file
+is `<root>/state/modules/<module_id>/drift_seen.json`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hybridops_tf.base.files import atomic_write_text
-from hybridops_tf.record import layout
 from hybridops_tf.record.model import OperationRecord, utc_now
-from hybridops_tf.store import Store
+from hybridops_tf.store import Documents
+from hybridops_tf.store.documents import DRIFT_SEEN
 
 SCHEMA_VERSION = 1
-DOCUMENT = "drift_seen"  # the shared store's document kind
 _LISTED = 3
 
 
@@ -74,12 +72,10 @@ class DriftSeenUnreadable(ValueError):
     must not take that for "no drift")."""
 
 
-def read(store: Store, key: str) -> DriftSeen | None:
-    """The observation kept for `key` (with a shared store, its copy brought here first); None
-    when none is kept; DriftSeenUnreadable for one that cannot be read or understood."""
-    path = layout.drift_seen(store.root, key)
-    if store.shared:
-        store.fetch_document(DOCUMENT, key, path)
+def read(store: Documents, key: str) -> DriftSeen | None:
+    """The observation kept for `key`; None when none is kept; DriftSeenUnreadable for one that
+    cannot be read or understood."""
+    path = store.fetch_document(DRIFT_SEEN, key)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -95,7 +91,7 @@ def read(store: Store, key: str) -> DriftSeen | None:
     return seen
 
 
-def keep(store: Store, key: str, record: OperationRecord, drift: Sequence[tuple[str, str]]) -> DriftSeen | None:
+def keep(store: Documents, key: str, record: OperationRecord, drift: Sequence[tuple[str, str]]) -> DriftSeen | None:
     """Keep what reconcile saw of `record`'s live objects (the kept observation, or None when
     there was nothing to keep: no drift, and none seen before). OSError when it cannot be written."""
     try:
@@ -107,8 +103,5 @@ def keep(store: Store, key: str, record: OperationRecord, drift: Sequence[tuple[
         return None
     seen = DriftSeen(record.module_ref, record.run_id, utc_now(), tuple(drift))
     text = json.dumps(seen.to_json(), indent=2) + "\n"
-    if store.shared:  # read() brings its copy here
-        store.put_document(DOCUMENT, key, text)
-    else:
-        atomic_write_text(layout.drift_seen(store.root, key), text)
+    store.put_document(DRIFT_SEEN, key, text)
     return seen

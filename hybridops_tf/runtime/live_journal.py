@@ -1,17 +1,17 @@
-"""The live journal of a stack run in progress: `stacks/<stack>/live.jsonl`, beside its report.
+"""The live journal of a stack run in progress: the member updates appended to its report's
+document (store/ports.Documents), on the local store `stacks/<stack>/live.jsonl` beside the
+report (store/localdocs.py).
 
 A run writes its report whole when it starts and when it ends (stack/report.py); in between,
-each member's start and end is one line appended here, so an update costs the same at 500
-members as at 5 (a report rewritten whole costs its size on each of a run's 2N updates). A
-reader folds the journal into the report (`fold`) while the report is unfinished; a line a
-killed runner left half written is ignored, and so are lines of another run (a journal the
-report's run_id does not name: a run killed between its report and its journal). The lines
-are not flushed to disk one by one, as the whole report's updates were not: a runner that
-dies leaves them in the page cache; only a machine that loses power can lose one, after
-which the member records (written durably) still say what happened.
-
-With the shared store the same lines go to the store instead (Store.append_document_line),
-where every runner's reader folds them into the store's copy of the report.
+each member's start and end is one line appended, so an update costs the same at 500 members
+as at 5 (a report rewritten whole costs its size on each of a run's 2N updates). A reader folds
+the lines into the report (`fold_lines`) while the report is unfinished; a line a killed runner
+left half written is ignored, and so are lines of another run (lines the report's run_id does
+not name: a run killed between its report and dropping the old lines). The lines are not
+flushed to disk one by one: a runner that dies leaves them in the page cache; only a machine
+that loses power can lose one, after which the member records (written durably) still say
+what happened. A store outside the root keeps the same lines, where every runner's reader
+folds them into the store's copy of the report.
 """
 
 from __future__ import annotations
@@ -19,41 +19,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-JOURNAL_FILE = "live.jsonl"
+from hybridops_tf.store.documents import LINES_FILE
 
 
 def journal_path(report_path: Path) -> Path:
-    return report_path.with_name(JOURNAL_FILE)
-
-
-class Journal:
-    """Appends a run's member updates; truncated when opened (a new run starts it)."""
-
-    def __init__(self, report_path: Path, run_id: str | None) -> None:
-        self.path = journal_path(report_path)
-        self.run_id = run_id
-        self._file: IO[str] | None = None
-
-    def open(self) -> None:
-        self._file = self.path.open("w", encoding="utf-8")
-
-    def append(self, name: str, status: str, run_id: str | None, error: str | None) -> None:
-        """One member's update, written through (one write call) before this returns."""
-        if self._file is None:
-            self.open()
-        assert self._file is not None
-        self._file.write(line_of(self.run_id, name, status, run_id, error) + "\n")
-        self._file.flush()
-
-    def close(self, remove: bool) -> None:
-        """Done with it: removed once the finished report says everything it said."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if remove:
-            self.path.unlink(missing_ok=True)
+    """The local lines file of the report at `report_path` (store/documents.lines_path)."""
+    return report_path.with_name(LINES_FILE)
 
 
 def line_of(run: str | None, name: str, status: str, run_id: str | None, error: str | None) -> str:

@@ -18,18 +18,14 @@ from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.base.files import ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget, key_of_module_id, split_key
+from hybridops_tf.store import documents
 
 if TYPE_CHECKING:  # the engine's code loads only for a command that runs it
     from hybridops_tf.engine.binary import EngineInfo
     from hybridops_tf.engine.runner import Engine
     from hybridops_tf.inputs.values import ResolvedInputs
     from hybridops_tf.runtime.run_folder import RunFolder
-    from hybridops_tf.store import Store
-    from hybridops_tf.store.postgres import PgStore
-
-
-RERUN_INPUTS = "rerun_inputs"  # the store document kind of rerun.inputs.yml
-STACK_REPORT = "stack_report"  # the store document kind of a stack's latest.json
+    from hybridops_tf.store import Admin, Store
 
 
 class Runtime:
@@ -56,12 +52,15 @@ class Runtime:
             self._store = open_store(self.root)
         return self._store
 
-    def shared(self) -> PgStore:
-        """The store as the shared PostgreSQL one, for what only it has (the shared inputs
-        digest key, `hyops store status`); UsageError when no shared store is selected."""
-        from hybridops_tf.store import shared_store
-
-        return shared_store(self.root)  # the very object `store` is, when one is selected
+    def admin(self) -> Admin:
+        """The store as one to administer (`hyops store status`, the target of `store
+        import-local`); UsageError when the store in use has no such side (the local root)."""
+        admin = self.store.admin()
+        if admin is None:
+            raise UsageError(f"the {self.store.describe()} is no store to administer: pass --store "
+                             "postgresql://USER@HOST:PORT/DB or sqlite:///PATH, or set HYOPS_STORE "
+                             "(docs/shared-store.md)")
+        return admin
 
     def ensure_root(self) -> None:
         try:
@@ -73,12 +72,11 @@ class Runtime:
             ) from None
 
     def rerun_inputs_path(self, module_ref: str, *, fetch: bool = True) -> Path:
-        """rerun.inputs.yml of a record key. With a shared store, the store's copy is brought
-        here first (the local file is what readers and suggested commands use)."""
-        path = layout.rerun_inputs(self.root, module_ref)
-        if fetch and self.store.shared:
-            self.store.fetch_document(RERUN_INPUTS, module_ref, path)
-        return path
+        """rerun.inputs.yml of a record key: the local file readers and suggested commands use,
+        brought up to date from the store's copy when `fetch` (store/documents.py)."""
+        if fetch:
+            return self.store.fetch_document(documents.RERUN_INPUTS, module_ref)
+        return documents.local_path(self.root, documents.RERUN_INPUTS, module_ref)
 
     def rerun_inputs_key(self, path: Path) -> str | None:
         """The record key whose rerun.inputs.yml `path` names in this root (None: another file)."""
@@ -139,7 +137,7 @@ class Runtime:
         from hybridops_tf.engine.runner import Engine
 
         info = self.engine_info()
-        engine = Engine(info, target.directory, self.engine_env(target.directory, resolved, workspace),
+        engine = Engine(info, target.directory, self.engine_env(target.directory, workspace),
                         inputs=resolved.var_file() if resolved is not None else None)
         from hybridops_tf.record.advice import Commands, where_of
         from hybridops_tf.store import backend
@@ -150,14 +148,14 @@ class Runtime:
                            upgrade=Commands().init(where_of(target.ref, target.directory, workspace), "-upgrade"))
         return engine
 
-    def engine_env(self, directory: Path, resolved: ResolvedInputs | None, workspace: str | None) -> dict[str, str]:
+    def engine_env(self, directory: Path, workspace: str | None) -> dict[str, str]:
         """The engine's extra environment for a module: what each registered hook that
         applies to it adds (the sim mirror; its guarded path, the launcher, refused if
         symlinked: the engine will execute what it finds there), the workspace.
         RefusedError when a guarded path is unsafe. Inputs are not here: they travel in
         the engine's var file (Engine.inputs = resolved.var_file()), so they rank as
         -var-file, above the module's tfvars; the caller's own TF_VAR_ pass through as they
-        are. `resolved` is kept for callers; it adds nothing to the environment."""
+        are."""
         env: dict[str, str] = {}
         from hybridops_tf.runtime import hooks
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hybridops_tf.engine.census import StreamCensus
     from hybridops_tf.record.address import ModuleTarget
     from hybridops_tf.runtime.run_result import RunResult
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import RunRecords
 
 SCHEMA_VERSION = 1
 # Created by the event relay (engine/relay.py) once events.jsonl holds everything the
@@ -287,7 +287,7 @@ class EarlierRun:
     engine_spawned: bool | None
 
     @classmethod
-    def read(cls, store: Store, module_ref: str, run_id: str) -> EarlierRun:
+    def read(cls, store: RunRecords, module_ref: str, run_id: str) -> EarlierRun:
         from hybridops_tf.engine.events import iter_events
 
         folder = RunFolder(run_path(store.root, module_ref, run_id), run_id)

@@ -13,7 +13,7 @@ from hybridops_tf.record.lifecycle import Status, is_stale
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.liveness import LiveEngine, live_engine
 from hybridops_tf.runtime.state_look import look
-from hybridops_tf.store import Store
+from hybridops_tf.store import Records
 
 if TYPE_CHECKING:
     from hybridops_tf.record.stamp import Written
@@ -73,7 +73,7 @@ class StatusEntry:
         return doc
 
 
-def entry(store: Store, module_ref: str, directory: Path | None = None) -> StatusEntry:
+def entry(store: Records, module_ref: str, directory: Path | None = None) -> StatusEntry:
     """`module_ref`'s record now. `directory`: where the module is in this checkout (a stack
     member's folder), read for its state instead of the record's module_dir."""
     try:
@@ -90,14 +90,14 @@ def entry(store: Store, module_ref: str, directory: Path | None = None) -> Statu
                        written=seen.written, not_looked=seen.shown_not_looked)
 
 
-def all_entries(store: Store) -> list[StatusEntry]:
+def all_entries(store: Records) -> list[StatusEntry]:
     entries = []
     for key in store.keys():
         entries.append(entry(store, key))
     return sorted(entries, key=lambda e: e.module_ref)
 
 
-def record_of_folder(store: Store, ref: str, directory: Path, workspace: str | None) -> str:
+def record_of_folder(store: Records, ref: str, directory: Path, workspace: str | None) -> str:
     """The record key `hyops status DIR` (no --ref) reads: the ref derived from DIR when it has
     a record; else the one record whose module_dir is DIR in `workspace`, whatever its status
     (a stack member's record is filed under the stack's ref, not the folder's path). Two or

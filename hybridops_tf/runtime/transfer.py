@@ -11,9 +11,8 @@ from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.record import layout
 from hybridops_tf.record.model import CorruptRecordError
 from hybridops_tf.runtime import live_journal
-from hybridops_tf.runtime.root import RERUN_INPUTS, STACK_REPORT
-from hybridops_tf.store.local import RecordStore
-from hybridops_tf.store.postgres import PgStore
+from hybridops_tf.store import Admin, Documents, local_root
+from hybridops_tf.store.documents import DRIFT_SEEN, RERUN_INPUTS, STACK_REPORT
 
 
 @dataclass
@@ -24,11 +23,12 @@ class ImportCounts:
     skipped: int = 0  # unreadable local records, left for the user to look at
 
 
-def import_local(source: Path, store: PgStore) -> ImportCounts:
-    """Copy every readable record (each under its lock in the store), its rerun inputs, and
-    every stack report. A record the store holds with the same or a later `updated_at` is
-    kept, so running the import twice, or after the store moved on, changes nothing."""
-    local = RecordStore(source)
+def import_local(source: Path, store: Admin) -> ImportCounts:
+    """Copy every readable record (each under its lock in the store) with its documents (rerun
+    inputs, what reconcile saw), and every stack report. A record the store holds with the same
+    or a later `updated_at` is kept, and so are its documents, which speak of that record, so
+    running the import twice, or after the store moved on, changes nothing."""
+    local = local_root(source)
     counts = ImportCounts()
     for key in local.keys():
         try:
@@ -44,27 +44,38 @@ def import_local(source: Path, store: PgStore) -> ImportCounts:
                 current = store.read(key)
                 if current is not None and current.updated_at >= record.updated_at:
                     counts.kept += 1
-                else:
-                    store.write(record, stamp=False)  # the import keeps when it happened
-                    counts.records += 1
+                    continue
+                store.write(record, stamp=False)  # the import keeps when it happened
+                counts.records += 1
+                for kind in (RERUN_INPUTS, DRIFT_SEEN):
+                    counts.documents += _copy(local, store, kind, key)
         except OSError as err:
             raise RefusedError(f"could not write {store.where(key)}: {err.strerror or err}") from None
-        rerun = layout.rerun_inputs(source, key)
-        if rerun.is_file():
-            store.put_document(RERUN_INPUTS, key, rerun.read_text(encoding="utf-8"))
-            counts.documents += 1
     stacks = layout.stacks_dir(source)
     for folder in sorted(stacks.iterdir()) if stacks.is_dir() else []:
-        report = layout.stack_report(source, folder.name)
-        if report.is_file():
-            text = report.read_text(encoding="utf-8")
-            if live_journal.journal_path(report).is_file():  # a run killed mid-way: what it journaled too
-                try:
-                    doc = json.loads(text)
-                except ValueError:
-                    doc = None  # unreadable: imported as it is, for `stack status` to refuse loudly
-                if isinstance(doc, dict):
-                    text = json.dumps(live_journal.fold(doc, report), indent=2) + "\n"
-            store.put_document(STACK_REPORT, folder.name, text)
-            counts.documents += 1
+        try:
+            counts.documents += _copy(local, store, STACK_REPORT, folder.name)
+        except OSError as err:
+            raise RefusedError(f"could not copy the stack report of {folder.name} into {store.describe()}: "
+                               f"{err.strerror or err}") from None
     return counts
+
+
+def _copy(local: Documents, store: Documents, kind: str, name: str) -> int:
+    """One document from the local root into the store (a stack report with the lines of the
+    run that wrote it, when it was killed before its finish); how many were copied."""
+    try:
+        text = local.fetch_document(kind, name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return 0
+    if kind == STACK_REPORT:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None  # unreadable: imported as it is, for `stack status` to refuse loudly
+        if isinstance(doc, dict) and not doc.get("finished_at") and isinstance(doc.get("run_id"), str):
+            lines = local.document_lines(kind, name, doc["run_id"])
+            if lines:  # a run killed mid-way: what it journaled too
+                text = json.dumps(live_journal.fold_lines(doc, lines), indent=2) + "\n"
+    store.put_document(kind, name, text)
+    return 1

@@ -25,7 +25,14 @@ import yaml
 from hybridops_tf.base import notices, numbers
 from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import (
+    MAX_VALUES,
+    module_layers,
+    plain_value,
+    read_outputs,
+    read_variables,
+    resolve_inputs,
+)
 from hybridops_tf.record.address import validate_ref
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE, Member, Stack, Wire
 
@@ -228,10 +235,10 @@ class StackLoader:
             self.problem(line, f"{who}: inputs must be a mapping of variable names to values")
             return {}
         values: dict[str, Any] = {}
-        budget = [inputs_mod.MAX_VALUES]  # one bound for the whole mapping: aliases expand
+        budget = [MAX_VALUES]  # one bound for the whole mapping: aliases expand
         for key, value in raw.items():
             try:
-                values[key] = inputs_mod.plain_value(value, f"{who}: inputs.{key}", budget)
+                values[key] = plain_value(value, f"{who}: inputs.{key}", budget)
             except UsageError as err:
                 self.problem(line, err.message)
         return values
@@ -302,7 +309,7 @@ class StackLoader:
         if d.directory is None:
             return
         try:
-            specs = inputs_mod.read_variables(d.directory, self.hcl_cache, tofu=self.tofu)
+            specs = read_variables(d.directory, self.hcl_cache, tofu=self.tofu)
         except UsageError as err:
             self.problem(at("path"), f"{who}: {err.message}")
             return
@@ -325,7 +332,7 @@ class StackLoader:
                              f"sensitive, but variable {key!r} is not: declare it "
                              f"`sensitive = true` in {d.directory} (a secret is never taken "
                              "as a plain value)")
-        own = inputs_mod.module_layers(d.directory, specs)  # TF_VAR_, the module's tfvars: the engine reads them
+        own = module_layers(d.directory, specs)  # TF_VAR_, the module's tfvars: the engine reads them
         engine_sets = set(specs) if any(layer.opaque for layer in own) else {n for layer in own for n in layer.values}
         missing = [n for n, s in sorted(specs.items())
                    if s.required and n not in d.inputs and n not in d.inputs_from and n not in engine_sets]
@@ -337,7 +344,7 @@ class StackLoader:
         elif all(k in specs for k in (*d.inputs, *d.inputs_from)):
             wired = {k: "<wired>" for k in d.inputs_from}
             try:  # the same transport checks a run makes (e.g. a list for a string variable)
-                inputs_mod.resolve_inputs(specs, stack_inputs={**d.inputs, **wired},
+                resolve_inputs(specs, stack_inputs={**d.inputs, **wired},
                                           stack_source=f"{who} inputs", base_layers=own)
             except UsageError as err:
                 self.problem(at("inputs"), err.message)
@@ -355,7 +362,7 @@ class StackLoader:
         if source.directory is None:
             return None
         try:
-            outputs = inputs_mod.read_outputs(source.directory, self.hcl_cache, tofu=self.tofu)
+            outputs = read_outputs(source.directory, self.hcl_cache, tofu=self.tofu)
         except UsageError:
             return None  # reported against the upstream itself
         if output not in outputs:

@@ -109,10 +109,8 @@ class MemberSteps:
 
     # --- one member (worker thread) -----------------------------------------------------------
     def step(self, name: str) -> MemberResult:
-        """One member's step, any failure of it as the result (a queued run's worker calls this)."""
-        return self._step(name)
-
-    def _step(self, name: str) -> MemberResult:
+        """One member's step, any failure of it as the result (the runner's threads and a
+        queued run's worker call this)."""
         member = self.req.stack.member(name)
         if process.FORWARDER.received is not None:  # it came as this member was handed out: never started
             return MemberResult(MemberStatus.PENDING, changed=False, retryable=True)

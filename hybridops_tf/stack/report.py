@@ -23,12 +23,10 @@ from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.base.files import atomic_write_text
-from hybridops_tf.record import layout
 from hybridops_tf.record.lifecycle import MemberStatus
 from hybridops_tf.runtime import live_journal
-from hybridops_tf.runtime.live_journal import Journal
-from hybridops_tf.runtime.root import STACK_REPORT, Runtime
+from hybridops_tf.runtime.root import Runtime
+from hybridops_tf.store.documents import STACK_REPORT, local_path
 
 SCHEMA_VERSION = 1
 NO_RECORD = "none"
@@ -97,34 +95,21 @@ class StackReport:
         return out
 
 
-def report_text(report: StackReport, *, compact: bool = False) -> str:
-    """The report's JSON; compact (json's C encoder; an indented dump is Python's, ~5x slower)
-    for a run's updates as members start and end, which are written 2N times for N members."""
-    return (json.dumps(report.to_dict()) if compact else json.dumps(report.to_dict(), indent=2)) + "\n"
+def report_text(report: StackReport) -> str:
+    """The report's JSON, as the store keeps it and `stack status --json` reads it."""
+    return json.dumps(report.to_dict(), indent=2) + "\n"
 
 
-def write_report(runtime: Runtime, report: StackReport, *, durable: bool = True) -> Path:
-    """The report beside the records: the local file, and the shared store's copy when one is used.
-
-    durable=False (a run's updates as members start and end) skips the disk flushes and writes
-    compact: a runner that dies leaves what it wrote in the page cache, and only a machine that
-    loses power can lose an update, after which the member records (written durably) still say
-    what happened."""
-    path = layout.stack_report(runtime.root, report.stack)
-    text = report_text(report, compact=not durable)
-    atomic_write_text(path, text, durable=durable)
-    store = runtime.store
-    if store.shared:
-        store.put_document(STACK_REPORT, report.stack, text)
-    return path
+def write_report(runtime: Runtime, report: StackReport) -> Path:
+    """The report beside the records (the store's document, whose local file this returns)."""
+    runtime.store.put_document(STACK_REPORT, report.stack, report_text(report))
+    return local_path(runtime.root, STACK_REPORT, report.stack)
 
 
 def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
     """The stored report, None when the stack never ran; refused loudly when unreadable."""
-    path = layout.stack_report(runtime.root, stack_name)
     store = runtime.store
-    if store.shared:
-        store.fetch_document(STACK_REPORT, stack_name, path)
+    path = store.fetch_document(STACK_REPORT, stack_name)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -136,8 +121,6 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
             or not isinstance(doc.get("members"), list):
         raise UsageError(f"stack report {path} is not a schema_version {SCHEMA_VERSION} report; "
                          "it was left untouched: move it aside to start over")
-    if not store.shared:
-        return live_journal.fold(doc, path)
     if doc.get("finished_at") or not isinstance(doc.get("run_id"), str):
         return doc
     if doc.get("queue"):  # an unfinished queued run: its rows in the store say more (stack/status.py)
@@ -147,13 +130,13 @@ def read_report(runtime: Runtime, stack_name: str) -> dict[str, Any] | None:
 
 class LiveReport:
     """The report of a run in progress: written whole before any member starts, then each
-    member's start and end appended to the run's journal (runtime/live_journal.py; with a
-    shared store, each line goes to the store instead, where every reader folds it in), so that
-    a runner killed at any point leaves a report saying how far it got, and an update costs
-    the same at 500 members as at 5. The first write raises (the run must not start unseen);
-    later ones warn once and let the run go on (the member records still say what happened).
-    `also` gets every version (the JUnit file). Member threads call it: one write at a time.
-    `finish` after the finished report is written drops the journal."""
+    member's start and end appended as a line of the report's document (runtime/live_journal.py;
+    the store keeps them, every reader folds them in), so that a runner killed at any point
+    leaves a report saying how far it got, and an update costs the same at 500 members as at 5.
+    The first write raises (the run must not start unseen); later ones warn once and let the
+    run go on (the member records still say what happened). `also` gets every version (the
+    JUnit file). Member threads call it: one write at a time. `finish` after the finished
+    report is written drops the lines."""
 
     def __init__(self, runtime: Runtime, report: StackReport,
                  also: Callable[[StackReport], None] | None = None) -> None:
@@ -161,21 +144,15 @@ class LiveReport:
         self.report = report
         self.also = also
         self._index = {m.name: i for i, m in enumerate(report.members)}
-        # with a shared store the lines go to the store, whose copy of the report every reader
-        # folds them into (a local file would serve nobody: the store's copy replaces it)
-        self._journal = None if runtime.store.shared else Journal(layout.stack_report(runtime.root, report.stack),
-                                                                  report.run_id)
         self._lock = threading.Lock()
         self._warned = False
 
     def start(self) -> None:
         with self._lock:
             write_report(self.runtime, self.report)
-            # after the report that names its run: another run's lines are ignored
-            if self._journal is not None:
-                self._journal.open()
-            else:  # the lines an earlier run left in the store (killed before its finish)
-                self._update(lambda: self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack))
+            # after the report that names its run (another run's lines are ignored): the lines an
+            # earlier run left (killed before its finish) go
+            self._update(lambda: self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack))
             if self.also is not None:
                 self.also(self.report)
 
@@ -187,12 +164,8 @@ class LiveReport:
             members[i] = replace(members[i], status=status.value, run_id=run_id, blocked_by=None, error=error)
 
             def update() -> None:
-                if self._journal is not None:
-                    self._journal.append(name, status.value, run_id, error)
-                else:
-                    line = live_journal.line_of(self.report.run_id, name, status.value, run_id, error)
-                    self.runtime.store.append_document_line(STACK_REPORT, self.report.stack, self.report.run_id or "",
-                                                            line)
+                line = live_journal.line_of(self.report.run_id, name, status.value, run_id, error)
+                self.runtime.store.append_document_line(STACK_REPORT, self.report.stack, self.report.run_id or "", line)
                 if self.also is not None:
                     self.also(self.report)
 
@@ -208,13 +181,11 @@ class LiveReport:
                                 f"{err.strerror or err}; the member records still say what happened")
 
     def finish(self, written: bool) -> None:
-        """The run's end: the journal goes once the finished report was `written`, else it stays
-        (folded into the report it belongs to, it is the run's last word)."""
+        """The run's end: its lines go once the finished report was `written`, else they stay
+        (folded into the report they belong to, they are the run's last word)."""
         with self._lock:
             try:
-                if self._journal is not None:
-                    self._journal.close(remove=written)
-                elif written:
+                if written:  # the finished report says all its lines said
                     self.runtime.store.drop_document_lines(STACK_REPORT, self.report.stack)
             except OSError:
                 pass

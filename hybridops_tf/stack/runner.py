@@ -190,7 +190,7 @@ class _Execution(MemberSteps):
                 if sched.done:  # asked after the interrupt: one that came between two members ends here
                     break
                 for name in sched.start():
-                    futures[pool.submit(self._step, name)] = name
+                    futures[pool.submit(self.step, name)] = name
                 if not futures:
                     raise RuntimeError("stack scheduler stalled with nothing running")  # a bug
                 finished, _ = wait(futures, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)

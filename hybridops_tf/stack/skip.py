@@ -21,7 +21,7 @@ from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime import drift_seen
 from hybridops_tf.runtime.state_look import NOT_LOCAL, look
 from hybridops_tf.stack.model import Member
-from hybridops_tf.store import Store
+from hybridops_tf.store import Documents
 
 APPLIED_FROM = "its configuration, inputs, engine, workspace"
 LIVE_NOT_COMPARED = "its live objects (reading them takes the engine; drift that reconcile --stack sees stops a skip)"
@@ -45,7 +45,7 @@ class OutsideCheck:
         return text
 
 
-def outside(member: Member, rec: OperationRecord, store: Store) -> OutsideCheck:
+def outside(member: Member, rec: OperationRecord, store: Documents) -> OutsideCheck:
     """What may have changed `member`'s objects outside hyops since `rec` (an `ok` record)."""
     state = look(rec, member.directory, member.workspace)
     if state.written is not None:

@@ -24,7 +24,7 @@ from typing import Any
 from hybridops_tf.base.errors import HyopsError, OperationFailed
 from hybridops_tf.base.redact import is_placeholder
 from hybridops_tf.engine.state import OutputValue, StateFormatError, parse_state
-from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import load_inputs_file, module_layers, read_variables
 from hybridops_tf.record.advice import ADVISE, Where, display_dir
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.stack.model import Member, Stack, Wire
@@ -70,7 +70,7 @@ class Wiring:
         return Wired(values, frozenset(sensitive))
 
     def for_destroy(self, member: Member) -> Wired:
-        specs = inputs_mod.read_variables(member.directory, tofu=self.runtime.reads_tofu())
+        specs = read_variables(member.directory, tofu=self.runtime.reads_tofu())
         values = dict(member.inputs)
         sensitive: set[str] = set()
         unknown: dict[str, str] = {}
@@ -90,7 +90,7 @@ class Wiring:
             if key in specs and not is_placeholder(value):
                 values[key] = value  # what exists was built with these
                 unknown.pop(key, None)
-        own = inputs_mod.module_layers(member.directory, specs)  # TF_VAR_, the module's tfvars
+        own = module_layers(member.directory, specs)  # TF_VAR_, the module's tfvars
         if not any(layer.opaque for layer in own):
             values_known = set(values) | {n for layer in own for n in layer.values}
         else:
@@ -118,7 +118,7 @@ class Wiring:
         wire from the HCL (exit 2); this also covers an output the upstream's record marks
         sensitive where its HCL did not say so: the engine would show the value in the
         member's plan and outputs, so in its record and events.jsonl."""
-        spec = inputs_mod.read_variables(member.directory, self.runtime.hcl_cache(),
+        spec = read_variables(member.directory, self.runtime.hcl_cache(),
                                          tofu=self.runtime.reads_tofu()).get(key)
         if spec is not None and not spec.sensitive:
             raise OperationFailed(
@@ -161,7 +161,7 @@ class Wiring:
         if not path.is_file():
             return {}
         try:
-            return inputs_mod.load_inputs_file(path)
+            return load_inputs_file(path)
         except HyopsError:
             return {}
 

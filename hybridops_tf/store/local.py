@@ -16,8 +16,11 @@ from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
+from hybridops_tf.store.localdocs import LocalDocuments
+from hybridops_tf.store.ports import JournalRead
 
 LOCK_POLL_SECONDS = 0.1  # a wait for a busy lock looks for a signal this often
+OWNER_NOTE = ".lock.owner.json"  # the lock holder's note, beside its lock file
 
 
 class LockPlace(Protocol):
@@ -40,7 +43,7 @@ class ModuleLock:
         self.module_ref = module_ref
         self.run_id = run_id
         self.timeout = timeout
-        self.owner_path = store.module_dir(module_ref) / ".lock.owner.json"
+        self.owner_path = store.module_dir(module_ref) / OWNER_NOTE
         self._lock = FileLock(str(store.lock_path(module_ref)), timeout=timeout, mode=0o600)
 
     def __enter__(self) -> ModuleLock:
@@ -96,7 +99,7 @@ class ModuleLock:
         # killed holder (SIGKILL skips __exit__) is only trusted once it names a live process.
         deadline = time.monotonic() + 2.0
         while True:
-            who = _live_holder(self.owner_path)
+            who = live_holder(self.owner_path)
             if who is not None or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
@@ -119,7 +122,7 @@ def _sweep_temp_files(module_dir: Path) -> None:
         pass  # tidiness only: a leftover temp file is never read
 
 
-def _live_holder(owner_path: Path) -> str | None:
+def live_holder(owner_path: Path) -> str | None:
     """The holder named by the note, or None when there is no note or it names a dead process."""
     try:
         h = json.loads(owner_path.read_text())
@@ -156,16 +159,6 @@ def lock_file_is_free(path: Path) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class JournalRead:
-    """What a store's journal holds of one run: the engine lines it kept, in order, whether
-    the engine was spawned, and whether those lines are its whole stdout (events.complete)."""
-
-    lines: tuple[str, ...]
-    engine_started: bool
-    complete: bool
-
-
 class NullJournal:
     """The journal of a store that needs none beyond the run folder (the local root)."""
 
@@ -183,10 +176,11 @@ class NullJournal:
         return None
 
 
-class RecordStore:
-    """Records under `<runtime_root>/state/modules/<module_id>/` (the local store)."""
+class RecordStore(LocalDocuments):
+    """Records under `<runtime_root>/state/modules/<module_id>/` (the local store), documents
+    as files beside them."""
 
-    shared = False
+    spans_roots = False  # each runtime root keeps its own records
 
     def __init__(self, runtime_root: Path) -> None:
         self.root = runtime_root
@@ -260,9 +254,9 @@ class RecordStore:
         return not self.lock_path(key).exists()
 
     # The local root keeps each run's journal in its run folder (events.jsonl, written by the
-    # event relay; meta.json; result.json), and documents (rerun inputs, stack reports) as
-    # files: nothing more to write or read here. A shared store (store/postgres.py) keeps them
-    # too, so that a runner that never saw the run folder can recover.
+    # event relay; meta.json; result.json): nothing more to write or read here. A store outside
+    # the root (store/postgres.py) keeps them too, so that a runner that never saw the run
+    # folder can recover. Its documents are files (store/localdocs.py).
     def journal(self, key: str, run_id: str) -> NullJournal:
         return NullJournal()
 
@@ -272,27 +266,16 @@ class RecordStore:
     def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
         return None
 
-    def put_document(self, kind: str, name: str, text: str) -> None:
-        return None
-
-    def fetch_document(self, kind: str, name: str, path: Path) -> None:
-        return None
-
-    # a local run journals its report's updates beside the report file (runtime/live_journal.py)
-    def append_document_line(self, kind: str, name: str, run_id: str, line: str) -> None:
-        return None
-
-    def document_lines(self, kind: str, name: str, run_id: str) -> list[str]:
-        return []
-
-    def drop_document_lines(self, kind: str, name: str) -> None:
-        return None
-
     def describe(self) -> str:
         return f"local runtime root {self.root}"
 
     def queue(self) -> None:
         """A local root holds no stack queue: `--queue` needs the shared store."""
+        return None
+
+    def admin(self) -> None:
+        """Nothing to administer: `hyops store status` and `import-local` need a store outside
+        the root (whose import source this store is)."""
         return None
 
     def digest_key(self, create: bool) -> bytes | None:

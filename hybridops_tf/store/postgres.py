@@ -5,7 +5,7 @@ the engine lines recovery needs, the spawn, the result) and documents (rerun inp
 reports) live in the `hyops` schema of one database, so a runner that never saw a run's
 folder can recover from it. Run folders stay local as artifacts.
 
-The lock is a session advisory lock held for the whole operation: a runner that dies loses
+The lock (store/pglock.py) is a session advisory lock held for the whole operation: a runner that dies loses
 its connection and so its lock, which makes "a `running` record whose lock is free is
 stale" exact across machines. Every write of an operation goes through the lock's connection
 in one statement that writes only if the server still shows this session holding the lock
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,9 +34,8 @@ from typing import Any
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import keep_copy, register_private_root
-from hybridops_tf.base.interrupts import INTERRUPTS
-from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
-from hybridops_tf.store.local import JournalRead
+from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
+from hybridops_tf.store.documents import local_path
 from hybridops_tf.store.pgconn import (
     _HELD_BY,
     StoreUnavailable,
@@ -46,33 +44,20 @@ from hybridops_tf.store.pgconn import (
     _psycopg,
     check_schema,
     connect,
-    lock_id,
 )
 from hybridops_tf.store.pgjournal import PgJournal
+from hybridops_tf.store.pglock import _IF_HELD, PgLock, guarded
+from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
-RETAKE_WITHIN = 45.0  # seconds to take a lost lock again: a restart, or the server ending the old session
-
-# Held by this session: what a guarded write checks, in the statement that writes (PgLock.write).
-_IF_HELD = "(SELECT yes FROM held)"
 _REPLACE_DOCUMENT = "ON CONFLICT (kind, name) DO UPDATE SET body = EXCLUDED.body, updated_at = now()"
 
 
-def _guarded(sql: str, classid_objid: bool) -> str:
-    """`sql` (a write that names _IF_HELD in its condition) as one statement: it writes only
-    while this session holds the lock whose (classid, objid) lead the parameters, and
-    answers whether it does. Without them (no lock to check) it always writes."""
-    held = (f"SELECT count(*) > 0 AS yes {_HELD_BY} AND pid = pg_backend_pid()" if classid_objid
-            else "SELECT true AS yes")
-    return f"WITH held AS ({held}), done AS ({sql}) SELECT yes FROM held"
-
-
-
 class PgStore:
-    """The RecordStore interface (store/local.py) on PostgreSQL; run folders stay under `root`."""
+    """The Store port (store/ports.py) on PostgreSQL; run folders stay under `root`."""
 
-    shared = True
+    spans_roots = True  # every runner, in any folder, reads the same records
 
     def __init__(self, url: str, runtime_root: Path) -> None:
         self.url = url
@@ -206,7 +191,7 @@ class PgStore:
                 if held is not None:
                     held.write(sql, params)
                 else:
-                    self._connection().execute(_guarded(sql, False), params)
+                    self._connection().execute(guarded(sql, False), params)
                 return
             except StoreUnavailable:
                 raise
@@ -323,13 +308,19 @@ class PgStore:
     # -- documents (rerun inputs, stack reports) -----------------------------------------
 
     def put_document(self, kind: str, name: str, text: str) -> None:
+        """The store's copy, then the local one (store/documents.py) readers use."""
         self._write(name, f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) SELECT %s, %s, %s, now() "
                           f"WHERE {_IF_HELD} {_REPLACE_DOCUMENT}", (kind, name, text))
+        keep_copy(local_path(self.root, kind, name), text)
 
     # -- the stack queue's port (store/__init__.py: QueueStore) --------------------------
 
     def queue(self) -> PgStore:
         """This store holds the stack queue (procrastinate's schema beside its own)."""
+        return self
+
+    def admin(self) -> PgStore:
+        """`hyops store status` (summary) and the target of `store import-local`."""
         return self
 
     def put_document_on(self, conn: Any, kind: str, name: str, text: str) -> None:
@@ -338,11 +329,13 @@ class PgStore:
         conn.execute(f"INSERT INTO {SCHEMA}.documents (kind, name, body, updated_at) VALUES (%s, %s, %s, now()) "
                      f"{_REPLACE_DOCUMENT}", (kind, name, text))
 
-    def fetch_document(self, kind: str, name: str, path: Path) -> None:
-        """Bring the store's copy of a document to `path` (the local file readers use)."""
+    def fetch_document(self, kind: str, name: str) -> Path:
+        """The document's local file (store/documents.py), the store's copy brought there first."""
+        path = local_path(self.root, kind, name)
         rows = self._query(f"SELECT body FROM {SCHEMA}.documents WHERE kind = %s AND name = %s", (kind, name), name)
         if rows:
             keep_copy(path, rows[0][0])
+        return path
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
     # short insert each in the journal table, under a key no record has (':' is in no ref),
@@ -395,197 +388,6 @@ class PgStore:
         version = self._query(f"SELECT max(version) FROM {SCHEMA}.schema_version")[0][0]
         server = self._query("SHOW server_version")[0][0]
         records = self._query(f"SELECT count(*) FROM {SCHEMA}.records")[0][0]
-        return {"store": redact_url(self.url), "server_version": server, "schema_version": version,
+        return {"store": redact_url(self.url), "server": f"PostgreSQL {server}", "server_version": server,
+                "schema_version": version,
                 "records": records, "locks_held": [{"key": k, "holder": h} for k, h in self.locks_held()]}
-
-
-class _Fenced(StoreUnavailable):
-    """A lost lock that must not be taken again: the record or the lock is another run's now."""
-
-
-class PgLock:
-    """The module lock as a session advisory lock, on the store's connection (or, while
-    another lock rides on that, on one of its own)."""
-
-    def __init__(self, store: PgStore, key: str, run_id: str, timeout: float) -> None:
-        self.store = store
-        self.key = key
-        self.run_id = run_id
-        self.timeout = timeout
-        self._conn: Any = None
-        self._own = False  # self._conn is the store's connection, given back after the lock
-        self._guard = threading.Lock()
-        self.fence: str | None = None  # the record as this run last wrote it under this lock
-        self.retaken = 0  # how often the lock was taken again on a new connection
-
-    def __enter__(self) -> PgLock:
-        psycopg = _psycopg()
-        try:
-            self._conn, self._own = self.store._borrow()
-        except StoreUnavailable as err:
-            raise RefusedError(f"{err.strerror}; nothing was changed") from None
-        deadline = time.monotonic() + self.timeout
-        try:
-            owner = Owner.current(self.run_id)
-            while not self._take(owner):
-                INTERRUPTS.check(f"before the lock of {self.key} was taken; nothing was changed")
-                if time.monotonic() >= deadline:
-                    raise LockBusyError(self._busy_message())
-                time.sleep(0.2)
-            INTERRUPTS.check(f"as the lock of {self.key} was taken; nothing was changed")  # released below
-        except LockBusyError:
-            self._release(unlocked=True)  # never taken: the connection carries no lock
-            raise
-        except psycopg.Error as err:
-            self._release(unlocked=False)
-            raise RefusedError(f"cannot take the lock of {self.key} in {redact_url(self.store.url)}: "
-                               f"{_first_line(err)}; nothing was changed") from None
-        except BaseException:
-            self._release(unlocked=False)
-            raise
-        with self.store._held_lock:
-            self.store._held[self.key] = self
-        return self
-
-    def _take(self, owner: Owner) -> bool:
-        """Try the lock and, when it is granted, name its holder: one statement."""
-        return self._take_on(self._conn, owner)
-
-    def _busy_message(self) -> str:
-        deadline = time.monotonic() + 2.0  # the holder names itself right after it locks
-        while True:
-            who = self.store.holder(self.key)
-            if who is not None or time.monotonic() >= deadline:
-                break
-            time.sleep(0.05)
-        if self.timeout > 0:
-            return (f"module {self.key} is locked by {who or 'another process'} after waiting "
-                    f"{self.timeout:g}s; wait for it to finish or raise --lock-timeout")
-        return (f"module {self.key} is locked by {who or 'another process'}; "
-                "wait for it to finish or pass --lock-timeout SECONDS")
-
-    def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        """A read on the lock's connection; on a new one when the server closed it (the lock
-        is taken again first when this run's record can fence it, `_retake`; else the read
-        goes on the store's connection, and the next write finds the lock gone)."""
-        psycopg = _psycopg()
-        with self._guard:
-            if self._conn is not None and not self._conn.closed:
-                try:
-                    return list(self._conn.execute(sql, params).fetchall())
-                except psycopg.OperationalError:
-                    if not self._conn.closed:
-                        raise
-            if self.fence is not None:
-                self._retake()
-                return list(self._conn.execute(sql, params).fetchall())
-        return list(self.store._connection().execute(sql, params).fetchall())
-
-    def write(self, sql: str, params: tuple[Any, ...]) -> None:
-        """A write (`sql` names _IF_HELD in its condition) in one statement that writes only
-        while the server shows this session holding the lock. When the server closed the
-        lock's connection (a restart, an administrator, a proxy), the lock is taken again on a
-        new one if the record still is what this run last wrote (`_retake`), and the write
-        made there; StoreUnavailable when it cannot be."""
-        psycopg = _psycopg()
-        with self._guard:
-            held = lost = False
-            if self._conn is not None and not self._conn.closed:
-                try:
-                    held = self._write_once(sql, params)
-                except psycopg.OperationalError:
-                    if not self._conn.closed:
-                        raise
-                    lost = True
-            else:
-                lost = True
-            if lost:  # a live session that no longer holds the lock is refused below, never retaken
-                if self.fence is None:
-                    raise StoreUnavailable(f"the connection holding the lock of {self.key} was lost before "
-                                           "this run wrote its record")
-                self._retake()
-                held = self._write_once(sql, params)
-        if not held:
-            raise StoreUnavailable(f"the store no longer shows this run holding the lock of {self.key}")
-
-    def _write_once(self, sql: str, params: tuple[Any, ...]) -> bool:
-        return bool(self._conn.execute(_guarded(sql, True), (*_lock_parts(self.key), *params)).fetchone()[0])
-
-    def _retake(self) -> None:
-        """The lock again, on a new connection, after the server closed the one that held it:
-        only while the record is exactly what this run last wrote (`fence`: no other run took
-        the lock meanwhile and wrote, no reconcile settled it). The lock of a session the
-        server has not ended yet (a frozen server, a cut network: it ends it within the
-        keepalive time, store/pgconn.py) is waited for up to RETAKE_WITHIN seconds, as is a
-        server that is restarting. StoreUnavailable (the outcome is then uncertain) when the
-        record changed or the lock cannot be had."""
-        psycopg = _psycopg()
-        where = f"the lock of {self.key} (its connection was lost)"
-        deadline = time.monotonic() + RETAKE_WITHIN
-        owner = Owner.current(self.run_id)
-        wait, last = 0.2, "no answer"
-        while True:
-            conn = None
-            try:
-                conn = self.store._open()
-                if self._take_on(conn, owner):
-                    same = conn.execute(f"SELECT doc = %s::jsonb FROM {SCHEMA}.records WHERE key = %s",
-                                        (self.fence, self.key)).fetchone()
-                    if same is not None and same[0]:
-                        break
-                    conn.close()  # its lock with it
-                    raise _Fenced(f"{where} was taken again, but the record is no longer what this run "
-                                  "wrote: another run or a reconcile wrote it meanwhile")
-                holder = conn.execute(f"SELECT run_id FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid IN "
-                                      f"(SELECT pid {_HELD_BY})", (self.key, *_lock_parts(self.key))).fetchone()
-                if holder is not None and holder[0] != self.run_id:
-                    conn.close()
-                    raise _Fenced(f"{where} is held by run {holder[0]} now")
-                last = "the server has not ended the session that held it yet"
-            except _Fenced:
-                raise
-            except StoreUnavailable as err:
-                last = err.strerror or str(err)
-            except psycopg.OperationalError as err:
-                last = _first_line(err)
-            if conn is not None and not conn.closed:
-                conn.close()
-            if time.monotonic() + wait > deadline:
-                raise StoreUnavailable(f"{where} could not be taken again in {RETAKE_WITHIN:g}s: {last}")
-            time.sleep(wait)
-            wait = min(2.0, wait * 2)
-        old, own = self._conn, self._own
-        self._conn, self._own = conn, False
-        self.retaken += 1
-        if old is not None:
-            self.store._give_back(old, own, unlocked=False)
-
-    def _take_on(self, conn: Any, owner: Owner) -> bool:
-        row = conn.execute(
-            f"INSERT INTO {SCHEMA}.lock_holders (key, backend_pid, host, pid, os_user, run_id, since) "
-            "SELECT %s, pg_backend_pid(), %s, %s, %s, %s, %s WHERE pg_try_advisory_lock(%s) "
-            "ON CONFLICT (key) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, host = EXCLUDED.host, "
-            "pid = EXCLUDED.pid, os_user = EXCLUDED.os_user, run_id = EXCLUDED.run_id, since = EXCLUDED.since "
-            "RETURNING true",
-            (self.key, owner.host, owner.pid, owner.user, owner.run_id, utc_now(), lock_id(self.key))).fetchone()
-        return row is not None
-
-    def __exit__(self, *exc: object) -> None:
-        with self.store._held_lock:
-            if self.store._held.get(self.key) is self:
-                del self.store._held[self.key]
-        unlocked = False
-        try:
-            unlocked = bool(self._conn.execute(
-                f"WITH gone AS (DELETE FROM {SCHEMA}.lock_holders WHERE key = %s AND backend_pid = pg_backend_pid()) "
-                "SELECT pg_advisory_unlock(%s)", (self.key, lock_id(self.key))).fetchone()[0])
-        except Exception:  # the session is gone, and its lock with it
-            pass
-        self._release(unlocked)
-
-    def _release(self, unlocked: bool) -> None:
-        """Done with the connection: the store's own goes back to it (closed, unless the lock
-        is surely gone from it), one of its own is closed."""
-        if self._conn is not None:
-            self.store._give_back(self._conn, self._own, unlocked)
-            self._conn = None

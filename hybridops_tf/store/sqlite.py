@@ -2,10 +2,11 @@
 database file, for one machine with several processes (a CI runner's parallel jobs, a stack
 run beside a reconcile, runs from several project folders).
 
-It is `shared`: every process, from any folder and any runtime root, reads and writes the same
-records, so callers treat it as they treat the PostgreSQL store (documents through the store,
-its copy brought to the local file readers use; no per-root place markers; a run's journal
-kept for a runner that never saw its folder). Run folders stay under each runtime root.
+It spans roots (`spans_roots`, store/ports.Records): every process, from any folder and any
+runtime root, reads and writes the same records, as with the PostgreSQL store (documents kept
+in the database, each root holding the local copy readers use; no per-root place markers; a
+run's journal kept for a runner that never saw its folder). Run folders stay under each
+runtime root. `hyops store status` and `store import-local` administer it (`admin()`).
 
 The module lock is the local store's file lock (store/local.ModuleLock), in a folder of its
 own per key under `<database>.locks/` (0700): the kernel frees it when its holder dies, so "a
@@ -28,9 +29,11 @@ from typing import Any
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import ensure_dir, keep_copy, register_private_root
-from hybridops_tf.record.address import module_id, record_key
+from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
-from hybridops_tf.store.local import JournalRead, ModuleLock, lock_file_is_free
+from hybridops_tf.store.documents import local_path
+from hybridops_tf.store.local import OWNER_NOTE, ModuleLock, live_holder, lock_file_is_free
+from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.queued_journal import STOP, QueuedJournal
 from hybridops_tf.store.sqlitedb import SqliteUnavailable, connect, connection, database_path, open_database
 
@@ -40,7 +43,7 @@ JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so
 class SqliteStore:
     """The Store port (store/__init__.py) on a SQLite database file; run folders under `root`."""
 
-    shared = True  # one database for every process and folder of the machine: see the module docstring
+    spans_roots = True  # one database for every process and folder of the machine: see the module docstring
 
     def __init__(self, url: str, runtime_root: Path) -> None:
         self.url = url
@@ -156,15 +159,19 @@ class SqliteStore:
     # -- documents (rerun inputs, stack reports, drift seen) -----------------------------
 
     def put_document(self, kind: str, name: str, text: str) -> None:
+        """The store's copy, then the local one (store/documents.py) readers use."""
         self._write("INSERT INTO documents (kind, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT "
                     "(kind, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
                     (kind, name, text, utc_now()))
+        keep_copy(local_path(self.root, kind, name), text)
 
-    def fetch_document(self, kind: str, name: str, path: Path) -> None:
-        """Bring the store's copy of a document to `path` (the local file readers use)."""
+    def fetch_document(self, kind: str, name: str) -> Path:
+        """The document's local file (store/documents.py), the store's copy brought there first."""
+        path = local_path(self.root, kind, name)
         rows = self._rows("SELECT body FROM documents WHERE kind = ? AND name = ?", (kind, name))
         if rows:
             keep_copy(path, rows[0][0])
+        return path
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py), in
     # the journal table under a key no record has (':' is in no ref), as store/postgres.py.
@@ -211,12 +218,29 @@ class SqliteStore:
         """No stack queue here: procrastinate runs on PostgreSQL only."""
         return None
 
+    def admin(self) -> SqliteStore:
+        """`hyops store status` (summary) and the target of `store import-local`."""
+        return self
+
     def summary(self) -> dict[str, Any]:
-        """What `hyops store init` reports: the file, the schema version, the records."""
+        """What `hyops store status` shows: the file, SQLite's version, the schema version, the
+        records, and every lock a live process holds (store/ports.Admin)."""
         from hybridops_tf.store.sqlitedb import SCHEMA_VERSION
 
-        return {"store": str(self.path), "schema_version": SCHEMA_VERSION,
-                "records": self._rows("SELECT count(*) FROM records")[0][0]}
+        return {"store": str(self.path), "server": f"SQLite {sqlite3.sqlite_version} (file {self.path})",
+                "server_version": sqlite3.sqlite_version, "schema_version": SCHEMA_VERSION,
+                "records": self._rows("SELECT count(*) FROM records")[0][0],
+                "locks_held": [{"key": key, "holder": holder} for key, holder in self.locks_held()]}
+
+    def locks_held(self) -> list[tuple[str, str]]:
+        """(key, holder) of every lock a live process holds, by its lock folder under `locks`
+        (a folder whose lock is free, or whose holder's note names no live process, is none)."""
+        held = []
+        for folder in sorted(self.locks.iterdir()) if self.locks.is_dir() else []:
+            key = key_of_module_id(folder.name)
+            if not lock_file_is_free(self.lock_path(key)):
+                held.append((key, live_holder(folder / OWNER_NOTE) or "a live process (it names no holder yet)"))
+        return held
 
 
 class SqliteJournal(QueuedJournal):

@@ -50,6 +50,11 @@ class SqliteFile:
             conn.execute("INSERT INTO records (key, doc, updated_at) VALUES (?, ?, '') ON CONFLICT (key) "
                          "DO UPDATE SET doc = excluded.doc", (key, json.dumps(doc)))
 
+    def document(self, kind: str, name: str) -> str | None:
+        """A document's text as the store keeps it (None: it holds none)."""
+        rows = self._rows("SELECT body FROM documents WHERE kind = ? AND name = ?", (kind, name))
+        return rows[0][0] if rows else None
+
     def dump(self) -> str:
         """Everything the store holds, as text (for leak checks): every table, and the file's bytes."""
         rows = [repr(row) for table in ("records", "journal", "documents")

@@ -1,7 +1,7 @@
 """The store's server closes connections, restarts, freezes (issue 56): weather for a fleet of
 CI runners, never a bug. A worker's calls are tried again while the server is away
 (stack/queue/outage.py); a module lock whose session the server ended is taken again on a
-new connection only while the record is what the run last wrote (store/postgres.py: PgLock
+new connection only while the record is what the run last wrote (store/pglock.py: PgLock
 `_retake`, the fence), and the journal lines the lost connection did not take are written
 again. Every wait is on a row, a file or a process, never a fixed sleep."""
 

@@ -1,5 +1,5 @@
 """The shared store writes a record only while the server still shows this run holding the
-module lock (store/postgres.py, PgLock.write): a runner whose session lost the advisory lock
+module lock (store/pglock.py, PgLock.write): a runner whose session lost the advisory lock
 must not overwrite what the next holder may already have written.
 
 The lock is lost here the most direct way: `pg_advisory_unlock` on the lock's own
@@ -42,7 +42,7 @@ def record(run_id: str, status: Status) -> OperationRecord:
 def test_a_record_write_is_refused_once_the_session_no_longer_holds_the_module_lock(
     pg, pg_store: SharedStore
 ) -> None:
-    from hybridops_tf.store.postgres import StoreUnavailable, lock_id
+    from hybridops_tf.store.pgconn import StoreUnavailable, lock_id
 
     with pg.lock(KEY, "apply-1") as lock:
         pg.write(record("apply-1", Status.RUNNING))  # while held, the write goes through

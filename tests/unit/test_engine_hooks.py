@@ -56,8 +56,8 @@ def test_a_hook_adds_its_environment_only_to_the_modules_it_applies_to(tmp_path:
     (marked / "marked").touch()
     runtime = Runtime(tmp_path / "rt")
 
-    assert runtime.engine_env(marked, None, None)["MARKED_ROOT"] == str(tmp_path / "rt")
-    assert "MARKED_ROOT" not in runtime.engine_env(plain, None, None)
+    assert runtime.engine_env(marked, None)["MARKED_ROOT"] == str(tmp_path / "rt")
+    assert "MARKED_ROOT" not in runtime.engine_env(plain, None)
 
 
 @pytest.mark.usefixtures("no_hooks")
@@ -76,7 +76,7 @@ def test_without_the_sim_hook_the_core_gives_a_sim_module_no_mirror(tmp_path: Pa
     module.mkdir()
     (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')
 
-    assert CLI_CONFIG_ENV not in Runtime(tmp_path / "rt").engine_env(module, None, None)
+    assert CLI_CONFIG_ENV not in Runtime(tmp_path / "rt").engine_env(module, None)
 
 
 class Uninstalled(Marker):
@@ -94,7 +94,7 @@ def test_a_hook_missing_its_package_is_a_usage_error_with_its_one_line(tmp_path:
     (tmp_path / "marked").touch()
 
     with pytest.raises(UsageError) as caught:
-        Runtime(tmp_path / "rt").engine_env(tmp_path, None, None)
+        Runtime(tmp_path / "rt").engine_env(tmp_path, None)
 
     assert caught.value.exit_code == ExitCode.USAGE
     assert str(caught.value) == "the marker needs `markerpkg`: pip install markerpkg"
@@ -113,7 +113,7 @@ def test_the_sim_hook_without_pyvider_names_the_extra_and_writes_no_mirror(
     (module / "main.tf").write_text('resource "sim_network" "n" {\n  name = "n"\n}\n')
 
     with pytest.raises(UsageError) as caught:
-        Runtime(tmp_path / "rt").engine_env(module, None, None)
+        Runtime(tmp_path / "rt").engine_env(module, None)
 
     assert "pip install 'hybridops-tf[sim]'" in str(caught.value) and "\n" not in str(caught.value)
     assert sys.executable in str(caught.value)

@@ -390,7 +390,7 @@ def test_a_signal_between_two_members_ends_the_run_with_the_rest_pending(
         started.append(name)
         return runner.MemberResult(MemberStatus.OK, run_id=f"apply-{name}", outputs={})
 
-    monkeypatch.setattr(runner._Execution, "_step", step)
+    monkeypatch.setattr(runner._Execution, "step", step)
     rt = Runtime(tmp_path / "rt")
     req = runner.StackRequest(stack=stack, command="apply", runtime=rt, listener=_Finished())
     live = LiveReport(rt, StackReport("demo", str(stack.file), "stack-apply-1", "apply", "2026-01-01T00:00:00Z", None,

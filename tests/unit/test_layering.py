@@ -306,3 +306,16 @@ def test_rooms_that_import_each_other_are_found(tmp_path: Path) -> None:
         (tmp_path / PACKAGE / name).write_text(text)
 
     assert room_circles(tmp_path, "stack") == [["queue", "report"]]
+
+
+def test_a_circle_made_only_by_type_checking_imports_is_a_circle(tmp_path: Path) -> None:
+    """store/__init__.py once imported store.local and store.postgres for their types, under `if
+    TYPE_CHECKING`, while they implemented its protocols: type-only imports count as edges."""
+    root = _tree(tmp_path, {
+        "__init__.py": "",
+        "store/__init__.py": ("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                              "    from hybridops_tf.store.local import RecordStore\n"),
+        "store/local.py": "from hybridops_tf.store import Records\n",
+    })
+
+    assert circles(root) == [["hybridops_tf.store", "hybridops_tf.store.local"]]

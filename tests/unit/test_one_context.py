@@ -13,7 +13,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "hybridops_tf"
 # the callable -> the only modules (relative to the package) that may call it
 ONLY_IN = {
     "open_store": {"runtime/root.py", "store/__init__.py"},
-    "shared_store": {"runtime/root.py", "store/__init__.py"},
+    "local_root": {"runtime/transfer.py", "store/__init__.py"},
     "Runtime": {"cli/settings.py"},
 }
 

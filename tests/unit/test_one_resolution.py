@@ -127,7 +127,8 @@ def test_every_command_resolves_its_inputs_through_the_one_resolution_with_the_r
     """A second merge of the sources is how plan and apply came to disagree: only
     operation/run_inputs.py merges them for a command (inputs/values.py holds the merge itself),
     and every command's call names the record key, whose last run fills the same gaps."""
-    merge = re.compile(r"inputs_mod\.resolve_inputs\(|from hybridops_tf\.inputs\.values import[^\n]*\bresolve_inputs\b")
+    merge = re.compile(r"\b(values|inputs_mod)\.resolve_inputs\("
+                       r"|from hybridops_tf\.inputs\.values import (\([^)]*|[^\n]*)\bresolve_inputs\b")
     merging = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                      if merge.search(p.read_text(encoding="utf-8")))
     assert merging == ["operation/run_inputs.py", "stack/loader.py"]  # the loader checks a stack file, runs nothing

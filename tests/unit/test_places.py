@@ -92,7 +92,7 @@ def test_records_that_claim_one_place_each_name_the_others(tmp_path: Path) -> No
 class _Store:
     """A local store's surface the check uses, counting record reads."""
 
-    shared = False
+    spans_roots = False
 
     def __init__(self, records: list[OperationRecord]) -> None:
         self.records = {r.module_ref: r for r in records}

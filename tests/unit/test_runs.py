@@ -85,7 +85,7 @@ def test_a_missing_run_folder_proves_nothing_so_creates_stay_possible(tmp_path: 
 def test_a_run_known_only_from_a_store_journal_is_cleared_only_by_a_complete_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, complete: bool, expected: bool
 ) -> None:
-    from hybridops_tf.store.local import JournalRead
+    from hybridops_tf.store.ports import JournalRead
 
     journal = JournalRead((VERSION,), engine_started=True, complete=complete)
     store = RecordStore(tmp_path)

@@ -34,11 +34,11 @@ def test_a_symlinked_sim_launcher_path_is_refused(sim_module: Path, tmp_path: Pa
     _symlinked_sim_root(root, tmp_path)
 
     with pytest.raises(RefusedError, match="nothing was run"):
-        Runtime(root).engine_env(sim_module, None, None)
+        Runtime(root).engine_env(sim_module, None)
 
 
 def test_the_workspace_and_the_sim_mirror_reach_the_engine(sim_module: Path, tmp_path: Path) -> None:
-    env = Runtime(tmp_path / "rt").engine_env(sim_module, None, "blue")
+    env = Runtime(tmp_path / "rt").engine_env(sim_module, "blue")
 
     assert env["TF_WORKSPACE"] == "blue"
     assert any(key.startswith("TF_CLI_CONFIG_FILE") for key in env)

@@ -227,7 +227,7 @@ def test_the_core_reports_a_file_it_cannot_combine_as_a_usage_error(
     hooks.register(SIM_ENVIRONMENT)  # as the CLI does
 
     with pytest.raises(UsageError) as caught:
-        Runtime(tmp_path / "rt").engine_env(module, None, None)
+        Runtime(tmp_path / "rt").engine_env(module, None)
 
     assert caught.value.exit_code == 2
     assert str(caught.value).startswith(f"hyops cannot read your TF_CLI_CONFIG_FILE {own}")

@@ -58,7 +58,7 @@ def test_a_second_store_object_sees_the_same_records_from_another_root(store: Sq
     store.write(full_record())
     other = SqliteStore(f"sqlite:///{store.path}", tmp_path / "elsewhere")
 
-    assert other.keys() == ["platform/network@blue"] and other.shared is True
+    assert other.keys() == ["platform/network@blue"] and other.spans_roots is True
 
 
 def test_the_database_file_is_private_and_in_wal_mode(store: SqliteStore) -> None:
@@ -136,15 +136,14 @@ def test_locks_of_two_keys_are_independent(store: SqliteStore) -> None:
 
 
 def test_documents_and_their_lines_round_trip(store: SqliteStore, tmp_path: Path) -> None:
-    local = tmp_path / "copy" / "latest.json"
-    store.fetch_document("stack_report", "demo", local)
+    other = SqliteStore(store.url, tmp_path / "other")  # another runtime root on the same file
+    local = other.fetch_document("stack_report", "demo")
+    assert local == tmp_path / "other" / "stacks" / "demo" / "latest.json"
     assert not local.exists()  # none kept: nothing brought
 
     store.put_document("stack_report", "demo", "first\n")
     store.put_document("stack_report", "demo", "second\n")
-    local.parent.mkdir()
-    store.fetch_document("stack_report", "demo", local)
-    assert local.read_text() == "second\n"
+    assert other.fetch_document("stack_report", "demo").read_text() == "second\n"
 
     store.append_document_line("stack_report", "demo", "run-1", "a")
     store.append_document_line("stack_report", "demo", "run-2", "x")

@@ -14,8 +14,8 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.store import backend
 from hybridops_tf.store import url as store_url
 from hybridops_tf.store.local import RecordStore
+from hybridops_tf.store.pgconn import _lock_parts, lock_id
 from hybridops_tf.store.pgjournal import PgJournal
-from hybridops_tf.store.postgres import _lock_parts, lock_id
 from hybridops_tf.store.url import redact_url
 
 
@@ -190,7 +190,7 @@ def test_pg_backend_modules_wait_for_the_engines_state_lock_and_keep_the_users_o
 
 
 def test_a_driver_error_that_quotes_the_url_never_shows_its_password() -> None:
-    from hybridops_tf.store.postgres import _first_line
+    from hybridops_tf.store.pgconn import _first_line
 
     store_url.configure("postgresql://ci:hunter2@db/x")
     shown = _first_line(ValueError('invalid dsn: "postgresql://ci:hunter2@db/x" near hunter2\nmore'))

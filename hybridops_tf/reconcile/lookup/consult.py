@@ -36,7 +36,7 @@ from hybridops_tf.reconcile.verdict import Judgement, OrphanLookup
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import new_run_id, run_path
-from hybridops_tf.store import Store
+from hybridops_tf.store import Records
 
 
 def suspects(ev: ModuleEvidence) -> list[str]:
@@ -51,7 +51,7 @@ def askable(ev: ModuleEvidence) -> bool:
             and not ev.shared_with and not ev.forgotten and not ev.record_problem)
 
 
-def held_ids(store: Store, ev: ModuleEvidence) -> dict[str, str]:
+def held_ids(store: Records, ev: ModuleEvidence) -> dict[str, str]:
     """Every id a known state or record holds, with who holds it: the module's state (deposed
     objects too), and every record in the store (its resources, whatever their status, and
     released)."""
@@ -228,7 +228,7 @@ def _env(runtime: Runtime, target: Target, record: OperationRecord) -> dict[str,
         Path(record.module_dir) if record.module_dir else None)
     if directory is None:
         return {}
-    return runtime.engine_env(directory, None, target.workspace or record.workspace)
+    return runtime.engine_env(directory, target.workspace or record.workspace)
 
 
 def with_lookups(ev: ModuleEvidence, found: Mapping[str, OrphanLookup] | None) -> ModuleEvidence:

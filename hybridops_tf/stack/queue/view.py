@@ -14,11 +14,11 @@ from typing import Any
 
 from hybridops_tf.base.errors import ExitCode
 from hybridops_tf.record.lifecycle import MemberStatus
-from hybridops_tf.runtime.root import STACK_REPORT
 from hybridops_tf.stack.queue import tables
 from hybridops_tf.stack.queue.tables import MemberRow, QueuedRun
 from hybridops_tf.stack.report import MemberEntry, StackReport, report_text
 from hybridops_tf.store import QueueStore
+from hybridops_tf.store.documents import STACK_REPORT
 
 
 def publish(conn: Any, port: QueueStore, run_id: str, *, queued: bool = False) -> None:
