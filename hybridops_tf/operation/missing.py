@@ -21,11 +21,11 @@ from hybridops_tf.record.lifecycle import Command
 from hybridops_tf.record.model import OperationRecord, entry_address
 
 if TYPE_CHECKING:
-    from hybridops_tf.store import Store
+    from hybridops_tf.store import RunRecords
 
 
 def missing_at_start(command: Command, record: OperationRecord | None, held: set[str] | None,
-                     directory: Path, store: Store, key: str) -> list[tuple[str, str]]:
+                     directory: Path, store: RunRecords, key: str) -> list[tuple[str, str]]:
     """(key, id) of the objects `command` in `directory` would act without. `held`: the ids
     the module's state holds as read here (None: not read without the engine, then only the
     entries the gate kept at a missing key count)."""

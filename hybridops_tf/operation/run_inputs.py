@@ -142,7 +142,7 @@ def _given_place(rt: Runtime, target: ModuleTarget, name: str, source: str, key:
         return f"TF_VAR_{name}"
     if source.startswith(RECORDED) and key is not None:
         path = rt.rerun_inputs_path(key, fetch=False)
-    elif source in inputs_mod.module_var_files(target.directory):
+    elif source in module_var_files(target.directory):
         path = target.directory / source
     else:
         path = None

@@ -16,7 +16,7 @@ from hybridops_tf.record.model import OperationRecord
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.state_look import state_here
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.store import Store
+from hybridops_tf.store import RunRecords
 
 COMMANDS = ("apply", "destroy")
 
@@ -32,7 +32,8 @@ def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
         raise UsageError(f"stack {stack.name}: {err.message}") from None
 
 
-def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None], store: Store) -> None:
+def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None],
+                     store: RunRecords) -> None:
     """RefusedError naming the first member whose record's outcome is uncertain (a stale
     `running`, suspect orphans, objects no state holds: state_missing, as the member's own
     apply asks it: operation/missing.py): a stack apply over it starts nothing (a queued one

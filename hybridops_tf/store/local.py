@@ -12,7 +12,6 @@ from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
 from hybridops_tf.base.interrupts import INTERRUPTS
-from hybridops_tf.base.lazy_dataclass import dataclass
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, LockBusyError, OperationRecord, Owner, utc_now
