@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from hybridops_tf.base.lazy_dataclass import dataclass
 
 if TYPE_CHECKING:
     from hybridops_tf.record.model import OperationRecord
