@@ -111,7 +111,7 @@ MUTANTS = (
            "    refuse_wrong_types(rt, target, specs, resolved, key)\n", "",
            ("tests/integration/test_wrong_types.py", "-k", "every_command")),
     Mutant("a wrong type in the module's own tfvars is not placed at its line", "hybridops_tf/operation/run_inputs.py",
-           "    elif source in inputs_mod.module_var_files(target.directory):\n", "    elif False:\n",
+           "    elif source in module_var_files(target.directory):\n", "    elif False:\n",
            ("tests/integration/test_wrong_types.py", "-k", "own_tfvars")),
     Mutant("sqlite store's missing folder is not a usage error", "hybridops_tf/store/sqlitedb.py",
            "    if not folder.is_dir():\n", "    if False:\n",
