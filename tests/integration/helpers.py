@@ -146,16 +146,18 @@ def without_identity(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ("identity", "identity_schema_version")}
 
 
-def reconcile(hyops: Hyops, *args: str) -> tuple[int, dict[str, Any]]:
-    """`hyops reconcile ... --json`: exit code and the document (printed even on findings)."""
+def reconcile(hyops: Hyops, *args: str, expect: tuple[int, ...] | None = None) -> tuple[int, dict[str, Any]]:
+    """`hyops reconcile ... --json`: exit code and the document (printed even on findings);
+    `expect`: the exit codes the test allows (consistent 0, findings 3, ...)."""
     result = hyops("reconcile", *args, "--json")
     assert "Traceback" not in result.stderr, result.stderr
+    assert expect is None or result.returncode in expect, result.stdout + result.stderr
     return result.returncode, json.loads(result.stdout)
 
 
-def findings(doc: dict[str, Any], ref: str) -> dict[str, dict[str, Any]]:
-    """The findings reconcile's document gives module `ref`, by code."""
-    module = next(m for m in doc["modules"] if m["module_ref"] == ref)
+def findings(doc: dict[str, Any], ref: str | None = None) -> dict[str, dict[str, Any]]:
+    """The findings reconcile's document gives module `ref` (None: its one module), by code."""
+    [module] = [m for m in doc["modules"] if ref is None or m["module_ref"] == ref]
     return {f["code"]: f for f in module["findings"]}
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER, run_ok, write_module
+from tests.integration.helpers import SIM_HEADER, findings, reconcile, run_ok, write_module
 from tests.integration.hyops_cli import Hyops
 from tests.integration.stacks import StackEnv, statuses
 
@@ -53,16 +53,6 @@ def _record(h: Hyops, ref: str = "m") -> dict[str, Any]:
     rec = h.record(ref)
     assert rec is not None
     return rec
-
-
-def _reconcile(h: Hyops, module: Path) -> tuple[int, dict[str, Any]]:
-    out = h("reconcile", str(module), "--json")
-    assert out.returncode in (0, 3), out.stdout + out.stderr
-    return out.returncode, json.loads(out.stdout)
-
-
-def _findings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["code"]: f for m in report["modules"] for f in m["findings"]}
 
 
 def _follow(h: Hyops, command: str) -> subprocess.CompletedProcess[str]:
@@ -101,9 +91,9 @@ def test_a_raw_apply_that_changes_an_object_is_reported_and_never_reverted_befor
     status = run_ok(hyops, "status", str(module), "--json", expect=3)
     written = json.loads(status.stdout)["state_written_outside"]
     assert written["changed"] == [{"address": "sim_vm.web", "id": vm}] and written["since_run"] == seen["run_id"]
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert code == 3, report
-    found = _findings(report)["state_written_outside"]
+    found = findings(report)["state_written_outside"]
     assert found["addresses"] == ["sim_vm.web"]
     assert [shlex.split(step)[1] for step in found["next_actions"]] == ["plan"], found
     assert not any(" apply " in step for step in found["next_actions"]), found
@@ -115,7 +105,7 @@ def test_a_raw_apply_that_changes_an_object_is_reported_and_never_reverted_befor
     [keep] = [alt["command"] for alt in found["alternatives"] if "--write" in alt["command"]]
     assert _follow(hyops, keep).returncode == 0
 
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert (code, report["consistent"]) == (0, True), report
     run_ok(hyops, "status", str(module))
     assert _size(hyops, vm) == "large"
@@ -130,9 +120,9 @@ def test_a_state_of_another_lineage_in_place_of_the_modules_is_reported(hyops: H
     doc["lineage"] = "0000-another-environment"
     (module / "terraform.tfstate").write_text(json.dumps(doc))
 
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert code == 3, report
-    assert "state_written_outside" in _findings(report), report
+    assert "state_written_outside" in findings(report), report
     status = run_ok(hyops, "status", str(module), "--json", expect=3)
     assert json.loads(status.stdout)["state_written_outside"]["other_lineage"] is True
 
@@ -148,9 +138,9 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     _engine(hyops, module, "apply", "-auto-approve", "-input=false")
     second = next(iter(_sim_ids(hyops, "sim_vm") - {lost}))
 
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert code == 3, report
-    found = _findings(report)
+    found = findings(report)
     missing = found["state_missing"]
     assert missing["addresses"] == ["sim_vm.web"] and lost in missing["detail"] and second in missing["detail"]
     every = missing["next_actions"] + [a["command"] for a in missing["alternatives"]]
@@ -164,24 +154,24 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     assert not any("--write" in a["command"] for a in written["alternatives"]), written
     assert hyops("reconcile", str(module), "--write").returncode in (0, 3)
     assert _record(hyops)["resources"]["sim_vm.web"]["id"] == lost
-    code, report = _reconcile(hyops, module)
-    assert code == 3 and "state_missing" in _findings(report), report
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
+    assert code == 3 and "state_missing" in findings(report), report
     for f in report["modules"][0]["findings"]:
         assert not any(shlex.split(c)[1:2] == ["apply"] for c in f["next_actions"]), f
 
     # the story: the team keeps the state's vm; the advice says delete the lost one, then forget it
-    [keep_state] = [a for a in _findings(report)["state_missing"]["alternatives"] if "--forget-missing" in a["command"]]
+    [keep_state] = [a for a in findings(report)["state_missing"]["alternatives"] if "--forget-missing" in a["command"]]
     assert f"hyops sim rm {lost}" in keep_state["when"]
     run_ok(hyops, "sim", "rm", lost)
     assert _follow(hyops, keep_state["command"]).returncode in (0, 3)
     for _ in range(3):  # each remaining finding's advice, to the letter
-        code, report = _reconcile(hyops, module)
+        code, report = reconcile(hyops, str(module), expect=(0, 3))
         if code == 0:
             break
         for f in report["modules"][0]["findings"]:
             for step in f["next_actions"]:
                 assert _follow(hyops, step).returncode in (0, 3), step
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert (code, report["consistent"]) == (0, True), report
     assert _sim_ids(hyops, "sim_vm") == {second}
     assert _sim_ids(hyops, "sim_vm") | _sim_ids(hyops, "sim_network") <= _state_ids(module)
@@ -203,25 +193,25 @@ def test_a_state_mv_the_configuration_does_not_declare_is_never_settled_by_write
     vm = _record(hyops)["resources"]["sim_vm.web"]["id"]
     _engine(hyops, module, "state", "mv", "sim_vm.web", "sim_vm.web2")
 
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert code == 3, report
-    moved = _findings(report)["moved_in_state"]
+    moved = findings(report)["moved_in_state"]
     assert moved["addresses"] == ["sim_vm.web"] and not moved["next_actions"], moved
     commands = [a["command"] for a in moved["alternatives"]]
     assert not any("--write" in c for c in commands), commands
-    assert "sim_vm.web2" in _findings(report)["state_written_outside"]["detail"]
+    assert "sim_vm.web2" in findings(report)["state_written_outside"]["detail"]
 
     # --write does not follow the move: the record keeps the address the configuration declares
     run_ok(hyops, "reconcile", str(module), "--write", expect=3)
     assert _record(hyops)["resources"]["sim_vm.web"]["id"] == vm
-    code, report = _reconcile(hyops, module)
-    assert code == 3 and "moved_in_state" in _findings(report), report
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
+    assert code == 3 and "moved_in_state" in findings(report), report
 
     # the advice, to the letter: move it back, then what reconcile says next
-    [back] = [c for c in [a["command"] for a in _findings(report)["moved_in_state"]["alternatives"]] if "state mv" in c]
+    [back] = [c for c in [a["command"] for a in findings(report)["moved_in_state"]["alternatives"]] if "state mv" in c]
     _follow_engine(hyops, back)
     for _ in range(3):
-        code, report = _reconcile(hyops, module)
+        code, report = reconcile(hyops, str(module), expect=(0, 3))
         if code == 0:
             break
         for f in report["modules"][0]["findings"]:
@@ -256,9 +246,9 @@ def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_b
     (module / "main.tf").write_text(SIZED_VM + SPARE_NET.replace('"spare" {', '"extra" {'))
     _engine(hyops, module, "import", "-input=false", "sim_network.extra", spare)
 
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert code == 3, report
-    written = _findings(report)["state_written_outside"]
+    written = findings(report)["state_written_outside"]
     assert written["addresses"] == ["sim_network.extra"] and spare in written["detail"]
     for step in written["next_actions"]:
         assert _follow(hyops, step).returncode == 0
@@ -267,7 +257,7 @@ def test_an_object_another_writer_imported_is_listed_in_the_record_as_not_made_b
 
     entry = _record(hyops)["resources"]["sim_network.extra"]
     assert (entry["id"], entry.get("outside")) == (spare, True), entry
-    code, report = _reconcile(hyops, module)
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
     assert (code, report["consistent"]) == (0, True), report
     run_ok(hyops, "status", str(module))
     assert _record(hyops)["resources"]["sim_network.extra"].get("outside") is True  # kept, reported once

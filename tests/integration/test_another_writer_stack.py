@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.helpers import findings
 from tests.integration.hyops_cli import Hyops
 from tests.integration.stacks import StackEnv, members, statuses
 
@@ -43,11 +44,6 @@ def _reconcile_stack(env: StackEnv) -> tuple[int, dict[str, Any]]:
     return out.returncode, json.loads(out.stdout)
 
 
-def _findings(report: dict[str, Any], ref: str) -> dict[str, dict[str, Any]]:
-    [module] = [m for m in report["modules"] if m["module_ref"] == ref]
-    return {f["code"]: f for f in module["findings"]}
-
-
 def _vms(h: Hyops) -> set[str]:
     return {o["id"] for o in h.sim_objects() if o["type"] == "sim_vm"}
 
@@ -59,7 +55,7 @@ def test_resume_applies_a_member_whose_object_reconcile_saw_deleted_outside_hyop
     [vm] = _vms(h)
     assert h("sim", "rm", vm).returncode == 0
     code, report = _reconcile_stack(applied)
-    assert code == 3 and "drift" in _findings(report, "demo/vm"), report
+    assert code == 3 and "drift" in findings(report, "demo/vm"), report
 
     result = applied.stack("apply", STACK, "--resume")
 
@@ -113,7 +109,7 @@ def test_stack_status_names_a_member_whose_state_another_writer_changed(applied:
     assert markdown.returncode == 3 and "written outside hyops since run" in markdown.stdout, markdown.stdout
 
     code, report = _reconcile_stack(applied)
-    assert code == 3 and "state_written_outside" in _findings(report, "demo/network"), report
+    assert code == 3 and "state_written_outside" in findings(report, "demo/network"), report
     page = tmp_path / "report.html"
     assert h("report", STACK, "--html", str(page), "--no-reconcile").returncode == 0
     html = page.read_text()
@@ -122,8 +118,11 @@ def test_stack_status_names_a_member_whose_state_another_writer_changed(applied:
 
 def test_stack_status_says_it_did_not_compare_a_state_it_cannot_read_without_the_engine(
         stack_env: StackEnv) -> None:
-    """A member whose state sits behind a backend: status cannot read it cheaply, and says so."""
-    (stack_env.directory / "network" / "backend.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    """A member whose state sits behind a backend (a `local` one that names its file: every
+    checkout's engine reads that file): status cannot read it cheaply, and says so. (A
+    `backend "local" {}` naming no file keeps the folder's own file, compared as without one.)"""
+    (stack_env.directory / "network" / "backend.tf").write_text(
+        'terraform {\n  backend "local" {\n    path = "network.tfstate"\n  }\n}\n')
     assert stack_env.stack("apply", STACK).returncode == 0
 
     out = stack_env.stack("status", STACK, "--json")

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.helpers import SIM_HEADER, run_ok
+from tests.integration.helpers import SIM_HEADER, findings, run_ok
 from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
 from tests.integration.modern import engine_release
 
@@ -54,11 +54,6 @@ def _report(h: Hyops, module: Path) -> tuple[int, dict[str, Any]]:
     out = h("reconcile", str(module), "--ref", "lost", "--json")
     assert out.returncode in (0, 3), out.stderr
     return out.returncode, json.loads(out.stdout)
-
-
-def _findings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    [module] = report["modules"]
-    return {f["code"]: f for f in module["findings"]}
 
 
 def _paste(h: Hyops, command: str) -> None:
@@ -106,10 +101,10 @@ def test_an_object_the_engine_drops_when_its_update_fails_is_put_back_by_the_adv
     code, report = _report(hyops, module)
     assert code == 3
     if not drops:
-        assert "lost_from_state" not in _findings(report) and "state_missing" not in _findings(report)
+        assert "lost_from_state" not in findings(report) and "state_missing" not in findings(report)
         return
-    lost = _findings(report)["lost_from_state"]
-    assert "state_missing" not in _findings(report)
+    lost = findings(report)["lost_from_state"]
+    assert "state_missing" not in findings(report)
     assert net in lost["detail"]
     assert lost["next_actions"] == [f"hyops reconcile modules/lost --ref lost --import sim_network.net={net}"]
     run_ok(hyops, "reconcile", str(module), "--ref", "lost", "--write", expect=3)  # settles nothing
