@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hybridops_tf.inputs.declarations import ImportBlock
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import Code, Finding, ModuleEvidence, OrphanEvidence
 from hybridops_tf.record.advice import Commands, Where
@@ -111,6 +112,35 @@ def test_a_state_missing_object_of_a_type_the_engine_cannot_import_names_the_sim
     assert finding.next_actions == ()
     assert choices(finding) == (f"hyops reconcile {R} --forget-missing vm-9",)
     assert "(hyops sim ls)" in finding.alternatives[0].when and "sim_vm" in finding.alternatives[0].when
+
+
+def _with_identity(ev: ModuleEvidence, *addresses: str, version: str = "1.12.2") -> ModuleEvidence:
+    assert ev.record is not None and ev.record.resources is not None
+    ev.record.engine = RecordEngine("terraform", version)
+    for address in addresses:
+        ev.record.resources[address].identity = {"id": ev.record.resources[address].id}
+    return ev
+
+
+def test_an_identity_import_is_offered_only_for_an_address_the_state_leaves_free() -> None:
+    finding = only(compare(_with_identity(_two_for_one(refresh=quiet()), "sim_vm.a", "sim_vm.b"), CMD),
+                   Code.STATE_MISSING)
+
+    [by_identity] = [a for a in finding.alternatives if "identity" in a.when]
+    assert by_identity.command == f"hyops apply {R}"
+    assert "to       = sim_vm.b" in by_identity.when and "sim_vm.a" not in by_identity.when
+    assert choices(finding) == (f"hyops reconcile {R} --forget-missing vm-old", f"tofu -chdir={DIR} state rm sim_vm.a",
+                                f"hyops apply {R}")
+
+
+def test_an_identity_import_block_stands_on_lines_of_its_own() -> None:
+    rec = record(Status.OK, resources={"sim_vm.a": (C, "create", "vm-a"), "sim_vm.b": (C, "create", "vm-b")})
+    ev = _with_identity(evidence(record=rec, state=state(), refresh=quiet()), "sim_vm.a", "sim_vm.b")
+
+    [by_identity] = [a for a in only(compare(ev, CMD), Code.STATE_MISSING).alternatives if "identity" in a.when]
+    lines = by_identity.when.split("\n")[1:-1]  # between the sentence that asks and the one that says then apply
+    assert [n for n, line in enumerate(lines) if line == "import {"] == [0, len(lines) // 2]
+    assert [n for n, line in enumerate(lines) if line == "}"] == [len(lines) // 2 - 1, len(lines) - 1]
 
 
 # -- tainted ----------------------------------------------------------------------------------------------------
@@ -609,3 +639,164 @@ def test_the_recorded_engine_decides_an_addresss_spelling_in_a_raw_command() -> 
     assert compare_module._typed(evidence(record=with_engine), printed) == 'sim_vm.web["$${a}"]'
     assert compare_module._typed(evidence(record=without), printed) == printed
     assert compare_module._typed(evidence(), printed) == printed
+
+
+# -- every finding: a property over one fixture per code -------------------------------------------------------------
+
+def _corpus() -> dict[str, ModuleEvidence]:
+    from tests.unit.test_lost_from_state import _dropped
+
+    moves = (("sim_vm.a", "sim_vm.x"),)
+    return {
+        "corrupt": evidence(record_problem="latest.json is truncated", state=state()),
+        "corrupt without a path": evidence(record_problem="unreadable", record_path="", state=state()),
+        "shared": evidence(record=record(Status.OK), shared_with=("a/b",), state=state()),
+        "engine": evidence(record=record(Status.RUNNING), lock_free=True, live_engine=LiveEngine(7, "h", "r", "s"),
+                           state=state()),
+        "stale with orphans": evidence(record=record(Status.RUNNING, run_id="apply-9"), lock_free=True,
+                                       state=state("sim_vm.a"), errored_state=True,
+                                       last_run=progress(sim_vm__a=("complete", "create", "id-sim_vm.a"),
+                                                         sim_vm__b=("started", "create"))),
+        "unreadable": evidence(record=record(Status.OK), state_unreadable="schema", refresh=quiet()),
+        "two for one": _two_for_one(where=SIM, refresh=quiet()),
+        "vanished": _two_for_one(refresh=drift(("sim_vm.a", "delete"))),
+        "lost": _dropped(),
+        "tainted outside": evidence(record=record(Status.OK, resources={"sim_vm.a": (C, "create", "vm-a")}),
+                                    state=state("sim_vm.a", tainted=["sim_vm.a"], ids={"sim_vm.a": "vm-a"}),
+                                    refresh=quiet(), plan=quiet()),
+        "orphan in state": evidence(where=SIM, record=record(Status.ERROR, orphans=["sim_vm.a"]),
+                                    state=state("sim_vm.a"), refresh=quiet(),
+                                    planned_attributes={"sim_vm.a": {"name": "web"}}),
+        "orphan": evidence(record=record(Status.ERROR, orphans=["sim_vm.o"]), state=state(), refresh=quiet()),
+        "drift": evidence(record=record(Status.OK), state=state("sim_vm.a"), refresh=drift(("sim_vm.a", "delete"))),
+        "after destroy": evidence(record=record(Status.DESTROYED), state=state("sim_vm.a"), refresh=quiet()),
+        "moved": _moved(*moves),
+        "moves undone": _moved(*moves, plan=plan_with(("sim_vm.x", "delete"), ("sim_vm.a", "create"))),
+        "outputs": evidence(record=record(Status.OK, outputs={"o": 1}), state=state(outputs={"o": 2}),
+                            refresh=quiet()),
+        "member": evidence(where=Where(REF, DIR, stack_file="s.yml"), record=record(Status.OK), state=state(),
+                           refresh=quiet(), applied_changes=(), plan=plan_with(("sim_vm.p", "update"))),
+        "config": evidence(where=Where(REF, DIR, stack_file="s.yml"), record=record(Status.OK), state=state(),
+                           refresh=quiet(), applied_changes=("input a changed",), plan=quiet()),
+        "partial": evidence(record=record(Status.ERROR), state=state("sim_vm.a"), refresh=quiet(),
+                            plan=plan_with(("sim_vm.a", "update"))),
+        "no record": evidence(state=state("sim_vm.a"), refresh=quiet()),
+        "no record, claimed": evidence(claimed_by=("other/net",), state=state()),
+        "stale import": evidence(record=record(Status.ERROR, resources={"sim_vm.b": ("destroyed", "delete", "vm-g")}),
+                                 state=state(), stale_imports=(ImportBlock("sim_vm.b", "vm-g", "main.tf"),)),
+        "by identity": _with_identity(_two_for_one(refresh=quiet()), "sim_vm.b"),
+    }
+
+
+CORPUS = _corpus()
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_every_finding_names_its_module_and_what_it_is_about_and_its_commands_paste(name: str) -> None:
+    import shlex
+
+    found = compare(CORPUS[name], CMD)
+
+    assert found, name
+    lost = {f.code for f in found} & {Code.STATE_MISSING, Code.LOST_FROM_STATE}
+    for f in found:
+        assert f.module_ref == REF
+        assert isinstance(f.detail, str) and f.detail.strip()
+        commands = [*f.next_actions, *choices(f)]
+        for command in commands:
+            assert isinstance(command, str) and command.strip() and "None" not in shlex.split(command), command
+        assert all(isinstance(a.when, str) and a.when.strip() for a in f.alternatives)
+        # something to do, unless an object no state holds comes first (state_missing, lost_from_state)
+        assert f.next_actions or f.alternatives or lost, f.code
+        for address in f.addresses[:5]:
+            assert address in f.detail, (f.code, address)
+
+
+def test_an_orphan_at_an_address_the_state_holds_again_still_names_what_it_was_planned_with() -> None:
+    orphan = only(compare(CORPUS["orphan in state"], CMD), Code.SUSPECT_ORPHAN)
+
+    assert 'name="web"' in orphan.detail
+    assert orphan.next_actions == ("hyops sim ls",)
+    assert choices(orphan) == ("hyops sim rm '<id>'", f"hyops reconcile {R} --forget-orphan sim_vm.a")
+
+
+def test_while_state_missing_stands_an_ok_records_write_is_withheld_too() -> None:
+    rec = record(Status.OK, resources={"sim_vm.gone": (C, "create", "vm-g"), "sim_vm.a": (C, "create", "vm-1")})
+    ev = evidence(record=rec, state=state("sim_vm.x", ids={"sim_vm.x": "vm-1"}), refresh=quiet(),
+                  plan=plan_with(("sim_vm.gone", "create")))
+
+    found = compare(ev, CMD)
+
+    moved = only(found, Code.MOVED_IN_STATE)
+    assert moved.next_actions == () and "state_missing" in moved.detail
+    assert only(found, Code.STATE_MISSING).next_actions == (f"hyops reconcile {R} --import sim_vm.gone=vm-g",)
+
+
+@pytest.mark.parametrize(("length", "cut"), [(300, False), (301, True)])
+def test_an_error_is_cut_only_past_300_characters(length: int, cut: bool) -> None:
+    rec = record(Status.ERROR, last_error="e" * length)
+    finding = only(compare(evidence(record=rec, state=state("sim_vm.a"), refresh=quiet(),
+                                    plan=plan_with(("sim_vm.a", "update"))), CMD), Code.PARTIAL_APPLY)
+
+    assert ("e" * 301 in finding.detail, "e" * 300 in finding.detail, "[...]" in finding.detail) == (
+        False, True, cut)
+
+
+def test_an_errors_closing_full_stop_is_not_doubled() -> None:
+    rec = record(Status.ERROR, last_error="quota.")
+    finding = only(compare(evidence(record=rec, state=state("sim_vm.a"), refresh=quiet(),
+                                    plan=plan_with(("sim_vm.a", "update"))), CMD), Code.PARTIAL_APPLY)
+
+    assert "quota. The plan" in finding.detail and "quota.." not in finding.detail
+
+
+@pytest.mark.parametrize(("value", "shown"), [("x" * 58, '"' + "x" * 58 + '"'),
+                                              ("x" * 59, '"' + "x" * 56 + "...")])
+def test_a_value_is_shown_whole_up_to_60_characters(value: str, shown: str) -> None:
+    assert compare_module._short(value) == shown
+
+
+def test_a_failed_destroy_over_an_empty_state_names_the_write_verdict_beside_its_orphans() -> None:
+    ev = evidence(record=record(Status.ERROR, failed_command="destroy", orphans=["sim_vm.o"]), state=state(),
+                  refresh=quiet(), plan=plan_with(("sim_vm.a", "create")))
+
+    partial = only(compare(ev, CMD), Code.PARTIAL_APPLY)
+
+    assert partial.next_actions == (f"hyops reconcile {R} --write",)
+    assert "`--write` records destroyed;" in partial.detail
+
+
+def test_a_failed_run_whose_orphan_a_lookup_found_says_write_adopts_it() -> None:
+    from hybridops_tf.reconcile.lookup.judge import judge
+    from hybridops_tf.reconcile.verdict import Candidate, OrphanLookup
+
+    found = judge("sim_vm.o", "sim_vm", "lookup.py", match=("name",), complete=True, planned={"name": "web"},
+                  candidates=(Candidate("vm-7", {"name": "web"}),), held=())
+    ev = evidence(record=record(Status.ERROR, orphans=["sim_vm.o"]), state=state(), refresh=quiet(),
+                  plan=plan_with(("sim_vm.o", "create")), lookups={"sim_vm.o": OrphanLookup("sim_vm.o", (found,))})
+
+    found_codes = compare(ev, CMD)
+
+    partial = only(found_codes, Code.PARTIAL_APPLY)
+    assert partial.next_actions == (f"hyops reconcile {R} --write",)
+    assert "`--write` adopts" in partial.detail and "orphan_found" in partial.detail
+    orphan = only(found_codes, Code.ORPHAN_FOUND)
+    assert orphan.detail.startswith("sim_vm.o: ")
+
+
+def test_a_corrupt_record_without_a_known_path_is_inspected_as_latest_json() -> None:
+    finding = only(compare(CORPUS["corrupt without a path"], CMD), Code.CORRUPT_RECORD)
+
+    assert finding.next_actions == ("cat latest.json", "mv latest.json latest.json.corrupt", f"hyops reconcile {R}")
+    assert finding.detail == "unreadable"
+
+
+def test_a_stale_runs_completed_create_the_record_has_no_entry_for_is_imported_by_id_alone() -> None:
+    rec = record(Status.RUNNING, run_id="apply-9")
+    rec.engine = RecordEngine("terraform", "1.12.2")
+    ev = evidence(record=rec, lock_free=True, state=state(), last_run=progress(sim_vm__a=("complete", "create", "vm-1")))
+
+    finding = only(compare(ev, CMD), Code.STATE_MISSING)
+
+    assert finding.next_actions == (f"hyops reconcile {R} --import sim_vm.a=vm-1",)
+    assert finding.alternatives == ()
