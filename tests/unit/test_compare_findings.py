@@ -800,3 +800,53 @@ def test_a_stale_runs_completed_create_the_record_has_no_entry_for_is_imported_b
 
     assert finding.next_actions == (f"hyops reconcile {R} --import sim_vm.a=vm-1",)
     assert finding.alternatives == ()
+
+
+# -- the detail agrees in number with what it names --------------------------------------------------------------
+
+def _tainted_detail(*addresses: str) -> str:
+    rec = record(Status.OK, resources={a: (C, "create", f"id-{a}") for a in addresses})
+    outside = evidence(record=rec, state=state(*addresses, tainted=addresses), refresh=quiet(), plan=quiet())
+    own = evidence(record=record(Status.ERROR), state=state(*addresses, tainted=addresses), refresh=quiet(),
+                   plan=quiet())
+    return " | ".join(only(compare(ev, CMD), Code.TAINTED).detail for ev in (outside, own))
+
+
+def _lost_detail(count: int) -> str:
+    from tests.unit.test_lost_from_state import _LEFT
+
+    failed = {f"sim_network.n{i}": ("error", "update", f"net-{i}") for i in range(count)}
+    rec = record(Status.ERROR, resources={**failed, "sim_vm.this": (C, "create", "vm-1")})
+    rec.state_seen = _LEFT
+    ev = evidence(record=rec, state=state("sim_vm.this", ids={"sim_vm.this": "vm-1"}), refresh=quiet(),
+                  plan=plan_with(*[(a, "create") for a in failed]))
+    return only(compare(ev, CMD), Code.LOST_FROM_STATE).detail
+
+
+def test_one_tainted_object_is_and_two_are() -> None:
+    one, two = _tainted_detail("sim_vm.a"), _tainted_detail("sim_vm.a", "sim_vm.b")
+
+    assert one.count("sim_vm.a is tainted") == 2 and "are" not in one.split(" tainted")[0]
+    assert two.count("sim_vm.a, sim_vm.b are tainted") == 2
+
+
+def test_one_object_lost_from_state_is_it_and_two_are_them() -> None:
+    one, two = _lost_detail(1), _lost_detail(2)
+
+    assert " dropped it from" in one and "put it back" in one and "them" not in one
+    assert " dropped them from" in two and "put them back" in two
+
+
+def test_a_stale_run_names_its_command_and_when_it_started() -> None:
+    rec = record(Status.RUNNING, run_id="apply-9", active_command="destroy")
+    finding = only(compare(evidence(record=rec, lock_free=True, state=state()), CMD), Code.STALE_RUNNING)
+
+    assert "(destroy, run apply-9, started 2026-01-01T00:00:00Z by pid 4242 on ci-7)" in finding.detail
+
+
+def test_an_ok_member_with_an_object_no_state_holds_gets_no_plan_changes_finding() -> None:
+    rec = record(Status.OK, resources={"sim_vm.gone": (C, "create", "vm-g")})
+    ev = evidence(where=Where(REF, DIR, stack_file="s.yml"), record=rec, state=state(), refresh=quiet(),
+                  applied_changes=(), plan=plan_with(("sim_vm.gone", "create")))
+
+    assert [f.code for f in compare(ev, CMD)] == [Code.STATE_MISSING]
