@@ -148,8 +148,8 @@ def test_an_identity_import_block_stands_on_lines_of_its_own() -> None:
 def test_a_taint_made_outside_hyops_offers_untaint_of_each_object_beside_the_replacing_apply() -> None:
     rec = record(Status.OK, resources={"sim_vm.a": (C, "create", "vm-a"), "sim_vm.b": (C, "create", "vm-b"),
                                        "sim_vm.c": ("pending", "create", None)})
-    ev = evidence(record=rec, state=state("sim_vm.a", "sim_vm.b", "sim_vm.c", tainted=["sim_vm.a", "sim_vm.b", "sim_vm.c"],
-                                          ids={"sim_vm.a": "vm-a", "sim_vm.b": "vm-b", "sim_vm.c": "vm-c"}),
+    addresses = ("sim_vm.a", "sim_vm.b", "sim_vm.c")
+    ev = evidence(record=rec, state=state(*addresses, tainted=addresses, ids={a: f"vm-{a[-1]}" for a in addresses}),
                   refresh=quiet(), plan=quiet())
 
     finding = only(compare(ev, CMD), Code.TAINTED)
@@ -794,7 +794,8 @@ def test_a_corrupt_record_without_a_known_path_is_inspected_as_latest_json() -> 
 def test_a_stale_runs_completed_create_the_record_has_no_entry_for_is_imported_by_id_alone() -> None:
     rec = record(Status.RUNNING, run_id="apply-9")
     rec.engine = RecordEngine("terraform", "1.12.2")
-    ev = evidence(record=rec, lock_free=True, state=state(), last_run=progress(sim_vm__a=("complete", "create", "vm-1")))
+    ev = evidence(record=rec, lock_free=True, state=state(),
+                  last_run=progress(sim_vm__a=("complete", "create", "vm-1")))
 
     finding = only(compare(ev, CMD), Code.STATE_MISSING)
 
@@ -850,3 +851,16 @@ def test_an_ok_member_with_an_object_no_state_holds_gets_no_plan_changes_finding
                   applied_changes=(), plan=plan_with(("sim_vm.gone", "create")))
 
     assert [f.code for f in compare(ev, CMD)] == [Code.STATE_MISSING]
+
+
+def test_a_move_back_says_another_is_named_next_only_when_there_is_another() -> None:
+    one = (("sim_vm.a", "sim_vm.x"),)
+    two = (*one, ("sim_vm.b", "sim_vm.y"))
+    undo = plan_with(("sim_vm.x", "delete"), ("sim_vm.a", "create"), ("sim_vm.y", "delete"), ("sim_vm.b", "create"))
+
+    alone = only(compare(_moved(*one, plan=undo), CMD), Code.MOVED_IN_STATE)
+    first_of_two = only(compare(_moved(*two, plan=undo), CMD), Code.MOVED_IN_STATE)
+
+    assert "next one" not in whens(alone)[0] and "next one" in whens(first_of_two)[0]
+    assert choices(first_of_two)[0] == f"tofu -chdir={DIR} state mv sim_vm.x sim_vm.a"
+    assert "`moved { from = OLD, to = NEW }`" in whens(alone)[1]
