@@ -471,11 +471,11 @@ def test_a_failed_destroy_of_a_stack_member_is_offered_the_destroy_first_and_no_
 
 
 def test_a_long_error_is_cut_at_300_characters_and_marked() -> None:
-    rec = record(Status.ERROR, last_error=("x" * 298) + " ;" + "y" * 50)
+    rec = record(Status.ERROR, last_error=("X" * 298) + " ;" + "y" * 50)
     finding = only(compare(evidence(record=rec, state=state("sim_vm.a"), refresh=quiet(),
                                     plan=plan_with(("sim_vm.a", "update"))), CMD), Code.PARTIAL_APPLY)
 
-    assert finding.detail.endswith("x" * 298 + " [...]. The plan still has 1 change(s): update sim_vm.a")
+    assert finding.detail.endswith(": " + "X" * 298 + " [...]. The plan still has 1 change(s): update sim_vm.a")
 
 
 def test_an_error_without_a_command_or_text_is_still_offered_the_apply_first() -> None:
@@ -743,11 +743,11 @@ def test_an_error_is_cut_only_past_300_characters(length: int, cut: bool) -> Non
 
 
 def test_an_errors_closing_full_stop_is_not_doubled() -> None:
-    rec = record(Status.ERROR, last_error="quota.")
+    rec = record(Status.ERROR, last_error="quota XX.")
     finding = only(compare(evidence(record=rec, state=state("sim_vm.a"), refresh=quiet(),
                                     plan=plan_with(("sim_vm.a", "update"))), CMD), Code.PARTIAL_APPLY)
 
-    assert "quota. The plan" in finding.detail and "quota.." not in finding.detail
+    assert "quota XX. The plan" in finding.detail and "quota XX.." not in finding.detail
 
 
 @pytest.mark.parametrize(("value", "shown"), [("x" * 58, '"' + "x" * 58 + '"'),
