@@ -52,7 +52,7 @@ _U = "tests/unit/"
 _COMPARE_TESTS = tuple(_U + t for t in (
     "test_reconcile_compare.py", "test_another_writer_rules.py", "test_identity.py", "test_lookup_rules.py",
     "test_lost_from_state.py", "test_reconcile_advice.py", "test_reconcile_members.py", "test_actions.py",
-    "test_completed_deletes.py", "test_compare_findings.py"))
+    "test_completed_deletes.py", "test_compare_findings.py", "test_actions_not_started.py"))
 MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/reconcile/rules.py": tuple(_U + t for t in (
         "test_reconcile_rules.py", "test_another_writer_rules.py", "test_completed_deletes.py",
