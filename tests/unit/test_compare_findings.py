@@ -518,6 +518,7 @@ def test_a_state_written_outside_names_each_object_by_address_and_id_and_advises
                   "changed sim_vm.c (vm-c)", "moved sim_vm.o to sim_vm.m (vm-m)"):
         assert words in finding.detail, words
     assert "None" not in finding.detail and all(a.when for a in finding.alternatives)
+    assert "`--write`" in finding.detail  # the option a sentence names is spelled as the CLI takes it
 
 
 def test_a_state_written_outside_in_one_lineage_says_only_the_serials() -> None:
@@ -551,6 +552,7 @@ def test_an_ok_member_whose_plan_has_changes_lists_them_and_counts_the_rest() ->
     assert finding.addresses == tuple(f"sim_vm.p{i}" for i in range(6))
     assert "apply-4" in finding.detail and "6 change(s)" in finding.detail and "update sim_vm.p4" in finding.detail
     assert "and 1 more" in finding.detail and "sim_vm.p5" not in finding.detail
+    assert "`stack apply --resume`" in finding.detail  # a command a sentence names is spelled as the CLI takes it
 
 
 def test_an_ok_member_whose_record_does_not_say_what_it_applied_is_resumed() -> None:
