@@ -52,7 +52,7 @@ _U = "tests/unit/"
 _COMPARE_TESTS = tuple(_U + t for t in (
     "test_reconcile_compare.py", "test_another_writer_rules.py", "test_identity.py", "test_lookup_rules.py",
     "test_lost_from_state.py", "test_reconcile_advice.py", "test_reconcile_members.py", "test_actions.py",
-    "test_completed_deletes.py"))
+    "test_completed_deletes.py", "test_compare_findings.py", "test_actions_not_started.py"))
 MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/reconcile/rules.py": tuple(_U + t for t in (
         "test_reconcile_rules.py", "test_another_writer_rules.py", "test_completed_deletes.py",
@@ -107,6 +107,7 @@ class ModuleResult:
     accepted: int = 0
     open: list[Survivor] = field(default_factory=list)
     matched: set[tuple[str, str, str, str]] = field(default_factory=set)
+    prose: int = 0  # of accepted: by the prose-wording category (PROSE), not an entry
     seconds: float = 0.0
 
     @property
@@ -142,6 +143,67 @@ def _changed(diff: str) -> tuple[str, str]:
         elif line.startswith("+"):
             new.append(line[1:].strip())
     return " / ".join(old), " / ".join(new)
+
+
+# The one category of survivor accepted without an entry of its own: the wording of a prose
+# fragment. mutmut's string operator wraps a literal in "XX" or changes its case; where the
+# literal is a plain (not f-, b- or r-) one-line string of three or more words with nothing of
+# code in it (no backtick, option dash, underscore, =, braces, backslash, slash, star or $) and is used as a
+# value (never compared, tested for membership, indexed, used as a key or as the object or
+# argument of a method), it can only be part of a sentence a person reads: a finding's detail or
+# an alternative's `when`. No test holds the wording of a sentence (CONTRIBUTING.md: never assert
+# on wrapped text), so such a survivor is counted accepted with this reason. A literal with a
+# command, an option, a key, a kind or a status in it is never of this category.
+PROSE = "prose wording: only the wording of a plain sentence fragment (scripts/mutation.py: prose_wording)"
+_CODE_MARKS = ("`", "--", "_", "=", "{", "}", "\\", "/", "*", "$")
+_USED_BEFORE = re.compile(r"(==|!=|<=|>=|<|>|\bin|\bis|\bnot|\[|\.\w+\()\s*$")
+_USED_AFTER = re.compile(r"^\s*(==|!=|<=|>=|<|>|in\b|is\b|not\b|:|\]|\.)")
+
+
+def _literals(line: str) -> list[tuple[str, str, int, int]] | None:
+    """(prefix, text, start, end) of each one-line string literal of a source line; None where
+    the line holds a triple-quoted or unterminated one (never this category's)."""
+    found, i = [], 0
+    while i < len(line):
+        quote = line[i]
+        if quote == "#":
+            break
+        if quote not in "\"'":
+            i += 1
+            continue
+        if line.startswith(quote * 3, i):
+            return None
+        start = i
+        while start > 0 and (line[start - 1].isalnum() or line[start - 1] == "_"):
+            start -= 1
+        end = i + 1
+        while end < len(line) and line[end] != quote:
+            end += 2 if line[end] == "\\" else 1
+        if end >= len(line):
+            return None
+        found.append((line[start:i], line[i + 1:end], start, end + 1))
+        i = end + 1
+    return found
+
+
+def prose_wording(old: str, new: str) -> bool:
+    """Whether a survivor (its changed line, before -> after) only rewords a prose fragment:
+    mutmut's "XX" or case change of one plain literal of three or more words, with nothing of
+    code in it, used as a value (see PROSE above)."""
+    before, after = _literals(old), _literals(new)
+    if not before or after is None or len(before) != len(after):
+        return False
+    changed = [(b, a) for b, a in zip(before, after, strict=True) if b[:2] != a[:2]]
+    if len(changed) != 1:
+        return False
+    (prefix, text, start, end), (prefix_now, text_now, start_now, end_now) = changed[0]
+    if prefix or prefix_now or old[:start] != new[:start_now] or old[end:] != new[end_now:]:
+        return False
+    if text_now not in ("XX" + text + "XX", text.upper(), text.lower()):
+        return False
+    if len(text.split()) < 3 or any(mark in text for mark in _CODE_MARKS):
+        return False
+    return not _USED_BEFORE.search(old[:start]) and not _USED_AFTER.search(old[end:])
 
 
 def _scratch(module: str, tests: tuple[str, ...], into: Path) -> None:
@@ -214,6 +276,9 @@ def run_module(module: str, tests: tuple[str, ...], accepted: dict[tuple[str, st
         if survivor.key() in accepted:
             result.accepted += 1
             result.matched.add(survivor.key())
+        elif prose_wording(old, new):
+            result.accepted += 1
+            result.prose += 1
         else:
             result.open.append(survivor)
     result.seconds = time.monotonic() - started
@@ -260,7 +325,8 @@ def write_docs(results: list[ModuleResult], doc: Path = DOC) -> None:
                "--write-docs` (`make mutation`; each row from the run that last measured its module): every mutant "
                "mutmut makes in each module, run against that module's unit tests (scripts/mutation.py: MODULES). "
                "**killed**: a test failed; **accepted**: a survivor listed with its reason in "
-               "scripts/mutation-survivors.toml (equivalent or harmless); **open**: neither, still to be killed by "
+               "scripts/mutation-survivors.toml (equivalent or harmless), or a change of the wording of a plain prose "
+               "fragment alone (scripts/mutation.py: prose_wording); **open**: neither, still to be killed by "
                "a test or accepted; **score**: killed / mutants.", "", *table([])[:2], *measured, ""]
     if unmeasured:
         section += [f"Not measured yet: {', '.join(unmeasured)}.", ""]
@@ -295,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     for module, tests in modules.items():
         print(f"mutation: {module} against {len(tests)} test file(s) ...", flush=True)
         r = run_module(module, tests, accepted, args.keep, logs / (module.replace("/", "_") + ".log"))
-        print(f"  {r.mutants} mutants, {r.killed} killed, {r.accepted} accepted, {len(r.open)} open "
+        print(f"  {r.mutants} mutants, {r.killed} killed, {r.accepted} accepted ({r.prose} as prose wording), "
+              f"{len(r.open)} open "
               f"({r.seconds:.0f} s)", flush=True)
         results.append(r)
     print()
