@@ -56,7 +56,8 @@ _COMPARE_TESTS = tuple(_U + t for t in (
 MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/reconcile/rules.py": tuple(_U + t for t in (
         "test_reconcile_rules.py", "test_another_writer_rules.py", "test_completed_deletes.py",
-        "test_lost_from_state.py", "test_reconcile_advice.py", "test_actions.py", "test_reconcile_settles.py")),
+        "test_lost_from_state.py", "test_reconcile_advice.py", "test_actions.py", "test_reconcile_settles.py",
+        "test_actions_not_started.py", "test_reconcile_rules_alone.py")),
     "hybridops_tf/reconcile/compare.py": _COMPARE_TESTS,
     "hybridops_tf/reconcile/lookup/judge.py": (_U + "test_lookup_rules.py", _U + "test_lookup_judge.py"),
     "hybridops_tf/record/transitions.py": tuple(_U + t for t in (
