@@ -5,16 +5,22 @@ and resolved.inputs.yml a run writes, puts back or shares."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from hybridops_tf.base import notices
+from hybridops_tf.base.errors import RefusedError, UsageError
+from hybridops_tf.cli.main import say
 from hybridops_tf.engine.events import Diagnostic
-from hybridops_tf.inputs.values import ResolvedInputs
+from hybridops_tf.inputs.values import CliInput, MissingInputError, ResolvedInputs, StackInputs
 from hybridops_tf.operation import run_inputs
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget
+from hybridops_tf.record.advice import give_inputs
 from hybridops_tf.runtime.root import RERUN_INPUTS, Runtime
 from hybridops_tf.runtime.run_folder import RunFolder
 
@@ -137,3 +143,162 @@ def test_a_refused_run_puts_rerun_inputs_yml_back_as_it_was_and_removes_one_it_m
     run_inputs.restore_rerun(path, before, store, "m")  # type: ignore[arg-type]
     assert path.read_text() == "n: 2\n"
     assert store.documents == ([(RERUN_INPUTS, "m", "n: 2\n")] if shared else [])
+
+
+# --- resolve: one resolution of a module's inputs (the rules test_one_resolution.py does not reach) ---
+
+MAIN_TF = """variable "cidr" {
+  type = string
+}
+variable "pw" {
+  type      = string
+  sensitive = true
+}
+variable "note" {
+  type    = string
+  default = "d"
+}
+"""
+
+
+@pytest.fixture
+def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Runtime, ModuleTarget]]:
+    """A module with the required `cidr` and secret `pw` and an optional `note`; notices are kept
+    for notices.unheard() while it lives."""
+    for name in ("TF_VAR_cidr", "TF_VAR_pw", "TF_VAR_note"):
+        monkeypatch.delenv(name, raising=False)
+    directory = tmp_path / "m"
+    directory.mkdir()
+    (directory / "main.tf").write_text(MAIN_TF)
+    notices.listen(None)
+    notices.unheard()
+    yield Runtime(tmp_path / "rt"), ModuleTarget(directory, "m")
+    notices.listen(say)
+
+
+def _recorded(rt: Runtime, text: str) -> Path:
+    path = layout.rerun_inputs(rt.root, "m")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_an_inputs_file_is_a_source_named_by_its_path_and_its_undeclared_names_a_warning(
+        mod: tuple[Runtime, ModuleTarget], tmp_path: Path) -> None:
+    rt, target = mod
+    given = tmp_path / "in.yml"
+    given.write_text("cidr: 10.0.0.0/16\npw: s\nsize: 2\n")
+
+    resolved = run_inputs.resolve(rt, target, given, [], None)
+
+    assert resolved.values["cidr"] == "10.0.0.0/16" and resolved.sources["cidr"] == f"--inputs {given}"
+    assert notices.unheard() == [(notices.Level.WARNING, f"--inputs {given} sets 'size', which {target.directory} "
+                                  "does not declare: ignored, as the engine does")]
+
+
+def test_stack_inputs_are_named_stack_or_by_the_wiring_that_gave_them(mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    wired = StackInputs({"cidr": "10.0.0.0/16", "pw": "s"}, {"cidr": "inputs_from network.cidr"})
+
+    assert run_inputs.resolve(rt, target, None, [], wired).sources == {
+        "cidr": "inputs_from network.cidr", "pw": "stack"}
+    assert run_inputs.resolve(rt, target, None, [], dict(wired), stack_sources={"pw": "inputs_from db.pw"}
+                              ).sources == {"cidr": "stack", "pw": "inputs_from db.pw"}
+
+
+@pytest.mark.parametrize("names", [["cidr"], ["cidr", "pw"]])
+def test_a_missing_required_input_is_refused_naming_each_and_how_to_give_it_secrets_never_on_a_command_line(
+        mod: tuple[Runtime, ModuleTarget], names: list[str]) -> None:
+    rt, target = mod
+    given = [CliInput("--var", f"{n}=x") for n in ("cidr", "pw") if n not in names]
+
+    with pytest.raises(MissingInputError) as refused:
+        run_inputs.resolve(rt, target, None, given, None, extra_sensitive=frozenset({"cidr"}))
+
+    listed = ", ".join(map(repr, names))
+    assert refused.value.message == (f"missing required input{'s' if len(names) > 1 else ''} {listed} for "
+                                     f"{target.directory}: {give_inputs(names, frozenset(names))}")
+    assert refused.value.names == tuple(names)
+
+
+def test_an_engine_var_after_the_double_dash_keeps_its_quotes_as_the_engine_reads_them(
+        mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    given = [CliInput("--var", "cidr=10.0.0.0/16"), CliInput("--var", "pw=s"),
+             CliInput("--var", 'note="a b"', engine_syntax=True)]
+
+    assert run_inputs.resolve(rt, target, None, given, None).values["note"] == '"a b"'
+
+
+def test_a_missing_inputs_file_is_refused_naming_it_wherever_it_is(mod: tuple[Runtime, ModuleTarget],
+                                                                  tmp_path: Path) -> None:
+    rt, target = mod
+    for missing in (tmp_path / "gone.yml", layout.rerun_inputs(rt.root, "gone")):
+        with pytest.raises(UsageError) as refused:
+            run_inputs.resolve(rt, target, None, [CliInput("--inputs", str(missing))], None)
+        assert refused.value.message.startswith(f"cannot read inputs file {missing}: ")
+
+
+def test_the_last_run_fills_only_what_no_source_sets_never_a_withheld_secret_and_says_so(
+        mod: tuple[Runtime, ModuleTarget], monkeypatch: pytest.MonkeyPatch) -> None:
+    rt, target = mod
+    path = _recorded(rt, "cidr: 10.9.0.0/16\npw: <redacted>\n")
+    monkeypatch.setenv("TF_VAR_cidr", "10.1.0.0/16")
+    given = [CliInput("--var", "pw=s")]
+
+    resolved = run_inputs.resolve(rt, target, None, given, {}, key="m")
+    assert (resolved.values["cidr"], resolved.sources["cidr"]) == ("10.1.0.0/16", "env")  # the caller's TF_VAR_
+    assert run_inputs.recorded_names(resolved) == [] and notices.unheard() == []
+
+    monkeypatch.delenv("TF_VAR_cidr")
+    resolved = run_inputs.resolve(rt, target, None, given, None, key="m")
+    assert run_inputs.recorded_names(resolved) == ["cidr"] and resolved.values["cidr"] == "10.9.0.0/16"
+    assert notices.unheard() == [(notices.Level.NOTE, f"the last run's cidr ({run_inputs.shown(path)}): it sets "
+                                  "what no input given here sets, and the module has no default; inputs given win")]
+    run_inputs.resolve(rt, target, None, given, None, key="m", note=False)
+    assert notices.unheard() == []
+
+    with pytest.raises(MissingInputError) as refused:  # its pw is a placeholder: never a value
+        run_inputs.resolve(rt, target, None, [CliInput("--var", "cidr=c")], None, key="m")
+    assert refused.value.names == ("pw",)
+
+    _recorded(rt, "cidr: 10.9.0.0/16\npw: s\n")
+    run_inputs.resolve(rt, target, None, [], None, key="m")
+    assert notices.unheard() == [(notices.Level.NOTE, f"the last run's cidr, pw ({run_inputs.shown(path)}): they "
+                                  "set what no input given here sets, and the module has no default; inputs given win")]
+
+
+def test_an_unreadable_last_run_file_fills_nothing_and_says_why(mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    path = _recorded(rt, "cidr: [\n")
+
+    with pytest.raises(MissingInputError):
+        run_inputs.resolve(rt, target, None, [CliInput("--var", "pw=s")], None, key="m")
+
+    [(level, text)] = notices.unheard()
+    assert level is notices.Level.WARNING and text.startswith(f"{path} is not used: inputs file {path} is not valid")
+
+
+class _NoKey:
+    """A store whose digest key cannot be read."""
+
+    def __init__(self, err: OSError) -> None:
+        self.err = err
+
+    def describe(self) -> str:
+        return "the runtime root /rt"
+
+    def digest_key(self, create: bool) -> bytes | None:
+        raise self.err
+
+
+@pytest.mark.parametrize(("err", "said"), [(PermissionError(13, "Permission denied"), "Permission denied"),
+                                           (OSError("no space"), "no space")])
+def test_a_digest_key_that_cannot_be_read_refuses_the_run_saying_why_and_that_nothing_ran(err: OSError,
+                                                                                       said: str) -> None:
+    rt = SimpleNamespace(store=_NoKey(err))
+
+    with pytest.raises(RefusedError) as refused:
+        run_inputs.digest_key(rt)  # type: ignore[arg-type]
+
+    assert refused.value.message == f"cannot use the inputs digest key in the runtime root /rt: {said}; nothing was run"

@@ -1,0 +1,185 @@
+"""Rules of inputs/values.py that `make mutation` (scripts/mutation.py) found unguarded, each in
+the fixture where it alone decides: the value and kind each source gives a variable, what a run's
+inputs files hold and in which form, what is withheld, and the one-line refusal of bad input
+(naming the source and the fix, never the value)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hybridops_tf.base.errors import UsageError
+from hybridops_tf.base.numbers import Number
+from hybridops_tf.inputs.values import (
+    EPHEMERAL,
+    REDACTED,
+    ResolvedInputs,
+    StackInputs,
+    VariableSpec,
+    dump_yaml,
+    load_inputs_file,
+    module_layers,
+    parse_var_options,
+    split_engine_flags,
+)
+
+
+def _spec(name: str, type_expr: str | None, **kw: Any) -> VariableSpec:
+    return VariableSpec(name, required=False, type_expr=type_expr, **kw)
+
+
+def test_a_var_for_a_collection_is_read_as_hcl_up_to_its_first_equals_sign_and_each_var_counts() -> None:
+    specs = {"tags": _spec("tags", "map(string)"), "note": _spec("note", "string")}
+
+    got = parse_var_options(['tags={a = "x=y"}', "note=a=b"], specs)
+
+    assert got == {"tags": {"a": "x=y"}, "note": "a=b"}
+
+
+def test_a_quoted_number_for_a_number_variable_is_the_number_inside_the_quotes() -> None:
+    assert parse_var_options(['n="5"'], {"n": _spec("n", "number")}) == {"n": 5}
+
+
+def test_the_engines_own_var_of_true_or_false_for_a_bool_variable_is_a_bool_and_other_text_stays_text() -> None:
+    specs = {"b": _spec("b", "bool"), "c": _spec("c", "bool")}
+
+    assert parse_var_options(["b=false", "c=NO"], specs, engine_syntax=True) == {"b": False, "c": "NO"}
+    assert parse_var_options(["b=true"], specs, engine_syntax=True) == {"b": True}
+
+
+def test_tf_var_text_is_a_number_only_for_a_number_variable() -> None:
+    specs = {"n": _spec("n", "number"), "s": _spec("s", "string"), "t": _spec("t", None)}
+    env = {"TF_VAR_n": "1e400", "TF_VAR_s": "007", "TF_VAR_t": "5"}
+
+    [layer] = module_layers(Path("/nonexistent"), specs, environ=env)
+
+    assert isinstance(layer.values["n"], Number) and layer.values["n"].text == "1e400"
+    assert layer.values["s"] == "007" and layer.values["t"] == "5"
+
+
+def test_an_empty_json_inputs_file_gives_no_values(tmp_path: Path) -> None:
+    path = tmp_path / "in.tfvars.json"
+    path.write_text("  \n")
+
+    assert load_inputs_file(path) == {}
+
+
+def test_stack_inputs_are_the_values_with_their_sources_apart() -> None:
+    sources = {"id": "inputs_from network.id"}
+    got = StackInputs({"id": "n-1", "size": 2}, sources)
+    sources["size"] = "changed later"
+
+    assert dict(got) == {"id": "n-1", "size": 2} and got.sources == {"id": "inputs_from network.id"}
+
+
+def test_a_secret_is_withheld_as_redacted_an_ephemeral_value_as_ephemeral_and_others_not() -> None:
+    resolved = ResolvedInputs(values={}, explicit={}, sensitive_names=frozenset({"pw"}),
+                              ephemeral_names=frozenset({"tok"}))
+
+    assert [resolved.withheld(n) for n in ("pw", "tok", "size")] == [REDACTED, EPHEMERAL, None]
+
+
+def test_resolved_and_rerun_inputs_files_read_as_written_here() -> None:
+    resolved = ResolvedInputs(values={"name": "café", "zones": ["a", "b"], "pw": "hunter2"},
+                              explicit={"name": "café", "zones": ["a", "b"], "pw": "hunter2"},
+                              sensitive_names=frozenset({"pw"}),
+                              sources={"name": "--var", "zones": "--inputs in.yml", "pw": "env"},
+                              overridden={"name": ("terraform.tfvars",)})
+
+    assert resolved.resolved_yaml("resolved.inputs.yml of run r-1\n\nsecond") == (
+        "# resolved.inputs.yml of run r-1\n"
+        "#\n"
+        "# second\n"
+        "# Each variable: the value the engine used and its source; sources rank, lowest first:\n"
+        "#   default < env (TF_VAR_) < terraform.tfvars < terraform.tfvars.json < *.auto.tfvars(.json)\n"
+        "#   < stack < inputs_from < recorded < --inputs/--var-file files and --var, in the order given.\n"
+        "# Sensitive values are <redacted>, ephemeral ones <ephemeral>.\n"
+        "name:\n"
+        "  value: café\n"
+        "  source: --var\n"
+        "  overrides:\n"
+        "  - terraform.tfvars\n"
+        "pw:\n"
+        "  value: <redacted>\n"
+        "  source: env\n"
+        "zones:\n"
+        "  value:\n"
+        "  - a\n"
+        "  - b\n"
+        "  source: --inputs in.yml\n")
+    assert resolved.rerun_yaml("rerun.inputs.yml of m") == (
+        "# rerun.inputs.yml of m\n"
+        "# The inputs a rerun needs: explicit ones and the caller's TF_VAR_ values; the module's\n"
+        "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.\n"
+        "# Usable as `--inputs`; sensitive values are <redacted> and ephemeral ones <ephemeral>:\n"
+        "# pass them with --var.\n"
+        "# name: from --var\n"
+        "name: café\n"
+        "# pw: from env\n"
+        "pw: <redacted>\n"
+        "# zones: from --inputs in.yml\n"
+        "zones:\n"
+        "- a\n"
+        "- b\n")
+    none = ResolvedInputs(values={}, explicit={}, sensitive_names=frozenset())
+    assert none.resolved_yaml().splitlines()[0] == "# Each variable: the value the engine used and its source; " \
+        "sources rank, lowest first:"
+    assert none.resolved_yaml().endswith(".\n{}\n") and none.rerun_yaml().endswith("--var.\n{}\n")
+    assert none.rerun_yaml().startswith("# The inputs a rerun needs")
+    assert dump_yaml({}) == "{}\n"
+    assert dump_yaml({"b": ["ü"], "a": 1}) == "a: 1\nb:\n- ü\n"
+
+
+def test_the_engines_var_file_escapes_control_characters_and_nothing_else() -> None:
+    resolved = ResolvedInputs(values={}, explicit={"v": "a b\x01é"}, sensitive_names=frozenset())
+
+    assert resolved.var_file() == 'v = "a b\\u0001é"\n'
+
+
+REFUSALS: dict[str, tuple[str, str, str]] = {
+    # case: (file name, file text, the whole one-line refusal; {path} is the file)
+    "json list": ("in.tfvars.json", "[1]", "inputs file {path} must be a JSON object of variable names to values, "
+                  "not a list"),
+    "json deep": ("in.tfvars.json", '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+                  "inputs file {path} is nested too deeply"),
+    "json invalid": ("in.tfvars.json", '{"n": [1', "inputs file {path} is not valid JSON: "
+                     "Expecting ',' delimiter: line 1 column 9 (char 8)"),
+    "json nul": ("in.tfvars.json", '{"a": "x\\u0000"}', "inputs file {path}: a string holds a NUL character, which "
+                 "no engine can receive"),
+    "yaml at": ("in.yml", "a: 1\nb: [\n", "inputs file {path} is not valid YAML: at line 3, column 1"),
+    "yaml reader": ("in.yml", "a: \x07\n", "inputs file {path} is not valid YAML: unparsable"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_a_bad_inputs_file_is_refused_in_one_line_naming_the_file(tmp_path: Path, case: str) -> None:
+    name, text, refusal = REFUSALS[case]
+    path = tmp_path / name
+    path.write_text(text)
+
+    with pytest.raises(UsageError) as refused:
+        load_inputs_file(path)
+
+    assert refused.value.message == refusal.format(path=path)
+
+
+@pytest.mark.parametrize(("args", "refusal"), [
+    (["-var"], "-var after -- needs a value, e.g. -var name=value"),
+    (["-var-file"], "-var-file after -- needs a value, e.g. -var-file prod.tfvars"),
+])
+def test_an_engine_var_flag_after_the_double_dash_without_its_value_is_refused_with_an_example(
+        args: list[str], refusal: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        split_engine_flags(args)
+
+    assert refused.value.message == refusal
+
+
+def test_text_the_engine_reads_no_number_in_is_refused_for_a_number_variable_naming_it_never_its_value() -> None:
+    with pytest.raises(UsageError) as refused:
+        parse_var_options(["n=0x10"], {"n": _spec("n", "number")})
+
+    assert refused.value.message == ("--var n=...: a number is required (variable 'n' has type number, and the "
+                                     "engine reads no number in this text): write e.g. 5, -1.5 or 1e400")
