@@ -148,6 +148,11 @@ REFUSALS: dict[str, tuple[str, str, str]] = {
                      "Expecting ',' delimiter: line 1 column 9 (char 8)"),
     "json nul": ("in.tfvars.json", '{"a": "x\\u0000"}', "inputs file {path}: a string holds a NUL character, which "
                  "no engine can receive"),
+    "tfvars expression": ("in.tfvars", 'a = upper("x")\n', "inputs file {path}: the value of 'a' is an expression "
+                          "hyops does not evaluate (it evaluates literals and the operators on them, such as `1 + 2`, "
+                          "not function calls or templates); write the value it gives"),
+    "tfvars nul": ("in.tfvars", 'a = "x\\u0000"\n', "inputs file {path}: a string holds a NUL character, which no "
+                   "engine can receive"),
     "yaml at": ("in.yml", "a: 1\nb: [\n", "inputs file {path} is not valid YAML: at line 3, column 1"),
     "yaml reader": ("in.yml", "a: \x07\n", "inputs file {path} is not valid YAML: unparsable"),
 }
@@ -183,3 +188,24 @@ def test_text_the_engine_reads_no_number_in_is_refused_for_a_number_variable_nam
 
     assert refused.value.message == ("--var n=...: a number is required (variable 'n' has type number, and the "
                                      "engine reads no number in this text): write e.g. 5, -1.5 or 1e400")
+
+
+@pytest.mark.parametrize(("text", "refusal"), [
+    ("1bad=secret", "--var '1bad=...': expected NAME=VALUE with a variable name, e.g. --var size=large"),
+    ("novalue", "--var 'novalue': expected NAME=VALUE with a variable name, e.g. --var size=large"),
+    ("n=" + "[" * 5000, "--var n=...: value is nested too deeply"),
+    ("n=[", "--var n=...: value is not valid YAML (at line 1, column 2); quote it: --var 'n=\"...\"'"),
+    ('n="a\\0b"', "--var n: a string holds a NUL character, which no engine can receive"),
+])
+def test_a_bad_var_is_refused_in_one_line_naming_it_never_its_value(text: str, refusal: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        parse_var_options([text], {})
+
+    assert refused.value.message == refusal
+
+
+def test_the_engines_own_var_of_a_quoted_number_is_refused_as_the_engine_refuses_it() -> None:
+    with pytest.raises(UsageError) as refused:
+        parse_var_options(['n="5"'], {"n": _spec("n", "number")}, engine_syntax=True)
+
+    assert refused.value.message.startswith("--var n=...: a number is required")
