@@ -16,7 +16,7 @@ from hybridops_tf.base import notices
 from hybridops_tf.base.errors import RefusedError, UsageError
 from hybridops_tf.cli.main import say
 from hybridops_tf.engine.events import Diagnostic
-from hybridops_tf.inputs.values import CliInput, MissingInputError, ResolvedInputs, StackInputs
+from hybridops_tf.inputs.values import CliInput, MissingInputError, ResolvedInputs, StackInputs, VariableSpec
 from hybridops_tf.operation import run_inputs
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget
@@ -302,3 +302,65 @@ def test_a_digest_key_that_cannot_be_read_refuses_the_run_saying_why_and_that_no
         run_inputs.digest_key(rt)  # type: ignore[arg-type]
 
     assert refused.value.message == f"cannot use the inputs digest key in the runtime root /rt: {said}; nothing was run"
+
+
+def test_the_names_the_command_lines_inputs_set_are_read_from_each_var_and_file(tmp_path: Path) -> None:
+    given = tmp_path / "in.yml"
+    given.write_text("b: 1\nc: 2\n")
+    rt, target = Runtime(tmp_path / "rt"), ModuleTarget(tmp_path, "m")
+    specs = {n: VariableSpec(n, required=True) for n in "abc"}
+
+    assert run_inputs.given_names(rt, target, [CliInput("--var", "a=1"), CliInput("--inputs", str(given))],
+                                  specs) == {"a", "b", "c"}
+
+
+def test_a_file_is_placed_whatever_its_path_or_its_other_bytes_and_other_events_pass_as_they_are(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "my inputs"
+    folder.mkdir()
+    given = folder / "in.yml"
+    given.write_bytes(b"# caf\xe9 (latin-1)\nsize: 1\n")
+
+    assert run_inputs.given_at("size", f"--inputs {given}") == (str(given), 2)
+    other = SimpleNamespace(type="log")
+    resolved = _resolved({"size": f"--inputs {given}"}, size=1)
+    assert run_inputs.cite_sources([other], resolved) == [other]
+
+
+def test_rerun_inputs_yml_with_the_same_inputs_is_left_as_it_is(tmp_path: Path) -> None:
+    rt = Runtime(tmp_path / "rt")
+    target = ModuleTarget(tmp_path / "m", "m")
+    first = run_inputs.prepare_rerun(rt, target, _resolved({"n": "--var"}, n=1))
+    first.commit()
+    before = first.path.stat().st_ino
+
+    again = run_inputs.prepare_rerun(rt, target, _resolved({"n": "--var"}, n=1))
+    again.commit()
+
+    assert again.path.stat().st_ino == before  # not even rewritten: no disk flush before the engine starts
+
+
+def test_putting_back_no_rerun_inputs_yml_where_there_is_none_is_no_error(tmp_path: Path) -> None:
+    run_inputs.restore_rerun(tmp_path / "rerun.inputs.yml", None, SharedStore(False), "m")  # type: ignore[arg-type]
+
+    assert not (tmp_path / "rerun.inputs.yml").exists()
+
+
+class FetchingStore(SharedStore):
+    """A shared store holding rerun.inputs.yml of record m, which this runner does not have yet."""
+
+    def fetch_document(self, kind: str, name: str, path: Path) -> None:
+        if (kind, name) == (RERUN_INPUTS, "m"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("cidr: 10.7.0.0/16\npw: s\n")
+
+
+def test_a_summarys_inputs_file_of_another_runner_is_brought_from_the_shared_store(
+        mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    rt._store = FetchingStore(True)  # type: ignore[assignment]
+    given = layout.rerun_inputs(rt.root, "m")
+
+    resolved = run_inputs.resolve(rt, target, None, [CliInput("--inputs", str(given))], None)
+
+    assert resolved.values["cidr"] == "10.7.0.0/16"
