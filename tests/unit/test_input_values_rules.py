@@ -5,6 +5,8 @@ inputs files hold and in which form, what is withheld, and the one-line refusal 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +111,10 @@ def test_resolved_and_rerun_inputs_files_read_as_written_here() -> None:
         "  - a\n"
         "  - b\n"
         "  source: --inputs in.yml\n")
-    assert resolved.rerun_yaml("rerun.inputs.yml of m") == (
+    assert resolved.rerun_yaml("rerun.inputs.yml of m\n\n(m)") == (
         "# rerun.inputs.yml of m\n"
+        "#\n"
+        "# (m)\n"
         "# The inputs a rerun needs: explicit ones and the caller's TF_VAR_ values; the module's\n"
         "# terraform.tfvars and *.auto.tfvars are read again by the engine itself.\n"
         "# Usable as `--inputs`; sensitive values are <redacted> and ephemeral ones <ephemeral>:\n"
@@ -209,3 +213,14 @@ def test_the_engines_own_var_of_a_quoted_number_is_refused_as_the_engine_refuses
         parse_var_options(['n="5"'], {"n": _spec("n", "number")}, engine_syntax=True)
 
     assert refused.value.message.startswith("--var n=...: a number is required")
+
+
+def test_the_inputs_digest_is_the_keyed_hmac_of_the_explicit_inputs_as_compact_sorted_json() -> None:
+    key = b"k" * 32
+    resolved = ResolvedInputs(values={}, explicit={"b": "é", "a": [1, 2], "tok": "t-1"}, sensitive_names=frozenset(),
+                              ephemeral_names=frozenset({"tok"}))
+    canonical = '{"a":[1,2],"b":"é","tok":"<ephemeral>"}'  # the scheme v1 names: a change needs a new prefix
+
+    assert resolved.digest(key) == "hmac-sha256:v1:" + hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
+    with pytest.raises(ValueError, match="^inputs digest key too short$"):
+        resolved.digest(b"k" * 31)
