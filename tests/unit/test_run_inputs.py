@@ -364,3 +364,24 @@ def test_a_summarys_inputs_file_of_another_runner_is_brought_from_the_shared_sto
     resolved = run_inputs.resolve(rt, target, None, [CliInput("--inputs", str(given))], None)
 
     assert resolved.values["cidr"] == "10.7.0.0/16"
+
+
+def test_reconciles_read_only_resolution_writes_nothing_in_the_runtime_root_and_a_commands_keeps_its_parse(
+        mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    given = [CliInput("--var", "cidr=c"), CliInput("--var", "pw=s")]
+
+    run_inputs.resolve(rt, target, None, given, None, read_only=True)
+    assert not rt.root.exists()
+
+    run_inputs.resolve(rt, target, None, given, None)
+    assert list(rt.hcl_cache().iterdir())  # the next command reads the module's variables from here
+
+
+def test_the_names_of_a_missing_inputs_file_are_refused_naming_it(tmp_path: Path) -> None:
+    rt, target = Runtime(tmp_path / "rt"), ModuleTarget(tmp_path, "m")
+
+    with pytest.raises(UsageError) as refused:
+        run_inputs.given_names(rt, target, [CliInput("--inputs", str(tmp_path / "gone.yml"))], {})
+
+    assert refused.value.message.startswith(f"cannot read inputs file {tmp_path / 'gone.yml'}: ")
