@@ -224,3 +224,10 @@ def test_the_inputs_digest_is_the_keyed_hmac_of_the_explicit_inputs_as_compact_s
     assert resolved.digest(key) == "hmac-sha256:v1:" + hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
     with pytest.raises(ValueError, match="^inputs digest key too short$"):
         resolved.digest(b"k" * 31)
+
+
+def test_an_inputs_file_that_cannot_be_read_is_refused_saying_why(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as refused:
+        load_inputs_file(tmp_path / "gone.yml")
+
+    assert refused.value.message == f"cannot read inputs file {tmp_path / 'gone.yml'}: No such file or directory"
