@@ -385,3 +385,14 @@ def test_the_names_of_a_missing_inputs_file_are_refused_naming_it(tmp_path: Path
         run_inputs.given_names(rt, target, [CliInput("--inputs", str(tmp_path / "gone.yml"))], {})
 
     assert refused.value.message.startswith(f"cannot read inputs file {tmp_path / 'gone.yml'}: ")
+
+
+def test_a_value_wired_from_a_secret_is_withheld_like_a_secret_though_its_variable_is_not_sensitive(
+        mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    given = [CliInput("--var", "cidr=10.0.0.0/16"), CliInput("--var", "pw=s"), CliInput("--var", "note=n")]
+
+    resolved = run_inputs.resolve(rt, target, None, given, None, extra_sensitive=frozenset({"cidr"}))
+
+    assert resolved.sensitive_names == frozenset({"pw", "cidr"})
+    assert resolved.rerun_inputs() == {"cidr": "<redacted>", "note": "n", "pw": "<redacted>"}
