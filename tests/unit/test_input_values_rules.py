@@ -16,6 +16,7 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.numbers import Number
 from hybridops_tf.inputs.values import (
     EPHEMERAL,
+    MAX_VALUES,
     REDACTED,
     ResolvedInputs,
     StackInputs,
@@ -24,6 +25,8 @@ from hybridops_tf.inputs.values import (
     load_inputs_file,
     module_layers,
     parse_var_options,
+    plain_value,
+    resolve_inputs,
     split_engine_flags,
 )
 
@@ -157,6 +160,9 @@ REFUSALS: dict[str, tuple[str, str, str]] = {
                           "not function calls or templates); write the value it gives"),
     "tfvars nul": ("in.tfvars", 'a = "x\\u0000"\n', "inputs file {path}: a string holds a NUL character, which no "
                    "engine can receive"),
+    "yaml list": ("in.yml", "- 1\n", "inputs file {path} must be a YAML mapping of variable names to values, not a "
+                  "list: write `name: value` lines"),
+    "yaml deep": ("in.yml", "a: " + "[" * 5000 + "\n", "inputs file {path} is nested too deeply"),
     "yaml at": ("in.yml", "a: 1\nb: [\n", "inputs file {path} is not valid YAML: at line 3, column 1"),
     "yaml reader": ("in.yml", "a: \x07\n", "inputs file {path} is not valid YAML: unparsable"),
 }
@@ -231,3 +237,43 @@ def test_an_inputs_file_that_cannot_be_read_is_refused_saying_why(tmp_path: Path
         load_inputs_file(tmp_path / "gone.yml")
 
     assert refused.value.message == f"cannot read inputs file {tmp_path / 'gone.yml'}: No such file or directory"
+
+
+def test_a_value_of_more_than_the_budget_of_values_is_refused_however_it_nests() -> None:
+    assert len(plain_value([0] * (MAX_VALUES - 1), "w")) == MAX_VALUES - 1  # the list and its items: the budget
+    for bomb in ([0] * MAX_VALUES, {str(n): 0 for n in range(MAX_VALUES)}):
+        with pytest.raises(UsageError) as refused:
+            plain_value(bomb, "w")
+        assert refused.value.message == f"w: more than {MAX_VALUES} values (YAML aliases?); refused"
+
+
+@pytest.mark.parametrize(("value", "refusal"), [
+    (float("inf"), "w: inf is not a finite number, which no engine takes; write a number such as 1.5 or 1e400"),
+    (b"x", "w: a YAML bytes cannot be passed to the engine; use a string, number, bool, list or map"),
+    ([["x\0"]], "w: a string holds a NUL character, which no engine can receive"),
+])
+def test_a_value_no_engine_takes_is_refused_naming_where_it_came_from(value: Any, refusal: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        plain_value(value, "w")
+
+    assert refused.value.message == refusal
+
+
+@pytest.mark.parametrize(("name", "value", "refusal"), [
+    ("a", "x\0", "input 'a' from stack inputs holds a NUL character, which no engine can receive"),
+    ("m", {"k\0": 1}, "input 'm' from stack inputs holds a NUL character, which no engine can receive"),
+    ("m", ["x\0"], "input 'm' from stack inputs holds a NUL character, which no engine can receive"),
+    ("m", {"k": "v\0"}, "input 'm' from stack inputs holds a NUL character, which no engine can receive"),
+    ("a", [1], "input 'a' from stack inputs is a list, but variable 'a' has type string, so the engine would refuse "
+     "it: pass a plain value or declare a matching type (e.g. type = any)"),
+    ("a", {"k": 1}, "input 'a' from stack inputs is a map, but variable 'a' has type string, so the engine would "
+     "refuse it: pass a plain value or declare a matching type (e.g. type = any)"),
+])
+def test_a_stack_input_the_engine_could_not_receive_is_refused_before_anything_runs(name: str, value: Any,
+                                                                                    refusal: str) -> None:
+    specs = {"a": _spec("a", "string"), "m": _spec("m", "any")}
+
+    with pytest.raises(UsageError) as refused:
+        resolve_inputs(specs, stack_inputs={name: value})
+
+    assert refused.value.message == refusal
