@@ -18,6 +18,8 @@ from hybridops_tf.inputs.values import (
     EPHEMERAL,
     MAX_VALUES,
     REDACTED,
+    InputLayer,
+    MissingInputError,
     ResolvedInputs,
     StackInputs,
     VariableSpec,
@@ -277,3 +279,49 @@ def test_a_stack_input_the_engine_could_not_receive_is_refused_before_anything_r
         resolve_inputs(specs, stack_inputs={name: value})
 
     assert refused.value.message == refusal
+
+
+def test_several_missing_inputs_are_refused_naming_each() -> None:
+    specs = {n: VariableSpec(n, required=True) for n in ("b", "a")}
+
+    with pytest.raises(MissingInputError) as refused:
+        resolve_inputs(specs)
+
+    assert refused.value.message == ("missing required inputs 'a', 'b' for the module: pass --var NAME=... for each "
+                                     "or add them to --inputs")
+    assert refused.value.names == ("a", "b")
+
+
+def test_each_source_is_named_and_the_last_decides_whether_hyops_passes_the_value() -> None:
+    specs = {"a": _spec("a", None), "b": _spec("b", None), "c": _spec("c", None)}
+    resolved = resolve_inputs(specs, stack_inputs={"a": 1}, stack_sources={"a": "inputs_from x.y"},
+                              inputs_file={"b": 2}, layers=[InputLayer("--var", {"c": 3}),
+                                                            InputLayer("later", {"c": 4}, explicit=False)])
+
+    assert resolved.sources == {"a": "inputs_from x.y", "b": "--inputs", "c": "later"}
+    assert resolved.explicit == {"a": 1, "b": 2}
+    with pytest.raises(UsageError) as refused:
+        resolve_inputs({}, var_options={"x": 1})
+    assert refused.value.message == "unknown input 'x' in --var (module declares: no variables)"
+
+
+def test_a_resolved_value_shares_nothing_with_its_default_or_its_source() -> None:
+    spec = VariableSpec("d", required=False, default=[[1]], type_expr="any")
+    given = {"m": [[1]]}
+    resolved = resolve_inputs({"d": spec, "m": _spec("m", "any")}, stack_inputs=given)
+
+    resolved.values["d"][0].append(2)
+    resolved.values["m"][0].append(2)
+
+    assert spec.default == [[1]] and given == {"m": [[1]]}
+
+
+def test_a_module_var_file_hyops_cannot_read_is_opaque_and_the_next_is_still_read(tmp_path: Path) -> None:
+    (tmp_path / "terraform.tfvars").write_text("a = \n")
+    (tmp_path / "z.auto.tfvars").write_text('b = "x"\n')
+    specs = {"a": _spec("a", None), "b": _spec("b", None)}
+
+    layers = module_layers(tmp_path, specs, environ={})
+
+    assert [(layer.source, dict(layer.values), layer.opaque) for layer in layers] == [
+        ("env", {}, False), ("terraform.tfvars", {}, True), ("z.auto.tfvars", {"b": "x"}, False)]
