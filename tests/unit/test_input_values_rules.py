@@ -325,3 +325,11 @@ def test_a_module_var_file_hyops_cannot_read_is_opaque_and_the_next_is_still_rea
 
     assert [(layer.source, dict(layer.values), layer.opaque) for layer in layers] == [
         ("env", {}, False), ("terraform.tfvars", {}, True), ("z.auto.tfvars", {"b": "x"}, False)]
+
+
+def test_an_expression_in_a_module_var_file_is_kept_as_written_for_the_engine_to_evaluate(tmp_path: Path) -> None:
+    (tmp_path / "terraform.tfvars").write_text('a = upper("x")\n')
+
+    [_, layer] = module_layers(tmp_path, {"a": _spec("a", None)}, environ={})
+
+    assert not layer.opaque and layer.values == {"a": '${upper("x")}'}
