@@ -35,7 +35,7 @@ from hybridops_tf.record import gate
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
-from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.model import OperationRecord, entry_address
 from hybridops_tf.record.objects import UNNAMED_ORPHAN, state_view
 from hybridops_tf.record.stamp import Written
 from hybridops_tf.runtime.liveness import host_name
@@ -350,8 +350,11 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
     actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
     refused = gate.not_importable(ev.record)  # the engine said it cannot import these types
-    actions += [cmd.import_(ev.where, a, i) for a, i in missing.items()
-                if i and a not in taken and resource_type(a) not in refused]
+    importing: dict[str, str] = {}  # one object per address: a second kept at `ADDR (missing ID)` waits its turn
+    for a, i in missing.items():
+        if i and a not in taken and resource_type(a) not in refused:
+            importing.setdefault(entry_address(a), i)
+    actions += [cmd.import_(ev.where, a, i) for a, i in importing.items()]
     detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
               "was lost, rewritten or never saved; adopt each object back with --import (an import that finds "
               "no such object in the provider makes the record forget it)")

@@ -66,6 +66,17 @@ def test_two_objects_for_one_address_offer_keeping_either_and_import_only_the_fr
         assert words in finding.detail
 
 
+def test_two_lost_objects_at_one_address_get_one_import_into_that_address_never_into_a_record_key() -> None:
+    """The record keeps a second object lost at an address at `ADDR (missing ID)`: that key is
+    no address, so `--import 'ADDR (missing ID)=ID'` would fail as printed; one import at a
+    time goes into the address itself (the next reconcile names the other)."""
+    rec = record(Status.OK, resources={"sim_vm.a": (C, "create", "vm-1"),
+                                       "sim_vm.a (missing vm-0)": (C, "create", "vm-0")})
+    finding = only(compare(evidence(record=rec, state=state(), refresh=quiet()), CMD), Code.STATE_MISSING)
+
+    assert finding.next_actions == (f"hyops reconcile {R} --import sim_vm.a=vm-1",)
+
+
 def test_two_objects_for_one_address_name_no_sim_command_outside_the_sim() -> None:
     finding = only(compare(_two_for_one(refresh=quiet()), CMD), Code.STATE_MISSING)
 
