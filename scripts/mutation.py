@@ -66,10 +66,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/record/advice.py": (*_COMPARE_TESTS, _U + "test_reconcile_commands.py",
                                       _U + "test_advice_commands.py"),
     "hybridops_tf/operation/run_inputs.py": tuple(_U + t for t in (
-        "test_inputs_digest.py", "test_one_resolution.py", "test_tofu_files.py", "test_run_inputs.py")),
+        "test_inputs_digest.py", "test_one_resolution.py", "test_tofu_files.py", "test_run_inputs.py",
+        "test_inputs_in_any_locale.py")),
     "hybridops_tf/inputs/values.py": tuple(_U + t for t in (
         "test_inputs.py", "test_input_types.py", "test_inputs_digest.py", "test_var_file_transport.py",
-        "test_would_apply.py", "test_one_resolution.py", "test_input_values_rules.py",
+        "test_would_apply.py", "test_one_resolution.py", "test_input_values_rules.py", "test_inputs_in_any_locale.py",
         *(f"test_numbers.py::test_{n}" for n in (
             # the numbers-as-text tests that are not hypothesis searches (a mutant is judged by the same tests)
             "a_redacted_outputs_line_keeps_the_other_outputs_numbers",
