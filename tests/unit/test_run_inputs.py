@@ -21,15 +21,17 @@ from hybridops_tf.operation import run_inputs
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import ModuleTarget
 from hybridops_tf.record.advice import give_inputs
-from hybridops_tf.runtime.root import RERUN_INPUTS, Runtime
+from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import RunFolder
+from hybridops_tf.store import documents
+from hybridops_tf.store.documents import RERUN_INPUTS
 
 
 class SharedStore:
-    """A store that keeps a copy of each document (as the PostgreSQL store does)."""
+    """A store's Documents as the run sees them: each document it is given (every store: the
+    local one's is the file itself, the others keep a copy and write the file)."""
 
-    def __init__(self, shared: bool) -> None:
-        self.shared = shared
+    def __init__(self) -> None:
         self.documents: list[tuple[str, str, str]] = []
 
     def put_document(self, kind: str, key: str, text: str) -> None:
@@ -108,12 +110,10 @@ def test_resolved_inputs_yml_names_its_run_and_redacts_secrets(tmp_path: Path) -
     assert "hunter2" not in text and "<redacted>" in text
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_rerun_inputs_yml_is_written_for_its_record_key_and_a_shared_store_keeps_its_copy(
-        tmp_path: Path, shared: bool) -> None:
+def test_rerun_inputs_yml_is_written_for_its_record_key_and_the_store_is_given_its_text(tmp_path: Path) -> None:
     rt = Runtime(tmp_path / "rt")
     target = ModuleTarget(tmp_path / "m", "demo/vm")
-    store = SharedStore(shared)
+    store = SharedStore()
 
     rerun = run_inputs.prepare_rerun(rt, target, _resolved({"n": "--var"}, n=1), key="demo/vm@stg")
     run_inputs.commit_rerun(rerun, store, "demo/vm@stg")  # type: ignore[arg-type]
@@ -121,16 +121,14 @@ def test_rerun_inputs_yml_is_written_for_its_record_key_and_a_shared_store_keeps
     assert rerun.path == layout.rerun_inputs(rt.root, "demo/vm@stg")
     text = rerun.path.read_text()
     assert text.startswith(f"# rerun.inputs.yml of demo/vm@stg ({target.directory})\n") and "n: 1\n" in text
-    assert store.documents == ([(RERUN_INPUTS, "demo/vm@stg", text)] if shared else [])
+    assert store.documents == [(RERUN_INPUTS, "demo/vm@stg", text)]
     plain = run_inputs.prepare_rerun(rt, target, _resolved({"n": "--var"}, n=1))
     assert plain.path == layout.rerun_inputs(rt.root, "demo/vm")  # no key: the module's ref
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_a_refused_run_puts_rerun_inputs_yml_back_as_it_was_and_removes_one_it_made(tmp_path: Path,
-                                                                                   shared: bool) -> None:
+def test_a_refused_run_puts_rerun_inputs_yml_back_as_it_was_and_removes_one_it_made(tmp_path: Path) -> None:
     path = tmp_path / "rerun.inputs.yml"
-    store = SharedStore(shared)
+    store = SharedStore()
     assert run_inputs.read_rerun(path) is None
 
     path.write_text("n: 2\n")
@@ -142,7 +140,7 @@ def test_a_refused_run_puts_rerun_inputs_yml_back_as_it_was_and_removes_one_it_m
     path.write_text("n: 3\n")
     run_inputs.restore_rerun(path, before, store, "m")  # type: ignore[arg-type]
     assert path.read_text() == "n: 2\n"
-    assert store.documents == ([(RERUN_INPUTS, "m", "n: 2\n")] if shared else [])
+    assert store.documents == [(RERUN_INPUTS, "m", "n: 2\n")]
 
 
 # --- resolve: one resolution of a module's inputs (the rules test_one_resolution.py does not reach) ---
@@ -341,7 +339,7 @@ def test_rerun_inputs_yml_with_the_same_inputs_is_left_as_it_is(tmp_path: Path) 
 
 
 def test_putting_back_no_rerun_inputs_yml_where_there_is_none_is_no_error(tmp_path: Path) -> None:
-    run_inputs.restore_rerun(tmp_path / "rerun.inputs.yml", None, SharedStore(False), "m")  # type: ignore[arg-type]
+    run_inputs.restore_rerun(tmp_path / "rerun.inputs.yml", None, SharedStore(), "m")  # type: ignore[arg-type]
 
     assert not (tmp_path / "rerun.inputs.yml").exists()
 
@@ -349,16 +347,22 @@ def test_putting_back_no_rerun_inputs_yml_where_there_is_none_is_no_error(tmp_pa
 class FetchingStore(SharedStore):
     """A shared store holding rerun.inputs.yml of record m, which this runner does not have yet."""
 
-    def fetch_document(self, kind: str, name: str, path: Path) -> None:
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def fetch_document(self, kind: str, name: str) -> Path:
+        path = documents.local_path(self.root, kind, name)
         if (kind, name) == (RERUN_INPUTS, "m"):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("cidr: 10.7.0.0/16\npw: s\n")
+        return path
 
 
 def test_a_summarys_inputs_file_of_another_runner_is_brought_from_the_shared_store(
         mod: tuple[Runtime, ModuleTarget]) -> None:
     rt, target = mod
-    rt._store = FetchingStore(True)  # type: ignore[assignment]
+    rt._store = FetchingStore(rt.root)  # type: ignore[assignment]
     given = layout.rerun_inputs(rt.root, "m")
 
     resolved = run_inputs.resolve(rt, target, None, [CliInput("--inputs", str(given))], None)
