@@ -35,3 +35,9 @@ def lines_path(root: Path, kind: str, name: str) -> Path:
     """The local file of a document's appended lines: LINES_FILE beside it (each kind that has
     lines keeps one document a folder)."""
     return local_path(root, kind, name).with_name(LINES_FILE)
+
+
+def lines_key(kind: str, name: str) -> str:
+    """Where a store outside the root keeps a document's appended lines: its journal table, one
+    short insert each, under this key, which no record has (':' is in no ref)."""
+    return f"{kind}:{name}"

@@ -35,7 +35,7 @@ from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import keep_copy, register_private_root
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
-from hybridops_tf.store.documents import local_path
+from hybridops_tf.store.documents import lines_key, local_path
 from hybridops_tf.store.pgconn import (
     _HELD_BY,
     StoreUnavailable,
@@ -338,24 +338,20 @@ class PgStore:
         return path
 
     # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
-    # short insert each in the journal table, under a key no record has (':' is in no ref),
-    # instead of the whole document rewritten on every update.
-
-    @staticmethod
-    def _lines_key(kind: str, name: str) -> str:
-        return f"{kind}:{name}"
+    # short insert each in the journal table (store/documents.lines_key), instead of the whole
+    # document rewritten on every update.
 
     def append_document_line(self, kind: str, name: str, run_id: str, line: str) -> None:
         self._write(None, f"INSERT INTO {SCHEMA}.journal (key, run_id, kind, body) SELECT %s, %s, 'line', %s "
-                          f"WHERE {_IF_HELD}", (self._lines_key(kind, name), run_id, line))
+                          f"WHERE {_IF_HELD}", (lines_key(kind, name), run_id, line))
 
     def document_lines(self, kind: str, name: str, run_id: str) -> list[str]:
         rows = self._query(f"SELECT body FROM {SCHEMA}.journal WHERE key = %s AND run_id = %s ORDER BY id",
-                           (self._lines_key(kind, name), run_id))
+                           (lines_key(kind, name), run_id))
         return [body for (body,) in rows]
 
     def drop_document_lines(self, kind: str, name: str) -> None:
-        self._write(None, f"DELETE FROM {SCHEMA}.journal WHERE key = %s AND {_IF_HELD}", (self._lines_key(kind, name),))
+        self._write(None, f"DELETE FROM {SCHEMA}.journal WHERE key = %s AND {_IF_HELD}", (lines_key(kind, name),))
 
     def digest_key(self, create: bool) -> bytes | None:
         """The store's key for `inputs_digest`, shared by every runner (the first one makes it;

@@ -31,7 +31,7 @@ from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import ensure_dir, keep_copy, register_private_root
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
-from hybridops_tf.store.documents import local_path
+from hybridops_tf.store.documents import lines_key, local_path
 from hybridops_tf.store.local import OWNER_NOTE, ModuleLock, live_holder, lock_file_is_free
 from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.queued_journal import STOP, QueuedJournal
@@ -173,23 +173,21 @@ class SqliteStore:
             keep_copy(path, rows[0][0])
         return path
 
-    # A document's appended lines (a stack run's member updates, runtime/live_journal.py), in
-    # the journal table under a key no record has (':' is in no ref), as store/postgres.py.
-    @staticmethod
-    def _lines_key(kind: str, name: str) -> str:
-        return f"{kind}:{name}"
+    # A document's appended lines (a stack run's member updates, runtime/live_journal.py): one
+    # short insert each in the journal table (store/documents.lines_key), instead of the whole
+    # document rewritten on every update.
 
     def append_document_line(self, kind: str, name: str, run_id: str, line: str) -> None:
         self._write("INSERT INTO journal (key, run_id, kind, body) VALUES (?, ?, 'line', ?)",
-                    (self._lines_key(kind, name), run_id, line))
+                    (lines_key(kind, name), run_id, line))
 
     def document_lines(self, kind: str, name: str, run_id: str) -> list[str]:
         rows = self._rows("SELECT body FROM journal WHERE key = ? AND run_id = ? ORDER BY id",
-                          (self._lines_key(kind, name), run_id))
+                          (lines_key(kind, name), run_id))
         return [body for (body,) in rows]
 
     def drop_document_lines(self, kind: str, name: str) -> None:
-        self._write("DELETE FROM journal WHERE key = ?", (self._lines_key(kind, name),))
+        self._write("DELETE FROM journal WHERE key = ?", (lines_key(kind, name),))
 
     def digest_key(self, create: bool) -> bytes | None:
         """The store's key for `inputs_digest`, one for every process (the first one makes it;

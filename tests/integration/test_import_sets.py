@@ -7,13 +7,13 @@ loads before the engine is spawned.)
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.import_probe import among, loaded_by
 
 pytestmark = pytest.mark.integration
 
@@ -32,31 +32,9 @@ NEVER_STATUS = ("hybridops_tf.sim", "hybridops_tf.engine.binary", "hybridops_tf.
                 "hybridops_tf.engine.events", "hybridops_tf.operation", "filelock", "shutil", "tempfile", "lzma",
                 "bz2", *NEVER_PLAIN_APPLY)
 
-PROBE = """
-import json, sys
-{preload}
-sys.argv = ["hyops", *sys.argv[1:]]
-from hybridops_tf.cli.main import main
-try:
-    main()
-    code = 0
-except SystemExit as exc:
-    code = exc.code
-sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": sorted(sys.modules)}}) + "\\n")
-"""
-
-
-def loaded_by(tmp_path: Path, engine_path: str, argv: list[str], preload: str = "") -> dict:
+def _loaded_by(tmp_path: Path, engine_path: str, argv: list[str], preload: str = "") -> dict[str, Any]:
     env = dict(os.environ, HYOPS_ENGINE=engine_path, HYOPS_RUNTIME_ROOT=str(tmp_path / "rt"))
-    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), *argv], capture_output=True,
-                            text=True, env=env, cwd=tmp_path, timeout=300, stdin=subprocess.DEVNULL)
-    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
-    assert lines, result.stderr
-    return json.loads(lines[-1][len("PROBE "):])
-
-
-def among(loaded: list[str], packages: tuple[str, ...]) -> list[str]:
-    return [m for m in loaded if m in packages or m.startswith(tuple(f"{p}." for p in packages))]
+    return loaded_by(tmp_path, argv, preload, env)
 
 
 @pytest.fixture
@@ -72,11 +50,11 @@ def plain(tmp_path: Path) -> Path:
 def test_a_no_op_apply_of_a_plain_module_loads_no_sim_provider_no_store_driver_no_parser_and_no_report(
     tmp_path: Path, engine_path: str, plain: Path
 ) -> None:
-    first = loaded_by(tmp_path, engine_path, ["apply", str(plain)])
+    first = _loaded_by(tmp_path, engine_path, ["apply", str(plain)])
     assert first["code"] in (0, None)
     assert "hcl2" in first["loaded"]  # the first apply parses the module: the cache is made here
 
-    report = loaded_by(tmp_path, engine_path, ["apply", str(plain)])
+    report = _loaded_by(tmp_path, engine_path, ["apply", str(plain)])
 
     assert report["code"] in (0, None)
     assert among(report["loaded"], NEVER_PLAIN_APPLY) == []
@@ -85,11 +63,11 @@ def test_a_no_op_apply_of_a_plain_module_loads_no_sim_provider_no_store_driver_n
 def test_status_after_an_apply_reads_the_state_stamp_without_the_engine_runner_or_the_sim(
     tmp_path: Path, engine_path: str, plain: Path
 ) -> None:
-    assert loaded_by(tmp_path, engine_path, ["apply", str(plain)])["code"] in (0, None)
+    assert _loaded_by(tmp_path, engine_path, ["apply", str(plain)])["code"] in (0, None)
     assert (plain / "terraform.tfstate").is_file()  # status compares this state with the record's stamp
 
     for argv in (["status", "--all"], ["status", str(plain)]):
-        report = loaded_by(tmp_path, engine_path, argv)
+        report = _loaded_by(tmp_path, engine_path, argv)
 
         assert report["code"] in (0, None)
         assert "hybridops_tf.runtime.state_look" in report["loaded"]
@@ -100,7 +78,7 @@ def test_the_apply_import_set_probe_does_see_a_module_loaded_on_the_way(
     tmp_path: Path, engine_path: str, plain: Path
 ) -> None:
     """Control for the tests above: the probe is able to fail."""
-    assert loaded_by(tmp_path, engine_path, ["apply", str(plain)])["code"] in (0, None)  # the parse cached
-    report = loaded_by(tmp_path, engine_path, ["apply", str(plain)], preload="import hybridops_tf.sim.store")
+    assert _loaded_by(tmp_path, engine_path, ["apply", str(plain)])["code"] in (0, None)  # the parse cached
+    report = _loaded_by(tmp_path, engine_path, ["apply", str(plain)], preload="import hybridops_tf.sim.store")
 
     assert among(report["loaded"], NEVER_PLAIN_APPLY) == ["hybridops_tf.sim.store"]

@@ -6,12 +6,11 @@ tests/integration/test_import_sets.py (it needs the engine).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.import_probe import among, loaded_by
 
 # Loaded by no read-only command: the simulated cloud (its hook is imported when the core first
 # asks it about a module), the shared store's drivers, the parser of HCL, the queue, the
@@ -22,33 +21,6 @@ NEVER_READ_ONLY = ("hybridops_tf.sim", "psycopg", "procrastinate", "hcl2", "lark
 # shutil (and its compression modules, which tempfile loads too) is for atomic writes and a
 # terminal's width: a status into a pipe writes nothing and wraps nothing.
 NO_WRITES = ("shutil", "tempfile", "lzma", "bz2")
-
-PROBE = """
-import json, sys
-{preload}
-sys.argv = ["hyops", *sys.argv[1:]]
-from hybridops_tf.cli.main import main
-try:
-    main()
-    code = 0
-except SystemExit as exc:
-    code = exc.code
-sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": sorted(sys.modules)}}) + "\\n")
-"""
-
-
-def loaded_by(cwd: Path, argv: list[str], preload: str = "") -> dict:
-    """The exit code and the modules loaded by `hyops ARGV` run in a fresh interpreter in cwd."""
-    result = subprocess.run([sys.executable, "-c", PROBE.format(preload=preload), *argv],
-                            capture_output=True, text=True, cwd=cwd, check=False, stdin=subprocess.DEVNULL)
-    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
-    assert lines, result.stderr
-    return json.loads(lines[-1][len("PROBE "):])
-
-
-def among(loaded: list[str], packages: tuple[str, ...]) -> list[str]:
-    return [m for m in loaded if m in packages or m.startswith(tuple(f"{p}." for p in packages))]
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
