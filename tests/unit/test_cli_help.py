@@ -8,12 +8,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 from click.testing import CliRunner
 
 from hybridops_tf.cli.main import _COMMANDS, LazyGroup, cli
+from tests.import_probe import loaded_by
 from tests.unit.clitree import walk
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -132,28 +134,13 @@ def test_the_import_probe_does_see_a_heavy_module() -> None:
 
 # Commands that run no engine load no engine code beyond its vocabulary, no event, state or
 # process module, no lock library, no sim CLI config parser and no ctypes (issue 25 item 3).
-ENGINE_FREE = """
-import json, sys
-{preload}
-sys.argv = ["hyops", "--runtime-root", ".hyops", *sys.argv[1:]]
-from hybridops_tf.cli.main import main
-try:
-    main()
-    code = 0
-except SystemExit as exc:
-    code = exc.code
-sys.stderr.write("PROBE " + json.dumps({{"code": code, "loaded": sorted(sys.modules)}}) + "\\n")
-"""
 VOCABULARY = {"hybridops_tf.engine", "hybridops_tf.engine.vocabulary"}
 NOT_WITHOUT_AN_ENGINE = ("filelock", "ctypes", "hybridops_tf.sim.cliconfig", "hybridops_tf.operation")
 
 
-def probe_engine_free(project: Path, argv: list[str], preload: str = "") -> dict:
-    result = subprocess.run([sys.executable, "-c", ENGINE_FREE.format(preload=preload), *argv],
-                            capture_output=True, text=True, cwd=project, check=False)
-    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("PROBE ")]
-    assert lines, result.stderr
-    return json.loads(lines[-1][len("PROBE "):])
+def probe_engine_free(project: Path, argv: list[str], preload: str = "") -> dict[str, Any]:
+    """What `hyops --runtime-root .hyops ARGV` loads, run in a fresh interpreter in `project`."""
+    return loaded_by(project, ["--runtime-root", ".hyops", *argv], preload)
 
 
 @pytest.fixture
@@ -192,6 +179,7 @@ def test_the_engine_free_probe_does_see_engine_code(project: Path) -> None:
 ENTRY = """
 import sys, threading, time
 from pathlib import Path
+from typing import Any
 if len(sys.argv) > 2:
     marker = Path(sys.argv[2])
     def worker():
