@@ -50,6 +50,7 @@ ACTIONS_GUARD = ("tests/unit/test_actions.py",)  # issue 48, item 2
 NOT_STARTED_GUARD = ("tests/unit/test_actions_not_started.py",)  # issue 55, item 3
 NUMBERS_GUARD = ("tests/unit/test_numbers.py",)  # issue 55, item 1
 GATE_GUARD = ("tests/unit/test_gate.py",)  # issue 54, item 1
+SEEN_GUARD = ("tests/unit/test_outside_seen.py",)  # issue 54: an object seen, then rolled out of the state
 ROLLBACK_GUARD = ("tests/integration/test_forget_on_proof.py", "-k", "rollback")  # issue 54, items 2-3
 SIGNALS, LOOKUPS, QUEUE, STACK, STORE = "signals", "lookups", "queue", "stack truth", "store"
 AREAS = (SIGNALS, LOOKUPS, QUEUE, STACK, STORE)
@@ -773,8 +774,8 @@ MUTANTS = (
            "        if seen.drift:\n", "        if False:\n",
            ("tests/integration/test_another_writer_stack.py", "-k", "deleted_outside"), STACK),
     Mutant("reconcile keeps no drift it saw", "hybridops_tf/reconcile/service.py",
-           "    if ev.record is None or ev.refresh is None or ev.forgotten:\n        return ev\n",
-           "    if True:\n        return ev\n",
+           "    if ev.refresh is None:\n        return ev\n    try:\n",
+           "    if True:\n        return ev\n    try:\n",
            ("tests/integration/test_another_writer_stack.py", "-k", "deleted_outside"), STACK),
     Mutant("drift reconcile saw before an apply still stops a skip", "hybridops_tf/runtime/drift_seen.py",
            "        return record.run_id == self.record_run_id", "        return True",
@@ -1061,6 +1062,20 @@ MUTANTS = (
            "        pass\n", ROLLBACK_GUARD),
     Mutant("the state's object is kept though the refresh shows it gone", "hybridops_tf/reconcile/compare.py",
            "        if address in vanished:", "        if False:", ROLLBACK_GUARD),
+    # what reconcile saw another writer make (runtime/outside_seen.py): drill seeds 7706 and 7731
+    Mutant("the apply guard ignores what reconcile saw another writer make", "hybridops_tf/operation/missing.py",
+           "        missing += outside_seen.unheld(", "        missing + outside_seen.unheld(", SEEN_GUARD),
+    Mutant("a rollback forgets what reconcile saw", "hybridops_tf/runtime/outside_seen.py",
+           "    kept = {s.id: s for s in before if s.id not in held and s.id not in gone}",
+           "    kept = {s.id: s for s in before if s.id in state.values()}", SEEN_GUARD),
+    Mutant("a sighting a stale run deleted stays missing", "hybridops_tf/runtime/outside_seen.py",
+           " and s.id not in deleted]", "]", SEEN_GUARD),
+    Mutant("a gone object the record holds is let go by a raw state rm", "hybridops_tf/reconcile/compare.py",
+           "            let_go = cmd.refresh(ev.where)", "            let_go = cmd.state_rm(ev.where, address)",
+           SEEN_GUARD),
+    Mutant("a refresh-only apply is refused over a missing object", "hybridops_tf/operation/guards.py",
+           "    if req.allow_uncertain or previous is None or refresh_only(req):",
+           "    if req.allow_uncertain or previous is None:", SEEN_GUARD),
     Mutant("hyops sim rm is advised for another provider's type", "hybridops_tf/reconcile/compare.py",
            "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim and resource_type(address) in SIM_TYPES",
            "    return f\" ({cmd.sim_rm(object_id)})\" if ev.where.uses_sim", GATE_GUARD),

@@ -38,6 +38,7 @@ from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status
 from hybridops_tf.record.model import OperationRecord, Owner, RecordEngine
 from hybridops_tf.record.objects import mark_outside
+from hybridops_tf.runtime import outside_seen
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import (
     EVENTS_COMPLETE,
@@ -430,6 +431,8 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
         )
         notices.error(message)
         return Outcome(running, ExitCode.FAILED, running.run_id, folder.path, message)
+    if proof.deleted or proof.gone:
+        _let_go_seen(one, proof.deleted | proof.gone)
     if code == ExitCode.INTERRUPTED:
         message = settled.last_error or "interrupted"
     elif code != ExitCode.OK:
@@ -437,6 +440,17 @@ def _write_settled(one: _Run, running: OperationRecord, settled: OperationRecord
     else:
         message = f"{req.command} of {req.target.ref}: {settled.status.value}"
     return Outcome(settled, code, running.run_id, folder.path, message)
+
+
+def _let_go_seen(one: _Run, ids: frozenset[str]) -> None:
+    """The objects reconcile saw another writer make (runtime/outside_seen.py) that this run
+    proved gone (a completed delete, a provider that has no such object): no longer missing.
+    Not written is a warning: reconcile then reports them as state_missing, never less."""
+    try:
+        outside_seen.drop(one.store, one.req.key, one.req.target.ref, ids)
+    except (OSError, outside_seen.OutsideSeenUnreadable) as err:
+        notices.warning(f"could not let go of the objects reconcile saw another writer make that this run proved gone "
+                        f"({err}): reconcile reports them until `--forget-missing ID`")
 
 
 def _import_refused(req: ModuleRequest, folder: RunFolder, settled: OperationRecord) -> OperationRecord:

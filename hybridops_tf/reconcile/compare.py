@@ -346,8 +346,10 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     view = state_view(ev.state.resources) if ev.state is not None else {}
     taken = {a: view[a].id for a, i in missing.items() if i and a in view and view[a].id not in (None, i)}
     addresses = list(missing)
-    shown = ", ".join(f"{a} ({i})" if i else a for a, i in list(missing.items())[:_LISTED])
-    more = f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else ""
+    seen = {s.id: s for s in ev.seen_outside if s.id in missing.values()}  # never the record's
+    known = [(a, i) for a, i in missing.items() if i not in seen]
+    shown = ", ".join(f"{a} ({i})" if i else a for a, i in known[:_LISTED])
+    more = f" and {len(known) - _LISTED} more" if len(known) > _LISTED else ""
     actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
     refused = gate.not_importable(ev.record)  # the engine said it cannot import these types
     importing: dict[str, str] = {}  # one object per address: a second kept at `ADDR (missing ID)` waits its turn
@@ -355,9 +357,13 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
         if i and a not in taken and resource_type(a) not in refused:
             importing.setdefault(entry_address(a), i)
     actions += [cmd.import_(ev.where, a, i) for a, i in importing.items()]
-    detail = (f"the record says {shown}{more} exist(s) but no state holds them, under any address: the state "
-              "was lost, rewritten or never saved; adopt each object back with --import (an import that finds "
-              "no such object in the provider makes the record forget it)")
+    saw = ", ".join(f"{s.address} ({s.id}, at {s.seen_at})" for s in list(seen.values())[:_LISTED])
+    detail = "; ".join(part for part in (
+        f"the record says {shown}{more} exist(s)" if known else "",
+        f"reconcile saw another writer put {saw} in the state, which the record never held" if seen else "") if part)
+    detail += (" but no state holds them, under any address: the state was lost, rewritten (a state older than "
+               "them put back) or never saved; adopt each object back with --import (an import that finds no such "
+               "object in the provider makes hyops forget it)")
     by_identity = _identity_imports(ev, missing, taken, cmd)
     if not taken:
         # an advised --import settles its id either way (adopted, or found gone: operation/steps.py);
@@ -371,14 +377,16 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
     choices: list[Alternative] = []
     for address, now in taken.items():
         lost = str(missing[address])
+        whose = "the one reconcile saw" if lost in seen else "the record's"
         if address in vanished:  # the state's object is gone: only the record's is live
-            detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and the record's "
+            detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and {whose} "
                        f"{lost} (likely its replacement, a state older than it put back) is held by no state "
-                       f"and may live: the state lets go of {now}, then the record's object is adopted back; "
-                       "an apply now would make a second one")
-            actions += [cmd.state_rm(ev.where, _typed(ev, address)), cmd.import_(ev.where, address, lost)]
+                       f"and may live: a refresh-only apply lets the state go of {now} (the refresh is the proof "
+                       f"it is gone), then {lost} is adopted back; an apply now would make a second one")
+            let_go = cmd.refresh(ev.where)  # one refresh lets go of every gone object
+            actions += [*([] if let_go in actions else [let_go]), cmd.import_(ev.where, address, lost)]
             continue
-        detail += (f"; two objects for one address: the state holds {now} at {address}, and the record's {lost} "
+        detail += (f"; two objects for one address: the state holds {now} at {address}, and {whose} {lost} "
                    f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
                    f"now would record {now} alone")
         choices += [
@@ -387,7 +395,7 @@ def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: C
                         f"and if it still lives delete it there{_sim_rm(ev, address, lost, cmd)}; then the record "
                         "forgets it"),
             Alternative(cmd.state_rm(ev.where, _typed(ev, address)),
-                        f"keep {lost} (the record's): the state lets go of {now}; "
+                        f"keep {lost} ({whose}): the state lets go of {now}; "
                         f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
                         f"{_sim_rm(ev, address, str(now), cmd)}")]
     return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])

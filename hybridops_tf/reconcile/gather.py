@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hybridops_tf.base import notices
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.redact import EPHEMERAL, REDACTED, is_placeholder
 from hybridops_tf.engine.progress import ResourceTracker, run_succeeded
@@ -29,10 +30,10 @@ from hybridops_tf.record.actions import ActionRow, unfinished
 from hybridops_tf.record.advice import Where, display_dir
 from hybridops_tf.record.lifecycle import ResourceStatus, Status
 from hybridops_tf.record.model import CorruptRecordError, OperationRecord
-from hybridops_tf.runtime import state_look
+from hybridops_tf.runtime import outside_seen, state_look
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.run_folder import EarlierRun
-from hybridops_tf.store import RunRecords
+from hybridops_tf.store import Documents, RunRecords
 
 
 def _display(path: Path) -> str:
@@ -101,6 +102,16 @@ def forgotten(target: Target, runtime: Runtime) -> ModuleEvidence:
     return ModuleEvidence(where=Where(target.module_ref, shown, target.workspace), forgotten=True)
 
 
+def _seen_outside(store: Documents, key: str) -> tuple[outside_seen.Sighting, ...]:
+    """What reconcile saw another writer put in the state (runtime/outside_seen.py); when that
+    cannot be read, a warning (this reconcile looks again and keeps its own look)."""
+    try:
+        return outside_seen.read(store, key)
+    except outside_seen.OutsideSeenUnreadable as err:
+        notices.warning(f"the objects an earlier reconcile saw another writer make are not known ({err})")
+        return ()
+
+
 def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:
     """Read the record, the lock, the last run's events, errored.tfstate, state and plans."""
     return gather_parts(target, opts)[0]
@@ -129,10 +140,12 @@ def gather_parts(target: Target, opts: GatherOptions, reuse: EngineEvidence | No
                   stack_file=_display(target.stack_file) if target.stack_file else None,
                   stack_args=members.stack_args(member, record, opts.runtime) if member else None)
     lock_free = True if opts.lock_held else store.lock_is_free(target.key)
+    seen = _seen_outside(opts.runtime.store, target.key)
     base = ModuleEvidence(where=where, record=record, record_problem=problem,
                           record_path=store.where(target.key), lock_free=lock_free,
                           undeclared_actions=_undeclared(directory if exists else None,
-                                                         record.actions if record else []))
+                                                         record.actions if record else []),
+                          seen_outside=seen)
     if base.busy:
         holder = f" (run {record.run_id})" if record else ""
         busy = (f"in progress: a live process holds the module lock{holder}; "

@@ -218,6 +218,9 @@ class ModuleEvidence:
     # The unfinished action rows' addresses no configuration file declares any more
     # (operation/declared_actions.py): nothing asks for them, so they hold nothing back.
     undeclared_actions: frozenset[str] = frozenset()
+    # The objects reconcile saw another writer put in the state that the record did not hold
+    # (runtime/outside_seen.Sighting): one no state or record holds now is state_missing.
+    seen_outside: tuple[Any, ...] = ()
 
     @property
     def stale(self) -> bool:

@@ -61,6 +61,7 @@ from hybridops_tf.record.objects import (
     resources_after_run,
     state_view,
 )
+from hybridops_tf.runtime import outside_seen
 
 _LIVE_ACTIONS_SKIPPED = frozenset({"read", "delete"})  # data reads and deletes claim no object
 
@@ -187,7 +188,22 @@ def missing_from_state(ev: ModuleEvidence) -> dict[str, str | None]:
     """Objects the record knows that the state holds under no address, at addresses the
     configuration still declares: the state lost them (`state_missing`)."""
     released = no_longer_managed(ev)
-    return {a: i for a, i in _lost(ev).items() if a not in released}
+    missing = {a: i for a, i in _lost(ev).items() if a not in released}
+    return {**missing, **seen_missing(ev, missing)}
+
+
+def seen_missing(ev: ModuleEvidence, beside: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The objects reconcile saw another writer put in the state (runtime/outside_seen.py) that
+    no state, no record and no completed delete holds now, by key: the address, or `ADDR
+    (missing ID)` where `beside` (the record's missing objects) already names the address."""
+    if ev.state is None:
+        return {}
+    deleted = {i for ids in (ev.deleted or {}).values() for i in ids if i} if ev.stale else set()
+    out: dict[str, str] = {}
+    for address, ident in outside_seen.unheld(ev.seen_outside, ev.record, _held_ids(ev), deleted):
+        taken = address in out or (beside is not None and address in beside)
+        out[f"{address} (missing {ident})" if taken else address] = ident
+    return out
 
 
 _KEEPS_OBJECT = frozenset({"update"})  # planned actions that neither delete nor replace the object

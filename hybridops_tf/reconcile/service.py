@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hybridops_tf.base import notices
@@ -44,7 +44,8 @@ from hybridops_tf.reconcile.verdict import OrphanLookup
 from hybridops_tf.reconcile.write import Settled
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.model import entry_address
-from hybridops_tf.runtime import drift_seen
+from hybridops_tf.record.objects import state_view
+from hybridops_tf.runtime import drift_seen, outside_seen
 from hybridops_tf.runtime.root import Runtime
 
 DEFAULT_PARALLELISM = 4  # modules checked side by side (as `stack apply`)
@@ -190,14 +191,36 @@ def _kept(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEv
     """`ev`, once the drift its refresh-only plan showed is kept for `stack apply --resume`
     (runtime/drift_seen.py): a member whose live objects reconcile saw differ is applied, not
     skipped. Not keeping it is a warning: the report is right all the same."""
-    if ev.record is None or ev.refresh is None or ev.forgotten:
+    record = ev.record
+    if record is None or ev.forgotten:
+        return ev
+    if ev.state is not None and not ev.busy:
+        ev = _seen(req, target, ev)
+    if ev.refresh is None:
         return ev
     try:
-        drift_seen.keep(req.runtime.store, target.key, ev.record, [(c.address, c.action) for c in ev.refresh.drift])
+        drift_seen.keep(req.runtime.store, target.key, record, [(c.address, c.action) for c in ev.refresh.drift])
     except OSError as err:
         notices.warning(f"could not keep the drift reconcile saw in {target.module_ref} "
                         f"({err.strerror or err}): `stack apply --resume` cannot know of it")
     return ev
+
+
+def _seen(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEvidence:
+    """`ev` with the objects another writer put in its state that the record does not hold,
+    kept (runtime/outside_seen.py): after a rollback of the state, they are known all the same."""
+    assert ev.state is not None
+    view = state_view(ev.state.resources)
+    state = {a: o.id for a, o in view.items() if o.id}
+    vanished = {c.address for c in ev.refresh.drift if c.action == "delete"} if ev.refresh is not None else set()
+    gone = {o.id for a, o in view.items() if o.id and a in vanished}
+    try:
+        seen = outside_seen.keep(req.runtime.store, target.key, target.module_ref, ev.record, state, gone)
+    except OSError as err:
+        notices.warning(f"could not keep the objects another writer put in {target.module_ref}'s state "
+                        f"({err.strerror or err}): after a rollback of the state, nothing would know of them")
+        seen = outside_seen.look(ev.seen_outside, ev.record, state, gone)
+    return replace(ev, seen_outside=seen)
 
 
 def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,

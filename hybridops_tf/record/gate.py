@@ -145,8 +145,9 @@ def missing_refusal(command: str, ref: str, missing: list[tuple[str, str]], reco
     listed = ", ".join(f"{ident} ({entry_address(key)})" for key, ident in missing[:5])
     more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
     article = "an" if command[:1] in "aeiou" else "a"
-    return (f"{command} of {ref} refused: the record holds {listed}{more}, which no state holds and no completed "
-            f"delete removed (state_missing): it may still be live, and {article} {command} now would act without it; "
+    return (f"{command} of {ref} refused: the record holds (or reconcile saw another writer make) {listed}{more}, "
+            "which no state holds and no completed delete removed (state_missing): it may still be live, and "
+            f"{article} {command} now would act without it; "
             f"run `{reconcile}` first, or pass --allow-uncertain to {command} anyway")
 
 

@@ -3,6 +3,7 @@ spelt in this one place. Record keys become folder names through address.module_
 
     state/modules/<module_id>/latest.json, .lock   the record and its lock (the local store)
     state/modules/<module_id>/drift_seen.json      the drift reconcile last saw (runtime/drift_seen.py)
+    state/modules/<module_id>/outside_seen.json    objects reconcile saw another writer make (runtime/outside_seen.py)
     runs/<module_id>/<run_id>/                     one command's run folder
     config/modules/<module_id>/rerun.inputs.yml    the inputs a rerun needs (no secrets)
     config/digest.key                              the key of the inputs digests
@@ -20,6 +21,7 @@ from hybridops_tf.record.address import module_id
 RECORD_FILE = "latest.json"
 RERUN_INPUTS_FILE = "rerun.inputs.yml"
 DRIFT_SEEN_FILE = "drift_seen.json"
+OUTSIDE_SEEN_FILE = "outside_seen.json"
 
 
 def records_dir(root: Path) -> Path:
@@ -32,6 +34,10 @@ def record_dir(root: Path, key: str) -> Path:
 
 def drift_seen(root: Path, key: str) -> Path:
     return record_dir(root, key) / DRIFT_SEEN_FILE
+
+
+def outside_seen(root: Path, key: str) -> Path:
+    return record_dir(root, key) / OUTSIDE_SEEN_FILE
 
 
 def run_dir(root: Path, key: str, run_id: str) -> Path:

@@ -12,7 +12,7 @@ from hybridops_tf.record import layout
 from hybridops_tf.record.model import CorruptRecordError
 from hybridops_tf.runtime import live_journal
 from hybridops_tf.store import Admin, Documents, local_root
-from hybridops_tf.store.documents import DRIFT_SEEN, RERUN_INPUTS, STACK_REPORT
+from hybridops_tf.store.documents import DRIFT_SEEN, OUTSIDE_SEEN, RERUN_INPUTS, STACK_REPORT
 
 
 @dataclass
@@ -47,7 +47,7 @@ def import_local(source: Path, store: Admin) -> ImportCounts:
                     continue
                 store.write(record, stamp=False)  # the import keeps when it happened
                 counts.records += 1
-                for kind in (RERUN_INPUTS, DRIFT_SEEN):
+                for kind in (RERUN_INPUTS, DRIFT_SEEN, OUTSIDE_SEEN):
                     counts.documents += _copy(local, store, kind, key)
         except OSError as err:
             raise RefusedError(f"could not write {store.where(key)}: {err.strerror or err}") from None

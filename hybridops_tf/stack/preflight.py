@@ -13,10 +13,11 @@ from hybridops_tf.record import gate
 from hybridops_tf.record.advice import reconcile_command
 from hybridops_tf.record.lifecycle import Command, Status, apply_refusal
 from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.runtime.outside_seen import OutsideSeenUnreadable
 from hybridops_tf.runtime.root import Runtime
 from hybridops_tf.runtime.state_look import state_here
 from hybridops_tf.stack.model import Stack
-from hybridops_tf.store import RunRecords
+from hybridops_tf.store import RunStore
 
 COMMANDS = ("apply", "destroy")
 
@@ -33,7 +34,7 @@ def refuse_places(stack: Stack, command: str, runtime: Runtime) -> None:
 
 
 def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None],
-                     store: RunRecords) -> None:
+                     store: RunStore) -> None:
     """RefusedError naming the first member whose record's outcome is uncertain (a stale
     `running`, suspect orphans, objects no state holds: state_missing, as the member's own
     apply asks it: operation/missing.py): a stack apply over it starts nothing (a queued one
@@ -51,7 +52,11 @@ def refuse_uncertain(stack: Stack, records: Mapping[str, OperationRecord | None]
         # not behind a backend before init, not a local file another runner's checkout keeps
         stamp = state_here(rec, m.directory, m.workspace)[0] if rec is not None and m.directory.is_dir() else None
         held = {o.id for o in stamp.objects.values() if o.id} if stamp is not None else None
-        lacks = missing_at_start(Command.APPLY, rec, held, m.directory, store, m.key)
+        try:
+            lacks = missing_at_start(Command.APPLY, rec, held, m.directory, store, m.key)
+        except OutsideSeenUnreadable as err:
+            raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: what reconcile saw another "
+                               f"writer put in its state cannot be read ({err}); run `{reconcile}` first") from None
         missing = gate.missing_refusal("apply", m.module_ref, lacks, reconcile)
         if missing:
             raise RefusedError(f"stack {stack.name}: nothing was run: member {m.name}: {missing}")

@@ -17,6 +17,7 @@ from hybridops_tf.record.address import module_id
 RERUN_INPUTS = "rerun_inputs"  # a record key's rerun.inputs.yml
 STACK_REPORT = "stack_report"  # a stack's latest.json (its member updates as lines: LINES_FILE)
 DRIFT_SEEN = "drift_seen"  # what reconcile last saw of a record key's live objects (runtime/drift_seen.py)
+OUTSIDE_SEEN = "outside_seen"  # objects reconcile saw another writer put in a state (runtime/outside_seen.py)
 LINES_FILE = "live.jsonl"  # a document's appended lines, beside its local file (runtime/live_journal.py)
 
 
@@ -28,6 +29,8 @@ def local_path(root: Path, kind: str, name: str) -> Path:
         return layout.stack_report(root, name)
     if kind == DRIFT_SEEN:
         return layout.drift_seen(root, name)
+    if kind == OUTSIDE_SEEN:
+        return layout.outside_seen(root, name)
     return root / "documents" / kind / module_id(name)  # a kind with no place of its own
 
 

@@ -278,3 +278,46 @@ def test_resume_never_skips_a_member_whose_state_another_writer_changed(applied:
     assert "[network] apply (its state was written outside hyops" in result.stderr
     skipped = [line for line in result.stderr.splitlines() if "skip (ok, nothing changed" in line]
     assert skipped and all("state serial" in line for line in skipped), result.stderr
+
+
+def test_a_teammates_object_reconcile_saw_before_a_rollback_is_adopted_back_never_made_twice(hyops: Hyops) -> None:
+    """A teammate's `apply -replace` made a second vm (hyops's deleted); reconcile saw it in
+    the state, read-only; the teammate then pushed the state copy from before the replace. The
+    state is as hyops left it again, its vm gone, and only reconcile's earlier look knows the
+    teammate's vm lives: a plain apply refuses (it would make a second writer-vm), and the
+    printed advice, followed to the letter, adopts the teammate's vm back."""
+    module = write_module(hyops, SIZED_VM)
+    run_ok(hyops, "apply", str(module))
+    mine = _record(hyops)["resources"]["sim_vm.web"]["id"]
+    older = (module / "terraform.tfstate").read_text()
+    _engine(hyops, module, "apply", "-auto-approve", "-input=false", "-replace=sim_vm.web")
+    [theirs] = _sim_ids(hyops, "sim_vm")
+    assert theirs != mine
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
+    assert code == 3 and "state_written_outside" in findings(report), report
+
+    rollback = module / "older.tfstate"
+    rollback.write_text(older)
+    _engine(hyops, module, "state", "push", "-force", rollback.name)
+    rollback.unlink()
+
+    refused = hyops("apply", str(module))
+    assert refused.returncode == 4 and theirs in refused.stderr, refused.stdout + refused.stderr
+    code, report = reconcile(hyops, str(module), expect=(0, 3))
+    missing = findings(report)["state_missing"]
+    assert code == 3 and theirs in missing["detail"], report
+    for step in missing["next_actions"]:
+        if step.startswith("hyops"):
+            assert _follow(hyops, step).returncode in (0, 3), step
+        else:
+            _follow_engine(hyops, step)
+    for _ in range(3):  # each remaining finding's advice, to the letter
+        code, report = reconcile(hyops, str(module), expect=(0, 3))
+        if code == 0:
+            break
+        for f in report["modules"][0]["findings"]:
+            for step in f["next_actions"]:
+                assert _follow(hyops, step).returncode in (0, 3), step
+    assert (code, report["consistent"]) == (0, True), json.dumps(report["modules"][0]["findings"], indent=1)
+    assert _sim_ids(hyops, "sim_vm") == {theirs}
+    assert _record(hyops)["resources"]["sim_vm.web"]["id"] == theirs

@@ -190,17 +190,15 @@ def test_a_printed_apply_after_a_rollback_and_a_move_leaves_no_entry_no_state_ho
                                       "tf state mv web db", "follow 3"])
 
 
-@pytest.mark.xfail(reason="found by the drill (seed 7706, both engines), not fixed yet: an object a teammate's apply "
-                          "put in the state, which reconcile saw, then rolled back out of it, is known to nobody",
-                   strict=False)
+# ----- found by `make drill-writers` (seeds 7706 and 7731, both engines), shrunk -----
+
 def test_an_object_reconcile_saw_before_a_rollback_is_not_made_again_by_a_printed_apply(
         engine_path: str, tmp_path: Path) -> None:
     """A teammate's `-replace` makes vm B (A deleted); reconcile reports B as written outside
     (read-only: the record keeps A); the teammate then pushes the state copy from before the
     replace (it holds A, gone). The state now equals the record's stamp, so nothing says B
-    exists, and reconcile's printed apply makes a second drill-web. The mend: reconcile keeps
-    what it saw another writer put in the state against the record's run (as it keeps the
-    drift it saw, runtime/drift_seen.py), and an object seen so, held by no state or record
-    now, is state_missing for reconcile and the apply guard alike."""
+    exists, and reconcile's printed apply made a second drill-web. Now reconcile keeps what it
+    saw another writer put in the state (runtime/outside_seen.py), and an object seen so, held
+    by no state or record now, is state_missing for reconcile and the apply guard alike."""
     _replay(engine_path, tmp_path, ["hyops apply web small", "tf apply -replace web", "follow 0", "tf push-old 2",
                                     "follow 2"])

@@ -84,13 +84,15 @@ def test_two_objects_for_one_address_name_no_sim_command_outside_the_sim() -> No
 
 
 def test_a_state_object_the_refresh_shows_gone_is_let_go_and_the_record_object_imported_in_order() -> None:
+    """The state lets go of its gone object by a refresh-only apply, whose refresh is the proof
+    the record needs (a raw `state rm` would leave the record no proof, should it hold that id)."""
     ev = _two_for_one(refresh=drift(("sim_vm.a", "delete")), errored_state=True)
 
     finding = only(compare(ev, CMD), Code.STATE_MISSING)
 
     assert finding.next_actions == (f"tofu -chdir={DIR} state push errored.tfstate",
                                     f"hyops reconcile {R} --import sim_vm.b=vm-b",
-                                    f"tofu -chdir={DIR} state rm sim_vm.a",
+                                    f"hyops apply {R} -- -refresh-only",
                                     f"hyops reconcile {R} --import sim_vm.a=vm-old")
     assert finding.alternatives == ()
     assert "vm-new" in finding.detail and "vm-old" in finding.detail
@@ -938,7 +940,7 @@ def test_two_objects_for_each_of_two_addresses_and_a_gone_one_are_all_advised() 
 
     finding = only(compare(ev, CMD), Code.STATE_MISSING)
 
-    assert finding.next_actions == (f"tofu -chdir={DIR} state rm sim_vm.a",
+    assert finding.next_actions == (f"hyops apply {R} -- -refresh-only",
                                     f"hyops reconcile {R} --import sim_vm.a=old-a")
     assert choices(finding) == (f"hyops reconcile {R} --forget-missing old-b", f"tofu -chdir={DIR} state rm sim_vm.b",
                                 f"hyops reconcile {R} --forget-missing old-c", f"tofu -chdir={DIR} state rm sim_vm.c")
