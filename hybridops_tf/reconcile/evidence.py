@@ -49,7 +49,7 @@ from hybridops_tf.engine.events import iter_events, summarize_diagnostics
 from hybridops_tf.engine.jsonshape import as_dict
 from hybridops_tf.engine.runner import Engine
 from hybridops_tf.engine.state import StateFormatError, StateSnapshot, outputs_plain, parse_state
-from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import ResolvedInputs, load_inputs_file
 from hybridops_tf.operation import places, reads, run_inputs
 from hybridops_tf.reconcile import members
 from hybridops_tf.reconcile.model import PlanEvidence
@@ -116,12 +116,12 @@ def base_inputs(target: Target, runtime: Runtime) -> tuple[Mapping[str, Any] | N
     """The inputs the last run used (rerun.inputs.yml), else the stack's; and their label."""
     rerun = runtime.rerun_inputs_path(target.key)
     if rerun.is_file():  # a secret it holds as "<redacted>" comes from TF_VAR_ or --var, else is missing
-        recorded = inputs_mod.load_inputs_file(rerun)
+        recorded = load_inputs_file(rerun)
         return {k: v for k, v in recorded.items() if not is_placeholder(v)}, f"{rerun} (inputs of the last run)"
     return target.fallback_inputs, "stack inputs"
 
 
-def resolve_inputs(target: Target, opts: GatherOptions) -> inputs_mod.ResolvedInputs:
+def resolve_inputs(target: Target, opts: GatherOptions) -> ResolvedInputs:
     """The inputs of the apply reconcile advises (`hyops apply DIR --inputs rerun.inputs.yml`
     plus this reconcile's --inputs/--var): the record is judged by what its last run applied,
     through the one resolution every command uses (operation/run_inputs.py), so the plans are
@@ -211,7 +211,7 @@ def engine_evidence(target: Target, record: OperationRecord | None, opts: Gather
     if opts.engine is None:
         return EngineEvidence(errored_state=errored, unchecked=(opts.engine_problem or "no engine found",), final=True)
     try:
-        resolved: inputs_mod.ResolvedInputs | None = resolve_inputs(target, opts)
+        resolved: ResolvedInputs | None = resolve_inputs(target, opts)
         inputs_problem = None
     except UsageError as err:
         resolved, inputs_problem = None, err.message
@@ -239,7 +239,7 @@ def engine_evidence(target: Target, record: OperationRecord | None, opts: Gather
                                plan_kind=want)
 
 
-def _plain_plan_tells(read: EngineEvidence, resolved: inputs_mod.ResolvedInputs | None) -> bool:
+def _plain_plan_tells(read: EngineEvidence, resolved: ResolvedInputs | None) -> bool:
     """An ok member's plan says something drift has not said already, with the values it
     was applied with (a sensitive one is only `<redacted>` in rerun.inputs.yml: a plan with
     that would show a change that is not there)."""
@@ -279,7 +279,7 @@ def _read_state_and_refresh(engine: Engine, directory: Path, errored: bool, inpu
                           state_unreadable=unreadable)
 
 
-def _engine(opts: GatherOptions, directory: Path, resolved: inputs_mod.ResolvedInputs | None,
+def _engine(opts: GatherOptions, directory: Path, resolved: ResolvedInputs | None,
             workspace: str | None, module_ref: str) -> Engine:
     """The engine as a run would set it up (inputs, sim mirror, workspace), init if needed."""
     assert opts.engine is not None

@@ -19,7 +19,7 @@ from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.redact import EPHEMERAL, REDACTED, is_placeholder
 from hybridops_tf.engine.progress import ResourceTracker, run_succeeded
 from hybridops_tf.engine.vocabulary import CREATE_ACTIONS, Progress
-from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import load_inputs_file, read_variables
 from hybridops_tf.operation import places
 from hybridops_tf.operation.declared_actions import may_declare
 from hybridops_tf.reconcile import members
@@ -56,7 +56,7 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     """
     rerun = runtime.rerun_inputs_path(target.key)
     try:
-        values = inputs_mod.load_inputs_file(rerun) if rerun.is_file() else {}
+        values = load_inputs_file(rerun) if rerun.is_file() else {}
     except UsageError:
         values = {}
     if not values and target.stack_file is not None:
@@ -64,7 +64,7 @@ def rerun_args(target: Target, runtime: Runtime, directory: Path | None = None,
     specs: dict[str, Any] = {}
     if directory is not None and directory.is_dir():
         try:
-            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache(),
+            specs = dict(read_variables(directory, runtime.hcl_cache(),
                                                    tofu=runtime.reads_tofu()))
         except (UsageError, OSError, ValueError):
             specs = {}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import HyopsError
-from hybridops_tf.inputs import values as inputs_mod
+from hybridops_tf.inputs.values import module_layers, read_variables
 from hybridops_tf.operation import run_inputs
 from hybridops_tf.operation.would_apply import MemberInputs, would_apply
 from hybridops_tf.record import applied
@@ -83,7 +83,7 @@ def stack_args(member: Member, record: OperationRecord | None, runtime: Runtime)
     specs: dict[str, Any] = {}
     if directory is not None:
         try:
-            specs = dict(inputs_mod.read_variables(directory, runtime.hcl_cache(),
+            specs = dict(read_variables(directory, runtime.hcl_cache(),
                                                    tofu=runtime.reads_tofu()))
         except (HyopsError, OSError, ValueError):
             specs = {}
@@ -110,7 +110,7 @@ def _own_values(directory: Path | None, specs: dict[str, Any]) -> set[str]:
     """Names the engine gets on its own there: the module's tfvars and the caller's TF_VAR_."""
     if directory is None:
         return set()
-    layers = inputs_mod.module_layers(directory, specs)
+    layers = module_layers(directory, specs)
     if any(layer.opaque for layer in layers):
         return set(specs)  # a var file hyops cannot read may give anything: ask for nothing
     return {n for layer in layers for n in layer.values}

@@ -26,12 +26,11 @@ from hybridops_tf.engine import process
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.operation import places
 from hybridops_tf.reconcile import missing, orphans, released, retire, rules, targets
-from hybridops_tf.reconcile import write as settle_write
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, engine_display
 from hybridops_tf.reconcile.gather import forgotten, gather
 from hybridops_tf.reconcile.lookup import adopt, consult
-from hybridops_tf.reconcile.lookup import spec as lookup_spec
+from hybridops_tf.reconcile.lookup.spec import Lookups, load_chosen
 from hybridops_tf.reconcile.model import (
     FORGOTTEN,
     Action,
@@ -41,7 +40,7 @@ from hybridops_tf.reconcile.model import (
     Report,
 )
 from hybridops_tf.reconcile.verdict import OrphanLookup
-from hybridops_tf.reconcile.write import Settled
+from hybridops_tf.reconcile.write import Settled, WriteContext, settle
 from hybridops_tf.record.advice import Commands
 from hybridops_tf.record.model import entry_address
 from hybridops_tf.record.objects import state_view
@@ -111,7 +110,7 @@ def _engine(req: ReconcileRequest) -> tuple[EngineInfo | None, str | None]:
 
 def reconcile(req: ReconcileRequest) -> Report:
     """Every chosen module: optional writes, then fresh evidence, then findings."""
-    lookups = lookup_spec.load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
+    lookups = load_chosen(req.lookups_file, req.runtime.root.parent)  # exit 2 before anything runs
     chosen = _targets(req)
     if req.all_records and not chosen:  # a CI gate over the wrong folder must not pass
         return Report((), ((f"no records under {req.runtime.root}: nothing to reconcile, so nothing "
@@ -122,7 +121,7 @@ def reconcile(req: ReconcileRequest) -> Report:
     claimed = places.claims_in(req.runtime.store)
     read_opts = GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
                               read_only=True, note=req.note, claims=claimed)
-    ctx = settle_write.WriteContext(
+    ctx = WriteContext(
         GatherOptions(req.runtime, info, problem, req.inputs_file, req.var_options,
                       read_only=False, note=req.note, claims=claimed),
         lock_timeout=req.lock_timeout, argv=req.argv)
@@ -172,8 +171,8 @@ class _Checked:
     addressed: tuple[str, ...] = ()
 
 
-def _check(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext, read_opts: GatherOptions,
-           imports: list[tuple[str, str]], lookups: lookup_spec.Lookups) -> _Checked:
+def _check(req: ReconcileRequest, target: Target, ctx: WriteContext, read_opts: GatherOptions,
+           imports: list[tuple[str, str]], lookups: Lookups) -> _Checked:
     """One module (on a worker thread): the writes asked for, then the evidence to report
     (with what the lookups answered about its suspect orphans)."""
     if req.read_only:
@@ -223,7 +222,7 @@ def _seen(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEv
     return replace(ev, seen_outside=seen)
 
 
-def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: lookup_spec.Lookups,
+def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookups: Lookups,
                opts: GatherOptions, asked: dict[str, OrphanLookup] | None = None) -> ModuleEvidence:
     """The evidence with its suspect orphans' lookups: asked now, or (after `--write` asked
     them) those answers again for the orphans that remain, so nothing is asked twice."""
@@ -235,8 +234,8 @@ def _looked_up(req: ReconcileRequest, target: Target, ev: ModuleEvidence, lookup
     return consult.with_lookups(ev, consult.consult(ev, target, lookups, req.runtime, req.argv, gather=opts))
 
 
-def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContext,
-            imports: list[tuple[str, str]], lookups: lookup_spec.Lookups | None = None,
+def _mutate(req: ReconcileRequest, target: Target, ctx: WriteContext,
+            imports: list[tuple[str, str]], lookups: Lookups | None = None,
             asked: dict[str, OrphanLookup] | None = None,
             ) -> tuple[list[Action], list[tuple[str, int]], tuple[str, ...], Settled | None]:
     """--write, --forget-orphan, --import, --write: stop at the first refusal or failure.
@@ -270,7 +269,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
                              f"it from objects that are not its own; nothing was changed (reconcile --ref "
                              f"{others[0]})")
         if req.write:
-            last = settle_write.settle(target, ctx)
+            last = settle(target, ctx)
             actions += last.actions
             if lookups:
                 ev = last.evidence if last.evidence is not None else gather(target, ctx.gather)
@@ -302,7 +301,7 @@ def _mutate(req: ReconcileRequest, target: Target, ctx: settle_write.WriteContex
                 return actions, [(f"{target.module_ref}: {action.detail}", action.exit_code or 1)], (), None
             addressed.append(address)
         if req.write and (req.forget or imports or adopted):
-            last = settle_write.settle(target, ctx)
+            last = settle(target, ctx)
             actions += last.actions
     except Interrupted:
         raise

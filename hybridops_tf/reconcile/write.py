@@ -7,7 +7,7 @@ rules.py's; this module only locks, gathers, writes atomically and leaves a run 
 
 One settlement needs an engine mutation of state (never of remote objects): when the state
 holds the full configuration but not its output values (an `import` writes none), the
-refresh runs through `operation.run(command="refresh")`, under the full per-module
+refresh runs through `steps.run(command="refresh")`, under the full per-module
 contract, and the module is then judged again.
 
 The evidence the last settle rested on is handed back (`Settled.evidence`), with the record
@@ -24,7 +24,7 @@ from typing import Any
 
 from hybridops_tf.base.errors import ExitCode, OperationFailed
 from hybridops_tf.engine import process
-from hybridops_tf.operation import steps as operation
+from hybridops_tf.operation import steps
 from hybridops_tf.operation.request import ModuleRequest
 from hybridops_tf.reconcile import audit, rules
 from hybridops_tf.reconcile.evidence import GatherOptions, Target, base_inputs
@@ -104,10 +104,10 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
     with process.FORWARDER, store.lock(target.key, run_id, ctx.lock_timeout):
         ev, parts = gather_parts(target, opts)
         before = ev.record
-        steps: list[Decision] = []
+        decided: list[Decision] = []
         record: OperationRecord | None = None
         decision = rules.decide(ev)
-        while decision.verdict not in (Verdict.NONE, Verdict.REFRESH_THEN_OK) and len(steps) < _MAX_STEPS:
+        while decision.verdict not in (Verdict.NONE, Verdict.REFRESH_THEN_OK) and len(decided) < _MAX_STEPS:
             settled = rules.settled_record(ev, decision.verdict, run_id)
             meant = _MEANT.get(decision.verdict, settled.status)
             if settled.status is not meant:
@@ -119,7 +119,7 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
             record = settled
             if record.module_dir is None and target.directory is not None:
                 record.module_dir = str(target.directory)
-            steps.append(decision)
+            decided.append(decision)
             if decision.verdict in (Verdict.DEMOTE_TO_ERROR, Verdict.MISSING_TO_ERROR):
                 decision = Decision(Verdict.NONE, "demoted")
                 break
@@ -131,20 +131,20 @@ def _settle_locked(target: Target, ctx: WriteContext) -> tuple[Verdict, list[Act
             if decision.verdict is Verdict.NONE:
                 return decision.verdict, [Action(ActionKind.SETTLE, f"unchanged: {decision.reason}")], ev
             return decision.verdict, [], ev
-        action = _write(target, ctx, store, before, record, steps, ev, run_id)
+        action = _write(target, ctx, store, before, record, decided, ev, run_id)
         # the record changed: what it derives (orphans, progress, plan wanted) is read again
         after, _ = gather_parts(target, opts, reuse=parts)
         return decision.verdict, [action], after
 
 
 def _write(target: Target, ctx: WriteContext, store: Records, before: OperationRecord | None,
-           record: OperationRecord, steps: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
+           record: OperationRecord, decided: list[Decision], ev: ModuleEvidence, run_id: str) -> Action:
     rt = ctx.gather.runtime
     was = before.status.value if before is not None else "no record"
     folder, meta = audit.open_run(
         rt, target.key, record.module_dir, run_id, "write", ctx.argv,
         record_before=before.to_dict() if before is not None else None)
-    result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in steps],
+    result = {"steps": [{"verdict": d.verdict.value, "reason": d.reason} for d in decided],
               "evidence": _summary(ev), "status_before": was}
     proof = gate.Proof(deleted=frozenset(i for ids in (ev.deleted or {}).values() for i in ids if i))
     record, kept = gate.gated(before, record, proof)
@@ -157,7 +157,7 @@ def _write(target: Target, ctx: WriteContext, store: Records, before: OperationR
         raise OperationFailed(message) from None
     audit.close_run(rt, folder, meta, ExitCode.OK, {**result, "outcome": record.status.value,
                                                       "record_after": record.to_dict()})
-    why = "; ".join(d.reason for d in steps)
+    why = "; ".join(d.reason for d in decided)
     orphans = f", {len(record.suspect_orphans)} suspect orphan(s) kept" if record.suspect_orphans else ""
     if kept:
         again = reconcile_command(target.module_ref, record.module_dir, target.workspace)
@@ -183,7 +183,7 @@ def contract_request(target: Target, ctx: WriteContext, command: str, **extra: A
 
 def _refresh(target: Target, ctx: WriteContext) -> Action:
     """`apply -refresh-only` under the contract: state follows the live objects, nothing remote changes."""
-    outcome = operation.run(contract_request(target, ctx, "refresh", expect_empty=False, on_stderr=None))
+    outcome = steps.run(contract_request(target, ctx, "refresh", expect_empty=False, on_stderr=None))
     ran = outcome.exit_code == ExitCode.OK
     return Action(ActionKind.REFRESH, "ran apply -refresh-only (no remote change) so the state holds the "
                   f"configuration's output values (run {outcome.run_id})", ok=ran, run_id=outcome.run_id)
