@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from hybridops_tf import __version__
 from hybridops_tf.picture import timeline as tl
-from hybridops_tf.picture.model import RecordNow, StackPicture, picture
+from hybridops_tf.picture.model import StackPicture, picture
 from hybridops_tf.runtime.status import StatusEntry, entry
 from hybridops_tf.store import RunRecords
 
@@ -129,7 +129,7 @@ def gather(req: ReportRequest) -> ReportData:
 
 def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> ReportData:
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.status import status_document
+    from hybridops_tf.stack.status import record_now, status_document
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True,
@@ -160,20 +160,12 @@ def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> Repo
 
 def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     """The stack with each member's status as `stack status --json` gives it, and its record now."""
-    from hybridops_tf.stack.status import status_document
+    from hybridops_tf.stack.status import record_now, status_document
 
     store = runtime.store
     entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
     doc = status_document(stack, runtime, entries)
     return picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
-
-
-def record_now(e: StatusEntry) -> RecordNow:
-    """A status entry as the picture needs it."""
-    if e.record is None:
-        return RecordNow("corrupt" if e.problem else "none")
-    return RecordNow(e.record.status.value, stale=e.stale, engine_alive=e.engine_alive is not None,
-                     orphans=len(e.record.suspect_orphans))
 
 
 def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, member: str | None = None,
