@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hybridops_tf import __version__
-from hybridops_tf.picture import timeline as tl
+from hybridops_tf.picture import timeline
 from hybridops_tf.picture.model import StackPicture, picture
 from hybridops_tf.runtime.status import StatusEntry, entry
 from hybridops_tf.store import RunRecords
@@ -104,7 +104,7 @@ class ReportData:
     engine: str
     picture: StackPicture | None
     run: RunView | None
-    timeline: tl.Timeline
+    timeline: timeline.Timeline
     modules: tuple[ModuleView, ...]
     reconcile_summary: str | None  # None: reconcile did not run
 
@@ -119,11 +119,11 @@ def gather(req: ReportRequest) -> ReportData:
     entries = [entry(store, key) for key in keys]
     advised = _by_key(advice, keys)
     views = tuple(_module(e, advised.get(e.module_ref), advice is not None) for e in entries)
-    runs = [tl.RunEvents(e.module_ref, e.record.run_id, _events(store, e.module_ref, e.record.run_id))
+    runs = [timeline.RunEvents(e.module_ref, e.record.run_id, _events(store, e.module_ref, e.record.run_id))
             for e in entries if e.record is not None]
     title = "every record" if req.all_records else f"module {views[0].module_ref}"
     return ReportData(title=title, generated_at=_now(), source=store.describe(), hyops_version=__version__,
-                      engine=_engine_line(req), picture=None, run=None, timeline=tl.build(runs),
+                      engine=_engine_line(req), picture=None, run=None, timeline=timeline.build(runs),
                       modules=views, reconcile_summary=advice.summary() if advice is not None else None)
 
 
@@ -147,14 +147,14 @@ def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> Repo
                              member_status=node.status, skip_compared=compared))
         run_id = node.run_id if doc.get("run_id") is not None else (e.record.run_id if e.record else None)
         if node.status == "pending":
-            never.append(tl.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
+            never.append(timeline.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
         elif run_id and node.status != "skipped" and (member.name in in_report or doc.get("run_id") is None):
-            runs.append(tl.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
+            runs.append(timeline.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
     run = RunView(doc.get("command"), doc.get("run_id"), doc.get("started_at"), doc.get("finished_at"),
                   doc.get("state"))
     return ReportData(title=f"stack {stack.name}", generated_at=_now(), source=store.describe(),
                       hyops_version=__version__, engine=_engine_line(req), picture=pic, run=run,
-                      timeline=tl.build(runs, never), modules=tuple(views),
+                      timeline=timeline.build(runs, never), modules=tuple(views),
                       reconcile_summary=advice.summary() if advice is not None else None)
 
 
