@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import __version__
 from hybridops_tf.picture import timeline
@@ -129,15 +129,12 @@ def gather(req: ReportRequest) -> ReportData:
 
 def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> ReportData:
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.status import record_now, status_document
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True,
                        tofu=req.runtime.reads_tofu())
-    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
-    doc = status_document(stack, req.runtime, entries)
+    entries, doc, pic = _drawn(stack, req.runtime)
     advised = _by_key(advice, [m.key for m in stack.members])
-    pic = picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
     in_report = {str(m.get("name")): m for m in doc["members"] if isinstance(m, dict)}
     views, runs, never = [], [], []
     for member in stack.members:
@@ -160,12 +157,17 @@ def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> Repo
 
 def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     """The stack with each member's status as `stack status --json` gives it, and its record now."""
-    from hybridops_tf.stack.status import record_now, status_document
+    return _drawn(stack, runtime)[2]
 
-    store = runtime.store
-    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
+
+def _drawn(stack: Stack, runtime: Runtime) -> tuple[dict[str, StatusEntry], dict[str, Any], StackPicture]:
+    """Each member's status entry now, the stack's status document read with them
+    (stack/status.py), and the picture of both."""
+    from hybridops_tf.stack.status import record_now, records_now, status_document
+
+    entries = records_now(stack, runtime)
     doc = status_document(stack, runtime, entries)
-    return picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
+    return entries, doc, picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
 
 
 def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, member: str | None = None,
