@@ -177,9 +177,9 @@ def cli(ctx: click.Context, runtime_root: Path | None, engine: str | None, modul
     """
     from click.core import ParameterSource
 
-    from hybridops_tf.store import url as store_url
+    from hybridops_tf.store import url
 
-    store_url.configure(store)
+    url.configure(store)
     from hybridops_tf.base import bugs
     root_how = (discover.HOW_ENV if ctx.get_parameter_source("runtime_root") is ParameterSource.ENVIRONMENT
                 else discover.HOW_OPTION)

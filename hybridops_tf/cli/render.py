@@ -23,7 +23,7 @@ import click
 from hybridops_tf.base.errors import ExitCode
 
 if TYPE_CHECKING:
-    from hybridops_tf.engine import events as ev
+    from hybridops_tf.engine import events
     from hybridops_tf.operation.request import Outcome
 
 _VERBS = {"create": "creating", "delete": "destroying", "update": "updating", "replace": "replacing",
@@ -124,31 +124,29 @@ class ProgressPrinter:
     def _out(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
-    def __call__(self, event: ev.Event) -> None:
-        from hybridops_tf.engine import (
-            events as ev,  # loaded by then: events reach us after the spawn
-        )
+    def __call__(self, event: events.Event) -> None:
+        from hybridops_tf.engine import events  # loaded by then: events reach us after the spawn
 
-        if isinstance(event, ev.ApplyStart):
+        if isinstance(event, events.ApplyStart):
             self._started[event.addr] = time.monotonic()
             self._out(f"  ~ {event.addr}: {_VERBS.get(event.action, event.action)}…")
-        elif isinstance(event, ev.ApplyProgress) and self.tty:
+        elif isinstance(event, events.ApplyProgress) and self.tty:
             self._out(f"  ~ {event.addr}: still {_VERBS.get(event.action, event.action)} "
                       f"({event.elapsed_seconds:.0f}s)")
-        elif isinstance(event, ev.ApplyComplete):
+        elif isinstance(event, events.ApplyComplete):
             ident = f" [{event.id_value}]" if event.id_value else ""
             self._out(f"  ✓ {event.addr}: {_DONE.get(event.action, event.action)}{ident} "
                       f"({self._elapsed(event.addr, event.elapsed_seconds)})")
-        elif isinstance(event, ev.ApplyErrored):
+        elif isinstance(event, events.ApplyErrored):
             self._out(f"  ✗ {event.addr}: {event.action} errored after "
                       f"{self._elapsed(event.addr, event.elapsed_seconds)}")
-        elif isinstance(event, ev.ActionMessage) and event.type in _ACTION_LINES:
+        elif isinstance(event, events.ActionMessage) and event.type in _ACTION_LINES:
             from hybridops_tf.record.action_fold import trigger_of
 
             mark, said = _ACTION_LINES[event.type]
             error = f": {event.error}" if event.type == "action_errored" and event.error else ""
             self._out(f"  {mark} {event.action_addr} ({trigger_of(event)}): {said}{error}")
-        elif isinstance(event, ev.Diagnostic) and event.is_error:
+        elif isinstance(event, events.Diagnostic) and event.is_error:
             where = f" ({event.address})" if getattr(event, "address", None) else ""
             self._out(f"  error{where}: {event.summary}")
 

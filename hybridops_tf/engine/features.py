@@ -1,7 +1,7 @@
 """What an engine version can do, asked in one place: "does this engine have X?".
 
-Code asks the feature, never a version number (STYLE.md: version gates in one place); each
-feature names the first version of each engine that has it.
+Code asks the feature, never a version number (CONTRIBUTING.md: Adding an engine feature
+gate); each feature names the first version of each engine that has it.
 """
 
 from __future__ import annotations

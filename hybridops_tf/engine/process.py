@@ -39,7 +39,7 @@ from hybridops_tf.base.errors import EngineNotStarted
 from hybridops_tf.base.files import open_append
 from hybridops_tf.base.interrupts import HANDLED, INTERRUPTS
 from hybridops_tf.base.lazy_dataclass import dataclass
-from hybridops_tf.engine import relay as relay_protocol
+from hybridops_tf.engine.relay import GRACE_SECONDS, LOG_ERROR, NOTICE_PREFIX, notice
 
 FORWARDED_SIGNALS = HANDLED
 
@@ -185,7 +185,7 @@ def _spawn_relay(control_fd: int, events_fd: int, stdin_fd: int, err_fd: int,
             dir_fd = -1  # no marker then: the run's events are only not proven complete
     flags = ["-I", "-S", *(["-B"] if sys.dont_write_bytecode else [])]  # -I would drop PYTHONDONTWRITEBYTECODE
     argv = [sys.executable, *flags, "-c", RELAY_BOOT, str(RELAY_PATH.parents[2]), str(os.getpid()), str(control_fd),
-            str(events_fd), str(relay_protocol.GRACE_SECONDS), str(err_fd), str(err_log_fd), str(dir_fd),
+            str(events_fd), str(GRACE_SECONDS), str(err_fd), str(err_log_fd), str(dir_fd),
             marker.name if marker is not None else ""]
     kept = tuple(fd for fd in (control_fd, events_fd, err_fd, err_log_fd, dir_fd) if fd >= 0)
     try:
@@ -249,13 +249,13 @@ def run_streaming(
             noticed = False
             for raw in source:
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                noticed = noticed or line.startswith(relay_protocol.NOTICE_PREFIX)
+                noticed = noticed or line.startswith(NOTICE_PREFIX)
                 on_stdout_line(line)
             if relay is not None:
                 relay_code = relay.wait()
                 if relay_code != 0 and not noticed:  # it died: what it did not say, we say
-                    on_stdout_line(relay_protocol.notice(
-                        relay_protocol.LOG_ERROR, 0, f"the event relay exited with code {relay_code}"
+                    on_stdout_line(notice(
+                        LOG_ERROR, 0, f"the event relay exited with code {relay_code}"
                     ).decode("utf-8").rstrip("\n"))
             returncode = proc.wait()
             tee.join()

@@ -18,7 +18,7 @@ ephemeral values out (the engine keeps them nowhere: a new token is no change).
 from __future__ import annotations
 
 import copy
-import datetime as dt
+import datetime
 import hashlib
 import hmac
 import json
@@ -262,7 +262,7 @@ def plain_value(value: Any, where: str, budget: list[int] | None = None) -> Any:
     if isinstance(value, (float, Decimal)):
         raise UsageError(f"{where}: {value} is not a finite number, which no engine takes; "
                          "write a number such as 1.5 or 1e400")
-    if isinstance(value, dt.date):
+    if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, list):
         return [plain_value(item, where, budget) for item in value]

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hybridops_tf import __version__
-from hybridops_tf.picture import timeline as tl
-from hybridops_tf.picture.model import RecordNow, StackPicture, picture
+from hybridops_tf.picture import timeline
+from hybridops_tf.picture.model import StackPicture, picture
 from hybridops_tf.runtime.status import StatusEntry, entry
 from hybridops_tf.store import RunRecords
 
@@ -104,7 +104,7 @@ class ReportData:
     engine: str
     picture: StackPicture | None
     run: RunView | None
-    timeline: tl.Timeline
+    timeline: timeline.Timeline
     modules: tuple[ModuleView, ...]
     reconcile_summary: str | None  # None: reconcile did not run
 
@@ -119,25 +119,22 @@ def gather(req: ReportRequest) -> ReportData:
     entries = [entry(store, key) for key in keys]
     advised = _by_key(advice, keys)
     views = tuple(_module(e, advised.get(e.module_ref), advice is not None) for e in entries)
-    runs = [tl.RunEvents(e.module_ref, e.record.run_id, _events(store, e.module_ref, e.record.run_id))
+    runs = [timeline.RunEvents(e.module_ref, e.record.run_id, _events(store, e.module_ref, e.record.run_id))
             for e in entries if e.record is not None]
     title = "every record" if req.all_records else f"module {views[0].module_ref}"
     return ReportData(title=title, generated_at=_now(), source=store.describe(), hyops_version=__version__,
-                      engine=_engine_line(req), picture=None, run=None, timeline=tl.build(runs),
+                      engine=_engine_line(req), picture=None, run=None, timeline=timeline.build(runs),
                       modules=views, reconcile_summary=advice.summary() if advice is not None else None)
 
 
 def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> ReportData:
     from hybridops_tf.stack.loader import load_stack
-    from hybridops_tf.stack.status import status_document
 
     assert req.stack_file is not None
     stack = load_stack(req.stack_file, req.runtime.hcl_cache(), read_only=True,
                        tofu=req.runtime.reads_tofu())
-    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
-    doc = status_document(stack, req.runtime, entries)
+    entries, doc, pic = _drawn(stack, req.runtime)
     advised = _by_key(advice, [m.key for m in stack.members])
-    pic = picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
     in_report = {str(m.get("name")): m for m in doc["members"] if isinstance(m, dict)}
     views, runs, never = [], [], []
     for member in stack.members:
@@ -147,33 +144,30 @@ def _stack(req: ReportRequest, store: RunRecords, advice: Report | None) -> Repo
                              member_status=node.status, skip_compared=compared))
         run_id = node.run_id if doc.get("run_id") is not None else (e.record.run_id if e.record else None)
         if node.status == "pending":
-            never.append(tl.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
+            never.append(timeline.Waiting(member.name, None, "never started: " + "; ".join(node.detail)))
         elif run_id and node.status != "skipped" and (member.name in in_report or doc.get("run_id") is None):
-            runs.append(tl.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
+            runs.append(timeline.RunEvents(member.name, run_id, _events(store, member.key, run_id)))
     run = RunView(doc.get("command"), doc.get("run_id"), doc.get("started_at"), doc.get("finished_at"),
                   doc.get("state"))
     return ReportData(title=f"stack {stack.name}", generated_at=_now(), source=store.describe(),
                       hyops_version=__version__, engine=_engine_line(req), picture=pic, run=run,
-                      timeline=tl.build(runs, never), modules=tuple(views),
+                      timeline=timeline.build(runs, never), modules=tuple(views),
                       reconcile_summary=advice.summary() if advice is not None else None)
 
 
 def stack_picture(stack: Stack, runtime: Runtime) -> StackPicture:
     """The stack with each member's status as `stack status --json` gives it, and its record now."""
-    from hybridops_tf.stack.status import status_document
+    return _drawn(stack, runtime)[2]
 
-    store = runtime.store
-    entries = {m.name: entry(store, m.key, m.directory) for m in stack.members}
+
+def _drawn(stack: Stack, runtime: Runtime) -> tuple[dict[str, StatusEntry], dict[str, Any], StackPicture]:
+    """Each member's status entry now, the stack's status document read with them
+    (stack/status.py), and the picture of both."""
+    from hybridops_tf.stack.status import record_now, records_now, status_document
+
+    entries = records_now(stack, runtime)
     doc = status_document(stack, runtime, entries)
-    return picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
-
-
-def record_now(e: StatusEntry) -> RecordNow:
-    """A status entry as the picture needs it."""
-    if e.record is None:
-        return RecordNow("corrupt" if e.problem else "none")
-    return RecordNow(e.record.status.value, stale=e.stale, engine_alive=e.engine_alive is not None,
-                     orphans=len(e.record.suspect_orphans))
+    return entries, doc, picture(stack, doc, {name: record_now(e) for name, e in entries.items()})
 
 
 def _module(e: StatusEntry, advice: ModuleReport | None, reconciled: bool, member: str | None = None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from hybridops_tf.stack.graph import topological_order
 from hybridops_tf.stack.model import Stack
+from hybridops_tf.stack.view import RecordNow
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,26 +63,6 @@ def kind_of(status: str, record: RecordNow | None) -> str:
     if record is not None and record.engine_alive:
         return "running"
     return status if status in LOOKS else "none"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordNow:
-    """A member's record as it stands now: its status (`none` without one) and, for a
-    `running` one, whether its hyops is gone (stale) or its engine still runs."""
-
-    status: str
-    stale: bool = False
-    engine_alive: bool = False
-    orphans: int = 0  # suspect orphans the record lists
-
-    @property
-    def shown(self) -> str:
-        """As `hyops status` shows it: `running (stale)`, `running (engine alive)`, ..."""
-        if self.stale:
-            return f"{self.status} (stale)"
-        if self.engine_alive:
-            return f"{self.status} (engine alive)"
-        return self.status
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +182,7 @@ def _with_status(node: Node, entry: Mapping[str, object], entries: Mapping[str, 
             record.stale or record.engine_alive):
         detail.append(f"record now: {record.shown}")
     if record is not None and record.orphans:
-        detail.append(f"{record.orphans} suspect orphan(s)")
+        detail.append(f"{len(record.orphans)} suspect orphan(s)")
     if entry.get("state_written_outside"):  # stack/view.py: another writer moved its state
         detail.append("state written outside hyops")
     if status == "none":

@@ -52,7 +52,7 @@ def sim_extra_missing(python: str) -> str:
 
 class SimExtraMissing(ModuleNotFoundError):
     """The Python that will run the launcher lacks `pyvider`. A ModuleNotFoundError, so the core
-    (engine_hooks: a hook's missing requirement) reports it as a set-up error, nothing run."""
+    (runtime/root.Runtime.engine_env: a hook's missing requirement) reports it as a set-up error, nothing run."""
 
     def __init__(self, python: str) -> None:
         super().__init__(sim_extra_missing(python), name=SIM_PACKAGE)

@@ -179,7 +179,7 @@ class MemberSteps:
                  sensitive: frozenset[str]) -> tuple[str, ...]:
         """--resume: why `rec` does not vouch for applying the member now (record/applied.py);
         () when it is `ok` and was applied from exactly this configuration, these resolved
-        inputs (digested as operation.run does), this engine and workspace."""
+        inputs (digested as operation.steps.run does), this engine and workspace."""
         if rec is None:
             return ("it has no record",)
         rt = self.wiring.runtime

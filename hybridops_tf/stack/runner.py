@@ -1,4 +1,5 @@
-"""`stack apply` / `stack destroy`: members through `operation.run` on threads (docs/contract.md: Stacks).
+"""`stack apply` / `stack destroy`: members through `operation.steps.run` on threads
+(docs/contract.md: Stacks).
 
 Each member goes through exactly the per-module contract of a standalone run (record,
 lock, run folder), so a stack member and `hyops apply --ref <stack>/<name>` are the same

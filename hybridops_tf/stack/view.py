@@ -63,6 +63,16 @@ class RecordNow:
         """A run is under way: a live process holds the lock of this `running` record."""
         return self.status == "running" and not self.stale and not self.engine_alive
 
+    @property
+    def shown(self) -> str:
+        """As `hyops status` shows it (runtime/status.py): `running (stale)`, `running (engine
+        alive)`, else its status."""
+        if self.stale:
+            return f"{self.status} (stale)"
+        if self.engine_alive:
+            return f"{self.status} (engine alive)"
+        return self.status
+
 
 def state_of(doc: Mapping[str, Any], records: Mapping[str, RecordNow], runner_alive: bool | None) -> str:
     """The last run's state (see the module docstring)."""

@@ -48,6 +48,7 @@ from hybridops_tf.store.pgconn import (
 from hybridops_tf.store.pgjournal import PgJournal
 from hybridops_tf.store.pglock import _IF_HELD, PgLock, guarded
 from hybridops_tf.store.ports import JournalRead
+from hybridops_tf.store.queued_journal import read_rows
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
@@ -297,13 +298,8 @@ class PgStore:
 
     def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
         """What the journal holds of a run; None when it holds nothing of it."""
-        rows = self._query(f"SELECT kind, body FROM {SCHEMA}.journal WHERE key = %s AND run_id = %s ORDER BY id",
-                           (key, run_id), key)
-        if not rows:
-            return None
-        kinds = {kind for kind, _ in rows}
-        return JournalRead(tuple(body for kind, body in rows if kind == "event"),
-                           engine_started="engine" in kinds, complete="complete" in kinds)
+        return read_rows(self._query(
+            f"SELECT kind, body FROM {SCHEMA}.journal WHERE key = %s AND run_id = %s ORDER BY id", (key, run_id), key))
 
     # -- documents (rerun inputs, stack reports) -----------------------------------------
 

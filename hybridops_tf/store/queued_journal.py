@@ -12,12 +12,26 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from hybridops_tf.record.model import utc_now
+from hybridops_tf.store.ports import JournalRead
 
 JOURNAL_FLUSH_TIMEOUT = 10.0
 STOP = object()  # queued by close(): the thread writes what came before it, then ends
+# the kinds of a journal's rows: an engine line, the engine spawned, every line kept
+EVENT, ENGINE, COMPLETE = "event", "engine", "complete"
+
+
+def read_rows(rows: Sequence[tuple[str, str]]) -> JournalRead | None:
+    """A run's journal rows, (kind, body) in the order they were written, as what the journal
+    holds of it; None when it holds nothing of it."""
+    if not rows:
+        return None
+    kinds = {kind for kind, _ in rows}
+    return JournalRead(tuple(body for kind, body in rows if kind == EVENT),
+                       engine_started=ENGINE in kinds, complete=COMPLETE in kinds)
 
 
 class QueuedJournal:
@@ -39,19 +53,19 @@ class QueuedJournal:
     def _drain(self) -> None:
         raise NotImplementedError
 
-    def line(self, text: str, kind: str = "event") -> None:
+    def line(self, text: str, kind: str = EVENT) -> None:
         try:
             self._queue.put_nowait((kind, text))
         except queue.Full:
             self.dropped += 1
 
     def engine_started(self, pid: int, host: str) -> None:
-        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), "engine")
+        self.line(json.dumps({"pid": pid, "host": host, "at": utc_now()}), ENGINE)
 
     def complete(self) -> None:
         """Every engine line reached the journal (only when none was dropped)."""
         if not self.dropped:
-            self.line("", "complete")
+            self.line("", COMPLETE)
 
     def close(self) -> str | None:
         """What went wrong, in one line, or None: every line reached the store."""

@@ -34,7 +34,7 @@ from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_n
 from hybridops_tf.store.documents import lines_key, local_path
 from hybridops_tf.store.local import OWNER_NOTE, ModuleLock, live_holder, lock_file_is_free
 from hybridops_tf.store.ports import JournalRead
-from hybridops_tf.store.queued_journal import STOP, QueuedJournal
+from hybridops_tf.store.queued_journal import STOP, QueuedJournal, read_rows
 from hybridops_tf.store.sqlitedb import SqliteUnavailable, connect, connection, database_path, open_database
 
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block the engine
@@ -149,12 +149,8 @@ class SqliteStore:
                     (key, run_id, kind, json.dumps(doc, default=str)))
 
     def journal_lines(self, key: str, run_id: str) -> JournalRead | None:
-        rows = self._rows("SELECT kind, body FROM journal WHERE key = ? AND run_id = ? ORDER BY id", (key, run_id))
-        if not rows:
-            return None
-        kinds = {kind for kind, _ in rows}
-        return JournalRead(tuple(body for kind, body in rows if kind == "event"),
-                           engine_started="engine" in kinds, complete="complete" in kinds)
+        return read_rows(self._rows("SELECT kind, body FROM journal WHERE key = ? AND run_id = ? ORDER BY id",
+                                    (key, run_id)))
 
     # -- documents (rerun inputs, stack reports, drift seen) -----------------------------
 

@@ -12,8 +12,9 @@ import pytest
 from hybridops_tf.engine.events import iter_events
 from hybridops_tf.picture import html, mermaid, timeline
 from hybridops_tf.picture.collect import ModuleView, ReportData, RunView
-from hybridops_tf.picture.model import LOOKS, RecordNow, picture
+from hybridops_tf.picture.model import LOOKS, picture
 from hybridops_tf.stack.model import Member, Stack, Wire
+from hybridops_tf.stack.view import RecordNow
 from tests.readers import parse_mermaid
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -111,6 +112,13 @@ def test_a_member_whose_record_moved_on_since_the_run_says_what_it_is_now() -> N
     assert pic.node("network").kind == "stale"  # but never drawn green: its outcome is uncertain now
     assert pic.node("network").detail == ("uncertain: record now running (stale)",)
     assert pic.node("vm").detail[-1] == "record now: ok"
+
+
+def test_a_member_whose_record_lists_suspect_orphans_says_how_many() -> None:
+    pic = picture(DEMO, RED, {"vm": RecordNow("error", "apply-v", orphans=("sim_vm.a", "sim_vm.b"))})
+
+    assert "2 suspect orphan(s)" in pic.node("vm").detail
+    assert not any("orphan" in line for line in pic.node("network").detail)
 
 
 def test_every_status_has_its_own_look_that_differs_in_line_or_glyph_not_only_colour() -> None:

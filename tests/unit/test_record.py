@@ -1,17 +1,15 @@
 """record.py: the operation record (docs/contract.md: The record) and its store (§3, §6 step 2).
 
 Round trips, strict reading (refuse loudly, never overwrite what we cannot understand),
-atomic writes with private modes, and the per-module lock within and across processes.
+atomic writes with private modes, and a runtime root the lock cannot be taken in (the lock's
+contract, within and across processes, is tests/unit/test_module_lock.py's).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,44 +22,11 @@ from hybridops_tf.record.model import (
     REQUIRED,
     SCHEMA_VERSION,
     CorruptRecordError,
-    LockBusyError,
     OperationRecord,
-    Owner,
     RecordEngine,
-    ResourceEntry,
-    SuspectOrphan,
 )
 from hybridops_tf.store.local import RecordStore
-
-REF = "platform/network"
-
-
-def full_record() -> OperationRecord:
-    return OperationRecord(
-        module_ref=REF,
-        status=Status.RUNNING,
-        run_id="apply-20250101T000000Z-deadbeef",
-        updated_at="2025-01-01T00:00:05Z",
-        module_dir="/work/modules/platform/network",
-        active_command="apply",
-        started_at="2025-01-01T00:00:00Z",
-        owner=Owner(pid=4242, host="ci-7", user="runner", run_id="apply-20250101T000000Z-deadbeef"),
-        resolved_inputs_file="/rt/runs/platform__network/r/resolved.inputs.yml",
-        rerun_inputs_file="/rt/config/modules/platform__network/rerun.inputs.yml",
-        inputs_digest="sha256:abc",
-        config_digest="hmac-sha256:config-v1:abc",
-        workspace="blue",
-        outputs={"network_id": "net-1", "token": {"sensitive": True}},
-        resources={
-            "sim_vm.b": ResourceEntry(status="error", action="create"),
-            "sim_network.a": ResourceEntry(
-                status="complete", action="create", id="net-1", tainted=True
-            ),
-        },
-        suspect_orphans=[SuspectOrphan("sim_vm.b", "create", "apply-1", "2025-01-01T00:00:03Z")],
-        previous_outputs={"network_id": "net-0"},
-        engine=RecordEngine("/usr/bin/tofu", "1.8.0"),
-    )
+from tests.unit.serverless_stores import REF, full_record
 
 
 def minimal_doc(**over: object) -> dict:
@@ -448,63 +413,7 @@ def test_module_dirs_on_an_empty_root_is_empty(store: RecordStore) -> None:
     assert store.module_dirs() == []
 
 
-# --- the module lock -----------------------------------------------------------------------
-
-
-def test_lock_is_free_when_no_lock_file_exists(store: RecordStore) -> None:
-    assert store.lock_is_free(REF) is True
-
-
-def test_a_second_lock_on_the_same_module_is_busy_and_names_the_holder(store: RecordStore) -> None:
-    with store.lock(REF, "apply-holder-run"):
-        assert store.lock_is_free(REF) is False
-        with pytest.raises(LockBusyError) as info, store.lock(REF, "apply-second-run"):
-            pytest.fail("a second holder got the lock")
-
-    err = info.value
-    assert err.exit_code == ExitCode.REFUSED == 4
-    assert f"pid {os.getpid()}" in err.message
-    assert socket.gethostname() in err.message
-    assert "apply-holder-run" in err.message
-    assert "since" in err.message
-    assert "--lock-timeout" in err.message
-
-
-def test_lock_timeout_is_mentioned_when_waiting_did_not_help(store: RecordStore) -> None:
-    with (
-        store.lock(REF, "apply-holder-run"),
-        pytest.raises(LockBusyError, match=r"after waiting 0\.1s"),
-        store.lock(REF, "apply-second-run", timeout=0.1),
-    ):
-        pass
-
-
-def test_locks_on_different_modules_are_independent(store: RecordStore) -> None:
-    with store.lock("a", "r1"), store.lock("b", "r2"):
-        assert store.lock_is_free("a") is False
-        assert store.lock_is_free("b") is False
-        assert store.lock_is_free("c") is True
-
-
-def test_the_holder_note_exists_while_held_and_is_removed_after_release(store: RecordStore) -> None:
-    note = store.module_dir(REF) / ".lock.owner.json"
-    with store.lock(REF, "apply-holder-run"):
-        held = json.loads(note.read_text())
-        assert held["pid"] == os.getpid()
-        assert held["run_id"] == "apply-holder-run"
-        assert stat.S_IMODE(note.stat().st_mode) == 0o600
-
-    assert not note.exists()
-    assert store.lock_is_free(REF) is True
-
-
-def test_the_lock_is_released_when_the_operation_raises(store: RecordStore) -> None:
-    with pytest.raises(RuntimeError), store.lock(REF, "r1"):
-        raise RuntimeError("operation failed")
-
-    assert store.lock_is_free(REF) is True
-    with store.lock(REF, "r2"):
-        pass
+# --- the module lock (its contract on every store without a server: test_module_lock.py) ---
 
 
 def test_an_unwritable_runtime_root_is_refused_not_crashed(tmp_path: Path) -> None:
@@ -519,118 +428,3 @@ def test_an_unwritable_runtime_root_is_refused_not_crashed(tmp_path: Path) -> No
         pass
 
     assert info.value.exit_code == ExitCode.REFUSED
-
-
-HOLD_LOCK = """
-import sys
-from pathlib import Path
-from hybridops_tf.store.local import RecordStore
-store = RecordStore(Path(sys.argv[1]))
-with store.lock(sys.argv[2], "apply-child-run"):
-    print("locked", flush=True)
-    sys.stdin.readline()
-print("released", flush=True)
-"""
-
-
-def test_a_lock_held_by_another_process_is_seen_as_busy(store: RecordStore) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(store.root), REF],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None and child.stdin is not None
-        assert child.stdout.readline().strip() == "locked"
-
-        assert store.lock_is_free(REF) is False
-        with pytest.raises(LockBusyError) as info, store.lock(REF, "apply-parent-run"):
-            pytest.fail("the parent got a lock the child holds")
-        assert f"pid {child.pid}" in info.value.message
-        assert "apply-child-run" in info.value.message
-        assert socket.gethostname() in info.value.message
-
-        child.stdin.write("\n")
-        child.stdin.flush()
-        assert child.stdout.readline().strip() == "released"
-        assert child.wait() == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-
-    assert store.lock_is_free(REF) is True
-    with store.lock(REF, "apply-parent-run"):
-        pass
-
-
-def test_a_lock_whose_holder_died_is_free(store: RecordStore) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(store.root), REF],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "locked"
-    child.kill()  # no cleanup: the holder note stays behind, the OS lock does not
-    child.wait()
-    child.stdin.close()
-    child.stdout.close()
-
-    assert store.lock_is_free(REF) is True
-    with store.lock(REF, "apply-next-run"):
-        note = json.loads((store.module_dir(REF) / ".lock.owner.json").read_text())
-        assert note["run_id"] == "apply-next-run"
-
-
-def _dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-def test_a_busy_lock_never_names_a_dead_holder_from_a_note_left_by_a_kill(store: RecordStore) -> None:
-    from filelock import FileLock
-
-    note = store.module_dir(REF) / ".lock.owner.json"
-    note.parent.mkdir(parents=True, exist_ok=True)
-    dead = _dead_pid()
-    note.write_text(json.dumps({"pid": dead, "host": os.uname().nodename, "user": "u",
-                                "run_id": "apply-killed-run", "since": "then"}))
-    # A new holder has the flock but has not yet replaced the note.
-    holder = FileLock(str(store.lock_path(REF)), timeout=0)
-    with holder, pytest.raises(LockBusyError) as info, store.lock(REF, "apply-loser-run"):
-        pytest.fail("the loser got the lock")
-
-    assert f"pid {dead} " not in info.value.message
-    assert "apply-killed-run" not in info.value.message
-    assert "locked by another process" in info.value.message
-
-
-def test_a_note_from_another_host_is_trusted_as_is(store: RecordStore) -> None:
-    from filelock import FileLock
-
-    note = store.module_dir(REF) / ".lock.owner.json"
-    note.parent.mkdir(parents=True, exist_ok=True)
-    note.write_text(json.dumps({"pid": 4242, "host": "build-agent-7", "user": "ci",
-                                "run_id": "apply-remote-run", "since": "then"}))
-    with FileLock(str(store.lock_path(REF)), timeout=0), pytest.raises(LockBusyError) as info, \
-            store.lock(REF, "apply-loser-run"):
-        pytest.fail("the loser got the lock")
-
-    assert "pid 4242 on build-agent-7" in info.value.message
-
-
-def test_taking_the_lock_sweeps_temp_files_left_by_a_killed_write(store: RecordStore) -> None:
-    folder = store.module_dir(REF)
-    folder.mkdir(parents=True)
-    stale = folder / ".latest.json.k1ll3d.tmp"
-    stale.write_text('{"half": ')
-    record = folder / "latest.json"
-    record.write_text("{}")
-
-    with store.lock(REF, "apply-next-run"):
-        assert not stale.exists()
-        assert record.read_text() == "{}"

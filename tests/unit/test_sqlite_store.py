@@ -1,12 +1,11 @@
 """The SQLite store (`--store sqlite:///PATH`, hybridops_tf/store/sqlite.py) on its own: the
-record round trip, the module lock across processes (and a dead holder's), documents, the
-journal, and the URL and file it refuses. The store contract itself runs on it in the
-integration tests marked both_stores (`-k sqlite`)."""
+record round trip, documents, the journal, and the URL and file it refuses. Its module lock
+is the one contract of every store without a server (tests/unit/test_module_lock.py); the
+store contract itself runs on it in the integration tests marked both_stores (`-k sqlite`)."""
 
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import stat
 import subprocess
@@ -17,13 +16,10 @@ import pytest
 
 from hybridops_tf.base.errors import ExitCode, HyopsError, RefusedError, UsageError
 from hybridops_tf.record.lifecycle import Status
-from hybridops_tf.record.model import LockBusyError
 from hybridops_tf.store import init_store, open_store
 from hybridops_tf.store.sqlite import SqliteStore
 from hybridops_tf.store.url import configure
-from tests.unit.test_record import full_record
-
-REF = "platform/network"
+from tests.unit.serverless_stores import REF, full_record
 
 
 @pytest.fixture
@@ -72,67 +68,6 @@ def test_a_wider_database_file_is_narrowed_to_0600(store: SqliteStore, tmp_path:
     os.chmod(store.path, 0o644)
     SqliteStore(f"sqlite:///{store.path}", tmp_path / "runtime")
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
-
-
-HOLD_LOCK = """
-import sys
-from pathlib import Path
-from hybridops_tf.store.sqlite import SqliteStore
-store = SqliteStore(sys.argv[1], Path(sys.argv[2]))
-with store.lock(sys.argv[3], "apply-child-run"):
-    print("locked", flush=True)
-    sys.stdin.readline()
-print("released", flush=True)
-"""
-
-
-def _holder(store: SqliteStore) -> subprocess.Popen[str]:
-    child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, store.url, str(store.root), REF],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    assert child.stdout.readline().strip() == "locked"
-    return child
-
-
-def test_a_lock_another_process_holds_is_busy_and_names_it(store: SqliteStore) -> None:
-    child = _holder(store)
-    try:
-        assert child.stdin is not None and child.stdout is not None
-        assert store.lock_is_free(REF) is False
-        with pytest.raises(LockBusyError) as info, store.lock(REF, "apply-parent-run"):
-            pytest.fail("the parent got a lock the child holds")
-        assert f"pid {child.pid} on {socket.gethostname()}" in info.value.message
-        assert "apply-child-run" in info.value.message
-
-        child.stdin.write("\n")
-        child.stdin.flush()
-        assert child.stdout.readline().strip() == "released"
-        assert child.wait() == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert store.lock_is_free(REF) is True
-    with store.lock(REF, "apply-parent-run"):
-        assert store.lock_is_free(REF) is False
-
-
-def test_a_killed_holders_lock_is_free_and_its_note_names_nobody(store: SqliteStore) -> None:
-    child = _holder(store)
-    child.kill()  # no cleanup: the holder's note stays behind, the kernel's lock does not
-    child.wait()
-    assert child.stdin is not None and child.stdout is not None
-    child.stdin.close()
-    child.stdout.close()
-
-    assert store.lock_is_free(REF) is True
-    with store.lock(REF, "apply-next-run"):
-        pass
-
-
-def test_locks_of_two_keys_are_independent(store: SqliteStore) -> None:
-    with store.lock(REF, "r1"), store.lock("platform/vm", "r2"):
-        assert not store.lock_is_free(REF) and not store.lock_is_free("platform/vm")
 
 
 def test_documents_and_their_lines_round_trip(store: SqliteStore, tmp_path: Path) -> None:
