@@ -166,7 +166,7 @@ class Runtime:
                 raise RefusedError(f"{err}; nothing was run") from None
             try:
                 env.update(hook.engine_env(self.root))
-            except ModuleNotFoundError as err:  # a requirement not installed (engine_hooks)
+            except ModuleNotFoundError as err:  # a requirement not installed (Runtime.engine_env)
                 raise UsageError(str(err)) from None
             except getattr(hook, "usage_errors", ()) as err:  # the user's own setup rules it out
                 raise UsageError(f"{err}; nothing was run") from None
