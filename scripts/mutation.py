@@ -59,6 +59,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "test_lost_from_state.py", "test_reconcile_advice.py", "test_actions.py", "test_reconcile_settles.py",
         "test_actions_not_started.py", "test_reconcile_rules_alone.py")),
     "hybridops_tf/reconcile/compare.py": _COMPARE_TESTS,
+    "hybridops_tf/reconcile/lost.py": (*_COMPARE_TESTS, _U + "test_outside_seen.py", _U + "test_gate.py"),
     "hybridops_tf/reconcile/lookup/judge.py": (_U + "test_lookup_rules.py", _U + "test_lookup_judge.py"),
     "hybridops_tf/record/transitions.py": tuple(_U + t for t in (
         "test_settle.py", "test_settle_rules.py", "test_config_digest.py", "test_designed_for.py",

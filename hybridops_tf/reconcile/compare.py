@@ -17,30 +17,29 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hybridops_tf.engine import features
-from hybridops_tf.engine.addresses import command_address
 from hybridops_tf.engine.progress import ResourceProgress
 from hybridops_tf.engine.state import outputs_plain
-from hybridops_tf.reconcile import action_failed, action_not_started, outside, rules
+from hybridops_tf.reconcile import action_failed, action_not_started, lost, outside, rules
 from hybridops_tf.reconcile.lookup import advice
 from hybridops_tf.reconcile.model import (
+    LISTED,
     PRIORITY,
     Alternative,
     Code,
     Finding,
     ModuleEvidence,
     OrphanEvidence,
+    finding,
+    names,
 )
-from hybridops_tf.record import gate
 from hybridops_tf.record.advice import Commands, Where
 from hybridops_tf.record.applied import UNKNOWN_CONFIG
 from hybridops_tf.record.lifecycle import CLAIMS_EMPTY, ResourceStatus, Status
-from hybridops_tf.record.model import OperationRecord, entry_address
-from hybridops_tf.record.objects import UNNAMED_ORPHAN, state_view
+from hybridops_tf.record.model import OperationRecord
+from hybridops_tf.record.objects import UNNAMED_ORPHAN
 from hybridops_tf.record.stamp import Written
 from hybridops_tf.runtime.liveness import host_name
 
-_LISTED = 5  # addresses named in a detail before "and N more"
 _LOST = frozenset({Code.STATE_MISSING, Code.LOST_FROM_STATE})  # objects the record knows, no state holds
 _PROGRESS_WORDS = {"started": "started and never finished", "pending": "planned and never started"}
 
@@ -69,7 +68,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     if ev.state_unreadable is not None and state is None:
         found.append(_state_unreadable(ev, cmd))
     if ev.errored_state:
-        found.append(_finding(ev, Code.ERRORED_STATEFILE, (
+        found.append(finding(ev, Code.ERRORED_STATEFILE, (
             "errored.tfstate is in the module directory and differs from the state: the engine "
             "could not save the state after a run, so the state misses what that run did until "
             "errored.tfstate is pushed back (if the engine refuses because both have the same "
@@ -82,12 +81,12 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
         if written is not None:
             found.append(_written_outside(ev, written, cmd))
         if state is not None and rec.status not in CLAIMS_EMPTY:
-            lost = rules.lost_from_state(ev)  # the engine dropped them: a cause of state_missing
-            if lost:
-                found.append(_lost_from_state(ev, lost, cmd))
-            missing = {a: i for a, i in rules.missing_from_state(ev).items() if a not in lost}
+            dropped = rules.lost_from_state(ev)  # the engine dropped them: a cause of state_missing
+            if dropped:
+                found.append(lost.lost_from_state(ev, dropped, cmd))
+            missing = {a: i for a, i in rules.missing_from_state(ev).items() if a not in dropped}
             if missing:
-                found.append(_state_missing(ev, missing, cmd))
+                found.append(lost.state_missing(ev, missing, cmd))
         found.extend(_orphans(ev, rec, progress, in_state, cmd))
     if ev.stale_imports:
         found.append(_stale_import(ev, cmd))
@@ -104,9 +103,9 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
     found.extend([waiting] if waiting is not None else [])
     if rec is not None and rec.status in CLAIMS_EMPTY and state is not None and not state.is_empty:
         live = state.addresses()
-        found.append(_finding(ev, Code.STATE_AFTER_DESTROY, (
+        found.append(finding(ev, Code.STATE_AFTER_DESTROY, (
             f"the record says {rec.status.value} but the state holds {len(live)} resource(s): "
-            f"{_names(live)}; treat them as live"), [cmd.destroy(ev.where)], live))
+            f"{names(live)}; treat them as live"), [cmd.destroy(ev.where)], live))
     if rec is not None and rec.status in (Status.OK, Status.RETAINED) and state is not None:
         moved = rules.moved_in_state(ev)
         if moved:
@@ -115,7 +114,7 @@ def compare(ev: ModuleEvidence, cmd: Commands | None = None) -> list[Finding]:
             and rec.outputs is not None):
         diff = _outputs_diff(rec.outputs, outputs_plain(state.outputs))
         if diff:
-            found.append(_finding(ev, Code.OUTPUTS_MISMATCH, (
+            found.append(finding(ev, Code.OUTPUTS_MISMATCH, (
                 f"the recorded outputs differ from the state's: {diff}; downstream modules "
                 "wired from this record would get stale values"), [cmd.apply(ev.where)]))
     if rec is not None and rec.status is Status.OK and ev.applied_changes is not None:
@@ -156,16 +155,16 @@ def _tainted(ev: ModuleEvidence, tainted: list[str], cmd: Commands) -> Finding:
     outside_taint = [a for a in tainted if known.get(a) is not None and not known[a].tainted
                      and known[a].status is ResourceStatus.COMPLETE]  # a complete object hyops saw untainted
     if not outside_taint:
-        return _finding(ev, Code.TAINTED, (
-            f"{_names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
+        return finding(ev, Code.TAINTED, (
+            f"{names(tainted)} {'is' if len(tainted) == 1 else 'are'} tainted in state: the "
             "object was made but its create reported an error; the next apply replaces it"),
             [], tainted, alternatives=[
                 Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured"),
                 Alternative(cmd.destroy(ev.where), "to remove the module's objects instead")])
     untaint = [Alternative(cmd.untaint(ev.where, a), f"keep {a} as it is: undo the taint (nothing remote changes)")
                for a in outside_taint]
-    return _finding(ev, Code.TAINTED, (
-        f"{_names(outside_taint)} {'is' if len(outside_taint) == 1 else 'are'} tainted outside hyops (the record "
+    return finding(ev, Code.TAINTED, (
+        f"{names(outside_taint)} {'is' if len(outside_taint) == 1 else 'are'} tainted outside hyops (the record "
         "made no such taint): the next apply replaces it; untaint keeps the object"),
         [], tainted, alternatives=[
             *untaint, Alternative(cmd.apply(ev.where), "to replace the tainted object(s) as configured")])
@@ -176,24 +175,24 @@ def _member_changes(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands, mis
     from the stack now (config_changed), or its plan has changes (plan_changes)."""
     why = [w for w in ev.applied_changes or () if w != UNKNOWN_CONFIG]
     if why:
-        return [_finding(ev, Code.CONFIG_CHANGED, (
+        return [finding(ev, Code.CONFIG_CHANGED, (
             f"the record says ok (run {rec.run_id}), but since that apply {'; '.join(why)}: the stack "
             "has not applied what it holds now; `stack apply --resume` applies this member again (a "
             "no-op apply where its plan shows no change)"), [cmd.stack_apply(ev.where)])]
     if missing or ev.plan is None or not ev.plan.changes:
         return []
     changes = ev.plan.changes
-    shown = ", ".join(f"{c.action} {c.address}" for c in changes[:_LISTED])
-    more = f" and {len(changes) - _LISTED} more" if len(changes) > _LISTED else ""
+    shown = ", ".join(f"{c.action} {c.address}" for c in changes[:LISTED])
+    more = f" and {len(changes) - LISTED} more" if len(changes) > LISTED else ""
     detail = (f"the record says ok (run {rec.run_id}), but the plan of its configuration now has "
               f"{len(changes)} change(s): {shown}{more}")
     if ev.applied_changes:  # the record does not say what it applied: --resume applies it again
         detail += f"; {UNKNOWN_CONFIG}, so `stack apply --resume` applies it again"
-        return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where)], [c.address for c in changes])]
+        return [finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where)], [c.address for c in changes])]
     detail += ("; nothing it was applied from changed (configuration, inputs, engine), so `stack apply "
                "--resume` would skip it: apply the stack without --resume (members with nothing to "
                "change apply as no-ops)")
-    return [_finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where, resume=False)],
+    return [finding(ev, Code.PLAN_CHANGES, detail, [cmd.stack_apply(ev.where, resume=False)],
                      [c.address for c in changes])]
 
 
@@ -201,19 +200,12 @@ def _state_unreadable(ev: ModuleEvidence, cmd: Commands) -> Finding:
     """`show -json` failed: the state is unknown, never empty. After a provider upgrade the
     usual cause is the objects' identity, stored under the old provider's identity schema
     (engines >= 1.12): a refresh through the new provider upgrades it in the state."""
-    return _finding(ev, Code.STATE_UNREADABLE, (
+    return finding(ev, Code.STATE_UNREADABLE, (
         f"state unreadable: refresh with the new provider; the engine could not show the state "
         f"({ev.state_unreadable}): what it holds is unknown, not empty, so nothing is settled from it. "
         "After a provider upgrade this is most often the identity the state stores for each object, "
         "written under the old provider's identity schema: a refresh-only apply through the new provider "
         "upgrades it"), [cmd.refresh(ev.where), cmd.reconcile(ev.where)])
-
-
-def _finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
-             addresses: Iterable[str] = (), *, alternatives: Iterable[Alternative] = (),
-             **extra: Any) -> Finding:
-    return Finding(code, ev.where.module_ref, detail, tuple(dict.fromkeys(actions)), tuple(addresses),
-                   tuple(alternatives), **extra)
 
 
 def _engine_running(ev: ModuleEvidence, cmd: Commands) -> Finding:
@@ -226,7 +218,7 @@ def _engine_running(ev: ModuleEvidence, cmd: Commands) -> Finding:
     detail = (f"the record says running ({command}, run {run}) and the hyops that ran it is gone, but "
               f"its engine still runs (pid {pid} on {host}, since {since}): it may still change "
               "objects and holds the state lock, so nothing is judged or settled until it stops")
-    return _finding(ev, Code.ENGINE_RUNNING, detail, [], alternatives=[
+    return finding(ev, Code.ENGINE_RUNNING, detail, [], alternatives=[
         Alternative(cmd.reconcile(ev.where), "wait for the engine to finish (it saves the state as "
                     "it goes), then reconcile again"),
         Alternative(f"kill {pid}", f"it must stop now (run it on {host}), then reconcile again")])
@@ -243,19 +235,14 @@ def _shared_state(ev: ModuleEvidence, cmd: Commands) -> Finding:
               "objects, so hyops refuses them and judges none. Decide which ref keeps this directory and "
               "forget the others' records (the state and every object stay as they are; check in the "
               "provider that the objects a forgotten record claims are gone, or adopt them elsewhere)")
-    return _finding(ev, Code.SHARED_STATE, detail, [], alternatives=[
+    return finding(ev, Code.SHARED_STATE, detail, [], alternatives=[
         Alternative(cmd.forget_record(ev.where), f"module {others} keeps this directory: hyops forgets "
                     f"{ev.where.module_ref}'s record (who, when and the record itself stay in a run folder)")])
 
 
-def _names(addresses: list[str]) -> str:
-    shown = ", ".join(addresses[:_LISTED])
-    return shown + (f" and {len(addresses) - _LISTED} more" if len(addresses) > _LISTED else "")
-
-
 def _corrupt(ev: ModuleEvidence, cmd: Commands) -> Finding:
     path = ev.record_path or "latest.json"
-    return _finding(ev, Code.CORRUPT_RECORD, ev.record_problem or "the record is unreadable",
+    return finding(ev, Code.CORRUPT_RECORD, ev.record_problem or "the record is unreadable",
                     [f"cat {path}", f"mv {path} {path}.corrupt", cmd.reconcile(ev.where)])
 
 
@@ -263,24 +250,24 @@ def _no_record(ev: ModuleEvidence, cmd: Commands) -> Finding:
     if ev.claimed_by:
         owner = ev.claimed_by[0]
         place = ev.where.display_dir or "its module directory"
-        return _finding(ev, Code.NO_RECORD, (
+        return finding(ev, Code.NO_RECORD, (
             f"hyops has no operation record for {ev.where.module_ref}, and {place} is module {owner}'s: its "
             "record claims the engine state there, which this ref would share (hyops refuses that); "
             f"reconcile and run it as --ref {owner}, or give this ref a workspace of its own"),
             [cmd.reconcile(dataclasses.replace(ev.where, module_ref=owner, inputs_args=(), stack_file=None))])
     state = ev.state
     if state is None:
-        return _finding(ev, Code.NO_RECORD, "hyops has no operation record for this module, and "
+        return finding(ev, Code.NO_RECORD, "hyops has no operation record for this module, and "
                         "its state could not be read", [cmd.apply(ev.where)])
     if state.is_empty:
-        return _finding(ev, Code.NO_RECORD, (
+        return finding(ev, Code.NO_RECORD, (
             "hyops has no operation record for this module and its state holds nothing; "
             "`--write` records it as absent once the refresh-only plan confirms it"),
             [cmd.write(ev.where), cmd.apply(ev.where)])
     live = state.addresses()
-    return _finding(ev, Code.NO_RECORD, (
+    return finding(ev, Code.NO_RECORD, (
         f"hyops has no operation record for this module, but its state holds {len(live)} "
-        f"resource(s): {_names(live)}; they are live and untracked"),
+        f"resource(s): {names(live)}; they are live and untracked"),
         [], live, alternatives=[
             Alternative(cmd.apply(ev.where), "to keep them: the apply records them (and creates what is missing)"),
             Alternative(cmd.destroy(ev.where), "to remove them")])
@@ -307,12 +294,12 @@ def _stale(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Reso
         detail += (f"; it ran on another machine ({rec.owner.host}): a runner cut off from the store "
                    "(rather than gone) may still run its engine, which hyops cannot see from here: "
                    "make sure that runner is gone before --write")
-    return _finding(ev, Code.STALE_RUNNING, detail, [cmd.write(ev.where)])
+    return finding(ev, Code.STALE_RUNNING, detail, [cmd.write(ev.where)])
 
 
 def _objects(what: str, objects: Iterable[tuple[str, str | None]]) -> str:
     listed = [f"{k} ({i})" if i else k for k, i in objects]
-    return f"{what} {_names(listed)}" if listed else ""
+    return f"{what} {names(listed)}" if listed else ""
 
 
 def _written_outside(ev: ModuleEvidence, w: Written, cmd: Commands) -> Finding:
@@ -331,7 +318,7 @@ def _written_outside(ev: ModuleEvidence, w: Written, cmd: Commands) -> Finding:
               "plan first and read what it would undo; to keep the change, put it in the configuration or "
               "its inputs, then `--write` records the state as it is now")
     keys = [k for k, _ in (*w.added, *w.removed, *w.changed)] + [new for _, new, _ in w.moved]
-    return _finding(ev, Code.STATE_WRITTEN_OUTSIDE, detail, [cmd.plan(ev.where)], dict.fromkeys(keys),
+    return finding(ev, Code.STATE_WRITTEN_OUTSIDE, detail, [cmd.plan(ev.where)], dict.fromkeys(keys),
                     alternatives=[
                         Alternative(cmd.write(ev.where), "the plan shows no change, or only changes you mean: the "
                                     "record takes the state as the other writer left it (nothing remote changes)"),
@@ -339,133 +326,10 @@ def _written_outside(ev: ModuleEvidence, w: Written, cmd: Commands) -> Finding:
                                     "exactly what the apply reverts")])
 
 
-def _state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: Commands) -> Finding:
-    """Objects the record knows by id that no state holds. One whose address now holds another
-    object (two objects for one address) cannot be imported back there, and an apply would
-    record the state's one in its place: the advice names both and lets a person choose."""
-    view = state_view(ev.state.resources) if ev.state is not None else {}
-    taken = {a: view[a].id for a, i in missing.items() if i and a in view and view[a].id not in (None, i)}
-    addresses = list(missing)
-    seen = {s.id: s for s in ev.seen_outside if s.id in missing.values()}  # never the record's
-    known = [(a, i) for a, i in missing.items() if i not in seen]
-    shown = ", ".join(f"{a} ({i})" if i else a for a, i in known[:_LISTED])
-    more = f" and {len(known) - _LISTED} more" if len(known) > _LISTED else ""
-    actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
-    refused = gate.not_importable(ev.record)  # the engine said it cannot import these types
-    importing: dict[str, str] = {}  # one object per address: a second kept at `ADDR (missing ID)` waits its turn
-    for a, i in missing.items():
-        if i and a not in taken and resource_type(a) not in refused:
-            importing.setdefault(entry_address(a), i)
-    actions += [cmd.import_(ev.where, a, i) for a, i in importing.items()]
-    saw = ", ".join(f"{s.address} ({s.id}, at {s.seen_at})" for s in list(seen.values())[:_LISTED])
-    detail = "; ".join(part for part in (
-        f"the record says {shown}{more} exist(s)" if known else "",
-        f"reconcile saw another writer put {saw} in the state, which the record never held" if seen else "") if part)
-    detail += (" but no state holds them, under any address: the state was lost, rewritten (a state older than "
-               "them put back) or never saved; adopt each object back with --import (an import that finds no such "
-               "object in the provider makes hyops forget it)")
-    by_identity = _identity_imports(ev, missing, taken, cmd)
-    if not taken:
-        # an advised --import settles its id either way (adopted, or found gone: operation/steps.py);
-        # a forget is the way only where the engine cannot import the type
-        gone = [Alternative(cmd.forget_missing(ev.where, i), f"the engine cannot import {resource_type(a)}: "
-                            f"{i} is gone: check it in the provider{_sim_check(ev, a, cmd)} first; the record "
-                            "forgets it (then apply)") for a, i in missing.items() if i and resource_type(a) in refused]
-        return _finding(ev, Code.STATE_MISSING, detail + (" (or forget it, once checked gone)" if gone else ""),
-                        actions, addresses, alternatives=[*by_identity, *gone])
-    vanished = _vanished(ev)
-    choices: list[Alternative] = []
-    for address, now in taken.items():
-        lost = str(missing[address])
-        whose = "the one reconcile saw" if lost in seen else "the record's"
-        if address in vanished:  # the state's object is gone: only the record's is live
-            detail += (f"; the state holds {now} at {address}, which the refresh shows gone, and {whose} "
-                       f"{lost} (likely its replacement, a state older than it put back) is held by no state "
-                       f"and may live: a refresh-only apply lets the state go of {now} (the refresh is the proof "
-                       f"it is gone), then {lost} is adopted back; an apply now would make a second one")
-            let_go = cmd.refresh(ev.where)  # one refresh lets go of every gone object
-            actions += [*([] if let_go in actions else [let_go]), cmd.import_(ev.where, address, lost)]
-            continue
-        detail += (f"; two objects for one address: the state holds {now} at {address}, and {whose} {lost} "
-                   f"is held by no state (live and unmanaged unless deleted); one of them must go, and an apply "
-                   f"now would record {now} alone")
-        choices += [
-            Alternative(cmd.forget_missing(ev.where, lost), f"keep {now} (the state's): {lost} is likely replaced "
-                        f"by it (another writer's apply); check it in the provider{_sim_check(ev, address, cmd)}, "
-                        f"and if it still lives delete it there{_sim_rm(ev, address, lost, cmd)}; then the record "
-                        "forgets it"),
-            Alternative(cmd.state_rm(ev.where, _typed(ev, address)),
-                        f"keep {lost} ({whose}): the state lets go of {now}; "
-                        f"then {cmd.import_(ev.where, address, lost)}, and delete {now} in the provider"
-                        f"{_sim_rm(ev, address, str(now), cmd)}")]
-    return _finding(ev, Code.STATE_MISSING, detail, actions, addresses, alternatives=[*choices, *by_identity])
-
-
-def _typed(ev: ModuleEvidence, address: str) -> str:
-    """A recorded address as a raw engine command must name it: in HCL's spelling, which every
-    engine parses (engine/addresses.py), where the record keeps the engine's printed one."""
-    version = ev.record.engine.version if ev.record is not None and ev.record.engine is not None else None
-    return command_address(address, features.key_spelling_of(version))
-
-
-SIM_TYPES = frozenset({"sim_network", "sim_vm", "sim_config", "sim_health_check", "sim_vm_restart"})
-resource_type = gate.resource_type
-
-
-def _sim_rm(ev: ModuleEvidence, address: str, object_id: str, cmd: Commands) -> str:
-    """` (hyops sim rm ID)` where the object is the sim's; '' for any other provider's type."""
-    return f" ({cmd.sim_rm(object_id)})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
-
-
-def _sim_check(ev: ModuleEvidence, address: str, cmd: Commands) -> str:
-    return f" ({cmd.sim_ls()})" if ev.where.uses_sim and resource_type(address) in SIM_TYPES else ""
-
-
-def _vanished(ev: ModuleEvidence) -> set[str]:
-    """Addresses whose object the refresh-only plan shows deleted outside the engine."""
-    return {c.address for c in ev.refresh.drift if c.action == "delete"} if ev.refresh is not None else set()
-
-
-def _identity_imports(ev: ModuleEvidence, missing: Mapping[str, str | None], taken: Mapping[str, Any],
-                      cmd: Commands) -> list[Alternative]:
-    """Where the record knows the provider's identity of a lost object and its engine takes an
-    `import` block with `identity` (>= 1.12), the block that adopts it by that key: the
-    provider's own name for the object, which `--import` (the engine's `import` command, by id
-    alone) cannot pass."""
-    rec = ev.record
-    if rec is None or rec.engine is None or not features.takes_import_identity(rec.engine.version):
-        return []
-    entries = rec.resources or {}
-    blocks = [Commands.import_block(a, identity) for a, i in missing.items() if a not in taken and i
-              for identity in [getattr(entries.get(a), "identity", None)] if identity]
-    if not blocks:
-        return []
-    # run as printed without the block, the apply is refused (state_missing): never a second object;
-    # with it, the block adopts the address, which lets the apply through (operation/guards.guard_missing)
-    return [Alternative(cmd.apply(ev.where), "instead of --import, by the provider's "
-                        f"identity (this engine, {rec.engine.version}, takes it): add to the configuration\n"
-                        + "\n".join(blocks) + "\nthen apply (the plan shows each import; the block may stay)")]
-
-
-def _lost_from_state(ev: ModuleEvidence, lost: Mapping[str, str], cmd: Commands) -> Finding:
-    """Objects the engine dropped from state when their update failed (rules.lost_from_state):
-    they live, so the only advice is the import that puts each back; an apply before it would
-    create a second object beside the live one."""
-    listed = [f"{a} ({i})" for a, i in lost.items()]
-    them = "it" if len(listed) == 1 else "them"
-    detail = (f"the last apply failed updating {_names(listed)} and the engine dropped {them} "
-              "from the state, though no delete was planned or completed (Terraform before 1.14.2 does so when "
-              "an update fails on an early path, hashicorp/terraform#37981): the object lives, unmanaged; put "
-              f"{them} back with --import before any apply (an apply now would create a second object)")
-    actions = [cmd.push_errored(ev.where)] if ev.errored_state else []
-    actions += [cmd.import_(ev.where, a, i) for a, i in lost.items()]
-    return _finding(ev, Code.LOST_FROM_STATE, detail, actions, list(lost))
-
-
 def _stale_import(ev: ModuleEvidence, cmd: Commands) -> Finding:
     blocks = ev.stale_imports
-    shown = "; ".join(f"{b.file} imports {b.id} into {b.to}" for b in blocks[:_LISTED])
-    return _finding(ev, Code.STALE_IMPORT, (
+    shown = "; ".join(f"{b.file} imports {b.id} into {b.to}" for b in blocks[:LISTED])
+    return finding(ev, Code.STALE_IMPORT, (
         f"the configuration has `import` blocks for objects a completed delete removed ({shown}): "
         "the engine cannot import what is gone, so every plan fails; delete those import blocks "
         "from the configuration (the resource blocks stay), then apply creates each anew"),
@@ -532,11 +396,11 @@ def _orphans(ev: ModuleEvidence, rec: OperationRecord, progress: Mapping[str, Re
                                    f"holds at {address}; delete it, then --forget-orphan"), checked]
         else:
             steps.append(forget)
-        finding = _finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
-                           alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
-                           planned_attributes=dict(attributes) if attributes is not None else None)
+        suspect = finding(ev, Code.SUSPECT_ORPHAN, f"{what}; {tail}", steps, [address],
+                          alternatives=choices, evidence=evidence or OrphanEvidence.UNKNOWN,
+                          planned_attributes=dict(attributes) if attributes is not None else None)
         lookup = (ev.lookups or {}).get(address)
-        found.append(advice.amend(finding, what, lookup, ev, cmd) if lookup is not None else finding)
+        found.append(advice.amend(suspect, what, lookup, ev, cmd) if lookup is not None else suspect)
     return found
 
 
@@ -544,9 +408,9 @@ def _drift(ev: ModuleEvidence, cmd: Commands) -> Finding:
     assert ev.refresh is not None
     drift = ev.refresh.drift
     parts = [f"{c.address} vanished" if c.action == "delete" else f"{c.address} changed outside "
-             f"the engine ({c.action})" for c in drift[:_LISTED]]
-    more = f" and {len(drift) - _LISTED} more" if len(drift) > _LISTED else ""
-    return _finding(ev, Code.DRIFT, (
+             f"the engine ({c.action})" for c in drift[:LISTED]]
+    more = f" and {len(drift) - LISTED} more" if len(drift) > LISTED else ""
+    return finding(ev, Code.DRIFT, (
         f"the refresh-only plan shows live objects differ from the state: {'; '.join(parts)}{more}; "
         "apply puts them back as configured, destroy removes what is left"),
         [], [c.address for c in drift], alternatives=[
@@ -563,9 +427,9 @@ def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Findi
     if undone:
         return _moves_undone(ev, undone, cmd)
     olds = sorted(moved)
-    parts = [f"{old} is at {moved[old]}" for old in olds[:_LISTED]]
-    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
-    return _finding(ev, Code.MOVED_IN_STATE, (
+    parts = [f"{old} is at {moved[old]}" for old in olds[:LISTED]]
+    more = f" and {len(olds) - LISTED} more" if len(olds) > LISTED else ""
+    return finding(ev, Code.MOVED_IN_STATE, (
         f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
         "the record still names the old ones: --write follows the objects (nothing remote changes)"),
         [cmd.write(ev.where)], olds)
@@ -574,20 +438,20 @@ def _moved(ev: ModuleEvidence, moved: Mapping[str, str], cmd: Commands) -> Findi
 def _moves_undone(ev: ModuleEvidence, undone: Mapping[str, str], cmd: Commands) -> Finding:
     ids = {k: e.id for k, e in ((ev.record.resources or {}) if ev.record is not None else {}).items()}
     olds = sorted(undone)
-    parts = [f"{old} ({ids.get(old) or 'no id'}) is at {undone[old]}" for old in olds[:_LISTED]]
-    more = f" and {len(olds) - _LISTED} more" if len(olds) > _LISTED else ""
+    parts = [f"{old} ({ids.get(old) or 'no id'}) is at {undone[old]}" for old in olds[:LISTED]]
+    more = f" and {len(olds) - LISTED} more" if len(olds) > LISTED else ""
     detail = (f"the state holds objects the record knows at other addresses (a `state mv`): {'; '.join(parts)}{more}; "
               "the configuration does not declare the new address and no `moved` block explains the move, so the "
               "next apply destroys each object at its new address and creates a new one at the old: move each back, "
               "or declare the move in the configuration (rename the block and add a `moved` block), then reconcile")
     first = olds[0]
     also = " (reconcile again names the next one)" if len(olds) > 1 else ""
-    choices = [Alternative(cmd.state_mv(ev.where, _typed(ev, undone[first]), _typed(ev, first)),
+    choices = [Alternative(cmd.state_mv(ev.where, lost.typed(ev, undone[first]), lost.typed(ev, first)),
                            f"to move {undone[first]} back to {first}: "
                            f"the state, the record and the configuration agree again (nothing remote changes){also}")]
     choices.append(Alternative(cmd.reconcile(ev.where), "once the configuration declares the new address(es), "
                                "with a `moved { from = OLD, to = NEW }` block each: reconcile again"))
-    return _finding(ev, Code.MOVED_IN_STATE, detail, [], olds, alternatives=choices)
+    return finding(ev, Code.MOVED_IN_STATE, detail, [], olds, alternatives=choices)
 
 
 def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding:
@@ -619,7 +483,7 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
         actions = []
     else:
         if ev.plan is not None and ev.plan.changes:
-            shown = ", ".join(f"{c.action} {c.address}" for c in ev.plan.changes[:_LISTED])
+            shown = ", ".join(f"{c.action} {c.address}" for c in ev.plan.changes[:LISTED])
             detail += f". The plan still has {len(ev.plan.changes)} change(s): {shown}"
         apply = Alternative(cmd.apply(ev.where), "to finish the configuration (fix the cause first)")
         destroy = Alternative(cmd.destroy(ev.where), "to remove what the partial run made")
@@ -633,8 +497,8 @@ def _partial(ev: ModuleEvidence, rec: OperationRecord, cmd: Commands) -> Finding
                 "with the stack's inputs as they are now, then every member that waits on it")),
                 Alternative(apply.command, "to apply this member alone, with the stack file's inputs as "
                             "they are now (the members that wait on it stay pending)"), destroy]
-        return _finding(ev, Code.PARTIAL_APPLY, detail, [], alternatives=choices)
-    return _finding(ev, Code.PARTIAL_APPLY, detail, actions)
+        return finding(ev, Code.PARTIAL_APPLY, detail, [], alternatives=choices)
+    return finding(ev, Code.PARTIAL_APPLY, detail, actions)
 
 
 def _short(value: Any) -> str:

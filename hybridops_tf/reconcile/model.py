@@ -349,3 +349,20 @@ class Report:
         if self.errors:
             doc["errors"] = [message for message, _ in self.errors]
         return doc
+
+
+LISTED = 5  # objects a finding's detail names before "and N more"
+
+
+def finding(ev: ModuleEvidence, code: Code, detail: str, actions: Iterable[str],
+            addresses: Iterable[str] = (), *, alternatives: Iterable[Alternative] = (), **extra: Any) -> Finding:
+    """A finding of `ev`'s module: its next actions in order, each once."""
+    return Finding(code, ev.where.module_ref, detail, tuple(dict.fromkeys(actions)), tuple(addresses),
+                   tuple(alternatives), **extra)
+
+
+def names(addresses: list[str]) -> str:
+    """The first LISTED of `addresses`, and how many more."""
+    shown = ", ".join(addresses[:LISTED])
+    return shown + (f" and {len(addresses) - LISTED} more" if len(addresses) > LISTED else "")
+

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hybridops_tf.inputs.declarations import ImportBlock
+from hybridops_tf.reconcile import lost
 from hybridops_tf.reconcile.compare import compare
 from hybridops_tf.reconcile.model import Code, Finding, ModuleEvidence, OrphanEvidence
 from hybridops_tf.record.advice import Commands, Where
@@ -626,13 +627,13 @@ def test_a_value_that_is_not_json_is_shown_by_its_text() -> None:
 def test_an_address_and_id_of_a_sim_type_name_the_sim_command_only_in_the_sim() -> None:
     sim, other = evidence(where=SIM), evidence()
 
-    assert compare_module._sim_rm(sim, "sim_vm.a", "vm-1", CMD) == " (hyops sim rm vm-1)"
-    assert compare_module._sim_rm(sim, "aws_instance.a", "i-1", CMD) == ""
-    assert compare_module._sim_rm(other, "sim_vm.a", "vm-1", CMD) == ""
-    assert compare_module._sim_check(sim, "sim_network.n", CMD) == " (hyops sim ls)"
-    assert compare_module._sim_check(sim, "aws_instance.a", CMD) == ""
-    assert compare_module._sim_check(other, "sim_vm.a", CMD) == ""
-    assert {t for t in compare_module.SIM_TYPES if compare_module._sim_check(sim, f"{t}.x", CMD)} == {
+    assert lost._sim_rm(sim, "sim_vm.a", "vm-1", CMD) == " (hyops sim rm vm-1)"
+    assert lost._sim_rm(sim, "aws_instance.a", "i-1", CMD) == ""
+    assert lost._sim_rm(other, "sim_vm.a", "vm-1", CMD) == ""
+    assert lost._sim_check(sim, "sim_network.n", CMD) == " (hyops sim ls)"
+    assert lost._sim_check(sim, "aws_instance.a", CMD) == ""
+    assert lost._sim_check(other, "sim_vm.a", CMD) == ""
+    assert {t for t in lost.SIM_TYPES if lost._sim_check(sim, f"{t}.x", CMD)} == {
         "sim_network", "sim_vm", "sim_config", "sim_health_check", "sim_vm_restart"}
 
 
@@ -654,9 +655,9 @@ def test_the_recorded_engine_decides_an_addresss_spelling_in_a_raw_command() -> 
     with_engine.engine = RecordEngine("terraform", "1.0.3")
     without = record(Status.OK)
 
-    assert compare_module._typed(evidence(record=with_engine), printed) == 'sim_vm.web["$${a}"]'
-    assert compare_module._typed(evidence(record=without), printed) == printed
-    assert compare_module._typed(evidence(), printed) == printed
+    assert lost.typed(evidence(record=with_engine), printed) == 'sim_vm.web["$${a}"]'
+    assert lost.typed(evidence(record=without), printed) == printed
+    assert lost.typed(evidence(), printed) == printed
 
 
 # -- every finding: a property over one fixture per code -------------------------------------------------------------

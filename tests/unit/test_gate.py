@@ -151,13 +151,13 @@ def test_a_sim_command_is_advised_only_for_the_sims_own_types() -> None:
 
     from hybridops_tf.record.advice import Commands, Where
 
-    compare = importlib.import_module("hybridops_tf.reconcile.compare")  # the package exports a function so named
+    lost = importlib.import_module("hybridops_tf.reconcile.lost")
 
     ev = cast(Any, SimpleNamespace(where=Where("m", "modules/m", uses_sim=True)))
-    assert compare.resource_type('module.a["x"].sim_vm.web["y"]') == "sim_vm"
-    assert compare._sim_rm(ev, 'sim_vm.vm["web"]', "vm-1", Commands()) == " (hyops sim rm vm-1)"
-    assert compare._sim_rm(ev, "null_resource.x", "123", Commands()) == ""
-    assert compare._sim_check(ev, "null_resource.x", Commands()) == ""
+    assert lost.resource_type('module.a["x"].sim_vm.web["y"]') == "sim_vm"
+    assert lost._sim_rm(ev, 'sim_vm.vm["web"]', "vm-1", Commands()) == " (hyops sim rm vm-1)"
+    assert lost._sim_rm(ev, "null_resource.x", "123", Commands()) == ""
+    assert lost._sim_check(ev, "null_resource.x", Commands()) == ""
 
 
 def test_no_plan_that_reconciles_or_judges_drift_skips_the_refresh() -> None:
