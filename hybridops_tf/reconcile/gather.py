@@ -102,14 +102,14 @@ def forgotten(target: Target, runtime: Runtime) -> ModuleEvidence:
     return ModuleEvidence(where=Where(target.module_ref, shown, target.workspace), forgotten=True)
 
 
-def _seen_outside(store: Documents, key: str) -> tuple[outside_seen.Sighting, ...]:
+def _seen_outside(store: Documents, key: str) -> tuple[outside_seen.Sighting, ...] | None:
     """What reconcile saw another writer put in the state (runtime/outside_seen.py); when that
-    cannot be read, a warning (this reconcile looks again and keeps its own look)."""
+    cannot be read, a warning and None (this reconcile looks again and keeps its own look)."""
     try:
         return outside_seen.read(store, key)
     except outside_seen.OutsideSeenUnreadable as err:
         notices.warning(f"the objects an earlier reconcile saw another writer make are not known ({err})")
-        return ()
+        return None
 
 
 def gather(target: Target, opts: GatherOptions) -> ModuleEvidence:

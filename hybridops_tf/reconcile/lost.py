@@ -29,7 +29,7 @@ def state_missing(ev: ModuleEvidence, missing: Mapping[str, str | None], cmd: Co
     view = state_view(ev.state.resources) if ev.state is not None else {}
     taken = {a: view[a].id for a, i in missing.items() if i and a in view and view[a].id not in (None, i)}
     addresses = list(missing)
-    seen = {s.id: s for s in ev.seen_outside if s.id in missing.values()}  # never the record's
+    seen = {s.id: s for s in ev.seen_outside or () if s.id in missing.values()}  # never the record's
     known = [(a, i) for a, i in missing.items() if i not in seen]
     shown = ", ".join(f"{a} ({i})" if i else a for a, i in known[:LISTED])
     more = f" and {len(known) - LISTED} more" if len(known) > LISTED else ""

@@ -219,8 +219,9 @@ class ModuleEvidence:
     # (operation/declared_actions.py): nothing asks for them, so they hold nothing back.
     undeclared_actions: frozenset[str] = frozenset()
     # The objects reconcile saw another writer put in the state that the record did not hold
-    # (runtime/outside_seen.Sighting): one no state or record holds now is state_missing.
-    seen_outside: tuple[Any, ...] = ()
+    # (runtime/outside_seen.Sighting): one no state or record holds now is state_missing;
+    # None: the kept list could not be read (reconcile replaces it with its own look).
+    seen_outside: tuple[Any, ...] | None = ()
 
     @property
     def stale(self) -> bool:

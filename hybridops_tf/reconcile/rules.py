@@ -200,7 +200,7 @@ def seen_missing(ev: ModuleEvidence, beside: Mapping[str, str | None] | None = N
         return {}
     deleted = {i for ids in (ev.deleted or {}).values() for i in ids if i} if ev.stale else set()
     out: dict[str, str] = {}
-    for address, ident in outside_seen.unheld(ev.seen_outside, ev.record, _held_ids(ev), deleted):
+    for address, ident in outside_seen.unheld(ev.seen_outside or (), ev.record, _held_ids(ev), deleted):
         taken = address in out or (beside is not None and address in beside)
         out[f"{address} (missing {ident})" if taken else address] = ident
     return out

@@ -214,11 +214,12 @@ def _seen(req: ReconcileRequest, target: Target, ev: ModuleEvidence) -> ModuleEv
     vanished = {c.address for c in ev.refresh.drift if c.action == "delete"} if ev.refresh is not None else set()
     gone = {o.id for a, o in view.items() if o.id and a in vanished}
     try:
-        seen = outside_seen.keep(req.runtime.store, target.key, target.module_ref, ev.record, state, gone)
+        seen = outside_seen.keep(req.runtime.store, target.key, target.module_ref, ev.record, state, gone,
+                                 kept=ev.seen_outside)  # as gather read it: one read a reconcile
     except OSError as err:
         notices.warning(f"could not keep the objects another writer put in {target.module_ref}'s state "
                         f"({err.strerror or err}): after a rollback of the state, nothing would know of them")
-        seen = outside_seen.look(ev.seen_outside, ev.record, state, gone)
+        seen = outside_seen.look(ev.seen_outside or (), ev.record, state, gone)
     return replace(ev, seen_outside=seen)
 
 

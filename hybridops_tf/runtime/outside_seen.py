@@ -100,14 +100,18 @@ def unheld(sightings: Iterable[Sighting], record: OperationRecord | None, held: 
 
 
 def keep(store: Documents, key: str, module_ref: str, record: OperationRecord | None,
-         state: Mapping[str, str], gone: Collection[str]) -> tuple[Sighting, ...]:
+         state: Mapping[str, str], gone: Collection[str],
+         kept: tuple[Sighting, ...] | None = None) -> tuple[Sighting, ...]:
     """Reconcile's look (see `look`), written only when it changed what was kept: a quiet
-    module's read-only reconcile writes nothing. A kept list that cannot be read is replaced
-    by this look. OSError when it cannot be written."""
-    try:
-        before: tuple[Sighting, ...] | None = read(store, key)
-    except OutsideSeenUnreadable:
-        before = None
+    module's read-only reconcile writes nothing. `kept`: the list as the caller read it (None:
+    read it here). A kept list that cannot be read is replaced by this look. OSError when it
+    cannot be written."""
+    before = kept
+    if before is None:
+        try:
+            before = read(store, key)
+        except OutsideSeenUnreadable:
+            before = None
     after = look(before or (), record, state, gone)
     if before is None or after != before:
         _write(store, key, module_ref, after)
