@@ -9,34 +9,40 @@ and links it into each module's `.terraform`, honouring each module's lock file 
   cache off, as for the engine) or `plugin_cache_dir` in the CLI config the engine reads
   (TF_CLI_CONFIG_FILE, else ~/.terraformrc or ~/.tofurc). hyops then adds nothing.
 - Else hyops gives the engine its runtime root's cache (`<root>/cache/plugins`, record/layout.py).
-- The engine's cache is not safe for concurrent writers (two inits unpacking one provider into
-  it at once), so an `init` that may write the cache takes its turn on the cache's lock file
-  (`.hyops-init.lock` in the cache folder). One that cannot write it runs at once, in parallel
-  with the others: the module's lock file pins every provider it uses and the cache already
-  holds each pinned version for this platform, so the engine only links them. An init that
-  waited its turn checks again when its turn comes: the init before it may have filled the
-  cache. So a stack whose members commit their lock files unpacks each provider once, under
-  the lock, and links it everywhere else in parallel; members without lock files init one at
-  a time.
+- The engine's cache is not safe for a writer beside readers: an `init` that may install a
+  provider into it replaces that provider's folder there, and every other module links its
+  `.terraform` to that folder. Terraform >= 1.4 does so whenever the module's lock file does not
+  vouch for the cached package (no lock file, or hashes that do not include the package's
+  `h1:`): a plan that starts the provider meanwhile fails with "Required plugins are not
+  installed". So every engine command that may use the cache takes a turn on it (`turn`, the
+  cache's lock `.hyops-cache.lock`): an init that may write takes it alone, every other command
+  (a plan, an apply, a read, an init that can only link) shares it. An init waits for the
+  commands already running and new ones wait for it, so a stack whose members commit their lock
+  files unpacks each provider once and links it everywhere in parallel; members without lock
+  files init one at a time, each when no other member's engine is running.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import ensure_dir
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
-LOCK_NAME = ".hyops-init.lock"
-# How long an init waits for another's turn: inits of a stack's members unpack a provider once
-# and link it after, seconds each; a turn this long means an init that hangs, said as such.
-WAIT_SECONDS = 900.0
+LOCK_NAME = ".hyops-cache.lock"  # an SQLite file (filelock.ReadWriteLock): shared and alone turns
+# How long an init that may write the cache waits for the engine commands that use it (other
+# modules' plans and applies, which may be long); a wait this long is said and nothing is run.
+# Every other command waits for an init as long as it takes: inits unpack and link, seconds each.
+WAIT_SECONDS = 4 * 3600.0
 _SETTING = re.compile(r'(?m)^[ \t]*plugin_cache_dir[ \t]*=[ \t]*"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -84,7 +90,9 @@ def cache_env(own: Path, environ: Mapping[str, str]) -> dict[str, str]:
     return {CACHE_ENV: str(own)}
 
 
-_PINNED = re.compile(r'(?m)^provider[ \t]+"([^"]+)"[ \t]*\{[^}]*?^[ \t]*version[ \t]*=[ \t]*"([^"]+)"', re.S)
+_PIN = re.compile(r'(?ms)^provider[ \t]+"([^"]+)"[ \t]*\{(.*?)^\}')
+_VERSION = re.compile(r'(?m)^[ \t]*version[ \t]*=[ \t]*"([^"]+)"')
+_HASH = re.compile(r'"(h1:[A-Za-z0-9+/=]+)"')
 _ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i386": "386", "i686": "386",
          "armv7l": "arm"}
 
@@ -95,44 +103,98 @@ def _platform() -> str:
     return f"{system}_{_ARCH.get(machine, machine)}"
 
 
+def package_hash(package: Path) -> str:
+    """The engine's `h1:` hash of an unpacked provider package (Go's dirhash Hash1: the
+    SHA-256 of one `HEX  NAME` line per file, by name), which a lock file lists for the
+    platforms it was made on."""
+    root = package.resolve()
+    names: list[tuple[str, Path]] = []
+    for folder, _, files in os.walk(root):
+        names += [(Path(folder, f).relative_to(root).as_posix(), Path(folder, f)) for f in files]
+    whole = hashlib.sha256()
+    for name, path in sorted(names):
+        with path.open("rb") as handle:
+            whole.update(f"{hashlib.file_digest(handle, 'sha256').hexdigest()}  {name}\n".encode())
+    return "h1:" + base64.b64encode(whole.digest()).decode()
+
+
 def only_links(module_dir: Path, cache: Path) -> bool:
     """Whether an init of `module_dir` can only link from `cache`: its lock file pins at least
-    one provider, and the cache holds every pinned version for this platform."""
+    one provider, and for each the cache holds the pinned version for this platform, a package
+    whose `h1:` hash the lock file lists (else the engine installs it into the cache anew)."""
     lock_file = module_dir / ".terraform.lock.hcl"
     if not lock_file.is_file():  # none, or not a regular file (a pipe is never opened here: it would wait)
         return False
     try:
-        pinned = _PINNED.findall(lock_file.read_text(encoding="utf-8"))
+        pins = _PIN.findall(lock_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
-    return bool(pinned) and all(cache.joinpath(*source.split("/"), version, _platform()).is_dir()
-                                for source, version in pinned)
+    if not pins:
+        return False
+    for source, body in pins:
+        version = _VERSION.search(body)
+        package = cache.joinpath(*source.split("/"), version.group(1) if version else "", _platform())
+        if version is None or not package.is_dir():
+            return False
+        try:
+            if package_hash(package) not in _HASH.findall(body):
+                return False
+        except OSError:  # unreadable: the engine would install it again
+            return False
+    return True
 
 
 @contextmanager
-def init_turn(env: Mapping[str, str], module_dir: Path) -> Iterator[None]:
-    """Hold the cache's lock for one `init` of `module_dir` that may write the cache (the
-    engine's environment `env` over hyops's own); nothing for one that uses no cache or can
-    only link from it."""
+def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False) -> Iterator[None]:
+    """Hold the cache's turn for one engine command in `module_dir` (`env`: the engine's
+    environment over hyops's own): alone for an `init` that may write the cache, shared for
+    every other command; nothing when no cache is used or its lock cannot be made there (a
+    read-only cache: no init of hyops's writes it either)."""
     cache = user_cache({**os.environ, **env})
-    if not cache or not Path(cache).is_dir() or only_links(module_dir, Path(cache)):
-        yield  # no cache, one the engine will complain of itself, or nothing to write
+    if not cache or not Path(cache).is_dir():
+        yield  # no cache, or one the engine will complain of itself
         return
-    from filelock import FileLock, Timeout
-
-    from hybridops_tf.base.errors import EngineInitFailed
-
-    lock = FileLock(str(Path(cache) / LOCK_NAME), mode=0o600)
-    try:
-        lock.acquire(timeout=WAIT_SECONDS)
-    except Timeout:
-        raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
-                               f"(its lock {LOCK_NAME} there): nothing was run") from None
-    if only_links(module_dir, Path(cache)):  # the init before this one filled it
-        lock.release()
-        yield
-        return
+    folder = Path(cache)
+    alone = init and not only_links(module_dir, folder)
+    lock = _held(folder, alone=alone)
+    if lock is not None and alone and only_links(module_dir, folder):  # the init before this one filled it
+        lock.close()
+        lock = _held(folder, alone=False)
     try:
         yield
     finally:
-        lock.release()
+        if lock is not None:
+            lock.close()
+
+
+def _held(cache: Path, *, alone: bool) -> Any:
+    """The cache's lock, taken alone or shared (waiting, and saying so, while another holds
+    it otherwise); None when it cannot be made there."""
+    import sqlite3
+
+    from filelock import ReadWriteLock, Timeout
+
+    from hybridops_tf.base.errors import EngineInitFailed
+
+    try:
+        lock = ReadWriteLock(str(cache / LOCK_NAME), is_singleton=False)
+        take = lock.acquire_write if alone else lock.acquire_read
+        try:
+            take(blocking=False)
+            return lock
+        except Timeout:
+            pass
+        notices.note(f"waiting for the provider cache {cache}: "
+                     + ("the engine commands of other modules use it and this init may install into it"
+                        if alone else "another module's init is installing into it"))
+        try:
+            take(timeout=WAIT_SECONDS if alone else -1)
+        except Timeout:
+            lock.close()
+            raise EngineInitFailed(f"the provider cache {cache} stayed in use by other engine commands for "
+                                   f"{WAIT_SECONDS:g}s (its lock {LOCK_NAME} there): this init did not run") from None
+        return lock
+    except (OSError, ValueError, sqlite3.Error) as err:
+        notices.warning(f"the provider cache {cache} is used without taking turns ({err}): "
+                        "parallel inits may disturb each other")
+        return None

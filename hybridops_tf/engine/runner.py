@@ -1,7 +1,8 @@
 """One engine bound to one module directory and environment: thin calls, no policy.
 
 Read-only helpers (`show -json`, `output -json`, `init`) live here so the operation code
-reads as the contract, not as argv plumbing.
+reads as the contract, not as argv plumbing. Every engine process starts here, each in its
+turn on the provider cache (engine/plugin_cache.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import EngineError, EngineInitFailed, Interrupted
 from hybridops_tf.base.interrupts import name as signal_name
 from hybridops_tf.base.lazy_dataclass import dataclass
-from hybridops_tf.engine import commands, features, process
+from hybridops_tf.engine import commands, features, plugin_cache, process
 from hybridops_tf.engine.binary import EngineInfo
 
 VAR_FILE_ARG = "-var-file=/dev/fd/0"
@@ -105,15 +106,14 @@ class Engine:
     def init_capture(self, extra: Sequence[str] = ()) -> process.Captured:
         """`init [extra]` run to its end, its output captured; the inputs as its var file where
         this engine's init evaluates variables."""
-        from hybridops_tf.engine import plugin_cache
-
         argv = [*self.argv(commands.init), *extra]
-        with plugin_cache.init_turn(self.env, self.module_dir):  # one init at a time writes the cache
+        with plugin_cache.turn(self.env, self.module_dir, init=True):  # alone, if it may write the cache
             return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
-        captured = process.run_capture(argv, env=self.env, settling=self.settling,
-                                       stdin_data=self._stdin(argv).get("stdin_data"))
+        with plugin_cache.turn(self.env, self.module_dir):
+            captured = process.run_capture(argv, env=self.env, settling=self.settling,
+                                           stdin_data=self._stdin(argv).get("stdin_data"))
         if captured.returncode != 0 and captured.interrupted is not None and not self.settling:
             raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: `{' '.join(argv[2:4])}` "
                               f"stopped (exit {captured.returncode})")
@@ -143,7 +143,9 @@ class Engine:
         """`query -json` in the module directory, its var file on stdin; killed at `timeout`
         (reconcile's query lookups, reconcile/lookup/query.py). The caller reads the output."""
         argv = self.argv(commands.query)
-        return process.run_capture(argv, env=self.env, timeout=timeout, stdin_data=self._stdin(argv).get("stdin_data"))
+        with plugin_cache.turn(self.env, self.module_dir):
+            return process.run_capture(argv, env=self.env, timeout=timeout,
+                                       stdin_data=self._stdin(argv).get("stdin_data"))
 
     def stream(
         self,
@@ -153,10 +155,11 @@ class Engine:
         on_stderr_line: Callable[[str], None] | None = None,
         journal: process.Journal | None = None,
     ) -> process.ProcessResult:
-        return process.run_streaming(
-            argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
-            journal=journal, **self._stdin(argv),
-        )
+        with plugin_cache.turn(self.env, self.module_dir):
+            return process.run_streaming(
+                argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
+                journal=journal, **self._stdin(argv),
+            )
 
 
 # The engines' words when the lock file pins what the configuration no longer allows (Terraform

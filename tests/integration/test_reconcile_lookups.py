@@ -315,7 +315,7 @@ def test_a_stack_whose_vm_create_was_lost_recovers_with_reconcile_write_and_resu
 
     code, doc = reconcile(hyops, "--stack", "stack/stack.yml")
 
-    assert code == 3
+    assert code == 3, json.dumps(doc, indent=1)
     assert vm["id"] in findings(doc, "demo/vm")["orphan_found"]["detail"]
     written = hyops("reconcile", "--stack", "stack/stack.yml", "--write")
     assert written.returncode == 0, written.stdout + written.stderr

@@ -1,17 +1,21 @@
 """The provider cache's rules (engine/plugin_cache.py): the user's own cache wins, hyops's is
-the runtime root's, an init holds the cache's lock while the engine writes it, and a module
+the runtime root's, an init that may write the cache holds it alone while every other engine
+command shares it, and a module
 whose provider link dangles is initialised again (engine/initcheck.py)."""
 
 from __future__ import annotations
 
 import stat
 import sys
+import threading
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
+from filelock import ReadWriteLock
 
-from hybridops_tf.engine import initcheck, plugin_cache
+from hybridops_tf.base import notices
+from hybridops_tf.base.errors import EngineInitFailed
+from hybridops_tf.engine import commands, initcheck, plugin_cache
 from hybridops_tf.engine.binary import EngineInfo
 from hybridops_tf.engine.runner import Engine
 
@@ -78,75 +82,174 @@ def test_the_default_cli_config_in_home_counts_when_no_file_is_named(tmp_path: P
     assert plugin_cache.user_cache({"HOME": str(tmp_path)}) == f"{tmp_path}/cache"
 
 
-LOCK_FILE = """provider "registry.terraform.io/hashicorp/null" {
-  version = "2.1.2"
-  hashes = [
-    "h1:abc=",
-  ]
-}
-"""
+def _lock_file(*hashes: str) -> str:
+    listed = "".join(f'    "{h}",\n' for h in hashes)
+    return (f'provider "registry.terraform.io/hashicorp/null" {{\n  version = "2.1.2"\n  hashes = [\n{listed}  ]\n}}\n')
 
 
-def _lock_while_engine_ran(tmp_path: Path, cache: Path) -> str:
-    """Run an Engine's init whose engine records whether the cache's lock was free or held."""
-    seen = tmp_path / "seen"
-    engine = tmp_path / "terraform"
-    probe = (f"import sys, filelock\ntry:\n    filelock.FileLock({str(cache / plugin_cache.LOCK_NAME)!r})"
-             f".acquire(timeout=0)\n    open({str(seen)!r}, 'w').write('free')\nexcept filelock.Timeout:\n"
-             f"    open({str(seen)!r}, 'w').write('held')\n")
+LOCK_FILE = _lock_file("h1:abc=", "zh:0123")
+
+
+def _cached(cache: Path, content: bytes = b"a provider") -> Path:
+    """The null provider 2.1.2 for this platform in `cache`, unpacked: its package folder."""
+    package = cache.joinpath("registry.terraform.io", "hashicorp", "null", "2.1.2", plugin_cache._platform())
+    package.mkdir(parents=True)
+    (package / "terraform-provider-null_v2.1.2").write_bytes(content)
+    return package
+
+
+def _fake_engine(tmp_path: Path, cache: Path) -> Path:
+    """An engine that records how the cache's turn was held while it ran: `alone` (no other
+    command could take it), `shared` (another could share it, not take it alone), `free`."""
+    seen, engine = tmp_path / "seen", tmp_path / "terraform"
+    probe = (f"import sys, filelock\nlock = filelock.ReadWriteLock({str(cache / plugin_cache.LOCK_NAME)!r}, "
+             "is_singleton=False)\n"
+             "def can(take):\n    try:\n        take(blocking=False)\n    except filelock.Timeout:\n"
+             "        return False\n    lock.release()\n    return True\n"
+             "word = 'free' if can(lock.acquire_write) else 'shared' if can(lock.acquire_read) else 'alone'\n"
+             f"open({str(seen)!r}, 'w').write(word)\nprint('{{}}')\n")
     engine.write_text(f"#!{sys.executable}\n{probe}")
     engine.chmod(0o755)
-    runner = Engine(EngineInfo(engine, "1.0.3", "terraform"), tmp_path, {"TF_PLUGIN_CACHE_DIR": str(cache)})
-    assert runner.init_capture().returncode == 0
-    return seen.read_text()
+    return engine
 
 
-def test_an_init_that_may_write_the_cache_holds_its_lock_while_the_engine_runs(tmp_path: Path) -> None:
+def _runner(tmp_path: Path, cache: Path) -> Engine:
+    return Engine(EngineInfo(_fake_engine(tmp_path, cache), "1.0.3", "terraform"), tmp_path,
+                  {"TF_PLUGIN_CACHE_DIR": str(cache)})
+
+
+def _turn_while_init_ran(tmp_path: Path, cache: Path) -> str:
+    assert _runner(tmp_path, cache).init_capture().returncode == 0
+    return (tmp_path / "seen").read_text()
+
+
+def test_an_init_that_may_write_the_cache_holds_it_alone_while_the_engine_runs(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     (tmp_path / ".terraform.lock.hcl").write_text(LOCK_FILE)  # pins a version the cache lacks
 
-    assert _lock_while_engine_ran(tmp_path, cache) == "held"
-    with FileLock(str(cache / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # released after
-        pass
+    assert _turn_while_init_ran(tmp_path, cache) == "alone"
+    probe = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
+    probe.acquire_write(blocking=False)  # released after
+    probe.close()
 
 
-def test_an_init_whose_pinned_providers_are_all_cached_runs_at_once(tmp_path: Path) -> None:
+def test_an_init_whose_lock_file_vouches_for_every_cached_package_shares_the_cache(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    cache.joinpath("registry.terraform.io", "hashicorp", "null", "2.1.2", plugin_cache._platform()).mkdir(parents=True)
+    package = _cached(cache)
+    (tmp_path / ".terraform.lock.hcl").write_text(_lock_file(plugin_cache.package_hash(package), "zh:0123"))
+
+    assert _turn_while_init_ran(tmp_path, cache) == "shared"  # it only links, beside other commands
+
+
+def test_an_init_whose_lock_file_lists_no_hash_of_the_cached_package_holds_it_alone(tmp_path: Path) -> None:
+    # a lock file made on another platform: the engine installs the package into the cache anew
+    cache = tmp_path / "cache"
+    _cached(cache)
     (tmp_path / ".terraform.lock.hcl").write_text(LOCK_FILE)
 
-    with FileLock(str(cache / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # another init's turn
-        assert _lock_while_engine_ran(tmp_path, cache) == "held"  # not waited for: it only links
+    assert not plugin_cache.only_links(tmp_path, cache)
+    assert _turn_while_init_ran(tmp_path, cache) == "alone"
 
 
 @pytest.mark.parametrize("lock_file", [None, "# pins nothing yet\n"])
-def test_without_a_pinned_provider_an_init_may_write_and_takes_its_turn(tmp_path: Path, lock_file: str | None) -> None:
+def test_without_a_pinned_provider_an_init_may_write_and_holds_it_alone(tmp_path: Path, lock_file: str | None) -> None:
     cache = tmp_path / "cache"
-    cache.joinpath("registry.terraform.io", "hashicorp", "null", "2.1.2", plugin_cache._platform()).mkdir(parents=True)
+    _cached(cache)
     if lock_file is not None:
         (tmp_path / ".terraform.lock.hcl").write_text(lock_file)
 
     assert not plugin_cache.only_links(tmp_path, cache)
-    assert _lock_while_engine_ran(tmp_path, cache) == "held"
+    assert _turn_while_init_ran(tmp_path, cache) == "alone"
+
+
+def test_every_other_engine_command_shares_the_cache_while_it_runs(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    runner = _runner(tmp_path, cache)
+
+    runner.capture_json(runner.argv(commands.show_state))
+    assert (tmp_path / "seen").read_text() == "shared"
+    result = runner.stream([str(runner.info.binary), "plan"], lambda _: None, None)
+    assert result.returncode == 0 and (tmp_path / "seen").read_text() == "shared"
+
+
+def test_an_init_that_may_write_never_runs_beside_another_modules_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _cached(cache)
+    monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 0.0)
+    other = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
+    other.acquire_read()  # another module's plan, its provider linked from the cache
+    try:
+        with pytest.raises(EngineInitFailed, match="provider cache"):
+            _runner(tmp_path, cache).init_capture()
+    finally:
+        other.close()
+    assert not (tmp_path / "seen").exists()  # the engine never started
+    assert _turn_while_init_ran(tmp_path, cache) == "alone"  # and runs once the other is done
+
+
+def test_an_engine_command_waits_for_an_init_installing_into_the_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    said: list[str] = []
+    waiting = threading.Event()
+
+    def hear(level: object, text: str) -> None:
+        said.append(text)
+        waiting.set()
+
+    installing = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
+    installing.acquire_write()
+    runner = _runner(tmp_path, cache)
+    reader = threading.Thread(target=runner.capture_json, args=(runner.argv(commands.show_state),))
+    notices.listen(hear)
+    try:
+        reader.start()
+        assert waiting.wait(60), "the command never said it waits"
+        assert not (tmp_path / "seen").exists()  # it waits: the engine has not started
+    finally:
+        installing.close()
+        reader.join(60)
+        notices.listen(None)
+    assert "another module's init is installing into it" in said[0]
+    assert (tmp_path / "seen").read_text() == "shared"
+
+
+def test_a_cache_whose_lock_cannot_be_made_is_used_without_turns_and_said(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / plugin_cache.LOCK_NAME).mkdir()  # no lock file can be made there
+    said: list[str] = []
+    notices.listen(lambda level, text: said.append(text))
+    try:
+        with plugin_cache.turn({"TF_PLUGIN_CACHE_DIR": str(cache)}, tmp_path, init=True):
+            pass
+    finally:
+        notices.listen(None)
+    assert any("without taking turns" in s for s in said)
 
 
 def test_an_init_without_a_cache_takes_no_lock(tmp_path: Path) -> None:
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": ""}, tmp_path):
+    with plugin_cache.turn({"TF_PLUGIN_CACHE_DIR": ""}, tmp_path):
         pass
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path / "gone")}, tmp_path):
+    with plugin_cache.turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path / "gone")}, tmp_path):
         pass
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_second_init_on_one_cache_waits_for_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 0.01)
-    with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}, tmp_path):
-        with pytest.raises(Exception, match="another init held the provider cache"):
-            with plugin_cache.init_turn({"TF_PLUGIN_CACHE_DIR": str(tmp_path)}, tmp_path):
+    env = {"TF_PLUGIN_CACHE_DIR": str(tmp_path)}
+    with plugin_cache.turn(env, tmp_path, init=True):
+        with pytest.raises(EngineInitFailed, match="stayed in use by other engine commands"):
+            with plugin_cache.turn(env, tmp_path, init=True):
                 pass
-    with FileLock(str(tmp_path / plugin_cache.LOCK_NAME)).acquire(timeout=0):  # its turn is over: free again
-        pass
+    free = ReadWriteLock(str(tmp_path / plugin_cache.LOCK_NAME), is_singleton=False)
+    free.acquire_write(blocking=False)  # its turn is over: free again
+    free.close()
 
 
 def test_a_provider_link_into_a_removed_cache_asks_for_init_again(tmp_path: Path) -> None:
