@@ -34,7 +34,7 @@ from typing import Any
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import keep_copy, register_private_root
-from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
+from hybridops_tf.record.model import OperationRecord, utc_now
 from hybridops_tf.store.documents import lines_key, local_path
 from hybridops_tf.store.pgconn import (
     _HELD_BY,
@@ -49,6 +49,7 @@ from hybridops_tf.store.pgjournal import PgJournal
 from hybridops_tf.store.pglock import _IF_HELD, PgLock, guarded
 from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.queued_journal import read_rows
+from hybridops_tf.store.record_rows import doc_from_row, record_from_row
 from hybridops_tf.store.schema import SCHEMA
 from hybridops_tf.store.url import redact_url
 
@@ -214,17 +215,11 @@ class PgStore:
 
     def read(self, key: str) -> OperationRecord | None:
         rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,), key)
-        if not rows:
-            return None
-        try:
-            return OperationRecord.from_dict(numbers.loads(rows[0][0]))
-        except (ValueError, RecursionError) as err:
-            raise CorruptRecordError(Path(key), str(err), where=self.where(key)) from None
+        return record_from_row(rows[0][0], key, self.where(key)) if rows else None
 
     def read_raw(self, key: str) -> dict[str, Any] | None:
         rows = self._query(f"SELECT doc::text FROM {SCHEMA}.records WHERE key = %s", (key,), key)
-        doc = numbers.loads(rows[0][0]) if rows else None
-        return doc if isinstance(doc, dict) else None
+        return doc_from_row(rows[0][0] if rows else None)
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
         """Upsert the record (`updated_at` set to now unless `stamp` is False: an import, a record

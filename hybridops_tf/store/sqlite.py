@@ -30,11 +30,12 @@ from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import ensure_dir, keep_copy, register_private_root
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
-from hybridops_tf.record.model import CorruptRecordError, OperationRecord, utc_now
+from hybridops_tf.record.model import OperationRecord, utc_now
 from hybridops_tf.store.documents import lines_key, local_path
 from hybridops_tf.store.local import OWNER_NOTE, ModuleLock, live_holder, lock_file_is_free
 from hybridops_tf.store.ports import JournalRead
 from hybridops_tf.store.queued_journal import STOP, QueuedJournal, read_rows
+from hybridops_tf.store.record_rows import doc_from_row, record_from_row
 from hybridops_tf.store.sqlitedb import SqliteUnavailable, connect, connection, database_path, open_database
 
 JOURNAL_QUEUE = 10000  # lines; beyond that the journal drops lines (and says so) rather than block the engine
@@ -87,20 +88,11 @@ class SqliteStore:
 
     def read(self, key: str) -> OperationRecord | None:
         rows = self._rows("SELECT doc FROM records WHERE key = ?", (key,))
-        if not rows:
-            return None
-        try:
-            return OperationRecord.from_dict(numbers.loads(rows[0][0]))
-        except (ValueError, RecursionError) as err:
-            raise CorruptRecordError(Path(key), str(err), where=self.where(key)) from None
+        return record_from_row(rows[0][0], key, self.where(key)) if rows else None
 
     def read_raw(self, key: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT doc FROM records WHERE key = ?", (key,))
-        try:
-            doc = numbers.loads(rows[0][0]) if rows else None
-        except (ValueError, RecursionError):
-            return None
-        return doc if isinstance(doc, dict) else None
+        return doc_from_row(rows[0][0] if rows else None)
 
     def write(self, record: OperationRecord, *, stamp: bool = True) -> None:
         """Replace the record whole, in one statement (`updated_at` set to now unless `stamp` is

@@ -164,17 +164,23 @@ def test_a_state_rm_then_a_raw_apply_keeps_the_lost_object_in_the_record_until_a
     assert f"hyops sim rm {lost}" in keep_state["when"]
     run_ok(hyops, "sim", "rm", lost)
     assert _follow(hyops, keep_state["command"]).returncode in (0, 3)
-    for _ in range(3):  # each remaining finding's advice, to the letter
-        code, report = reconcile(hyops, str(module), expect=(0, 3))
-        if code == 0:
-            break
-        for f in report["modules"][0]["findings"]:
-            for step in f["next_actions"]:
-                assert _follow(hyops, step).returncode in (0, 3), step
-    code, report = reconcile(hyops, str(module), expect=(0, 3))
+    code, report = _follow_remaining(hyops, module)
     assert (code, report["consistent"]) == (0, True), report
     assert _sim_ids(hyops, "sim_vm") == {second}
     assert _sim_ids(hyops, "sim_vm") | _sim_ids(hyops, "sim_network") <= _state_ids(module)
+
+
+def _follow_remaining(h: Hyops, module: Path, rounds: int = 3) -> tuple[int, dict[str, Any]]:
+    """Follow each remaining finding's next actions to the letter, up to `rounds` times, until
+    reconcile says consistent; its last exit code and report."""
+    for _ in range(rounds):
+        code, report = reconcile(h, str(module), expect=(0, 3))
+        if code == 0:
+            return code, report
+        for f in report["modules"][0]["findings"]:
+            for step in f["next_actions"]:
+                assert _follow(h, step).returncode in (0, 3), step
+    return reconcile(h, str(module), expect=(0, 3))
 
 
 def _follow_engine(h: Hyops, command: str) -> None:
@@ -311,13 +317,7 @@ def test_a_teammates_object_reconcile_saw_before_a_rollback_is_adopted_back_neve
             assert _follow(hyops, step).returncode in (0, 3), step
         else:
             _follow_engine(hyops, step)
-    for _ in range(3):  # each remaining finding's advice, to the letter
-        code, report = reconcile(hyops, str(module), expect=(0, 3))
-        if code == 0:
-            break
-        for f in report["modules"][0]["findings"]:
-            for step in f["next_actions"]:
-                assert _follow(hyops, step).returncode in (0, 3), step
+    code, report = _follow_remaining(hyops, module)
     assert (code, report["consistent"]) == (0, True), json.dumps(report["modules"][0]["findings"], indent=1)
     assert _sim_ids(hyops, "sim_vm") == {theirs}
     assert _record(hyops)["resources"]["sim_vm.web"]["id"] == theirs
