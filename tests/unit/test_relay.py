@@ -295,7 +295,8 @@ def test_when_hyops_is_killed_the_engine_gets_sigterm_and_every_line_it_writes_i
         os.killpg(hyops.pid, signal.SIGKILL)  # hyops and its group; engine and relay have their own
         hyops.wait()
 
-        _wait(marker.exists, 10, "the engine to get the relay's SIGTERM")
+        # the engine's handler makes the file, then writes it: gate on what it wrote
+        _wait(lambda: marker.exists() and marker.read_text() != "", 10, "the engine to get the relay's SIGTERM")
         assert marker.read_text() == str(int(signal.SIGTERM))
         _wait(lambda: not alive(engine_pid), 10, "the engine to stop")
         _wait(lambda: len(_lines(events)) == 201, 10, "the relay to drain the engine's stop")
