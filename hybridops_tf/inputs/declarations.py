@@ -61,6 +61,15 @@ class ImportBlock:
     to: str  # the address, as written
     id: str | None  # the literal id; None: by the provider's identity, or an expression
     file: str  # the file's name in the module directory
+    # the literal identity (every value a string, number or bool as written); None: by id, or
+    # an identity with an expression in it
+    identity: Mapping[str, Any] | None = None
+
+    def names(self) -> str:
+        """What the block adopts, for a person: the id, or the identity as `{k=v, ...}`."""
+        if self.id is not None or self.identity is None:
+            return self.id or "an expression"
+        return "identity {" + ", ".join(f"{k}={v}" for k, v in self.identity.items()) + "}"
 
 
 def read_import_blocks(module_dir: Path, *, tofu: bool = False) -> list[ImportBlock]:
@@ -78,10 +87,20 @@ def read_import_blocks(module_dir: Path, *, tofu: bool = False) -> list[ImportBl
         for block in doc.get("import") or []:
             if not isinstance(block, Mapping) or "for_each" in block or not (to := _expression(block.get("to"))):
                 continue
-            ident = block.get("id")
+            ident, identity = block.get("id"), block.get("identity")
             literal = ident if isinstance(ident, str) and ident and "${" not in ident else None
-            found.append(ImportBlock(to, literal, name))
+            found.append(ImportBlock(to, literal, name, _literal_map(identity)))
     return found
+
+
+def _literal_map(value: Any) -> dict[str, Any] | None:
+    """An identity written as literals only (None: not a map, empty, or an expression in it)."""
+    if not isinstance(value, Mapping) or not value:
+        return None
+    if not all(isinstance(v, str | int | float | bool) and not (isinstance(v, str) and "${" in v)
+               for v in value.values()):
+        return None
+    return {str(k): v for k, v in value.items()}
 
 
 def import_targets(module_dir: Path) -> frozenset[str]:

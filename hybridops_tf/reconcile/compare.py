@@ -328,7 +328,7 @@ def _written_outside(ev: ModuleEvidence, w: Written, cmd: Commands) -> Finding:
 
 def _stale_import(ev: ModuleEvidence, cmd: Commands) -> Finding:
     blocks = ev.stale_imports
-    shown = "; ".join(f"{b.file} imports {b.id} into {b.to}" for b in blocks[:LISTED])
+    shown = "; ".join(f"{b.file} imports {b.names()} into {b.to}" for b in blocks[:LISTED])
     return finding(ev, Code.STALE_IMPORT, (
         f"the configuration has `import` blocks for objects a completed delete removed ({shown}): "
         "the engine cannot import what is gone, so every plan fails; delete those import blocks "

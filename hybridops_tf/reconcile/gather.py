@@ -9,8 +9,9 @@ fails, its reason goes to `unchecked` and the rest still reaches `compare`.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,15 +217,25 @@ def _undeclared(directory: Path | None, rows: Sequence[ActionRow]) -> frozenset[
 
 def _stale_imports(ev: ModuleEvidence, directory: Path) -> ModuleEvidence:
     """After a failed read: the configuration's `import` blocks naming an object the record
-    saw deleted. The engine cannot import it, so every plan fails until the block goes."""
-    retired = {e.id for e in ((ev.record.resources or {}) if ev.record else {}).values()
-               if e.id is not None and e.status is ResourceStatus.DESTROYED}
-    if not ev.unchecked or not retired:
+    saw deleted, by its id or by its identity. The engine cannot import it, so every plan
+    fails until the block goes."""
+    gone = [e for e in ((ev.record.resources or {}) if ev.record else {}).values()
+            if e.status is ResourceStatus.DESTROYED and (e.id is not None or e.identity)]
+    if not ev.unchecked or not gone:
         return ev
     from hybridops_tf.inputs.declarations import read_import_blocks
 
-    stale = tuple(b for b in read_import_blocks(directory) if b.id in retired)
+    ids = {e.id for e in gone if e.id is not None}
+    identities = [_as_text(e.identity) for e in gone if e.identity]
+    stale = tuple(b for b in read_import_blocks(directory)
+                  if b.id in ids or (b.identity is not None and _as_text(b.identity) in identities))
     return _with(ev, stale_imports=stale) if stale else ev
+
+
+def _as_text(identity: Mapping[str, Any]) -> dict[str, str]:
+    """An identity with each value as its text: the state's JSON and the configuration's HCL
+    spell a number or a bool alike this way."""
+    return {k: json.dumps(v) if isinstance(v, bool) else str(v) for k, v in identity.items()}
 
 
 def _replanned(ev: ModuleEvidence, unseen: bool) -> ModuleEvidence:

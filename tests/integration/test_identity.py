@@ -117,6 +117,33 @@ def test_a_lost_state_is_adopted_back_by_identity_as_advised_with_no_second_obje
     assert (entry["id"], entry["identity"]) == (vm, {"id": vm})
 
 
+def test_an_identity_import_block_left_after_its_object_was_destroyed_is_named_for_deletion(
+    identity_hyops: Hyops,
+) -> None:
+    """The block an identity alternative advised, still there once a targeted destroy deleted its
+    object: every plan fails ("cannot import"), and reconcile names the block to delete, never
+    only "could not check"; deleted as advised, the apply creates the vm anew."""
+    h = identity_hyops
+    module = write_module(h, NETWORK_AND_VM)
+    run_ok(h, "apply", str(module))
+    vm = _status(h, module)["resources"]["sim_vm.app"]["id"]
+    h("destroy", str(module), "--", "-target=sim_vm.app")  # the network stays: the record says `error`
+    assert not [o for o in h.sim_objects() if o["type"] == "sim_vm"]
+    (module / "imports.tf").write_text(f'import {{\n  to = sim_vm.app\n  identity = {{ id = "{vm}" }}\n}}\n')
+
+    out = h("reconcile", str(module), "--json")
+
+    assert out.returncode in (1, 3), out.stdout + out.stderr
+    [stale] = [f for m in json.loads(out.stdout)["modules"] for f in m["findings"] if f["code"] == "stale_import"]
+    assert f"imports.tf imports identity {{id={vm}}} into sim_vm.app" in stale["detail"]
+    (module / "imports.tf").unlink()  # as advised: the block goes, then the apply as printed
+    [apply] = [a["command"] for a in stale["alternatives"] if shlex.split(a["command"])[1] == "apply"]
+    pasted = h(*shlex.split(apply)[1:])
+    assert pasted.returncode == 0, pasted.stdout + pasted.stderr
+    assert [o["id"] for o in h.sim_objects() if o["type"] == "sim_vm"] != [vm]
+    assert h("reconcile", str(module)).returncode == 0
+
+
 BACKEND = """
 terraform {
   backend "local" {

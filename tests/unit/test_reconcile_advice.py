@@ -308,8 +308,30 @@ def test_import_blocks_in_a_tf_json_file_are_read_as_the_engine_reads_them(tmp_p
     (tmp_path / "more.tf.json").write_text('{"import": {"to": "sim_vm.f", "id": "vm-2"}}')
 
     assert read_import_blocks(tmp_path) == [ImportBlock("sim_vm.b", "vm-1", "imports.tf.json"),
-                                            ImportBlock("sim_vm.e", None, "imports.tf.json"),
+                                            ImportBlock("sim_vm.e", None, "imports.tf.json", {"id": "x"}),
                                             ImportBlock("sim_vm.f", "vm-2", "more.tf.json")]
+
+
+def test_an_identity_import_block_naming_an_object_a_completed_delete_removed_is_a_stale_import(
+        tmp_path: Path) -> None:
+    """The identity alternative's block, left in the configuration after its object was deleted:
+    every plan fails; reconcile names the block to delete, as for one that imports by id."""
+    from hybridops_tf.reconcile.gather import _stale_imports
+
+    rec = record(Status.ERROR, resources={"sim_vm.b": ("destroyed", "delete", "vm-gone"),
+                                          "sim_vm.c": ("destroyed", "delete", "vm-other")})
+    rec.resources["sim_vm.b"].identity = {"id": "vm-gone", "zone": 2}
+    rec.resources["sim_vm.c"].identity = {"id": "vm-other"}
+    (tmp_path / "main.tf").write_text(
+        'import {\n  to = sim_vm.b\n  identity = {\n    id = "vm-gone"\n    zone = 2\n  }\n}\n'
+        'import {\n  to = sim_vm.d\n  identity = {\n    id = "vm-live"\n  }\n}\n')
+    ev = evidence(record=rec, state=state(), unchecked=("plan failed (exit 1): cannot import",))
+
+    stale = _stale_imports(ev, tmp_path).stale_imports
+
+    assert [b.to for b in stale] == ["sim_vm.b"]
+    finding = only(compare(dataclasses.replace(ev, stale_imports=stale), CMD), Code.STALE_IMPORT)
+    assert "main.tf imports identity {id=vm-gone, zone=2} into sim_vm.b" in finding.detail
 
 
 def test_a_failed_read_of_a_module_whose_record_lists_no_resources_looks_for_no_stale_import(
