@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -34,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from hybridops_tf.base import notices
-from hybridops_tf.base.files import ensure_dir
+from hybridops_tf.base.files import atomic_write_text, ensure_dir
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
 LOCK_NAME = ".hyops-cache.lock"  # an SQLite file (filelock.ReadWriteLock): shared and alone turns
+HASHES_NAME = ".hyops-hashes"  # each cached package's h1: hash, under its files' marks (known_hash)
 # How long an init that may write the cache waits for the engine commands that use it (other
 # modules' plans and applies, which may be long); a wait this long is said and nothing is run.
 # Every other command waits for an init as long as it takes: inits unpack and link, seconds each.
@@ -103,19 +105,48 @@ def _platform() -> str:
     return f"{system}_{_ARCH.get(machine, machine)}"
 
 
-def package_hash(package: Path) -> str:
-    """The engine's `h1:` hash of an unpacked provider package (Go's dirhash Hash1: the
-    SHA-256 of one `HEX  NAME` line per file, by name), which a lock file lists for the
-    platforms it was made on."""
+def _files(package: Path) -> list[tuple[str, Path]]:
+    """The package's files by name (slash-separated, relative to it), sorted as Go sorts them."""
     root = package.resolve()
     names: list[tuple[str, Path]] = []
     for folder, _, files in os.walk(root):
         names += [(Path(folder, f).relative_to(root).as_posix(), Path(folder, f)) for f in files]
+    return sorted(names)
+
+
+def package_hash(package: Path) -> str:
+    """The engine's `h1:` hash of an unpacked provider package (Go's dirhash Hash1: the
+    SHA-256 of one `HEX  NAME` line per file, by name), which a lock file lists for the
+    platforms it was made on."""
     whole = hashlib.sha256()
-    for name, path in sorted(names):
+    for name, path in _files(package):
         with path.open("rb") as handle:
             whole.update(f"{hashlib.file_digest(handle, 'sha256').hexdigest()}  {name}\n".encode())
     return "h1:" + base64.b64encode(whole.digest()).decode()
+
+
+def known_hash(cache: Path, package: Path) -> str:
+    """`package_hash`, remembered in the cache (`.hyops-hashes/`) under its files' names, sizes,
+    times and inodes: a stack's inits hash a 200 MB provider once, not once each. A package
+    the engine unpacked again is hashed again."""
+    marks = []
+    for name, path in _files(package):
+        st = path.stat()
+        marks.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
+    memo = cache / HASHES_NAME / (hashlib.sha256(str(package.resolve()).encode()).hexdigest()[:32] + ".json")
+    try:
+        doc = json.loads(memo.read_text(encoding="utf-8"))
+        if doc["files"] == marks and isinstance(doc["h1"], str):
+            return doc["h1"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    found = package_hash(package)
+    try:
+        ensure_dir(memo.parent)
+        atomic_write_text(memo, json.dumps({"files": marks, "h1": found}), durable=False)
+    except OSError:  # a cache hyops cannot write: hashed again next time
+        pass
+    return found
 
 
 def only_links(module_dir: Path, cache: Path) -> bool:
@@ -137,7 +168,7 @@ def only_links(module_dir: Path, cache: Path) -> bool:
         if version is None or not package.is_dir():
             return False
         try:
-            if package_hash(package) not in _HASH.findall(body):
+            if known_hash(cache, package) not in _HASH.findall(body):
                 return False
         except OSError:  # unreadable: the engine would install it again
             return False

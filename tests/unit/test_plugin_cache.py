@@ -163,6 +163,23 @@ def test_without_a_pinned_provider_an_init_may_write_and_holds_it_alone(tmp_path
     assert _turn_while_init_ran(tmp_path, cache) == "alone"
 
 
+def test_a_cached_packages_hash_is_computed_once_and_again_when_the_engine_unpacks_it_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    package = _cached(cache)
+    first = plugin_cache.known_hash(cache, package)
+    assert first == plugin_cache.package_hash(package)
+    hash_of = plugin_cache.package_hash
+    monkeypatch.setattr(plugin_cache, "package_hash", lambda _: pytest.fail("hashed again"))
+
+    assert plugin_cache.known_hash(cache, package) == first  # remembered: another member's init
+
+    (package / "terraform-provider-null_v2.1.2").write_bytes(b"another build")  # unpacked anew
+    monkeypatch.setattr(plugin_cache, "package_hash", hash_of)
+    assert plugin_cache.known_hash(cache, package) == hash_of(package) != first
+
+
 def test_every_other_engine_command_shares_the_cache_while_it_runs(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
