@@ -18,8 +18,7 @@ import pytest
 
 from hybridops_tf.store.pgconn import CONNECT_TIMEOUT
 from tests.integration.hyops_cli import HYOPS, wait_for
-from tests.integration.shared_store import SharedStore
-from tests.integration.test_stack_queue import (
+from tests.integration.queue_rig import (
     NINE,
     checkout,
     member_rows,
@@ -28,6 +27,7 @@ from tests.integration.test_stack_queue import (
     queued_with_a1_held,
     worker,
 )
+from tests.integration.shared_store import SharedStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 

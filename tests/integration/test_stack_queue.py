@@ -7,81 +7,30 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.integration.gates import Gate, kill_engines
-from tests.integration.helpers import MODULE_COPY_IGNORE, SIM_MODULES
-from tests.integration.hyops_cli import HYOPS, Hyops, wait_for
+from tests.integration.hyops_cli import HYOPS, wait_for
+from tests.integration.queue_rig import (
+    NINE,
+    checkout,
+    engine_runs,
+    member_rows,
+    open_jobs,
+    queue,
+    queued_with_a1_held,
+    run_row,
+    worker,
+)
 from tests.integration.shared_store import SharedStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
-
-QUICK_HEARTBEAT = {"HYOPS_QUEUE_HEARTBEAT": "0.3", "HYOPS_QUEUE_LOST_AFTER": "1.5"}
-
-# Nine members in four layers; each makes one sim_network named after itself.
-NINE = {"a1": [], "a2": [], "a3": [], "b1": ["a1", "a2"], "b2": ["a2", "a3"], "b3": ["a3"],
-        "c1": ["b1", "b2"], "c2": ["b3"], "d": ["c1", "c2"]}
-
-
-def nine_stack(base: Path) -> None:
-    lines = ["stack: nine", "modules:"]
-    for name, ups in NINE.items():
-        shutil.copytree(SIM_MODULES / "network", base / "m" / name, ignore=MODULE_COPY_IGNORE)
-        lines.append(f"  - {{name: {name}, path: m/{name}, depends_on: [{', '.join(ups)}], "
-                     f"inputs: {{name: {name}}}}}")
-    (base / "stack.yml").write_text("\n".join(lines) + "\n")
-
-
-def checkout(base: Path, engine: str, sim_root: Path, store: SharedStore) -> Hyops:
-    """A runner: its own clone of the stack and its own runtime root; the store and cloud shared."""
-    nine_stack(base)
-    runtime = base / ".hyops"
-    runtime.mkdir(mode=0o700)
-    return Hyops(base, runtime, engine, sim_root, {**store.env(), **QUICK_HEARTBEAT}, store=store)
-
-
-def worker(hy: Hyops, name: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`stack work` as a CI job: in its own process group, so the runner can kill all of it."""
-    return subprocess.Popen([HYOPS, "stack", "work", "--until-idle", "--name", name, *args], cwd=hy.workdir,
-                            env=hy.env(**(env or {})), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-
-
-def member_rows(store: SharedStore, run_id: str) -> dict[str, dict[str, Any]]:
-    text = store.sql("SELECT row_to_json(m)::text FROM hyops.queue_members m "
-                     f"WHERE run_id = '{run_id}' ORDER BY position")
-    return {doc["name"]: doc for doc in map(json.loads, text.splitlines())}
-
-
-def queue(hy: Hyops, *options: str) -> str:
-    """`stack apply --queue` of the nine from this runner; the run id."""
-    queued = hy("stack", "apply", "stack.yml", "--queue", *options)
-    assert queued.returncode == 0, queued.stderr
-    return queued.stdout.strip()
-
-
-def queued_with_a1_held(tmp_path: Path, engine: str, sim_root: Path, store: SharedStore,
-                        faults_file: Callable[..., Path]) -> tuple[Hyops, Gate, str]:
-    """One runner's checkout and a queued run of the nine, whose a1 create the cloud holds at a
-    gate until the test releases it; (runner, gate, run id)."""
-    hy = checkout(tmp_path / "runner", engine, sim_root, store)
-    gate = Gate.at(tmp_path)
-    faults_file([gate.rule(type="sim_network", op="create", name="a1", times=1)])
-    return hy, gate, queue(hy)
-
-
-def engine_runs(store: SharedStore, key: str) -> int:
-    """How many runs of the module the store journaled (each run opens with its meta)."""
-    return int(store.sql(f"SELECT count(*) FROM hyops.journal WHERE key = '{key}' AND kind = 'meta'"))
-
 
 def test_three_workers_run_a_nine_member_stack_and_a_killed_ones_member_is_reported_never_rerun(
     tmp_path: Path, engine_path: str, sim_root: Path, pg_store: SharedStore,
@@ -387,15 +336,6 @@ def test_a_worker_idle_between_runs_whose_connections_the_server_closed_serves_t
     rows = member_rows(pg_store, second.stdout.strip())
     assert {r["status"] for r in rows.values()} == {"destroyed"}, out
     assert not [o for o in hy.sim_objects() if o["type"] == "sim_network"]
-
-
-def open_jobs(store: SharedStore) -> int:
-    """Member jobs queued or running, as procrastinate holds them."""
-    return int(store.sql("SELECT count(*) FROM hyops_queue.procrastinate_jobs WHERE status IN ('todo', 'doing')"))
-
-
-def run_row(store: SharedStore, run_id: str) -> dict[str, Any]:
-    return json.loads(store.sql(f"SELECT row_to_json(r)::text FROM hyops.queue_runs r WHERE run_id = '{run_id}'"))
 
 
 def test_a_cancelled_run_withdraws_what_no_worker_took_and_its_running_member_settles_as_usual(

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.integration.hyops_cli import Hyops, wait_for
+from tests.integration.queue_rig import NINE, checkout, member_rows, queue, worker
 from tests.integration.shared_store import SharedStore
-from tests.integration.test_stack_queue import NINE, checkout, member_rows, queue, worker
 
 KINDS = ("terminate", "restart", "freeze", "kill_worker")
 WORKERS = 3
