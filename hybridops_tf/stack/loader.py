@@ -25,14 +25,8 @@ import yaml
 from hybridops_tf.base import notices, numbers
 from hybridops_tf.base.config_names import holds_configuration
 from hybridops_tf.base.errors import UsageError
-from hybridops_tf.inputs.values import (
-    MAX_VALUES,
-    module_layers,
-    plain_value,
-    read_outputs,
-    read_variables,
-    resolve_inputs,
-)
+from hybridops_tf.inputs.sources import MAX_VALUES, plain_value
+from hybridops_tf.inputs.values import module_layers, read_outputs, read_variables, resolve_inputs
 from hybridops_tf.record.address import validate_ref
 from hybridops_tf.stack.model import DEFAULT_STACK_FILE, Member, Stack, Wire
 

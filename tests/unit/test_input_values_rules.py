@@ -14,9 +14,9 @@ import pytest
 
 from hybridops_tf.base.errors import UsageError
 from hybridops_tf.base.numbers import Number
+from hybridops_tf.inputs.sources import MAX_VALUES, plain_value
 from hybridops_tf.inputs.values import (
     EPHEMERAL,
-    MAX_VALUES,
     REDACTED,
     InputLayer,
     MissingInputError,
@@ -27,7 +27,6 @@ from hybridops_tf.inputs.values import (
     load_inputs_file,
     module_layers,
     parse_var_options,
-    plain_value,
     resolve_inputs,
     split_engine_flags,
 )
