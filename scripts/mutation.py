@@ -53,6 +53,20 @@ _COMPARE_TESTS = tuple(_U + t for t in (
     "test_reconcile_compare.py", "test_another_writer_rules.py", "test_identity.py", "test_lookup_rules.py",
     "test_lost_from_state.py", "test_reconcile_advice.py", "test_reconcile_members.py", "test_actions.py",
     "test_completed_deletes.py", "test_compare_findings.py", "test_actions_not_started.py"))
+# inputs/sources.py reads one source, inputs/values.py merges them: one set of tests judges both
+_INPUT_TESTS: tuple[str, ...] = tuple(_U + t for t in (
+    "test_inputs.py", "test_input_types.py", "test_inputs_digest.py", "test_var_file_transport.py",
+    "test_would_apply.py", "test_one_resolution.py", "test_input_values_rules.py", "test_inputs_in_any_locale.py",
+    *(f"test_numbers.py::test_{n}" for n in (
+        # the numbers-as-text tests that are not hypothesis searches (a mutant is judged by the same tests)
+        "a_redacted_outputs_line_keeps_the_other_outputs_numbers",
+        "the_issues_numbers_reach_the_var_file_as_written",
+        "the_digest_sees_the_thirtieth_digit", "a_set_of_numbers_is_one_number_per_value",
+        "constant_arithmetic_is_exact", "a_number_variables_text_is_read_as_the_engine_reads_it",
+        "var_text_the_engine_refuses_for_a_number_is_refused_before_anything_runs",
+        "an_infinite_yaml_number_is_refused_naming_the_file", "old_rerun_files_read_as_before",
+        "json_refuses_what_the_engines_json_refuses", "a_quotient_decimal_cannot_hold_is_the_engines"))))
+
 MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/reconcile/rules.py": tuple(_U + t for t in (
         "test_reconcile_rules.py", "test_another_writer_rules.py", "test_completed_deletes.py",
@@ -69,18 +83,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "hybridops_tf/operation/run_inputs.py": tuple(_U + t for t in (
         "test_inputs_digest.py", "test_one_resolution.py", "test_tofu_files.py", "test_run_inputs.py",
         "test_inputs_in_any_locale.py")),
-    "hybridops_tf/inputs/values.py": tuple(_U + t for t in (
-        "test_inputs.py", "test_input_types.py", "test_inputs_digest.py", "test_var_file_transport.py",
-        "test_would_apply.py", "test_one_resolution.py", "test_input_values_rules.py", "test_inputs_in_any_locale.py",
-        *(f"test_numbers.py::test_{n}" for n in (
-            # the numbers-as-text tests that are not hypothesis searches (a mutant is judged by the same tests)
-            "a_redacted_outputs_line_keeps_the_other_outputs_numbers",
-            "the_issues_numbers_reach_the_var_file_as_written",
-            "the_digest_sees_the_thirtieth_digit", "a_set_of_numbers_is_one_number_per_value",
-            "constant_arithmetic_is_exact", "a_number_variables_text_is_read_as_the_engine_reads_it",
-            "var_text_the_engine_refuses_for_a_number_is_refused_before_anything_runs",
-            "an_infinite_yaml_number_is_refused_naming_the_file", "old_rerun_files_read_as_before",
-            "json_refuses_what_the_engines_json_refuses", "a_quotient_decimal_cannot_hold_is_the_engines")))),
+    "hybridops_tf/inputs/sources.py": _INPUT_TESTS,
+    "hybridops_tf/inputs/values.py": _INPUT_TESTS,
     "hybridops_tf/record/action_settle.py": (_U + "test_actions.py", _U + "test_action_rows.py"),
     "hybridops_tf/record/actions.py": (_U + "test_actions.py", _U + "test_action_rows.py"),
     "hybridops_tf/record/gate.py": (_U + "test_gate.py", _U + "test_completed_deletes.py", _U + "test_settle.py",
