@@ -96,6 +96,13 @@ def takes_import_identity(version: str | None) -> bool:
 # providers' list resources (`-json`: list_start, list_resource_found, list_complete). OpenTofu
 # has no such command.
 QUERY = Feature("`terraform query`", (1, 14), None)
+
+# An init whose lock file does not vouch for a provider the plugin cache holds installs it into
+# the cache anew (rewriting the folder other modules link to) instead of linking it: Terraform
+# 1.4 on ("plugin_cache_may_break_dependency_lock_file" is off by default); OpenTofu, forked
+# from Terraform 1.6, always. Seen: two members' inits beside a plan on 1.12.2 and 1.15.5
+# ("Required plugins are not installed", "text file busy"); 1.0.3 links the cached package.
+CACHE_REINSTALLS_UNLOCKED = Feature("a plugin cache an unlocked init installs into anew", (1, 4), (1, 0))
 QUERY_ADDED = "added in Terraform 1.14.0; OpenTofu has none"
 
 

@@ -32,19 +32,19 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
-LOCK_NAME = ".hyops-cache.lock"  # an SQLite file (filelock.ReadWriteLock): shared and alone turns
+LOCK_NAME = ".hyops-cache.lock"  # flock(2): shared by every engine command, alone for an init that writes
+INIT_LOCK_NAME = ".hyops-init.lock"  # inits that may write the cache, one at a time
 HASHES_NAME = ".hyops-hashes"  # each cached package's h1: hash, under its files' marks (known_hash)
-# How long an init that may write the cache waits for the engine commands that use it (other
-# modules' plans and applies, which may be long); a wait this long is said and nothing is run.
-# Every other command waits for an init as long as it takes: inits unpack and link, seconds each.
-WAIT_SECONDS = 4 * 3600.0
+OWN_CACHE_NAME = "hyops-providers"  # in a module's .terraform: where its init installs when the cache is in use
+# How long an init waits for another init's turn, and an engine command for an init that holds
+# the cache alone: inits unpack and link, seconds each; a wait this long means a hung init.
+WAIT_SECONDS = 900.0
 _SETTING = re.compile(r'(?m)^[ \t]*plugin_cache_dir[ \t]*=[ \t]*"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -176,56 +176,135 @@ def only_links(module_dir: Path, cache: Path) -> bool:
 
 
 @contextmanager
-def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False) -> Iterator[None]:
-    """Hold the cache's turn for one engine command in `module_dir` (`env`: the engine's
-    environment over hyops's own): alone for an `init` that may write the cache, shared for
-    every other command; nothing when no cache is used or its lock cannot be made there (a
-    read-only cache: no init of hyops's writes it either)."""
-    cache = user_cache({**os.environ, **env})
+def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False,
+         reinstalls: bool = True) -> Iterator[Mapping[str, str]]:
+    """One engine command's turn on the cache in `module_dir` (`env`: the engine's environment
+    over hyops's own); yields the environment to run it with.
+
+    Every command that may start a provider from the cache shares it (flock LOCK_SH on its
+    lock file), and so does an `init` that can only link (`only_links`). An init that may write
+    the cache first takes its turn among inits (INIT_LOCK_NAME, waiting up to WAIT_SECONDS),
+    then holds the cache alone if no other module's engine uses it right now (only where the
+    engine installs anew what the lock file does not vouch for, `reinstalls`: Terraform >= 1.4,
+    OpenTofu; an older engine links what the cache holds and shares it); if one does,
+    it never waits for it (an apply may run for hours): it installs into the module's own
+    cache instead (`own_cache`), as without a shared cache, and says so. Nothing is held when
+    no cache is used, or when its lock file cannot be made there (a read-only cache)."""
+    merged = {**os.environ, **env}
+    cache = user_cache(merged)
     if not cache or not Path(cache).is_dir():
-        yield  # no cache, or one the engine will complain of itself
+        yield env  # no cache, or one the engine will complain of itself
         return
     folder = Path(cache)
-    alone = init and not only_links(module_dir, folder)
-    lock = _held(folder, alone=alone)
-    if lock is not None and alone and only_links(module_dir, folder):  # the init before this one filled it
-        lock.close()
-        lock = _held(folder, alone=False)
+    if not init or only_links(module_dir, folder):
+        with _shared(folder):
+            yield env
+        return
+    with _init_turn(folder):
+        if not reinstalls or only_links(module_dir, folder):  # it links what the cache holds, or the
+            with _shared(folder):  # init before this one filled it; it may add a folder, never rewrite one
+                yield env
+            return
+        alone = _alone_now(folder)
+        if alone is None:  # another module's engine may be starting a provider from the cache
+            own = own_cache(merged, module_dir)
+            notices.note(f"another module's engine is using the provider cache {folder}: this init installs "
+                         f"into {own} instead, so nothing is replaced under it")
+            yield {**env, CACHE_ENV: str(own)}
+            return
+        try:
+            yield env
+        finally:
+            if alone >= 0:
+                os.close(alone)
+
+
+def own_cache(environ: Mapping[str, str], module_dir: Path) -> Path:
+    """The module's own provider cache, inside its engine data folder (`.terraform`, or
+    TF_DATA_DIR, which the engine reads relative to the module's folder)."""
+    folder = Path(module_dir) / (environ.get("TF_DATA_DIR") or ".terraform") / OWN_CACHE_NAME
+    ensure_dir(folder)
+    return folder
+
+
+def _open_lock(cache: Path) -> int | None:
     try:
+        return os.open(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as err:
+        notices.warning(f"the provider cache {cache} is used without taking turns ({err.strerror or err}): "
+                        "an init writing it may disturb another module's engine")
+        return None
+
+
+def _alone_now(cache: Path) -> int | None:
+    """The cache's lock file held alone (its descriptor), or None when another engine holds it
+    shared now; -1 (nothing to close) when no lock file can be made there."""
+    import fcntl
+
+    fd = _open_lock(cache)
+    if fd is None:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextmanager
+def _shared(cache: Path) -> Iterator[None]:
+    """The cache's lock file held shared while the engine runs: waits (saying so) while an
+    init holds it alone, up to WAIT_SECONDS, then runs anyway with a warning (an init that
+    long is hung, or frozen)."""
+    import fcntl
+    import time
+
+    fd = _open_lock(cache)
+    if fd is None:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            notices.note(f"waiting for the provider cache {cache}: another module's init is installing into it")
+            deadline, pause = time.monotonic() + WAIT_SECONDS, 0.05
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
+                                        "running without waiting longer")
+                        break
+                    time.sleep(pause)
+                    pause = min(0.5, pause * 2)
         yield
     finally:
-        if lock is not None:
-            lock.close()
+        os.close(fd)
 
 
-def _held(cache: Path, *, alone: bool) -> Any:
-    """The cache's lock, taken alone or shared (waiting, and saying so, while another holds
-    it otherwise); None when it cannot be made there."""
-    import sqlite3
-
-    from filelock import ReadWriteLock, Timeout
+@contextmanager
+def _init_turn(cache: Path) -> Iterator[None]:
+    """Inits that may write the cache, one at a time (INIT_LOCK_NAME, a filelock)."""
+    from filelock import FileLock, Timeout
 
     from hybridops_tf.base.errors import EngineInitFailed
 
+    lock = FileLock(str(cache / INIT_LOCK_NAME), mode=0o600)
     try:
-        lock = ReadWriteLock(str(cache / LOCK_NAME), is_singleton=False)
-        take = lock.acquire_write if alone else lock.acquire_read
-        try:
-            take(blocking=False)
-            return lock
-        except Timeout:
-            pass
-        notices.note(f"waiting for the provider cache {cache}: "
-                     + ("the engine commands of other modules use it and this init may install into it"
-                        if alone else "another module's init is installing into it"))
-        try:
-            take(timeout=WAIT_SECONDS if alone else -1)
-        except Timeout:
-            lock.close()
-            raise EngineInitFailed(f"the provider cache {cache} stayed in use by other engine commands for "
-                                   f"{WAIT_SECONDS:g}s (its lock {LOCK_NAME} there): this init did not run") from None
-        return lock
-    except (OSError, ValueError, sqlite3.Error) as err:
-        notices.warning(f"the provider cache {cache} is used without taking turns ({err}): "
-                        "parallel inits may disturb each other")
-        return None
+        lock.acquire(timeout=WAIT_SECONDS)
+    except Timeout:
+        raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
+                               f"(its lock {INIT_LOCK_NAME} there): nothing was run") from None
+    except OSError as err:  # a cache hyops cannot write in: no init of hyops's writes it either
+        notices.warning(f"the provider cache {cache} is used without taking turns ({err.strerror or err}): "
+                        "inits may disturb each other")
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()

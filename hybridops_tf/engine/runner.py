@@ -107,12 +107,13 @@ class Engine:
         """`init [extra]` run to its end, its output captured; the inputs as its var file where
         this engine's init evaluates variables."""
         argv = [*self.argv(commands.init), *extra]
-        with plugin_cache.turn(self.env, self.module_dir, init=True):  # alone, if it may write the cache
-            return process.run_capture(argv, env=self.env, stdin_data=self._stdin(argv).get("stdin_data"))
+        reinstalls = features.CACHE_REINSTALLS_UNLOCKED(self.info)
+        with plugin_cache.turn(self.env, self.module_dir, init=True, reinstalls=reinstalls) as env:
+            return process.run_capture(argv, env=env, stdin_data=self._stdin(argv).get("stdin_data"))
 
     def capture_json(self, argv: Sequence[str]) -> dict[str, Any]:
-        with plugin_cache.turn(self.env, self.module_dir):
-            captured = process.run_capture(argv, env=self.env, settling=self.settling,
+        with plugin_cache.turn(self.env, self.module_dir) as env:
+            captured = process.run_capture(argv, env=env, settling=self.settling,
                                            stdin_data=self._stdin(argv).get("stdin_data"))
         if captured.returncode != 0 and captured.interrupted is not None and not self.settling:
             raise Interrupted(f"interrupted by {signal_name(captured.interrupted)}: `{' '.join(argv[2:4])}` "
@@ -143,8 +144,8 @@ class Engine:
         """`query -json` in the module directory, its var file on stdin; killed at `timeout`
         (reconcile's query lookups, reconcile/lookup/query.py). The caller reads the output."""
         argv = self.argv(commands.query)
-        with plugin_cache.turn(self.env, self.module_dir):
-            return process.run_capture(argv, env=self.env, timeout=timeout,
+        with plugin_cache.turn(self.env, self.module_dir) as env:
+            return process.run_capture(argv, env=env, timeout=timeout,
                                        stdin_data=self._stdin(argv).get("stdin_data"))
 
     def stream(
@@ -155,9 +156,9 @@ class Engine:
         on_stderr_line: Callable[[str], None] | None = None,
         journal: process.Journal | None = None,
     ) -> process.ProcessResult:
-        with plugin_cache.turn(self.env, self.module_dir):
+        with plugin_cache.turn(self.env, self.module_dir) as env:
             return process.run_streaming(
-                argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=self.env,
+                argv, on_stdout_line=on_line, stderr_log=stderr_log, on_stderr_line=on_stderr_line, env=env,
                 journal=journal, **self._stdin(argv),
             )
 

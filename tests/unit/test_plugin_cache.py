@@ -5,13 +5,17 @@ whose provider link dangles is initialised again (engine/initcheck.py)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import stat
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from filelock import ReadWriteLock
+from filelock import FileLock
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.errors import EngineInitFailed
@@ -99,28 +103,48 @@ def _cached(cache: Path, content: bytes = b"a provider") -> Path:
 
 
 def _fake_engine(tmp_path: Path, cache: Path) -> Path:
-    """An engine that records how the cache's turn was held while it ran: `alone` (no other
-    command could take it), `shared` (another could share it, not take it alone), `free`."""
+    """An engine that records how the cache's lock was held while it ran (`alone`: no other
+    command could share it; `shared`: another could share it, not hold it alone; `free`) and
+    the cache it was given, one per line."""
     seen, engine = tmp_path / "seen", tmp_path / "terraform"
-    probe = (f"import sys, filelock\nlock = filelock.ReadWriteLock({str(cache / plugin_cache.LOCK_NAME)!r}, "
-             "is_singleton=False)\n"
-             "def can(take):\n    try:\n        take(blocking=False)\n    except filelock.Timeout:\n"
-             "        return False\n    lock.release()\n    return True\n"
-             "word = 'free' if can(lock.acquire_write) else 'shared' if can(lock.acquire_read) else 'alone'\n"
-             f"open({str(seen)!r}, 'w').write(word)\nprint('{{}}')\n")
+    probe = (f"import fcntl, os\nfd = os.open({str(cache / plugin_cache.LOCK_NAME)!r}, os.O_RDWR | os.O_CREAT)\n"
+             "def can(how):\n    try:\n        fcntl.flock(fd, how | fcntl.LOCK_NB)\n"
+             "    except BlockingIOError:\n        return False\n    fcntl.flock(fd, fcntl.LOCK_UN)\n    return True\n"
+             "word = 'free' if can(fcntl.LOCK_EX) else 'shared' if can(fcntl.LOCK_SH) else 'alone'\n"
+             f"open({str(seen)!r}, 'w').write(word + '\\n' + os.environ.get('TF_PLUGIN_CACHE_DIR', ''))\n"
+             "print('{}')\n")
     engine.write_text(f"#!{sys.executable}\n{probe}")
     engine.chmod(0o755)
     return engine
 
 
-def _runner(tmp_path: Path, cache: Path) -> Engine:
-    return Engine(EngineInfo(_fake_engine(tmp_path, cache), "1.0.3", "terraform"), tmp_path,
+def _runner(tmp_path: Path, cache: Path, version: str = "1.15.5") -> Engine:
+    # a version that installs anew what the lock file does not vouch for (features.CACHE_REINSTALLS_UNLOCKED)
+    return Engine(EngineInfo(_fake_engine(tmp_path, cache), version, "terraform"), tmp_path,
                   {"TF_PLUGIN_CACHE_DIR": str(cache)})
+
+
+def _seen(tmp_path: Path) -> tuple[str, str]:
+    held, given = (tmp_path / "seen").read_text().split("\n")
+    return held, given
 
 
 def _turn_while_init_ran(tmp_path: Path, cache: Path) -> str:
     assert _runner(tmp_path, cache).init_capture().returncode == 0
-    return (tmp_path / "seen").read_text()
+    held, given = _seen(tmp_path)
+    assert given == str(cache)
+    return held
+
+
+@contextmanager
+def _held(cache: Path, how: int) -> Iterator[None]:
+    """The cache's lock held by another process's engine (`how`: fcntl.LOCK_SH or LOCK_EX)."""
+    fd = os.open(cache / plugin_cache.LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, how)
+        yield
+    finally:
+        os.close(fd)
 
 
 def test_an_init_that_may_write_the_cache_holds_it_alone_while_the_engine_runs(tmp_path: Path) -> None:
@@ -129,9 +153,8 @@ def test_an_init_that_may_write_the_cache_holds_it_alone_while_the_engine_runs(t
     (tmp_path / ".terraform.lock.hcl").write_text(LOCK_FILE)  # pins a version the cache lacks
 
     assert _turn_while_init_ran(tmp_path, cache) == "alone"
-    probe = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
-    probe.acquire_write(blocking=False)  # released after
-    probe.close()
+    with _held(cache, fcntl.LOCK_EX | fcntl.LOCK_NB):  # released after
+        pass
 
 
 def test_an_init_whose_lock_file_vouches_for_every_cached_package_shares_the_cache(tmp_path: Path) -> None:
@@ -186,26 +209,39 @@ def test_every_other_engine_command_shares_the_cache_while_it_runs(tmp_path: Pat
     runner = _runner(tmp_path, cache)
 
     runner.capture_json(runner.argv(commands.show_state))
-    assert (tmp_path / "seen").read_text() == "shared"
+    assert _seen(tmp_path) == ("shared", str(cache))
     result = runner.stream([str(runner.info.binary), "plan"], lambda _: None, None)
-    assert result.returncode == 0 and (tmp_path / "seen").read_text() == "shared"
+    assert result.returncode == 0 and _seen(tmp_path) == ("shared", str(cache))
 
 
-def test_an_init_that_may_write_never_runs_beside_another_modules_engine(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_init_that_may_write_installs_into_its_own_cache_while_another_modules_engine_uses_it(
+    tmp_path: Path,
 ) -> None:
+    # never replaced under a running plan, never waiting for an apply that may run for hours
     cache = tmp_path / "cache"
     _cached(cache)
-    monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 0.0)
-    other = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
-    other.acquire_read()  # another module's plan, its provider linked from the cache
+    said: list[str] = []
+    notices.listen(lambda level, text: said.append(text))
     try:
-        with pytest.raises(EngineInitFailed, match="provider cache"):
-            _runner(tmp_path, cache).init_capture()
+        with _held(cache, fcntl.LOCK_SH):  # another module's plan, its provider linked from the cache
+            assert _runner(tmp_path, cache).init_capture().returncode == 0
     finally:
-        other.close()
-    assert not (tmp_path / "seen").exists()  # the engine never started
-    assert _turn_while_init_ran(tmp_path, cache) == "alone"  # and runs once the other is done
+        notices.listen(None)
+    held, given = _seen(tmp_path)
+    own = tmp_path / ".terraform" / plugin_cache.OWN_CACHE_NAME
+    assert (held, given) == ("shared", str(own)) and own.is_dir()  # the other still holds it: untouched
+    assert any("installs into" in s for s in said)
+    assert _turn_while_init_ran(tmp_path, cache) == "alone"  # the shared cache again once it is free
+
+
+def test_an_engine_that_links_what_the_cache_holds_shares_it_for_an_unlocked_init(tmp_path: Path) -> None:
+    # Terraform 1.0.3 links a cached package an unlocked init uses; it only adds what is missing
+    cache = tmp_path / "cache"
+    _cached(cache)
+
+    with _held(cache, fcntl.LOCK_SH):  # another module's plan runs meanwhile: no need to go elsewhere
+        assert _runner(tmp_path, cache, version="1.0.3").init_capture().returncode == 0
+    assert _seen(tmp_path) == ("shared", str(cache))
 
 
 def test_an_engine_command_waits_for_an_init_installing_into_the_cache(tmp_path: Path) -> None:
@@ -218,21 +254,19 @@ def test_an_engine_command_waits_for_an_init_installing_into_the_cache(tmp_path:
         said.append(text)
         waiting.set()
 
-    installing = ReadWriteLock(str(cache / plugin_cache.LOCK_NAME), is_singleton=False)
-    installing.acquire_write()
     runner = _runner(tmp_path, cache)
     reader = threading.Thread(target=runner.capture_json, args=(runner.argv(commands.show_state),))
     notices.listen(hear)
     try:
-        reader.start()
-        assert waiting.wait(60), "the command never said it waits"
-        assert not (tmp_path / "seen").exists()  # it waits: the engine has not started
+        with _held(cache, fcntl.LOCK_EX):  # an init installing into it
+            reader.start()
+            assert waiting.wait(60), "the command never said it waits"
+            assert not (tmp_path / "seen").exists()  # it waits: the engine has not started
     finally:
-        installing.close()
         reader.join(60)
         notices.listen(None)
     assert "another module's init is installing into it" in said[0]
-    assert (tmp_path / "seen").read_text() == "shared"
+    assert _seen(tmp_path) == ("shared", str(cache))
 
 
 def test_a_cache_whose_lock_cannot_be_made_is_used_without_turns_and_said(tmp_path: Path) -> None:
@@ -261,12 +295,13 @@ def test_a_second_init_on_one_cache_waits_for_the_first(tmp_path: Path, monkeypa
     monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 0.01)
     env = {"TF_PLUGIN_CACHE_DIR": str(tmp_path)}
     with plugin_cache.turn(env, tmp_path, init=True):
-        with pytest.raises(EngineInitFailed, match="stayed in use by other engine commands"):
+        with pytest.raises(EngineInitFailed, match="another init held the provider cache"):
             with plugin_cache.turn(env, tmp_path, init=True):
                 pass
-    free = ReadWriteLock(str(tmp_path / plugin_cache.LOCK_NAME), is_singleton=False)
-    free.acquire_write(blocking=False)  # its turn is over: free again
-    free.close()
+    with FileLock(str(tmp_path / plugin_cache.INIT_LOCK_NAME)).acquire(timeout=0):  # its turn is over
+        pass
+    with _held(tmp_path, fcntl.LOCK_EX | fcntl.LOCK_NB):
+        pass
 
 
 def test_a_provider_link_into_a_removed_cache_asks_for_init_again(tmp_path: Path) -> None:
