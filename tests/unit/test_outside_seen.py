@@ -123,3 +123,56 @@ def test_only_a_refresh_only_apply_goes_ahead_while_a_seen_object_is_held_by_not
             guard_missing(req, MINE)
     else:
         assert guard_missing(req, MINE) == {}
+
+
+T = "2026-01-01T00:00:00Z"
+NO_STATE = (" but no state holds them, under any address: the state was lost, rewritten (a state older than them "
+            "put back) or never saved; adopt each object back with --import (an import that finds no such object "
+            "in the provider makes hyops forget it)")
+
+
+def _missing_detail(missing: dict[str, str], seen: tuple[Sighting, ...], **kw: object) -> str:
+    from hybridops_tf.reconcile.lost import state_missing
+
+    ev = evidence(record=kw.pop("rec", MINE), state=kw.pop("st", state()), seen_outside=seen, **kw)
+    return state_missing(ev, missing, CMD).detail
+
+
+def test_state_missing_names_the_records_objects_and_those_reconcile_saw_apart() -> None:
+    theirs = (Sighting(WEB, "vm-theirs", T), Sighting("sim_vm.b", "vm-b", T))
+    both = {"sim_vm.a": "vm-a", WEB: "vm-theirs", "sim_vm.b": "vm-b"}
+    seen_part = (f'reconcile saw another writer put {WEB} (vm-theirs, at {T}), sim_vm.b (vm-b, at {T}) in the '
+                 "state, which the record never held")
+
+    assert _missing_detail(both, theirs) == f"the record says sim_vm.a (vm-a) exist(s); {seen_part}{NO_STATE}"
+    assert _missing_detail({WEB: "vm-theirs", "sim_vm.b": "vm-b"}, theirs) == seen_part + NO_STATE
+    assert _missing_detail({"sim_vm.a": "vm-a"}, theirs) == "the record says sim_vm.a (vm-a) exist(s)" + NO_STATE
+    many = {f"sim_vm.n{i}": f"vm-{i}" for i in range(7)}
+    assert _missing_detail(many, ()).startswith("the record says " + ", ".join(
+        f"sim_vm.n{i} (vm-{i})" for i in range(5)) + " and 2 more exist(s) but")
+
+
+def test_state_missing_says_whose_object_lost_its_address_and_lets_gone_ones_go_by_one_refresh() -> None:
+    two = record(Status.OK, resources={WEB: (C, "create", "vm-mine"), "sim_vm.b": (C, "create", "vm-b-mine")})
+    st = state(WEB, "sim_vm.b", ids={WEB: "vm-now", "sim_vm.b": "vm-b-now"})
+    ev_kw = {"rec": two, "st": st, "refresh": drift((WEB, "delete"), ("sim_vm.b", "delete"))}
+    from hybridops_tf.reconcile.lost import state_missing
+
+    seen = (Sighting(WEB, "vm-theirs", T),)
+    detail = _missing_detail({WEB: "vm-theirs", "sim_vm.b": "vm-b-mine"}, seen, **dict(ev_kw))
+    assert "and the one reconcile saw vm-theirs (likely its replacement" in detail
+    assert "and the record's vm-b-mine (likely its replacement" in detail
+    ev = evidence(record=two, state=st, refresh=drift((WEB, "delete"), ("sim_vm.b", "delete")), seen_outside=seen)
+    actions = state_missing(ev, {WEB: "vm-theirs", "sim_vm.b": "vm-b-mine"}, CMD).next_actions
+    assert [a.endswith("-- -refresh-only") for a in actions] == [True, False, False]  # one refresh lets both go
+
+
+def test_state_missing_offers_a_forget_only_for_a_type_the_engine_cannot_import() -> None:
+    from hybridops_tf.record.gate import NOT_IMPORTABLE
+
+    rec = record(Status.OK, resources={"null_resource.x": (C, "create", "n-1")})
+    rec.extra[NOT_IMPORTABLE] = ["null_resource"]
+
+    assert _missing_detail({"null_resource.x": "n-1"}, (), rec=rec).endswith(
+        NO_STATE + " (or forget it, once checked gone)")
+    assert _missing_detail({"sim_vm.a": "vm-a"}, ()).endswith(NO_STATE)
