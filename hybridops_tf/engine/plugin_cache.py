@@ -35,6 +35,7 @@ from pathlib import Path
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir
+from hybridops_tf.base.interrupts import INTERRUPTS
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CLI_CONFIG_ENV = "TF_CLI_CONFIG_FILE"
@@ -207,7 +208,14 @@ def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False,
             return
         alone = _alone_now(folder)
         if alone is None:  # another module's engine may be starting a provider from the cache
-            own = own_cache(merged, module_dir)
+            try:
+                own = own_cache(merged, module_dir)
+            except OSError as err:
+                from hybridops_tf.base.errors import EngineInitFailed
+
+                raise EngineInitFailed(f"another module's engine is using the provider cache {folder}, and this "
+                                       f"init's own cache could not be made ({err.strerror or err}): nothing was "
+                                       "run; run it again when the other has finished") from None
             notices.note(f"another module's engine is using the provider cache {folder}: this init installs "
                          f"into {own} instead, so nothing is replaced under it")
             yield {**env, CACHE_ENV: str(own)}
@@ -275,6 +283,8 @@ def _shared(cache: Path) -> Iterator[None]:
                     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    if INTERRUPTS.received is not None:  # the caller starts no engine now (engine/process.py)
+                        break
                     if time.monotonic() >= deadline:
                         notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
                                         "running without waiting longer")

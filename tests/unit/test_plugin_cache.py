@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import stat
 import sys
 import threading
@@ -334,3 +335,34 @@ def test_a_cli_config_or_lock_file_that_is_a_pipe_is_never_opened(tmp_path: Path
 
     assert plugin_cache.cache_env(tmp_path / "plugins", {"TF_CLI_CONFIG_FILE": str(config)}) == {}
     assert not plugin_cache.only_links(module, tmp_path)
+
+
+def test_a_command_waiting_for_an_init_stops_waiting_once_a_signal_came(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybridops_tf.base.interrupts import INTERRUPTS
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(INTERRUPTS, "received", signal.SIGTERM)  # a CI cancel while it waits
+    monkeypatch.setattr(plugin_cache, "WAIT_SECONDS", 60.0)
+    said: list[str] = []
+    notices.listen(lambda level, text: said.append(text))
+    try:
+        with _held(cache, fcntl.LOCK_EX):  # an init installing, for as long as the test holds it
+            with plugin_cache.turn({"TF_PLUGIN_CACHE_DIR": str(cache)}, tmp_path):
+                pass  # reached at once: the caller then starts no engine (engine/process.py)
+    finally:
+        notices.listen(None)
+    assert not any("stayed held" in s for s in said)  # it did not wait out the init
+
+
+def test_an_init_whose_own_cache_cannot_be_made_runs_nothing_and_says_so(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _cached(cache)
+    (tmp_path / ".terraform").write_text("not a folder")
+
+    with _held(cache, fcntl.LOCK_SH):
+        with pytest.raises(EngineInitFailed, match="could not be made"):
+            _runner(tmp_path, cache).init_capture()
+    assert not (tmp_path / "seen").exists()
