@@ -2,18 +2,27 @@
 (LC_ALL=C, without Python's UTF-8 coercion) reads `name: "é"` as the user wrote it, as the
 engine does, never as ASCII (a refusal) or another code page (another value).
 
-Each check runs in a child interpreter of this very package (so `make mutation` judges a
-mutant of it too) under LC_ALL=C with the coercion and UTF-8 mode off."""
+Each check runs in a child interpreter of this very package under LC_ALL=C with the coercion
+and UTF-8 mode off, as a runner would. The child imports the package from its folder, so a
+mutant `make mutation` makes is not in it: the readers' checks are made once more in this
+process, with its LC_CTYPE set to C for the test alone (`c_ctype`)."""
 
 from __future__ import annotations
 
 import json
+import locale
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import hybridops_tf
+from hybridops_tf.inputs.declarations import VariableSpec
+from hybridops_tf.inputs.sources import load_inputs_file
+from hybridops_tf.inputs.values import module_layers
 
 PACKAGE_ROOT = Path(hybridops_tf.__file__).resolve().parents[1]
 
@@ -54,3 +63,33 @@ def test_the_rerun_inputs_document_is_the_files_utf8_text_in_the_c_locale(tmp_pa
             "data = 'name: \"\\u00e9\"\\n'.encode('utf-8')\n"
             "commit_rerun(PreparedWrite(Path(sys.argv[1]) / 'rerun.inputs.yml', data), Kept(), 'm')")
     assert json.loads(_in_c_locale(code, str(tmp_path))) == 'name: "é"\n'
+
+
+@pytest.fixture
+def c_ctype() -> Iterator[None]:
+    """This process's LC_CTYPE set to C (ASCII) for one test: an `open` that names no encoding
+    then reads ASCII. Skipped in UTF-8 mode, where such an `open` reads UTF-8 whatever the locale."""
+    if sys.flags.utf8_mode:
+        pytest.skip("Python's UTF-8 mode: the locale does not choose the encoding")
+    kept = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        assert locale.getpreferredencoding(False).lower().replace("-", "") != "utf8"
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, kept)
+
+
+@pytest.mark.usefixtures("c_ctype")
+def test_an_inputs_file_is_read_as_utf8_when_this_process_reads_ascii(tmp_path: Path) -> None:
+    path = tmp_path / "prod.yml"
+    path.write_text('name: "é"\n', encoding="utf-8")
+    assert load_inputs_file(path) == {"name": "é"}
+
+
+@pytest.mark.usefixtures("c_ctype")
+def test_a_modules_tfvars_is_read_as_utf8_when_this_process_reads_ascii(tmp_path: Path) -> None:
+    (tmp_path / "terraform.tfvars").write_text('name = "é"\n', encoding="utf-8")
+    layers = module_layers(tmp_path, {"name": VariableSpec("name", required=True)}, {})
+    assert [(layer.source, dict(layer.values), layer.opaque) for layer in layers] == [
+        ("env", {}, False), ("terraform.tfvars", {"name": "é"}, False)]
