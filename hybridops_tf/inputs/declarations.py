@@ -39,6 +39,7 @@ class VariableSpec:
     type_expr: str | None = None  # e.g. "string", "map(string)"; None when untyped
     description: str | None = None
     ephemeral: bool = False  # `ephemeral = true` (Terraform >= 1.10): no run keeps its value
+    nullable: bool = True  # False: `nullable = false` (Terraform >= 1.1): null means the default, or no value
 
     @property
     def takes_literal(self) -> bool:
@@ -137,7 +138,7 @@ def read_outputs(module_dir: Path, cache_dir: Path | None = None, *, tofu: bool 
     return dict(_load_module(module_dir, cache_dir, tofu)[1])
 
 
-_DISK_CACHE_VERSION = 2  # 2: variables say `ephemeral`
+_DISK_CACHE_VERSION = 3  # 2: variables say `ephemeral`; 3: `nullable`
 _ON_DISK: set[tuple[Path, Path]] = set()  # (module dir, cache dir) already holding this parse
 
 
@@ -381,6 +382,7 @@ def _build_module(parsed: list[tuple[Path, dict[str, Any]]]) -> _Module:
             type_expr=_expression(body.get("type")),
             description=body.get("description"),
             ephemeral=_as_bool(body.get("ephemeral")),
+            nullable=not _as_bool(body.get("nullable"), "false"),
         )
         for name, body in merged["variable"].items()
     }
@@ -401,8 +403,9 @@ def _blocks(doc: Mapping[str, Any], kind: str) -> Iterator[tuple[str, dict[str, 
                 yield _unquote(label), {k: v for k, v in body.items() if not k.startswith("__")}
 
 
-def _as_bool(value: Any) -> bool:
-    return str(value).strip().strip('"').lower() in {"true", "${true}"}
+def _as_bool(value: Any, literal: str = "true") -> bool:
+    """Whether an attribute is the literal `literal` (`true`, or `false`), as HCL or JSON spells it."""
+    return str(value).strip().strip('"').lower() in {literal, f"${{{literal}}}"}
 
 
 def _expression(value: Any) -> str | None:

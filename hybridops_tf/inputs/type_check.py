@@ -12,13 +12,15 @@ convert both ways (a number keeps its decimal text), strings `"true"`/`"false"` 
 ways (numbers never become bools, nor bools numbers), any primitive to a string, a list literal
 (a tuple) to a list, set or tuple element by element, a map literal (an object) to a map or
 object attribute by attribute (extra attributes dropped, `optional(...)` ones may be absent),
-`null` into any element, `any` and no type take anything.
+`null` into any element, `any` and no type take anything. A `null` for the whole variable is
+`nullable`'s to decide (Terraform >= 1.1): with `nullable = false` the engine uses the default,
+or refuses when there is none ("required variable may not be set to null").
 
 The one rule of this module: it never refuses what the engine accepts. Each answer is FITS or
-REFUSED only where the rule is certain; wherever it is not (a type expression not read, `null`
-at the top, where `nullable` decides; the engine's unification of a collection's elements when
-its element type holds `any`; a string in one of the engine's odder number spellings, `1p3`,
-`Inf`; a null in a set) it is UNSURE, and the engine decides as before.
+REFUSED only where the rule is certain; wherever it is not (a type expression not read; a
+`null` for a nullable variable; the engine's unification of a collection's elements when its
+element type holds `any`; a string in one of the engine's odder number spellings, `1p3`, `Inf`;
+a null in a set) it is UNSURE, and the engine decides as before.
 tests/unit/test_type_check.py proves each rule alone; tests/integration/test_type_check_engine.py
 compares the verdicts with the real engine's on generated types and values.
 """
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from hybridops_tf.inputs.declarations import VariableSpec
     from hybridops_tf.inputs.values import ResolvedInputs
 
-__all__ = ["Outcome", "Verdict", "check", "check_node", "refused_inputs"]
+__all__ = ["Outcome", "Verdict", "check", "check_node", "null_verdict", "refused_inputs"]
 
 PRIMITIVES = frozenset({"string", "number", "bool"})
 
@@ -85,7 +87,7 @@ def check(value: Any, type_expr: str | None) -> Verdict:
     if node is None:
         return _unsure(f"type expression {type_expr!r} not read")
     if value is None:
-        return _unsure("null: the variable's `nullable` decides")
+        return _unsure("null: the variable's `nullable` decides (null_verdict)")
     return check_node(value, node)
 
 
@@ -270,10 +272,21 @@ def refused_inputs(specs: Mapping[str, VariableSpec], resolved: ResolvedInputs) 
             seen = not _has_template(value)
         if not seen:
             continue  # not the value the engine converts: it judges that one itself
-        verdict = check(value, spec.type_expr)
+        verdict = null_verdict(spec) if value is None else check(value, spec.type_expr)
         if verdict.refused:
             found.append((name, verdict))
     return found
+
+
+def null_verdict(spec: VariableSpec) -> Verdict:
+    """A null given for the whole variable. `nullable = false`: the engine uses the default, or,
+    with none, refuses in these words. A nullable variable takes null on Terraform >= 1.1 (its
+    `default = null` and 1.0.3, which has no `nullable`, are left to the engine)."""
+    if spec.nullable:
+        return _unsure("null for a nullable variable")
+    if spec.required:
+        return _refused((), "required variable may not be set to null")
+    return FITS if spec.default is not None else _unsure("null default of a variable that is not nullable")
 
 
 def _has_template(value: Any) -> bool:

@@ -56,6 +56,52 @@ def test_a_wrong_typed_var_names_the_option_and_plan_and_apply_exit_alike(hyops:
     assert "/dev/fd/0" not in plan.stderr + apply.stderr
 
 
+NOT_NULLABLE_TF = """variable "size" {
+  type     = number
+  nullable = false
+}
+variable "spare" {
+  type     = number
+  nullable = false
+  default  = 3
+}
+output "sizes" {
+  value = [var.size, var.spare]
+}
+"""
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "destroy"])
+def test_a_null_for_a_variable_that_is_not_nullable_is_refused_in_every_command(
+        modern_hyops: Hyops, tmp_path: Path, command: str) -> None:
+    """`nullable = false` and no default: the engine refuses a null in plan and apply, while a
+    destroy of an empty state on Terraform >= 1.12 never looks; hyops refuses it in each, at the
+    user's line, exit 2. A null for one with a default takes the default, as the engine does."""
+    module = tmp_path / "modules" / "strict"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(NOT_NULLABLE_TF)
+    (tmp_path / "mine.tfvars").write_text("spare = null\nsize = null\n")
+
+    out = modern_hyops(command, "modules/strict", "--var-file", "mine.tfvars")
+
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "mine.tfvars line 2" in out.stderr and "may not be set to null" in out.stderr, out.stderr
+    assert "spare" not in out.stderr.replace("mine.tfvars", ""), out.stderr
+    assert modern_hyops.record("strict") is None
+
+
+def test_a_null_for_a_variable_that_is_not_nullable_takes_its_default(modern_hyops: Hyops, tmp_path: Path) -> None:
+    module = tmp_path / "modules" / "strict"
+    module.mkdir(parents=True)
+    (module / "main.tf").write_text(NOT_NULLABLE_TF)
+    (tmp_path / "mine.tfvars").write_text("spare = null\nsize = 1\n")
+
+    out = modern_hyops("apply", "modules/strict", "--var-file", "mine.tfvars")
+
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert json.loads(modern_hyops("outputs", "modules/strict", "sizes").stdout) == [1, 3]
+
+
 SECRET_TF = SIM_HEADER + """variable "token" {
   type      = string
   sensitive = true

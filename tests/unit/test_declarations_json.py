@@ -37,7 +37,17 @@ def test_a_tf_json_variable_has_its_type_default_and_sensitivity(tmp_path: Path)
     assert (tags.type_expr, tags.default, tags.required) == ("map(string)", {"a": "b"}, False)
     assert specs["token"].sensitive and specs["token"].required
     assert not specs["maybe"].required and specs["maybe"].default is None
+    assert not specs["maybe"].nullable and specs["tags"].nullable
     assert read_outputs(module)["id"].sensitive
+
+
+@pytest.mark.parametrize(("written", "nullable"), [("false", False), ("true", True), (None, True)])
+def test_nullable_is_read_from_hcl_as_written_and_true_when_absent(tmp_path: Path, written: str | None,
+                                                                   nullable: bool) -> None:
+    line = "" if written is None else f"  nullable = {written}\n"
+    module = _write(tmp_path / "m", {"main.tf": f'variable "size" {{\n  type = number\n{line}}}\n'})
+
+    assert read_variables(module)["size"].nullable is nullable
 
 
 def test_a_variable_declared_in_a_tf_and_a_tf_json_file_is_declared_twice(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridops_tf.inputs.declarations import VariableSpec
-from hybridops_tf.inputs.type_check import Outcome, check, refused_inputs
+from hybridops_tf.inputs.type_check import Outcome, check, null_verdict, refused_inputs
 from hybridops_tf.inputs.values import ResolvedInputs
 from tests.type_conversions import CASES, Case, fitting_values, type_exprs, typed_pairs
 
@@ -52,6 +52,23 @@ def test_a_type_expression_not_read_is_left_to_the_engine(type_expr: str) -> Non
 
 def test_a_null_for_the_whole_variable_is_left_to_its_nullable() -> None:
     assert check(None, "number").outcome is Outcome.UNSURE
+
+
+@pytest.mark.parametrize(("spec", "outcome"), [
+    (VariableSpec("size", required=True, type_expr="number", nullable=False), Outcome.REFUSED),
+    (VariableSpec("size", required=False, default=3, type_expr="number", nullable=False), Outcome.FITS),
+    (VariableSpec("size", required=False, default=None, type_expr="number", nullable=False), Outcome.UNSURE),
+    (VariableSpec("size", required=True, type_expr="number"), Outcome.UNSURE),
+])
+def test_a_null_for_a_variable_that_is_not_nullable_is_refused_only_without_a_default(
+        spec: VariableSpec, outcome: Outcome) -> None:
+    """`nullable = false`: the engine uses the default for a null, and with no default refuses
+    it in these words (Terraform >= 1.1); a nullable variable is the engine's to judge."""
+    verdict = null_verdict(spec)
+
+    assert verdict.outcome is outcome
+    if verdict.refused:
+        assert verdict.why == "required variable may not be set to null"
 
 
 @settings(max_examples=300, deadline=None)
@@ -112,6 +129,14 @@ def test_a_module_tfvars_value_holding_a_template_is_left_to_the_engine() -> Non
 
     assert refused_inputs(SPECS, template) == []
     assert [name for name, _ in refused_inputs(SPECS, literal)] == ["size"]
+
+
+def test_a_null_given_for_a_required_variable_that_is_not_nullable_is_refused() -> None:
+    specs = {**SPECS, "size": VariableSpec("size", required=True, type_expr="number", nullable=False)}
+
+    assert [name for name, _ in refused_inputs(specs, _resolved({"size": None}, {"size": "terraform.tfvars"}))] == [
+        "size"]
+    assert refused_inputs(SPECS, _resolved({"size": None}, {"size": "terraform.tfvars"})) == []
 
 
 def test_a_default_is_the_modules_own_never_an_input() -> None:
