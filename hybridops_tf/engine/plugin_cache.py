@@ -235,12 +235,24 @@ def own_cache(environ: Mapping[str, str], module_dir: Path) -> Path:
     return folder
 
 
+_SAID_WITHOUT_TURNS: set[Path] = set()  # caches this process has warned of: one warning each
+
+
+def _without_turns(cache: Path, err: OSError) -> None:
+    """Say once per process that `cache` is used without turns (its lock files cannot be made
+    there: a read-only cache baked into a CI image, say), not once per engine command."""
+    if cache in _SAID_WITHOUT_TURNS:
+        return
+    _SAID_WITHOUT_TURNS.add(cache)
+    notices.warning(f"the provider cache {cache} is used without taking turns ({err.strerror or err}): "
+                    "an init writing it may disturb another module's engine")
+
+
 def _open_lock(cache: Path) -> int | None:
     try:
         return os.open(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as err:
-        notices.warning(f"the provider cache {cache} is used without taking turns ({err.strerror or err}): "
-                        "an init writing it may disturb another module's engine")
+        _without_turns(cache, err)
         return None
 
 
@@ -310,8 +322,7 @@ def _init_turn(cache: Path) -> Iterator[None]:
         raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
                                f"(its lock {INIT_LOCK_NAME} there): nothing was run") from None
     except OSError as err:  # a cache hyops cannot write in: no init of hyops's writes it either
-        notices.warning(f"the provider cache {cache} is used without taking turns ({err.strerror or err}): "
-                        "inits may disturb each other")
+        _without_turns(cache, err)
         yield
         return
     try:
