@@ -35,6 +35,7 @@ from pathlib import Path
 
 from hybridops_tf.base import notices
 from hybridops_tf.base.files import atomic_write_text, ensure_dir
+from hybridops_tf.base.flock import LockFile
 from hybridops_tf.base.interrupts import INTERRUPTS
 
 CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
@@ -206,8 +207,8 @@ def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False,
             with _shared(folder):  # init before this one filled it; it may add a folder, never rewrite one
                 yield env
             return
-        alone = _alone_now(folder)
-        if alone is None:  # another module's engine may be starting a provider from the cache
+        took, alone = _alone_now(folder)
+        if not took:  # another module's engine may be starting a provider from the cache
             try:
                 own = own_cache(merged, module_dir)
             except OSError as err:
@@ -223,8 +224,8 @@ def turn(env: Mapping[str, str], module_dir: Path, *, init: bool = False,
         try:
             yield env
         finally:
-            if alone >= 0:
-                os.close(alone)
+            if alone is not None:
+                alone.close()
 
 
 def own_cache(environ: Mapping[str, str], module_dir: Path) -> Path:
@@ -248,28 +249,24 @@ def _without_turns(cache: Path, err: OSError) -> None:
                     "an init writing it may disturb another module's engine")
 
 
-def _open_lock(cache: Path) -> int | None:
+def _open_lock(cache: Path, name: str = LOCK_NAME) -> LockFile | None:
     try:
-        return os.open(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        return LockFile(cache / name)
     except OSError as err:
         _without_turns(cache, err)
         return None
 
 
-def _alone_now(cache: Path) -> int | None:
-    """The cache's lock file held alone (its descriptor), or None when another engine holds it
-    shared now; -1 (nothing to close) when no lock file can be made there."""
-    import fcntl
-
-    fd = _open_lock(cache)
-    if fd is None:
-        return -1
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+def _alone_now(cache: Path) -> tuple[bool, LockFile | None]:
+    """(True, the cache's lock file held alone), or (True, None) when no lock file can be made
+    there (nothing to hold), or (False, None) when another engine holds it shared now."""
+    lock = _open_lock(cache)
+    if lock is None:
+        return True, None
+    if lock.take():
+        return True, lock
+    lock.close()
+    return False, None
 
 
 @contextmanager
@@ -277,55 +274,45 @@ def _shared(cache: Path) -> Iterator[None]:
     """The cache's lock file held shared while the engine runs: waits (saying so) while an
     init holds it alone, up to WAIT_SECONDS, then runs anyway with a warning (an init that
     long is hung, or frozen)."""
-    import fcntl
     import time
 
-    fd = _open_lock(cache)
-    if fd is None:
+    lock = _open_lock(cache)
+    if lock is None:
         yield
         return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with lock:
+        if not lock.take(shared=True):
             notices.note(f"waiting for the provider cache {cache}: another module's init is installing into it")
             deadline, pause = time.monotonic() + WAIT_SECONDS, 0.05
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            while not lock.take(shared=True):
+                if INTERRUPTS.received is not None:  # the caller starts no engine now (engine/process.py)
                     break
-                except BlockingIOError:
-                    if INTERRUPTS.received is not None:  # the caller starts no engine now (engine/process.py)
-                        break
-                    if time.monotonic() >= deadline:
-                        notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
-                                        "running without waiting longer")
-                        break
-                    time.sleep(pause)
-                    pause = min(0.5, pause * 2)
+                if time.monotonic() >= deadline:
+                    notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
+                                    "running without waiting longer")
+                    break
+                time.sleep(pause)
+                pause = min(0.5, pause * 2)
         yield
-    finally:
-        os.close(fd)
 
 
 @contextmanager
 def _init_turn(cache: Path) -> Iterator[None]:
-    """Inits that may write the cache, one at a time (INIT_LOCK_NAME, a filelock)."""
-    from filelock import FileLock, Timeout
+    """Inits that may write the cache, one at a time (INIT_LOCK_NAME), waiting up to WAIT_SECONDS."""
+    import time
 
     from hybridops_tf.base.errors import EngineInitFailed
 
-    lock = FileLock(str(cache / INIT_LOCK_NAME), mode=0o600)
-    try:
-        lock.acquire(timeout=WAIT_SECONDS)
-    except Timeout:
-        raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
-                               f"(its lock {INIT_LOCK_NAME} there): nothing was run") from None
-    except OSError as err:  # a cache hyops cannot write in: no init of hyops's writes it either
-        _without_turns(cache, err)
+    lock = _open_lock(cache, INIT_LOCK_NAME)  # None: a cache hyops cannot write in, which no init of hyops's writes
+    if lock is None:
         yield
         return
-    try:
+    with lock:
+        deadline, pause = time.monotonic() + WAIT_SECONDS, 0.05
+        while not lock.take():
+            if time.monotonic() >= deadline:
+                raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
+                                       f"(its lock {INIT_LOCK_NAME} there): nothing was run")
+            time.sleep(pause)
+            pause = min(0.5, pause * 2)
         yield
-    finally:
-        lock.release()

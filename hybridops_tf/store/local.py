@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from hybridops_tf.base import numbers
 from hybridops_tf.base.errors import RefusedError
 from hybridops_tf.base.files import atomic_write_text, ensure_dir, refuse_symlinks, register_private_root
+from hybridops_tf.base.flock import LockFile
 from hybridops_tf.base.interrupts import INTERRUPTS
 from hybridops_tf.record import layout
 from hybridops_tf.record.address import key_of_module_id, module_id, record_key
@@ -36,28 +37,24 @@ class ModuleLock:
     lock (flock): the kernel frees it when its holder dies, however it dies."""
 
     def __init__(self, store: LockPlace, module_ref: str, run_id: str, timeout: float) -> None:
-        from filelock import FileLock
-
         self.store = store
         self.module_ref = module_ref
         self.run_id = run_id
         self.timeout = timeout
         self.owner_path = store.module_dir(module_ref) / OWNER_NOTE
-        self._lock = FileLock(str(store.lock_path(module_ref)), timeout=timeout, mode=0o600)
+        self._lock: LockFile | None = None
 
     def __enter__(self) -> ModuleLock:
-        from filelock import Timeout
-
         try:
             ensure_dir(self.owner_path.parent)
-            self._acquire()
-        except Timeout:
-            raise LockBusyError(self._busy_message()) from None
+            taken = self._acquire()
         except OSError as err:
             raise RefusedError(
                 f"cannot take the lock {self.store.lock_path(self.module_ref)}: {err.strerror or err}; "
                 "check that the runtime root is writable"
             ) from None
+        if not taken:
+            raise LockBusyError(self._busy_message())
         _sweep_temp_files(self.owner_path.parent)
         try:
             owner = Owner.current(self.run_id)
@@ -68,30 +65,37 @@ class ModuleLock:
             pass  # the holder note is a courtesy; the lock itself is what protects
         return self
 
-    def _acquire(self) -> None:
-        """Wait for the lock up to `timeout`, a little at a time: nothing new starts after a
-        signal, so one that comes while waiting (or as the lock is taken) ends the wait."""
-        from filelock import Timeout
-
+    def _acquire(self) -> bool:
+        """Wait for the lock up to `timeout`, a little at a time (False: still busy then):
+        nothing new starts after a signal, so one that comes while waiting (or as the lock is
+        taken) ends the wait."""
         deadline = time.monotonic() + self.timeout
-        while True:
-            INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")
-            try:
-                self._lock.acquire(timeout=max(0.0, min(LOCK_POLL_SECONDS, deadline - time.monotonic())))
-                break
-            except Timeout:
-                if time.monotonic() >= deadline:
-                    raise
-        if INTERRUPTS.received is not None:
-            self._lock.release()
+        lock = LockFile(self.store.lock_path(self.module_ref))
+        try:
+            while True:
+                INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")
+                if lock.take():
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    lock.close()
+                    return False
+                time.sleep(min(LOCK_POLL_SECONDS, left))
             INTERRUPTS.check(f"as the lock of {self.module_ref} was taken; nothing was changed")
+        except BaseException:
+            lock.close()
+            raise
+        self._lock = lock
+        return True
 
     def __exit__(self, *exc: object) -> None:
         try:
             self.owner_path.unlink()
         except OSError:
             pass
-        self._lock.release()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def _busy_message(self) -> str:
         # The holder writes its note right after the flock, so a missing note or one left by a
@@ -143,19 +147,13 @@ def live_holder(owner_path: Path) -> str | None:
 
 def lock_file_is_free(path: Path) -> bool:
     """True when no live process holds the lock file (a probe, released at once)."""
-    from filelock import FileLock, Timeout
-
     if not path.exists():
         return True
-    probe = FileLock(str(path), timeout=0, mode=0o600)
     try:
-        probe.acquire()
-    except Timeout:
-        return False
+        with LockFile(path) as probe:
+            return probe.take()
     except OSError:
         return False
-    probe.release()
-    return True
 
 
 class NullJournal:

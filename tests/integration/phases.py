@@ -11,7 +11,7 @@ engine really do, and the test waits for evidence (/proc, files) that it is park
   disposition: docs/running.md says so; no test can promise more.)
 - root discovery: a `.hyops` that is a file lies on the walk up, so discovery warns, and
   hyops's stderr is a pipe the test filled: hyops parks in write(2) inside root discovery.
-- lock: the test holds the module lock (filelock on the lock file, as hyops takes it);
+- lock: the test holds the module lock (a flock(2) on the lock file, as hyops takes it);
   hyops waits for it with `--lock-timeout`, polling: its main thread sleeps between tries
   (time.sleep, clock_nanosleep), which nothing else before the lock does.
 - engine probe: TF_CLI_CONFIG_FILE names a FIFO. The version probe is the one engine run

@@ -20,16 +20,17 @@ pytestmark = pytest.mark.integration
 # A plain module's apply asks the sim's hook whether the module uses the sim (sim/install.py's
 # text scan) and loads none of its provider, store or CLI-config code; nor the shared store's
 # drivers, the queue, the pictures, the reports; nor, with the module's parse cached by the
-# first apply, the HCL parser.
+# first apply, the HCL parser; nor filelock and the `logging` it loads.
 NEVER_PLAIN_APPLY = ("hybridops_tf.sim.store", "hybridops_tf.sim.cliconfig", "hybridops_tf.sim.serve",
                      "hybridops_tf.sim.wire", "grpc", "pyvider", "msgpack", "cryptography",
                      "psycopg", "psycopg_pool", "procrastinate", "hcl2", "lark",
                      "hybridops_tf.stack", "hybridops_tf.picture", "hybridops_tf.cli.markdown",
-                     "hybridops_tf.reconcile", "hybridops_tf.plan")
+                     "hybridops_tf.reconcile", "hybridops_tf.plan",
+                     "filelock", "logging")  # the module lock is base/flock.py's
 # `status` reads records and a state file's stamp: no sim at all, no engine runner, nothing to
 # write with (tempfile and shutil, with their compression modules)
 NEVER_STATUS = ("hybridops_tf.sim", "hybridops_tf.engine.binary", "hybridops_tf.engine.process",
-                "hybridops_tf.engine.events", "hybridops_tf.operation", "filelock", "shutil", "tempfile", "lzma",
+                "hybridops_tf.engine.events", "hybridops_tf.operation", "shutil", "tempfile", "lzma",
                 "bz2", *NEVER_PLAIN_APPLY)
 
 def _loaded_by(tmp_path: Path, engine_path: str, argv: list[str], preload: str = "") -> dict[str, Any]:
