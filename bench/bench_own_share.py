@@ -10,7 +10,10 @@ the engine are measured) against the raw engine's `apply -auto-approve` of a cop
 (`python -c pass`, the same Python). Columns: the medians in ms, the median of the per-pair ratios,
 hyops's own share (median of the per-pair differences). `terraform_data` needs Terraform >= 1.4:
 the engine is HYOPS_BENCH_MODERN_ENGINE, else the `make engines` Terraform 1.15.5, else the rows
-are left out, saying so. HYOPS_BENCH_OWN_PAIRS pairs (default 15).
+are left out, saying so. HYOPS_BENCH_OWN_PAIRS pairs (default 15). With valgrind on PATH, each
+row also counts the instructions of hyops's own process once (bench/instructions.py: callgrind,
+the engine and the relay not counted), and of the bare interpreter for `status`: the same count
+on a busy machine as on a quiet one, so a lever is judged by it where CPU time is noise.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run.py loads benches by file path
+import instructions  # type: ignore[import-not-found]  # noqa: E402
 from installed import installed_python  # type: ignore[import-not-found]  # noqa: E402
 from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
 
@@ -66,11 +70,23 @@ def _paired(a: list[str], b: list[str], env: Mapping[str, str], cwd: Path) -> tu
     return ours, theirs
 
 
-def _row(what: str, against: str, ours: list[float], theirs: list[float]) -> dict[str, object]:
+def _row(what: str, against: str, ours: list[float], theirs: list[float], counted: str = "-") -> dict[str, object]:
     return {"command": what, "against": against, "pairs": len(ours),
             "hyops cpu ms": f"{statistics.median(ours):.0f}", "baseline cpu ms": f"{statistics.median(theirs):.0f}",
             "ratio": f"{statistics.median(o / t for o, t in zip(ours, theirs, strict=True)):.2f}",
-            "own share ms": f"{statistics.median(o - t for o, t in zip(ours, theirs, strict=True)):.0f}"}
+            "own share ms": f"{statistics.median(o - t for o, t in zip(ours, theirs, strict=True)):.0f}",
+            "instructions (M), hyops's process": counted}
+
+
+def _counted(argv: list[str], env: Mapping[str, str], cwd: Path, baseline: list[str] | None = None) -> str:
+    """Instructions of `argv`'s own process (and of `baseline`'s), in millions; "-" without valgrind."""
+    if not instructions.available():
+        return "-"
+    ours = instructions.instructions(argv, dict(env), cwd) / 1e6
+    if baseline is None:
+        return f"{ours:.0f}"
+    theirs = instructions.instructions(baseline, dict(env), cwd) / 1e6
+    return f"{ours:.0f} (baseline {theirs:.0f})"
 
 
 TITLE = "hyops's own CPU share: a no-op apply against the raw engine, status against a bare interpreter"
@@ -100,9 +116,11 @@ def run() -> dict[str, list[dict[str, object]]]:
         rows = [
             _row("hyops apply (no-op)", "raw apply -auto-approve",
                  *_paired([hyops, "apply", "mine"],
-                          [engine, "-chdir=raw", "apply", "-auto-approve", "-input=false"], env, work)),
+                          [engine, "-chdir=raw", "apply", "-auto-approve", "-input=false"], env, work),
+                 _counted([hyops, "apply", "mine"], env, work)),
             _row("hyops status --all", "python -c pass",
-                 *_paired([hyops, "status", "--all"], [str(python), "-c", "pass"], env, work)),
+                 *_paired([hyops, "status", "--all"], [str(python), "-c", "pass"], env, work),
+                 _counted([hyops, "status", "--all"], env, work, [str(python), "-c", "pass"])),
         ]
     return {f"{how}, Terraform at {engine}": rows, "machine": [machine, machine_row("end")]}
 
