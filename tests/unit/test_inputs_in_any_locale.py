@@ -93,3 +93,18 @@ def test_a_modules_tfvars_is_read_as_utf8_when_this_process_reads_ascii(tmp_path
     layers = module_layers(tmp_path, {"name": VariableSpec("name", required=True)}, {})
     assert [(layer.source, dict(layer.values), layer.opaque) for layer in layers] == [
         ("env", {}, False), ("terraform.tfvars", {"name": "é"}, False)]
+
+
+@pytest.mark.usefixtures("c_ctype")
+def test_the_rerun_inputs_document_is_the_files_utf8_text_when_this_process_reads_ascii(tmp_path: Path) -> None:
+    from hybridops_tf.base.files import PreparedWrite
+    from hybridops_tf.operation.run_inputs import commit_rerun
+
+    kept: list[str] = []
+
+    class Kept:
+        def put_document(self, kind: str, name: str, text: str) -> None:
+            kept.append(text)
+
+    commit_rerun(PreparedWrite(tmp_path / "rerun.inputs.yml", 'name: "é"\n'.encode()), Kept(), "m")  # type: ignore[arg-type]
+    assert kept == ['name: "é"\n']
