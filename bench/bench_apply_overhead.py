@@ -10,8 +10,9 @@ Set-up, untimed: the raw engine's `init` of each module (the env below), then tw
 applies of each (the first creates the network and inits under hyops's stamp; both fill the
 version cache and the record) and one raw apply.
 
-The floor: `python -c "import click, filelock"` with the Python that hyops runs with, i.e.
-what any Python CLI with these dependencies pays before a line of its own code. hyops's own
+The floor: `python -c "import click"` with the Python that hyops runs with, i.e. what any
+Python CLI with this dependency pays before a line of its own code (the module lock is
+base/flock.py's: no library). hyops's own
 share = overhead - floor, every figure a median of the same run. Issue 15's target: own share
 <= 40 ms on the real rows (the micro rows carry no target).
 
@@ -49,12 +50,12 @@ from machine import machine_row  # type: ignore[import-not-found]  # noqa: E402
 
 KIND = "micro + real engine"
 TITLE = ("hyops apply overhead over the raw engine, and hyops's own share above the "
-         "interpreter + click + filelock floor (interleaved raw, hyops, floor)")
+         "interpreter + click floor (interleaved raw, hyops, floor)")
 ROUNDS = int(os.environ.get("HYOPS_BENCH_ROUNDS", "15"))
 TARGET_MS = 40.0
 
 NOOP_TF = 'output "answer" {\n  value = 42\n}\n'
-FLOOR_CODE = "import click, filelock"
+FLOOR_CODE = "import click"
 
 
 def _stack_real():  # noqa: ANN202 - the sibling bench module, for its sim module and helpers

@@ -1,9 +1,9 @@
 """Where the apply overhead goes: the fixed start-up costs hyops pays before its own work.
 
 Each row is the median wall time of a fresh process, interleaved like the apply bench, so
-the apply overhead can be read against them: the interpreter, the two libraries every
-mutating command must load before the engine may start (click parses the command line,
-filelock takes the module lock), the CLI up to `--version`, and a read-only command.
+the apply overhead can be read against them: the interpreter, the library every command must
+load before the engine may start (click parses the command line; the module lock is
+base/flock.py's and loads no library), the CLI up to `--version`, and a read-only command.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ def run() -> list[dict[str, object]]:
         probes = {
             "interpreter (python -c pass)": [python, "-c", "pass"],
             "+ import click": [python, "-c", "import click"],
-            "+ import filelock": [python, "-c", "import filelock"],
-            "+ import click, filelock": [python, "-c", "import click, filelock"],
             "hyops --version": [hyops, "--version"],
             "hyops status --all (no records)": [hyops, "status", "--all"],
         }

@@ -5,7 +5,7 @@ and 8 runners at once.
 provider, already applied, so the engine changes nothing), ROUNDS times per store,
 interleaved (local, pg, local, pg ...) so machine noise hits both alike. Target (issue 37):
 each command's pg median at most 30 ms above the local one's. Timed beside them, in the same
-rounds: the driver's import alone (`import psycopg` in hyops's Python after click, filelock
+rounds: the driver's import alone (`import psycopg` in hyops's Python after click
 and the hyops modules a command has loaded by then, against the same without it), which
 every command on the pg store pays before its first query; the row after each command is
 what is left of the difference without it, the store's own cost (connection, statements).
@@ -120,8 +120,8 @@ def _pg_store(cluster: PgCluster) -> dict[str, str]:
 
 
 # What hyops has loaded by its first query, and the same with the driver (its share of a command)
-_IMPORTS = {"floor": "import click, filelock, hybridops_tf.cli.main, hybridops_tf.operation.steps",
-            "driver": "import click, filelock, hybridops_tf.cli.main, hybridops_tf.operation.steps, psycopg"}
+_IMPORTS = {"floor": "import click, hybridops_tf.cli.main, hybridops_tf.operation.steps",
+            "driver": "import click, hybridops_tf.cli.main, hybridops_tf.operation.steps, psycopg"}
 
 
 def _overhead(work: Path, engine: str, pg: dict[str, str]) -> dict[str, list[Run]]:

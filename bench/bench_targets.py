@@ -26,7 +26,7 @@ Rows (every figure a median; the ratio is median hyops / median baseline):
 A second table says what rows 1 and 2 leave hyops: the target's share of the raw median
 (0.15x for apply, 0.20x for plan) against the start alone, hyops's own interpreter importing
 only the third-party dependencies that command loads before the engine may start (click and
-filelock for apply, which takes the module lock first; click for plan), timed in the same
+click for apply and plan alike: the module lock is base/flock.py's, no library), timed in the same
 rounds. "left for hyops" is what remains for hyops's own modules, its record and run-folder
 writes and the spawn; negative, the target cannot be met by any hyops code on that start.
 Its last columns are issue 37's restated target: hyops's own share, the median overhead
@@ -344,7 +344,7 @@ def _apply_and_plan(ws: Workspace) -> tuple[list[Row], list[Floor], list[str]]:
     tofupy, why = _tofupy_side(ws, module)
     if tofupy is None:
         notes.append(why)
-    apply_start = _start_side(ws, "click, filelock")  # apply takes the module lock first
+    apply_start = _start_side(ws, "click")  # the module lock (base/flock.py) loads no library
     _measure([raw_apply, hyops_apply, *([tofupy] if tofupy else []), apply_start], PAIRS)
     rows = [Row("1. no-op apply", raw_apply, hyops_apply, 1.15, "hyops/raw <= 1.15")]
     if tofupy is not None:
@@ -356,7 +356,7 @@ def _apply_and_plan(ws: Workspace) -> tuple[list[Row], list[Floor], list[str]]:
     _measure([raw_plan, hyops_plan, plan_start], PAIRS)
     rows.append(Row("2. no-op plan", raw_plan, hyops_plan, 1.20, "hyops/raw <= 1.20"))
     floors = [Floor("1. no-op apply", raw_apply, hyops_apply, apply_start, 1.15,
-                    _counted(ws, [ws.hyops, "apply", str(module)], "click, filelock")),
+                    _counted(ws, [ws.hyops, "apply", str(module)], "click")),
               Floor("2. no-op plan", raw_plan, hyops_plan, plan_start, 1.20,
                     _counted(ws, [ws.hyops, "plan", str(module)], "click"))]
     return rows, floors, notes
