@@ -400,3 +400,66 @@ def test_a_value_wired_from_a_secret_is_withheld_like_a_secret_though_its_variab
 
     assert resolved.sensitive_names == frozenset({"pw", "cidr"})
     assert resolved.rerun_inputs() == {"cidr": "<redacted>", "note": "n", "pw": "<redacted>"}
+
+
+SIZED = {"size": VariableSpec("size", required=True, type_expr="number"),
+         "zones": VariableSpec("zones", required=True, type_expr="list(string)")}
+_NOT_VALID = 'Invalid value for input variable: The given value is not valid for variable'
+
+
+def _wrong_types_refused(rt: Runtime, target: ModuleTarget, resolved: ResolvedInputs, key: str | None = "m") -> str:
+    with pytest.raises(UsageError) as refused:
+        run_inputs.refuse_wrong_types(rt, target, SIZED, resolved, key)
+    return refused.value.message
+
+
+@pytest.mark.parametrize(("source", "where"), [
+    ("env", "TF_VAR_size"),
+    ("--var", "--var size"),
+    ("stack", "stack input size"),
+])
+def test_a_wrong_typed_input_is_refused_at_the_option_or_variable_that_gave_it(
+        mod: tuple[Runtime, ModuleTarget], source: str, where: str) -> None:
+    rt, target = mod
+    resolved = ResolvedInputs(values={"size": "large"}, explicit={"size": "large"}, sensitive_names=frozenset(),
+                              sources={"size": source})
+
+    assert _wrong_types_refused(rt, target, resolved) == (
+        f'{where}: {_NOT_VALID} "size": a number is required; nothing was run')
+
+
+def test_a_wrong_typed_input_from_a_file_is_refused_at_its_line_in_that_file(
+        mod: tuple[Runtime, ModuleTarget], tmp_path: Path) -> None:
+    rt, target = mod
+    mine = tmp_path / "mine.tfvars"
+    mine.write_text('# mine\nsize = "large"\n')
+    (target.directory / "terraform.tfvars").write_text('\n\nsize = "large"\n')
+    recorded = _recorded(rt, "# last run\n\n\n\nsize: large\n")
+
+    def place(source: str, key: str | None = "m") -> str:
+        resolved = ResolvedInputs(values={"size": "large"}, explicit={"size": "large"},
+                                  sensitive_names=frozenset(), sources={"size": source})
+        return _wrong_types_refused(rt, target, resolved, key).split(": Invalid value", 1)[0]
+
+    assert place(f"--var-file {mine}") == f"{run_inputs.shown(mine)} line 2"
+    assert place("terraform.tfvars") == f"{run_inputs.shown(target.directory / 'terraform.tfvars')} line 3"
+    assert place(f"{run_inputs.RECORDED} {recorded}") == f"{run_inputs.shown(recorded)} line 5"
+    assert place(f"{run_inputs.RECORDED} {recorded}", key=None) == f"{run_inputs.RECORDED} {recorded} input size"
+
+
+def test_every_wrong_typed_input_is_counted_and_named_after_the_first(mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    values = {"size": "large", "zones": {"a": "b"}}
+    resolved = ResolvedInputs(values=values, explicit=dict(values), sensitive_names=frozenset(),
+                              sources={"size": "--var", "zones": "--var"})
+
+    assert _wrong_types_refused(rt, target, resolved) == (
+        f'--var size: {_NOT_VALID} "size": a number is required (and 1 more: zones); nothing was run')
+
+
+def test_inputs_that_fit_are_not_refused(mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    resolved = ResolvedInputs(values={"size": "5"}, explicit={"size": "5"}, sensitive_names=frozenset(),
+                              sources={"size": "--var"})
+
+    run_inputs.refuse_wrong_types(rt, target, SIZED, resolved, "m")  # no UsageError
