@@ -449,12 +449,38 @@ def test_a_wrong_typed_input_from_a_file_is_refused_at_its_line_in_that_file(
 
 def test_every_wrong_typed_input_is_counted_and_named_after_the_first(mod: tuple[Runtime, ModuleTarget]) -> None:
     rt, target = mod
-    values = {"size": "large", "zones": {"a": "b"}}
+    values = {"size": "large", "zones": {"a": "b"}, "zz": "many"}
     resolved = ResolvedInputs(values=values, explicit=dict(values), sensitive_names=frozenset(),
-                              sources={"size": "--var", "zones": "--var"})
+                              sources=dict.fromkeys(values, "--var"))
+    specs = {**SIZED, "zz": VariableSpec("zz", required=True, type_expr="number")}
 
-    assert _wrong_types_refused(rt, target, resolved) == (
-        f'--var size: {_NOT_VALID} "size": a number is required (and 1 more: zones); nothing was run')
+    with pytest.raises(UsageError) as refused:
+        run_inputs.refuse_wrong_types(rt, target, specs, resolved, "m")
+    assert refused.value.message == (
+        f'--var size: {_NOT_VALID} "size": a number is required (and 2 more: zones, zz); nothing was run')
+    two = ResolvedInputs(values={"size": "large", "zz": "many"}, explicit={"size": "large", "zz": "many"},
+                         sensitive_names=frozenset(), sources={"size": "--var", "zz": "--var"})
+    with pytest.raises(UsageError) as refused:
+        run_inputs.refuse_wrong_types(rt, target, specs, two, "m")
+    assert refused.value.message.endswith('a number is required (and 1 more: zz); nothing was run')
+
+
+def test_a_wrong_typed_value_the_last_run_fills_is_refused_by_resolve_at_its_line_there(
+        mod: tuple[Runtime, ModuleTarget]) -> None:
+    rt, target = mod
+    (target.directory / "size.tf").write_text('variable "size" {\n  type = number\n}\n')
+    path = _recorded(rt, "# the last run\ncidr: c\npw: s\nsize: large\n")
+
+    with pytest.raises(UsageError) as refused:
+        run_inputs.resolve(rt, target, None, [], None, key="m")
+    assert refused.value.message == (
+        f'{run_inputs.shown(path)} line 4: {_NOT_VALID} "size": a number is required; nothing was run')
+    tfvars = target.directory / "terraform.tfvars"
+    tfvars.write_text('\nsize = "big"\n')
+    with pytest.raises(UsageError) as refused:
+        run_inputs.resolve(rt, target, None, [], None, key="m")
+    assert refused.value.message == (
+        f'{run_inputs.shown(tfvars)} line 2: {_NOT_VALID} "size": a number is required; nothing was run')
 
 
 def test_inputs_that_fit_are_not_refused(mod: tuple[Runtime, ModuleTarget]) -> None:
