@@ -83,8 +83,12 @@ def test_a_lock_file_replaced_while_one_waited_is_not_held_twice(tmp_path: Path)
 
 
 def test_a_lock_file_is_private_and_never_opened_through_a_symlink(tmp_path: Path) -> None:
-    with LockFile(tmp_path / ".lock"):
-        pass
+    kept = os.umask(0)  # a permissive umask: the mode asked for alone makes it private
+    try:
+        with LockFile(tmp_path / ".lock"):
+            pass
+    finally:
+        os.umask(kept)
     assert stat.S_IMODE((tmp_path / ".lock").stat().st_mode) == 0o600
 
     (tmp_path / "elsewhere").write_text("not a lock")
