@@ -4,8 +4,8 @@ The kernel releases a flock when the last descriptor of its open file closes, ho
 holder dies (SIGKILL too), so a dead process never leaves a lock behind, and a lock held by a
 live one is never taken. Exclusive for one holder (a module's lock, an init that may write the
 provider cache), shared for many (the engine commands that read the cache). `LockFile.take`
-tries once and never blocks: each caller waits its own way (a bound, a look for a signal
-between tries, saying that it waits), which no blocking call allows.
+tries once and never blocks; `LockFile.wait` tries again and again up to a bound, asking the
+caller's `stop` before each try (has a signal come?), which no blocking call allows.
 
 Why not the `filelock` library, which hyops used before: the module lock and the cache's turns
 need only this, and importing filelock (with `logging`, `traceback`, `random`, `secrets`,
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["LockFile"]
@@ -48,6 +50,23 @@ class LockFile:
                 return True
             self.close()
             self._fd = os.open(self.path, _FLAGS, 0o600)
+
+    def wait(self, seconds: float, *, shared: bool = False, stop: Callable[[], bool] | None = None,
+             pause: float = 0.05, longest: float = 0.5) -> bool:
+        """Take the lock, trying again after a pause that grows from `pause` to `longest`, for
+        up to `seconds`: True when it is held; False when it is still busy then, or as soon as
+        `stop()` (asked before each try; it may raise instead) says to give up."""
+        deadline = time.monotonic() + seconds
+        while True:
+            if stop is not None and stop():
+                return False
+            if self.take(shared=shared):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(longest, pause * 2)
 
     def _same_file(self) -> bool:
         assert self._fd is not None

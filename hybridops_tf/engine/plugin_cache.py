@@ -269,13 +269,16 @@ def _alone_now(cache: Path) -> tuple[bool, LockFile | None]:
     return False, None
 
 
+def _signalled() -> bool:
+    """A signal came: the caller starts no engine now (engine/process.py), so it waits no longer."""
+    return INTERRUPTS.received is not None
+
+
 @contextmanager
 def _shared(cache: Path) -> Iterator[None]:
     """The cache's lock file held shared while the engine runs: waits (saying so) while an
     init holds it alone, up to WAIT_SECONDS, then runs anyway with a warning (an init that
     long is hung, or frozen)."""
-    import time
-
     lock = _open_lock(cache)
     if lock is None:
         yield
@@ -283,24 +286,15 @@ def _shared(cache: Path) -> Iterator[None]:
     with lock:
         if not lock.take(shared=True):
             notices.note(f"waiting for the provider cache {cache}: another module's init is installing into it")
-            deadline, pause = time.monotonic() + WAIT_SECONDS, 0.05
-            while not lock.take(shared=True):
-                if INTERRUPTS.received is not None:  # the caller starts no engine now (engine/process.py)
-                    break
-                if time.monotonic() >= deadline:
-                    notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
-                                    "running without waiting longer")
-                    break
-                time.sleep(pause)
-                pause = min(0.5, pause * 2)
+            if not lock.wait(WAIT_SECONDS, shared=True, stop=_signalled) and not _signalled():
+                notices.warning(f"the provider cache {cache} stayed held by an init for {WAIT_SECONDS:g}s: "
+                                "running without waiting longer")
         yield
 
 
 @contextmanager
 def _init_turn(cache: Path) -> Iterator[None]:
     """Inits that may write the cache, one at a time (INIT_LOCK_NAME), waiting up to WAIT_SECONDS."""
-    import time
-
     from hybridops_tf.base.errors import EngineInitFailed
 
     lock = _open_lock(cache, INIT_LOCK_NAME)  # None: a cache hyops cannot write in, which no init of hyops's writes
@@ -308,11 +302,7 @@ def _init_turn(cache: Path) -> Iterator[None]:
         yield
         return
     with lock:
-        deadline, pause = time.monotonic() + WAIT_SECONDS, 0.05
-        while not lock.take():
-            if time.monotonic() >= deadline:
-                raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
-                                       f"(its lock {INIT_LOCK_NAME} there): nothing was run")
-            time.sleep(pause)
-            pause = min(0.5, pause * 2)
+        if not lock.wait(WAIT_SECONDS):
+            raise EngineInitFailed(f"another init held the provider cache {cache} for {WAIT_SECONDS:g}s "
+                                   f"(its lock {INIT_LOCK_NAME} there): nothing was run")
         yield

@@ -378,15 +378,15 @@ def _build_module(parsed: list[tuple[Path, dict[str, Any]]]) -> _Module:
             name=name,
             required="default" not in body,
             default=None if body.get("default") == "${null}" else body.get("default"),
-            sensitive=_as_bool(body.get("sensitive")),
+            sensitive=_is_literal(body.get("sensitive"), "true"),
             type_expr=_expression(body.get("type")),
             description=body.get("description"),
-            ephemeral=_as_bool(body.get("ephemeral")),
-            nullable=not _as_bool(body.get("nullable"), "false"),
+            ephemeral=_is_literal(body.get("ephemeral"), "true"),
+            nullable=not _is_literal(body.get("nullable"), "false"),
         )
         for name, body in merged["variable"].items()
     }
-    outputs = {name: OutputSpec(name, _as_bool(body.get("sensitive")))
+    outputs = {name: OutputSpec(name, _is_literal(body.get("sensitive"), "true"))
                for name, body in merged["output"].items()}
     return variables, outputs
 
@@ -403,8 +403,9 @@ def _blocks(doc: Mapping[str, Any], kind: str) -> Iterator[tuple[str, dict[str, 
                 yield _unquote(label), {k: v for k, v in body.items() if not k.startswith("__")}
 
 
-def _as_bool(value: Any, literal: str = "true") -> bool:
-    """Whether an attribute is the literal `literal` (`true`, or `false`), as HCL or JSON spells it."""
+def _is_literal(value: Any, literal: str) -> bool:
+    """Whether an attribute is the literal `literal` (`true` or `false`), as HCL or JSON spells it:
+    anything else (an expression, absent) is neither."""
     return str(value).strip().strip('"').lower() in {literal, f"${{{literal}}}"}
 
 

@@ -69,18 +69,15 @@ class ModuleLock:
         """Wait for the lock up to `timeout`, a little at a time (False: still busy then):
         nothing new starts after a signal, so one that comes while waiting (or as the lock is
         taken) ends the wait."""
-        deadline = time.monotonic() + self.timeout
+        def interrupted() -> bool:  # raises Interrupted once a signal came
+            INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")
+            return False
+
         lock = LockFile(self.store.lock_path(self.module_ref))
         try:
-            while True:
-                INTERRUPTS.check(f"before the lock of {self.module_ref} was taken; nothing was changed")
-                if lock.take():
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    lock.close()
-                    return False
-                time.sleep(min(LOCK_POLL_SECONDS, left))
+            if not lock.wait(self.timeout, stop=interrupted, longest=LOCK_POLL_SECONDS):
+                lock.close()
+                return False
             INTERRUPTS.check(f"as the lock of {self.module_ref} was taken; nothing was changed")
         except BaseException:
             lock.close()

@@ -107,3 +107,65 @@ def test_a_closed_lock_is_released_and_closing_again_does_nothing(tmp_path: Path
     second.close()
     with pytest.raises(ValueError, match="closed"):
         second.take()
+
+
+def test_a_wait_asks_stop_before_each_try_and_takes_the_lock_once_its_holder_lets_go(tmp_path: Path) -> None:
+    path = tmp_path / ".lock"
+    holder = _held_by_another_process(path, tmp_path)
+    asked = []
+
+    def stop() -> bool:  # the third time it is asked, the holder is gone
+        asked.append(holder.poll())
+        if len(asked) == 3:
+            holder.kill()
+            holder.wait(timeout=60)
+        return False
+
+    try:
+        with LockFile(path) as lock:
+            assert lock.wait(30, shared=True, stop=stop, pause=0.001)  # it is free at the third try
+            assert len(asked) == 3
+            with LockFile(path) as other:
+                assert not other.take()  # held (shared): an exclusive one stays out
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+
+def test_a_wait_stopped_takes_nothing_even_a_free_lock(tmp_path: Path) -> None:
+    path = tmp_path / ".lock"
+    with LockFile(path) as lock:
+        assert not lock.wait(600, stop=lambda: True)
+        with LockFile(path) as other:
+            assert other.take()
+
+
+def test_a_wait_whose_stop_raises_lets_the_error_through_untaken(tmp_path: Path) -> None:
+    class Signalled(Exception):
+        pass
+
+    def stop() -> bool:
+        raise Signalled
+
+    path = tmp_path / ".lock"
+    with LockFile(path) as lock:
+        with pytest.raises(Signalled):
+            lock.wait(600, stop=stop)
+        with LockFile(path) as other:
+            assert other.take()
+
+
+def test_a_wait_for_a_lock_still_busy_at_its_bound_tries_again_and_then_gives_up(tmp_path: Path) -> None:
+    path = tmp_path / ".lock"
+    holder = _held_by_another_process(path, tmp_path)
+    tries = []
+    try:
+        with LockFile(path) as lock:
+            assert not lock.wait(0.2, stop=lambda: bool(tries.append(1)), pause=0.01)
+            assert len(tries) > 1
+            before = len(tries)
+            assert not lock.wait(0, stop=lambda: bool(tries.append(1)))  # no time: one try
+            assert len(tries) == before + 1
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
