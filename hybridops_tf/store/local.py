@@ -20,6 +20,7 @@ from hybridops_tf.store.localdocs import LocalDocuments
 from hybridops_tf.store.ports import JournalRead
 
 LOCK_POLL_SECONDS = 0.1  # a wait for a busy lock looks for a signal this often
+STALE_TEMP_SECONDS = 600.0  # a temp file in a record folder this old is a killed write's (_sweep_temp_files)
 OWNER_NOTE = ".lock.owner.json"  # the lock holder's note, beside its lock file
 
 
@@ -110,14 +111,21 @@ class ModuleLock:
 
 
 def _sweep_temp_files(module_dir: Path) -> None:
-    """Remove temp files an atomic write left when its process was killed mid-write.
+    """Remove temp files an atomic write left when its process was killed mid-write: each
+    `.<name>.<random>.tmp` here older than STALE_TEMP_SECONDS (never a record: those are
+    renamed into place).
 
-    Only a lock holder writes in a module's record folder, and we hold the lock, so any
-    `.<name>.<random>.tmp` here is an orphan (never a record: those are renamed into place).
-    """
+    Not every writer here holds the lock: a reconcile keeps what it saw (drift_seen,
+    outside_seen) after it let the lock go, so a young temp file may be another process's write
+    between its two halves, which removing it would fail."""
+    old = time.time() - STALE_TEMP_SECONDS
     try:
-        for stale in module_dir.glob(".*.tmp"):
-            stale.unlink(missing_ok=True)
+        for found in module_dir.glob(".*.tmp"):
+            try:
+                if found.lstat().st_mtime < old:
+                    found.unlink()
+            except FileNotFoundError:
+                continue
     except OSError:
         pass  # tidiness only: a leftover temp file is never read
 

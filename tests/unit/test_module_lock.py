@@ -12,11 +12,13 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 from filelock import FileLock
 
 from hybridops_tf.base.errors import ExitCode
+from hybridops_tf.base.files import PreparedWrite
 from hybridops_tf.record.model import LockBusyError
 from hybridops_tf.store.local import OWNER_NOTE
 from tests.unit.serverless_stores import REF, Serverless, hold_lock
@@ -164,9 +166,25 @@ def test_taking_the_lock_sweeps_temp_files_left_by_a_killed_write(serverless: Se
     folder.mkdir(parents=True)
     stale = folder / ".latest.json.k1ll3d.tmp"
     stale.write_text('{"half": ')
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
     kept = folder / "latest.json"
     kept.write_text("{}")
 
     with store.lock(REF, "apply-next-run"):
         assert not stale.exists()
         assert kept.read_text() == "{}"
+
+
+def test_taking_the_lock_leaves_another_process_s_write_between_its_halves(serverless: Serverless) -> None:
+    """A reconcile keeps what it saw in the record folder after it let the lock go: an apply
+    that takes the lock meanwhile does not remove that write's temp file under it."""
+    store = serverless.open()
+    seen = store.module_dir(REF) / "drift-seen.json"
+    half = PreparedWrite(seen, b'{"drift": []}\n')  # prepared: its temp file is in the folder
+
+    with store.lock(REF, "apply-next-run"):
+        pass
+    half.commit()
+
+    assert seen.read_bytes() == b'{"drift": []}\n'
