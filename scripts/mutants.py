@@ -351,6 +351,14 @@ MUTANTS = (
     Mutant("a lock holder removes another process's write between its halves", "hybridops_tf/store/local.py",
            "                if found.lstat().st_mtime < old:\n", "                if True:\n",
            ("tests/unit/test_module_lock.py", "-k", "between_its_halves")),
+    Mutant("two first openers of a SQLite store read its schema in two snapshots", "hybridops_tf/store/sqlitedb.py",
+           '    conn.execute("BEGIN")  # one snapshot for both of _version\'s reads: between two autocommit reads\n'
+           "    try:  # another first opener may commit the schema, which then looks like another program's tables\n"
+           "        version = _version(conn, path)\n"
+           "    finally:\n"
+           '        conn.execute("COMMIT")\n',
+           "    version = _version(conn, path)\n",
+           ("tests/unit/test_sqlite_store.py", "-k", "first_opener")),
     Mutant("a plain apply loads filelock for its module lock", "hybridops_tf/store/local.py",
            "from hybridops_tf.base.flock import LockFile\n",
            "from hybridops_tf.base.flock import LockFile\nimport filelock  # noqa: F401\n",

@@ -136,8 +136,12 @@ def _check_and_create(conn: sqlite3.Connection, path: Path) -> int:
     """WAL on, then the schema checked, or created in one transaction (two first openers: the
     second waits, then finds it made); the version it had."""
     if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
-    version = _version(conn, path)
+        _to_wal(conn)
+    conn.execute("BEGIN")  # one snapshot for both of _version's reads: between two autocommit reads
+    try:  # another first opener may commit the schema, which then looks like another program's tables
+        version = _version(conn, path)
+    finally:
+        conn.execute("COMMIT")
     if version == SCHEMA_VERSION:
         return version
     conn.execute("BEGIN IMMEDIATE")
@@ -153,6 +157,23 @@ def _check_and_create(conn: sqlite3.Connection, path: Path) -> int:
         conn.execute("ROLLBACK")
         raise
     return version
+
+
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """WAL on. Switching needs the file alone, and SQLite answers "database is locked" at once,
+    without its busy wait, while another first opener reads it: tried again up to BUSY_SECONDS."""
+    import time
+
+    deadline, pause = time.monotonic() + BUSY_SECONDS, 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(0.5, pause * 2)
 
 
 def _version(conn: sqlite3.Connection, path: Path) -> int:

@@ -232,6 +232,34 @@ def test_processes_that_open_a_new_file_at_once_all_get_the_one_store(db: Path, 
         assert sorted(r[0] for r in conn.execute("SELECT name FROM documents")) == [f"doc-{n}" for n in range(4)]
 
 
+def test_a_first_opener_that_commits_between_the_other_s_two_reads_is_not_taken_for_another_program(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hybridops_tf.store import sqlitedb
+
+    db.parent.mkdir()
+    real_connect = sqlitedb.connect
+
+    class Racing:  # the other opener makes the schema right after this one read application_id
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn, self.raced = conn, False
+
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+            cursor = self.conn.execute(sql, *args)
+            if sql == "PRAGMA application_id" and not self.raced:
+                self.raced = True
+                monkeypatch.setattr(sqlitedb, "connect", real_connect)
+                assert sqlitedb.open_database(db) == 0  # made now, committed
+            return cursor
+
+        def close(self) -> None:
+            self.conn.close()
+
+    monkeypatch.setattr(sqlitedb, "connect", lambda path: Racing(real_connect(path)))
+
+    assert sqlitedb.open_database(db) == sqlitedb.SCHEMA_VERSION  # found made, never "another program's"
+
+
 def test_the_queue_is_refused_on_a_sqlite_store_naming_the_postgresql_store(store: SqliteStore) -> None:
     from hybridops_tf.stack.queue.jobs import queue_store
 
